@@ -1,0 +1,1 @@
+"""The ``kafka-segments`` command line (DESIGN §6)."""

@@ -1,0 +1,74 @@
+"""The project's errors.
+
+Every error names what went wrong and where (segment, byte position, offset, key, file), and carries a
+``retriable`` class attribute so callers decide whether to retry without parsing messages.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class KafkaSegmentsError(Exception):
+    """Base class of every error this project raises on purpose."""
+
+    retriable: ClassVar[bool] = False
+
+
+class CorruptRecordError(KafkaSegmentsError):
+    """A segment (or an in-memory batch) is not valid Kafka log data.
+
+    Attributes:
+        segment: the segment's name or key (``"<memory>"`` for a plain buffer).
+        position: byte position of the damaged entry in the segment.
+        offset: the entry's (base) offset when it could be read, else ``None``.
+        reason: what is wrong, without the location.
+    """
+
+    def __init__(self, reason: str, *, segment: str, position: int, offset: int | None = None) -> None:
+        self.reason = reason
+        self.segment = segment
+        self.position = position
+        self.offset = offset
+        where = f"{segment} at byte {position}"
+        if offset is not None:
+            where += f" (offset {offset})"
+        super().__init__(f"{where}: {reason}")
+
+
+class TruncatedSegmentError(CorruptRecordError):
+    """The segment ends in the middle of an entry (a partial write or a cut-off upload)."""
+
+
+class InvalidCrcError(CorruptRecordError):
+    """A batch's stored checksum does not match its bytes."""
+
+
+class UnsupportedCodecError(KafkaSegmentsError):
+    """A batch uses a compression codec this build cannot handle (or that its format version forbids)."""
+
+
+class CheckpointFileError(KafkaSegmentsError):
+    """A Kafka text checkpoint file is malformed (Kafka raises IOException / NumberFormatException)."""
+
+    def __init__(self, reason: str, *, path: str, line: int | None = None) -> None:
+        self.reason = reason
+        self.path = path
+        self.line = line
+        where = path if line is None else f"{path} line {line}"
+        super().__init__(f"{where}: {reason}")
+
+
+class CorruptIndexError(KafkaSegmentsError):
+    """An index file (.index, .timeindex, .txnindex) is malformed."""
+
+    def __init__(self, reason: str, *, path: str, position: int | None = None) -> None:
+        self.reason = reason
+        self.path = path
+        self.position = position
+        where = path if position is None else f"{path} at byte {position}"
+        super().__init__(f"{where}: {reason}")
+
+
+class SegmentWriteError(KafkaSegmentsError):
+    """A segment cannot be written as asked (offsets out of order, offset span overflow, ...)."""

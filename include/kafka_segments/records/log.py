@@ -1,0 +1,181 @@
+"""Reading a ``.log`` segment: a plain concatenation of entries with no file header.
+
+Every entry of every format starts with ``Offset => Int64, Size => Int32`` (12 bytes, ``LOG_OVERHEAD``)
+where Size counts the bytes that follow, and has its magic byte at byte 16. Magic 2 is a record batch
+(``batch.py``), magic 0 and 1 are legacy messages (``legacy.py``); anything else is corruption
+(``ByteBufferLogInputStream.nextBatch``).
+
+Damage is reported as a ``CorruptRecordError`` (or its ``TruncatedSegmentError`` / ``InvalidCrcError``
+subclasses) naming the segment, the entry's byte position and, when readable, its offset.
+``scan_valid_prefix`` instead returns everything valid up to the damage, as Kafka's segment recovery does.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from kafka_segments.errors import CorruptRecordError, TruncatedSegmentError
+from kafka_segments.records.batch import (
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    MAGIC_VALUE_V2,
+    RECORD_BATCH_OVERHEAD,
+    BatchHeader,
+    RecordBatch,
+    unpack_header,
+)
+from kafka_segments.records.legacy import RECORD_OVERHEAD_V0, LegacyEntry, read_legacy_entry
+from kafka_segments.records.record import Record
+
+Buffer = bytes | bytearray | memoryview
+Entry = RecordBatch | LegacyEntry
+
+_PREFIX = struct.Struct(">qi")
+HEADER_SIZE_UP_TO_MAGIC = MAGIC_OFFSET + 1
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentScan:
+    """What a tolerant scan found: the valid batches, how many bytes they span, and the damage (if any)."""
+
+    batches: tuple[BatchHeader, ...]
+    valid_bytes: int
+    damage: CorruptRecordError | None
+
+    @property
+    def is_clean(self) -> bool:
+        return self.damage is None
+
+
+def iter_batches(data: Buffer, *, segment: str = "<memory>", verify_crc: bool = True) -> Iterator[Entry]:
+    """Every entry of the segment, as a ``RecordBatch`` (magic 2) or a ``LegacyEntry`` (magic 0/1).
+
+    Raises:
+        CorruptRecordError: at the first damaged entry (everything before it has been yielded).
+    """
+    view = memoryview(data)
+    for position, size, magic in _walk(view, segment):
+        entry = _entry_at(view, position, size, magic, segment)
+        if verify_crc:
+            entry.verify_crc()
+        yield entry
+
+
+def scan_headers(
+    data: Buffer, *, segment: str = "<memory>", verify_crc: bool = False
+) -> Iterator[BatchHeader]:
+    """The header of every entry, without decoding records (v2 bodies are never touched).
+
+    Raises:
+        CorruptRecordError: at the first damaged entry.
+    """
+    view = memoryview(data)
+    unpack = unpack_header
+    for position, size, magic in _walk(view, segment):
+        if magic == MAGIC_VALUE_V2 and not verify_crc:
+            yield unpack(view, position)
+            continue
+        entry = _entry_at(view, position, size, magic, segment)
+        if verify_crc:
+            entry.verify_crc()
+        yield entry.header
+
+
+def iter_records(data: Buffer, *, segment: str = "<memory>", verify_crc: bool = True) -> Iterator[Record]:
+    """Every record of the segment with its absolute offset and timestamp (control records included)."""
+    for entry in iter_batches(data, segment=segment, verify_crc=verify_crc):
+        yield from entry.records
+
+
+def scan_valid_prefix(data: Buffer, *, segment: str = "<memory>", verify_crc: bool = True) -> SegmentScan:
+    """Headers of the valid entries up to the first damage, and that damage (``None`` for a clean segment)."""
+    batches: list[BatchHeader] = []
+    valid_bytes = 0
+    try:
+        for header in scan_headers(data, segment=segment, verify_crc=verify_crc):
+            batches.append(header)
+            valid_bytes = header.position + header.size_in_bytes
+    except CorruptRecordError as damage:
+        return SegmentScan(tuple(batches), valid_bytes, damage)
+    return SegmentScan(tuple(batches), valid_bytes, None)
+
+
+def read_entry(data: Buffer, position: int = 0, *, segment: str = "<memory>") -> Entry:
+    """The one entry that starts at ``position`` (checked for length and magic, not for CRC)."""
+    view = memoryview(data)
+    size, magic = _check_entry(view, position, segment)
+    return _entry_at(view, position, size, magic, segment)
+
+
+def _walk(view: memoryview, segment: str) -> Iterator[tuple[int, int, int]]:
+    """Yield (position, size, magic) for each entry, raising at damage."""
+    position = 0
+    end = len(view)
+    while position < end:
+        size, magic = _check_entry(view, position, segment)
+        yield position, size, magic
+        position += LOG_OVERHEAD + size
+
+
+def _check_entry(view: memoryview, position: int, segment: str) -> tuple[int, int]:
+    remaining = len(view) - position
+    if remaining < HEADER_SIZE_UP_TO_MAGIC:
+        raise TruncatedSegmentError(
+            f"segment ends inside an entry header ({remaining} bytes left, {HEADER_SIZE_UP_TO_MAGIC} needed)",
+            segment=segment,
+            position=position,
+            offset=_prefix_offset(view, position, remaining),
+        )
+    offset, size = _PREFIX.unpack_from(view, position)
+    if size < RECORD_OVERHEAD_V0:
+        raise CorruptRecordError(
+            f"impossible entry size {size} (smaller than the minimum {RECORD_OVERHEAD_V0})",
+            segment=segment,
+            position=position,
+            offset=offset,
+        )
+    magic = view[position + MAGIC_OFFSET]
+    if magic > MAGIC_VALUE_V2:
+        raise CorruptRecordError(
+            f"unknown magic byte {magic}", segment=segment, position=position, offset=offset
+        )
+    if magic == MAGIC_VALUE_V2 and size < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD:
+        raise CorruptRecordError(
+            f"impossible batch length {size} "
+            f"(a v2 batch header alone is {RECORD_BATCH_OVERHEAD - LOG_OVERHEAD})",
+            segment=segment,
+            position=position,
+            offset=offset,
+        )
+    if LOG_OVERHEAD + size > remaining:
+        raise TruncatedSegmentError(
+            f"entry declares {LOG_OVERHEAD + size} bytes but only {remaining} remain in the segment",
+            segment=segment,
+            position=position,
+            offset=offset,
+        )
+    return size, magic
+
+
+def _entry_at(view: memoryview, position: int, size: int, magic: int, segment: str) -> Entry:
+    end = position + LOG_OVERHEAD + size
+    if magic == MAGIC_VALUE_V2:
+        header = unpack_header(view, position)
+        if header.last_offset_delta < 0 or header.records_count < 0:
+            raise CorruptRecordError(
+                f"invalid batch header (lastOffsetDelta {header.last_offset_delta}, "
+                f"recordsCount {header.records_count})",
+                segment=segment,
+                position=position,
+                offset=header.base_offset,
+            )
+        return RecordBatch(view[position:end], header, segment=segment)
+    return read_legacy_entry(view[position:end], segment=segment, position=position)
+
+
+def _prefix_offset(view: memoryview, position: int, remaining: int) -> int | None:
+    if remaining >= _PREFIX.size - 4:
+        return int(struct.unpack_from(">q", view, position)[0])
+    return None

@@ -1,0 +1,66 @@
+"""Zigzag varints and varlongs, as Kafka writes them (``ByteUtils.writeVarint`` / ``writeVarlong``).
+
+A signed value ``v`` is zigzag-mapped to ``(v << 1) ^ (v >> 63)`` (non-negative), then written as base-128
+groups of 7 bits, least significant group first, with the high bit of every byte but the last set.
+Varints hold 32-bit values (at most 5 bytes), varlongs 64-bit values (at most 10 bytes).
+"""
+
+from __future__ import annotations
+
+VARINT_MAX_BYTES = 5
+VARLONG_MAX_BYTES = 10
+
+
+class VarintError(ValueError):
+    """A varint runs past its buffer or past its maximum length."""
+
+
+def zigzag_encode(value: int) -> int:
+    return (value << 1) ^ (value >> 63)
+
+
+def zigzag_decode(raw: int) -> int:
+    return (raw >> 1) ^ -(raw & 1)
+
+
+def encode_varint(value: int) -> bytes:
+    """Encode a signed integer (32- or 64-bit range) as a zigzag varint."""
+    raw = zigzag_encode(value) & 0xFFFFFFFFFFFFFFFF
+    out = bytearray()
+    while raw > 0x7F:
+        out.append((raw & 0x7F) | 0x80)
+        raw >>= 7
+    out.append(raw)
+    return bytes(out)
+
+
+def decode_varint(
+    buf: bytes | bytearray | memoryview, pos: int, *, max_bytes: int = VARLONG_MAX_BYTES
+) -> tuple[int, int]:
+    """Decode the zigzag varint at ``pos``; return ``(value, next position)``.
+
+    Raises:
+        VarintError: the buffer ends inside the varint, or it is longer than ``max_bytes``.
+    """
+    raw = 0
+    shift = 0
+    end = len(buf)
+    for i in range(max_bytes):
+        if pos + i >= end:
+            raise VarintError(f"varint at {pos} runs past the end of the buffer")
+        byte = buf[pos + i]
+        raw |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return (raw >> 1) ^ -(raw & 1), pos + i + 1
+        shift += 7
+    raise VarintError(f"varint at {pos} is longer than {max_bytes} bytes")
+
+
+def size_of_varint(value: int) -> int:
+    """Bytes that ``encode_varint(value)`` takes."""
+    raw = zigzag_encode(value) & 0xFFFFFFFFFFFFFFFF
+    size = 1
+    while raw > 0x7F:
+        raw >>= 7
+        size += 1
+    return size
