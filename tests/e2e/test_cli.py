@@ -1,0 +1,177 @@
+"""The kafka-segments command as a user runs it: a real process, real files, exit codes and output."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from kafka_segments import __version__
+from kafka_segments.records.attributes import CompressionType
+from kafka_segments.records.builder import build_batch
+from kafka_segments.records.control import (
+    ControlRecordType,
+    EndTransactionMarker,
+    build_end_transaction_marker,
+)
+from kafka_segments.records.record import Header, Record
+
+pytestmark = pytest.mark.e2e
+
+BIN = Path(sys.executable).parent
+T0 = 1_700_000_000_000
+
+
+def cli(*args: str, console_script: bool = True) -> subprocess.CompletedProcess[str]:
+    command = [str(BIN / "kafka-segments")] if console_script else [sys.executable, "-m", "kafka_segments"]
+    return subprocess.run([*command, *args], capture_output=True, text=True, timeout=120, check=False)
+
+
+@pytest.fixture
+def segment(tmp_path: Path) -> Path:
+    """Two data batches (one lz4, one transactional) and a COMMIT marker, starting at offset 100."""
+    data = (
+        build_batch(
+            [
+                Record(100, T0, b"k1", b"v1", (Header("h1", b"x"), Header("h2", None))),
+                Record(101, T0 + 5, b"k2", None),
+            ],
+            compression=CompressionType.LZ4,
+            producer_id=42,
+            producer_epoch=1,
+            base_sequence=7,
+            partition_leader_epoch=3,
+        )
+        + build_batch(
+            [Record(102, T0 + 9, None, b"\xff\xfe")],
+            producer_id=43,
+            producer_epoch=0,
+            base_sequence=0,
+            is_transactional=True,
+        )
+        + build_end_transaction_marker(
+            EndTransactionMarker(ControlRecordType.COMMIT, coordinator_epoch=9),
+            offset=103,
+            timestamp=T0 + 10,
+            producer_id=43,
+            producer_epoch=0,
+        )
+    )
+    path = tmp_path / "00000000000000000100.log"
+    path.write_bytes(data)
+    return path
+
+
+def test_version_from_console_script_and_module() -> None:
+    for console_script in (True, False):
+        result = cli("--version", console_script=console_script)
+        assert result.returncode == 0
+        assert result.stdout.strip() == f"kafka-segments {__version__}"
+
+
+def test_help_lists_commands() -> None:
+    result = cli("--help")
+    assert result.returncode == 0
+    assert "inspect" in result.stdout
+    assert "demo" in result.stdout
+
+
+def test_no_command_prints_help_and_fails() -> None:
+    result = cli()
+    assert result.returncode == 2
+    assert "usage: kafka-segments" in result.stdout
+
+
+def test_inspect_prints_batches_like_kafka_dump_log(segment: Path) -> None:
+    result = cli("inspect", str(segment))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"Dumping {segment}"
+    assert lines[1] == "Log starting offset: 100"
+    assert lines[2].startswith(
+        "baseOffset: 100 lastOffset: 101 count: 2 baseSequence: 7 lastSequence: 8 producerId: 42 "
+        "producerEpoch: 1 partitionLeaderEpoch: 3 isTransactional: false isControl: false "
+        "deleteHorizonMs: OptionalLong.empty position: 0 CreateTime: 1700000000005 size: "
+    )
+    assert lines[2].endswith(
+        "magic: 2 compresscodec: lz4 crc: " + lines[2].split("crc: ")[1].split()[0] + " isvalid: true"
+    )
+    assert "isTransactional: true isControl: true" in lines[4]
+    assert len(lines) == 5
+
+
+def test_inspect_records_shows_keys_payloads_and_markers(segment: Path) -> None:
+    result = cli("inspect", "--records", str(segment))
+    assert result.returncode == 0, result.stderr
+    records = [line for line in result.stdout.splitlines() if line.startswith("|")]
+    assert records == [
+        "| offset: 100 CreateTime: 1700000000000 keySize: 2 valueSize: 2 sequence: 7 headerKeys: [h1,h2] "
+        "key: k1 payload: v1",
+        "| offset: 101 CreateTime: 1700000000005 keySize: 2 valueSize: -1 sequence: 8 headerKeys: [] key: k2",
+        "| offset: 102 CreateTime: 1700000000009 keySize: -1 valueSize: 2 sequence: 0 headerKeys: [] "
+        "payload: \\xff\\xfe",
+        "| offset: 103 CreateTime: 1700000000010 keySize: 4 valueSize: 6 sequence: -1 headerKeys: [] "
+        "endTxnMarker: COMMIT coordinatorEpoch: 9",
+    ]
+
+
+def test_inspect_json_is_lossless(segment: Path) -> None:
+    result = cli("inspect", "--json", "--records", str(segment))
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)["files"][0]
+    assert document["kind"] == "log"
+    assert document["problem"] is None
+    assert [b["base_offset"] for b in document["batches"]] == [100, 102, 103]
+    first = document["batches"][0]
+    assert first["compression"] == "lz4"
+    assert first["records"][1]["value_base64"] is None
+    assert document["batches"][1]["records"][0]["value_base64"] == "//4="
+    assert document["batches"][2]["records"][0]["control"] == "endTxnMarker: COMMIT coordinatorEpoch: 9"
+
+
+def test_inspect_reports_truncation_after_the_valid_part(segment: Path) -> None:
+    data = segment.read_bytes()
+    segment.write_bytes(data[:-10])
+    result = cli("inspect", str(segment))
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert lines[2].startswith("baseOffset: 100 ")
+    assert lines[-1].startswith("Found ")
+    assert "invalid bytes at the end of 00000000000000000100.log" in lines[-1]
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "(offset 103)" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_inspect_reports_a_bad_crc(segment: Path) -> None:
+    data = bytearray(segment.read_bytes())
+    data[70] ^= 0xFF  # inside the first batch's records, covered by its CRC
+    segment.write_bytes(bytes(data))
+    result = cli("inspect", "--json", str(segment))
+    assert result.returncode == 1
+    document = json.loads(result.stdout)["files"][0]
+    assert document["batches"][0]["is_valid"] is False
+    assert document["problem"]["position"] == 0
+    assert document["problem"]["offset"] == 100
+    assert "invalid CRC" in result.stderr
+    assert cli("inspect", "--no-verify-crc", str(segment)).returncode == 0
+
+
+def test_inspect_missing_file_is_a_usage_error(tmp_path: Path) -> None:
+    result = cli("inspect", str(tmp_path / "00000000000000000000.log"))
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+    assert "No such file" in result.stderr
+
+
+def test_demo_writes_to_embedded_s3_and_inspects(tmp_path: Path) -> None:
+    result = cli("demo", "--output", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "embedded S3 server listening on http://127.0.0.1:" in result.stderr
+    assert "embedded S3 server stopped" in result.stderr
+    assert "demo OK: 4 segments written to the embedded S3 lake, 4 read back and inspected" in result.stdout
+    logs = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.log"))
+    assert logs[0] == "orders-0/00000000000000000000.log"
+    assert len(logs) == 4

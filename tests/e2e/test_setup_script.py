@@ -1,0 +1,52 @@
+"""scripts/setup explains a wrong Python or Java in one line instead of failing later with a stack trace."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+SETUP = Path(__file__).resolve().parents[2] / "scripts" / "setup"
+
+
+def run_setup(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", str(SETUP)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=600,
+        check=False,
+    )
+
+
+def test_wrong_python_gets_one_line(tmp_path: Path) -> None:
+    fake = tmp_path / "python3.10"
+    fake.write_text("#!/bin/sh\necho 'Python 3.10.4'\nexit 1\n")
+    fake.chmod(0o755)
+    result = run_setup({"PYTHON": str(fake)})
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"setup: Python 3.11 is required, but PYTHON={fake} is Python 3.10.4"
+
+
+def test_old_java_gets_one_line(tmp_path: Path) -> None:
+    fake = tmp_path / "java"
+    fake.write_text("#!/bin/sh\necho 'openjdk version \"11.0.2\" 2019-01-15' >&2\n")
+    fake.chmod(0o755)
+    result = run_setup({"PATH": f"{tmp_path}:{os.environ['PATH']}"})
+    assert result.returncode == 1
+    assert (
+        result.stderr.strip() == "setup: Java 17 or newer is required for Spark; 'java' on PATH is version 11"
+    )
+
+
+def test_second_run_is_a_fast_no_op() -> None:
+    first = run_setup({})
+    assert first.returncode == 0, first.stderr
+    second = run_setup({})
+    assert second.returncode == 0
+    assert second.stderr == ""
