@@ -72,3 +72,19 @@ class CorruptIndexError(KafkaSegmentsError):
 
 class SegmentWriteError(KafkaSegmentsError):
     """A segment cannot be written as asked (offsets out of order, offset span overflow, ...)."""
+
+
+class InvalidTopicError(KafkaSegmentsError, ValueError):
+    """A topic name or partition number Kafka would reject (``Topic.validate``: empty, ``.``/``..``, longer
+    than 249 characters, or a character outside ``[a-zA-Z0-9._-]``; partitions are non-negative int32)."""
+
+
+class InvalidFileNameError(KafkaSegmentsError, ValueError):
+    """A file or directory name is not a Kafka log-directory name (``<20-digit offset>.<kind>``,
+    ``<topic>-<partition>``)."""
+
+
+class SegmentFullError(SegmentWriteError):
+    """The segment cannot take this batch: Kafka would roll a new segment first (an index is full,
+    segment.bytes is reached, or the batch's offsets do not fit the 32-bit relative offsets). The writer is
+    left unchanged, so the caller can close it and start a new segment at the batch's base offset."""

@@ -67,6 +67,8 @@ def inspect_file(path: Path, *, records: bool = False, verify_crc: bool = True) 
     suffix = path.suffix
     if suffix != LOG_SUFFIX:
         report = FileReport(path, suffix.lstrip(".") or "unknown")
+        if not path.exists():
+            raise FileNotFoundError(f"No such file: {path}")
         dump_index_file(path, report)
         return report
     report = FileReport(path, "log")

@@ -225,11 +225,16 @@ class RecordBatch:
 
     def records_payload(self) -> bytes:
         """The uncompressed records stream."""
+        codec_id = self.header.attributes & COMPRESSION_CODEC_MASK
+        try:
+            codec = CompressionType(codec_id)
+        except ValueError:
+            raise self._corrupt(f"unknown compression codec id {codec_id}") from None
         body = self._buf[RECORDS_OFFSET:]
         try:
-            return decompress(self.header.compression, body, magic=self.header.magic)
+            return decompress(codec, body, magic=self.header.magic)
         except ValueError as exc:
-            raise self._corrupt(f"cannot decompress {self.header.compression.name} records: {exc}") from exc
+            raise self._corrupt(f"cannot decompress {codec.name} records: {exc}") from exc
 
     @cached_property
     def records(self) -> list[Record]:

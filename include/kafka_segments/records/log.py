@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from kafka_segments.errors import CorruptRecordError, TruncatedSegmentError
+from kafka_segments.records.attributes import COMPRESSION_CODEC_MASK, CompressionType
 from kafka_segments.records.batch import (
     LOG_OVERHEAD,
     MAGIC_OFFSET,
@@ -33,6 +34,7 @@ Buffer = bytes | bytearray | memoryview
 Entry = RecordBatch | LegacyEntry
 
 _PREFIX = struct.Struct(">qi")
+MAX_CODEC_ID = max(CompressionType)
 HEADER_SIZE_UP_TO_MAGIC = MAGIC_OFFSET + 1
 
 
@@ -57,10 +59,7 @@ def iter_batches(data: Buffer, *, segment: str = "<memory>", verify_crc: bool = 
     """
     view = memoryview(data)
     for position, size, magic in _walk(view, segment):
-        entry = _entry_at(view, position, size, magic, segment)
-        if verify_crc:
-            entry.verify_crc()
-        yield entry
+        yield _entry_at(view, position, size, magic, segment, verify_crc=verify_crc)
 
 
 def scan_headers(
@@ -72,15 +71,11 @@ def scan_headers(
         CorruptRecordError: at the first damaged entry.
     """
     view = memoryview(data)
-    unpack = unpack_header
     for position, size, magic in _walk(view, segment):
         if magic == MAGIC_VALUE_V2 and not verify_crc:
-            yield unpack(view, position)
+            yield _checked_v2_header(unpack_header(view, position), segment)
             continue
-        entry = _entry_at(view, position, size, magic, segment)
-        if verify_crc:
-            entry.verify_crc()
-        yield entry.header
+        yield _entry_at(view, position, size, magic, segment, verify_crc=verify_crc).header
 
 
 def iter_records(data: Buffer, *, segment: str = "<memory>", verify_crc: bool = True) -> Iterator[Record]:
@@ -106,7 +101,7 @@ def read_entry(data: Buffer, position: int = 0, *, segment: str = "<memory>") ->
     """The one entry that starts at ``position`` (checked for length and magic, not for CRC)."""
     view = memoryview(data)
     size, magic = _check_entry(view, position, segment)
-    return _entry_at(view, position, size, magic, segment)
+    return _entry_at(view, position, size, magic, segment, verify_crc=False)
 
 
 def _walk(view: memoryview, segment: str) -> Iterator[tuple[int, int, int]]:
@@ -159,20 +154,35 @@ def _check_entry(view: memoryview, position: int, segment: str) -> tuple[int, in
     return size, magic
 
 
-def _entry_at(view: memoryview, position: int, size: int, magic: int, segment: str) -> Entry:
+def _entry_at(
+    view: memoryview, position: int, size: int, magic: int, segment: str, *, verify_crc: bool
+) -> Entry:
+    """The entry at ``position``; with ``verify_crc`` a damaged checksum is reported before anything else."""
     end = position + LOG_OVERHEAD + size
     if magic == MAGIC_VALUE_V2:
-        header = unpack_header(view, position)
-        if header.last_offset_delta < 0 or header.records_count < 0:
-            raise CorruptRecordError(
-                f"invalid batch header (lastOffsetDelta {header.last_offset_delta}, "
-                f"recordsCount {header.records_count})",
-                segment=segment,
-                position=position,
-                offset=header.base_offset,
-            )
-        return RecordBatch(view[position:end], header, segment=segment)
-    return read_legacy_entry(view[position:end], segment=segment, position=position)
+        batch = RecordBatch(view[position:end], unpack_header(view, position), segment=segment)
+        if verify_crc:
+            batch.verify_crc()
+        _checked_v2_header(batch.header, segment)
+        return batch
+    entry = read_legacy_entry(view[position:end], segment=segment, position=position)
+    if verify_crc:
+        entry.verify_crc()
+    return entry
+
+
+def _checked_v2_header(header: BatchHeader, segment: str) -> BatchHeader:
+    """Reject header values no writer can produce (negative counts, codec ids above zstd)."""
+    codec = header.attributes & COMPRESSION_CODEC_MASK
+    if header.last_offset_delta < 0 or header.records_count < 0 or codec > MAX_CODEC_ID:
+        raise CorruptRecordError(
+            f"invalid batch header (lastOffsetDelta {header.last_offset_delta}, "
+            f"recordsCount {header.records_count}, compression codec id {codec})",
+            segment=segment,
+            position=header.position,
+            offset=header.base_offset,
+        )
+    return header
 
 
 def _prefix_offset(view: memoryview, position: int, remaining: int) -> int | None:

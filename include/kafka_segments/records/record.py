@@ -12,7 +12,7 @@ Wire schema (all lengths and deltas are zigzag varints / varlongs)::
       ValueLength => Varint       -1 = null value (a tombstone); 0 is an empty, non-null value
       Value => Bytes
       HeadersCount => Varint
-      Headers => [HeaderKeyLength => Varint, HeaderKey => UTF-8 (never null),
+      Headers => [HeaderKeyLength => Varint, HeaderKey => UTF-8 (never null; malformed bytes read as U+FFFD),
                   HeaderValueLength => Varint (-1 = null), HeaderValue => Bytes]
 
 In a LogAppendTime batch every record's timestamp is the batch's maxTimestamp, whatever its delta says.
@@ -144,10 +144,8 @@ def _decode_record(
         if header_key is None:
             raise RecordFormatError(f"record {index} has a null header key")
         header_value, pos = _decode_nullable(data, pos, limit, "header value", index)
-        try:
-            headers.append(Header(header_key.decode("utf-8"), header_value))
-        except UnicodeDecodeError as exc:
-            raise RecordFormatError(f"record {index} has a header key that is not UTF-8") from exc
+        # Kafka reads header keys with new String(bytes, UTF_8): malformed bytes become U+FFFD, no error.
+        headers.append(Header(header_key.decode("utf-8", errors="replace"), header_value))
     if pos != limit:
         raise RecordFormatError(f"record {index}: expected to read {length} bytes but read {pos - start}")
     timestamp = log_append_time if log_append_time is not None else base_timestamp + timestamp_delta

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 VARINT_MAX_BYTES = 5
 VARLONG_MAX_BYTES = 10
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
 
 
 class VarintError(ValueError):
@@ -24,7 +26,13 @@ def zigzag_decode(raw: int) -> int:
 
 
 def encode_varint(value: int) -> bytes:
-    """Encode a signed integer (32- or 64-bit range) as a zigzag varint."""
+    """Encode a signed integer (32- or 64-bit range) as a zigzag varint.
+
+    Raises:
+        VarintError: ``value`` is outside the int64 range (it would otherwise be silently truncated).
+    """
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise VarintError(f"{value} does not fit a varlong (int64)")
     raw = zigzag_encode(value) & 0xFFFFFFFFFFFFFFFF
     out = bytearray()
     while raw > 0x7F:

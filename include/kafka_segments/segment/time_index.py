@@ -1,0 +1,146 @@
+"""The time index ``.timeindex`` (``TimeIndex``, ``AbstractIndex``).
+
+Wire schema (big-endian, no header, no checksum; rebuilt from the log after a crash)::
+
+    TimeIndex => [Entry]
+      Entry =>
+        Timestamp => Int64        the largest timestamp seen up to (and including) the batch of the offset
+        RelativeOffset => Int32   offset - segment base offset: the lastOffset of the batch carrying it
+
+Entry ``(T, O)`` means "the largest timestamp before O is T": any record with a timestamp above T comes
+after O. ``maybeAppend`` only appends when the timestamp is above the last entry's (an empty index's last
+entry is ``(NO_TIMESTAMP = -1, baseOffset)``), so timestamps strictly increase and offsets never decrease.
+The last entry of an inactive segment is its largest timestamp (``onBecomeInactiveSegment``), which time
+retention uses. At most ``segment.index.bytes // 12`` entries, one of which is reserved for that final
+entry (``isFull``: ``entries >= maxEntries - 1``). For preallocated files see ``_slots.py``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import struct
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from kafka_segments.errors import CorruptIndexError, SegmentWriteError
+from kafka_segments.segment._slots import Buffer, check_entry_size, used_slots
+
+ENTRY = struct.Struct(
+    ">"
+    "q"  # Timestamp
+    "i"  # RelativeOffset
+)
+ENTRY_SIZE = ENTRY.size  # 12
+RELATIVE_OFFSET_OFFSET = struct.calcsize(">q")
+NO_TIMESTAMP = -1
+INT32_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class TimestampOffset:
+    """A time-index entry with its absolute offset."""
+
+    timestamp: int
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class TimeIndex:
+    """A parsed (or built) time index of the segment starting at ``base_offset``."""
+
+    base_offset: int
+    entries: tuple[TimestampOffset, ...] = ()
+    unused_slots: int = 0
+
+    @property
+    def last_entry(self) -> TimestampOffset:
+        """Kafka's ``lastEntry``: the last entry, or ``(NO_TIMESTAMP, base_offset)`` when empty."""
+        return self.entries[-1] if self.entries else TimestampOffset(NO_TIMESTAMP, self.base_offset)
+
+    def lookup(self, target_timestamp: int) -> TimestampOffset:
+        """The entry with the largest timestamp <= ``target_timestamp``, else
+        ``(NO_TIMESTAMP, base_offset)``."""
+        slot = bisect.bisect_right(self.entries, target_timestamp, key=_timestamp_of)
+        if slot == 0:
+            return TimestampOffset(NO_TIMESTAMP, self.base_offset)
+        return self.entries[slot - 1]
+
+    def to_bytes(self) -> bytes:
+        """The trimmed file: ``len(entries) * 12`` bytes."""
+        buf = bytearray(ENTRY_SIZE * len(self.entries))
+        for slot, entry in enumerate(self.entries):
+            ENTRY.pack_into(buf, slot * ENTRY_SIZE, entry.timestamp, entry.offset - self.base_offset)
+        return bytes(buf)
+
+
+def max_entries(segment_index_bytes: int) -> int:
+    """How many entries a time index of ``segment.index.bytes`` holds (``maxIndexSize / 12``)."""
+    return segment_index_bytes // ENTRY_SIZE
+
+
+def is_full(entry_count: int, segment_index_bytes: int) -> bool:
+    """``TimeIndex.isFull``: one slot stays reserved for the entry added when the segment is rolled."""
+    return entry_count >= max_entries(segment_index_bytes) - 1
+
+
+def parse_time_index(
+    data: Buffer, *, base_offset: int, path: str = "<memory>", trim_unused_slots: bool = True
+) -> TimeIndex:
+    """Parse and validate a ``.timeindex`` file.
+
+    Raises:
+        CorruptIndexError: a size that is not a multiple of 12, a negative relative offset, a timestamp not
+            above the previous one (or not above -1), or an offset below the previous one.
+    """
+    check_entry_size(data, ENTRY_SIZE, path=path, what="time index")
+    used = used_slots(data, ENTRY_SIZE, trim_unused_slots=trim_unused_slots)
+    entries: list[TimestampOffset] = []
+    previous: TimestampOffset | None = None
+    for slot, (timestamp, relative) in enumerate(ENTRY.iter_unpack(memoryview(data)[: used * ENTRY_SIZE])):
+        entry = TimestampOffset(timestamp, base_offset + relative)
+        problem = entry_problem(previous, entry, base_offset=base_offset)
+        if problem is not None:
+            raise CorruptIndexError(
+                f"time index entry {slot}: {problem}", path=path, position=slot * ENTRY_SIZE
+            )
+        entries.append(entry)
+        previous = entry
+    return TimeIndex(base_offset, tuple(entries), len(data) // ENTRY_SIZE - used)
+
+
+def build_time_index(entries: Iterable[TimestampOffset], *, base_offset: int) -> TimeIndex:
+    """A time index from absolute entries, validated as Kafka's ``maybeAppend`` would append them.
+
+    Raises:
+        SegmentWriteError: an entry Kafka would refuse or skip (names the entry number).
+    """
+    built: list[TimestampOffset] = []
+    previous: TimestampOffset | None = None
+    for number, entry in enumerate(entries):
+        problem = entry_problem(previous, entry, base_offset=base_offset)
+        if problem is not None:
+            raise SegmentWriteError(f"time index entry {number}: {problem}")
+        built.append(entry)
+        previous = entry
+    return TimeIndex(base_offset, tuple(built))
+
+
+def entry_problem(
+    previous: TimestampOffset | None, entry: TimestampOffset, *, base_offset: int
+) -> str | None:
+    """Why ``entry`` cannot follow ``previous`` in a time index, or ``None``."""
+    relative = entry.offset - base_offset
+    if relative < 0:
+        return f"offset {entry.offset} is below the segment base offset {base_offset}"
+    if relative > INT32_MAX:
+        return f"offset {entry.offset} overflows the int32 relative offset of base offset {base_offset}"
+    last_timestamp = previous.timestamp if previous is not None else NO_TIMESTAMP
+    if entry.timestamp <= last_timestamp:
+        return f"timestamp {entry.timestamp} is not above the previous timestamp {last_timestamp}"
+    if previous is not None and entry.offset < previous.offset:
+        return f"offset {entry.offset} is below the previous entry's offset {previous.offset}"
+    return None
+
+
+def _timestamp_of(entry: TimestampOffset) -> int:
+    return entry.timestamp
