@@ -1,8 +1,9 @@
 """A small, deterministic sample topic for demos and smoke tests.
 
-Two partitions of ``orders``; each has two segments written with the project's own batch writer, showing the
-format's features: every compression codec, keys with updates and tombstones, headers, a committed and an
-aborted transaction with their COMMIT/ABORT markers, and a LogAppendTime batch.
+Two partitions of ``orders``; each has two segments written with the project's own batch and segment
+writers (``.log`` + ``.index`` + ``.timeindex``, and ``.txnindex`` where a transaction aborted), showing
+the format's features: every compression codec, keys with updates and tombstones, headers, a committed and
+an aborted transaction with their COMMIT/ABORT markers, and a LogAppendTime batch.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from kafka_segments.records.control import (
     EndTransactionMarker,
     build_end_transaction_marker,
 )
-from kafka_segments.records.log import scan_headers
+from kafka_segments.records.log import iter_batches, scan_headers
 from kafka_segments.records.record import Header, Record
+from kafka_segments.segment import SegmentFiles, write_segment
 
 SAMPLE_TOPIC = "orders"
 SAMPLE_START_MS = 1_763_600_000_000  # 2025-11-20T00:53:20Z
@@ -30,17 +32,23 @@ CODECS = (
 )
 
 
+SAMPLE_INDEX_INTERVAL_BYTES = 128  # small, so that the sample's indexes have entries
+
+
 @dataclass(frozen=True, slots=True)
 class SampleSegment:
     topic: str
     partition: int
-    base_offset: int
-    data: bytes
+    files: SegmentFiles
 
     @property
-    def key(self) -> str:
-        """The segment's path in a lake: ``<topic>-<partition>/<20-digit base offset>.log``."""
-        return f"{self.topic}-{self.partition}/{self.base_offset:020d}.log"
+    def directory(self) -> str:
+        """The partition directory: ``<topic>-<partition>``."""
+        return f"{self.topic}-{self.partition}"
+
+    def objects(self) -> dict[str, bytes]:
+        """Every file of the segment under its path in a Kafka log directory (or lake)."""
+        return {f"{self.directory}/{name}": data for name, data in self.files.files().items()}
 
 
 def sample_topic(*, topic: str = SAMPLE_TOPIC, partitions: int = 2) -> list[SampleSegment]:
@@ -49,8 +57,10 @@ def sample_topic(*, topic: str = SAMPLE_TOPIC, partitions: int = 2) -> list[Samp
     for partition in range(partitions):
         first = _first_segment(partition)
         next_offset = _next_offset(first)
-        segments.append(SampleSegment(topic, partition, 0, first))
-        segments.append(SampleSegment(topic, partition, next_offset, _second_segment(partition, next_offset)))
+        for log in (first, _second_segment(partition, next_offset)):
+            batches = [bytes(entry.raw) for entry in iter_batches(log)]
+            files = write_segment(batches, index_interval_bytes=SAMPLE_INDEX_INTERVAL_BYTES)
+            segments.append(SampleSegment(topic, partition, files))
     return segments
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from kafka_segments.records.control import (
     build_end_transaction_marker,
 )
 from kafka_segments.records.record import Header, Record
+from kafka_segments.segment import write_segment
 
 pytestmark = pytest.mark.e2e
 
@@ -171,7 +173,85 @@ def test_demo_writes_to_embedded_s3_and_inspects(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "embedded S3 server listening on http://127.0.0.1:" in result.stderr
     assert "embedded S3 server stopped" in result.stderr
-    assert "demo OK: 4 segments written to the embedded S3 lake, 4 read back and inspected" in result.stdout
+    assert (
+        "demo OK: 4 segments written to the embedded S3 lake, 4 read back and inspected with their "
+        "10 index files, 0 with problems" in result.stdout
+    )
     logs = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.log"))
     assert logs[0] == "orders-0/00000000000000000000.log"
     assert len(logs) == 4
+
+
+@pytest.fixture
+def indexed_segment(tmp_path: Path) -> Path:
+    """A segment with offset, time and transaction indexes (an aborted transaction), written by our writer."""
+    batches = [
+        build_batch(
+            [Record(10 + i, T0 + i, b"k", b"v" * 50)],
+            producer_id=7,
+            producer_epoch=0,
+            base_sequence=i,
+            is_transactional=True,
+        )
+        for i in range(4)
+    ]
+    batches.append(
+        build_end_transaction_marker(
+            EndTransactionMarker(ControlRecordType.ABORT, coordinator_epoch=1),
+            offset=14,
+            timestamp=T0 + 20,
+            producer_id=7,
+            producer_epoch=0,
+        )
+    )
+    files = write_segment(batches, index_interval_bytes=100)
+    for name, data in files.files().items():
+        (tmp_path / name).write_bytes(data)
+    return tmp_path / "00000000000000000010.log"
+
+
+def test_inspect_index_files_like_kafka_dump_log(indexed_segment: Path) -> None:
+    index, timeindex, txnindex = (
+        indexed_segment.with_suffix(s) for s in (".index", ".timeindex", ".txnindex")
+    )
+    result = cli("inspect", str(index), str(timeindex), str(txnindex))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        # batches of 119 bytes (the marker 78) and an interval of 100: every batch but the first is indexed
+        f"Dumping {index}",
+        "offset: 11 position: 119",
+        "offset: 12 position: 238",
+        "offset: 13 position: 357",
+        "offset: 14 position: 476",
+        f"Dumping {timeindex}",
+        "timestamp: 1700000000001 offset: 11",
+        "timestamp: 1700000000002 offset: 12",
+        "timestamp: 1700000000003 offset: 13",
+        "timestamp: 1700000000020 offset: 14",
+        f"Dumping {txnindex}",
+        "version: 0 producerId: 7 firstOffset: 10 lastOffset: 14 lastStableOffset: 15",
+    ]
+    document = json.loads(cli("inspect", "--json", str(txnindex)).stdout)["files"][0]
+    assert document["entries"] == [
+        {"producer_id": 7, "first_offset": 10, "last_offset": 14, "last_stable_offset": 15}
+    ]
+
+
+def test_inspect_reports_an_index_that_disagrees_with_its_log(indexed_segment: Path) -> None:
+    index = indexed_segment.with_suffix(".index")
+    index.write_bytes(struct.pack(">ii", 2, 100))  # offset 12 at a position that is not a batch start
+    result = cli("inspect", str(index))
+    assert result.returncode == 1
+    assert "Mismatches in" in result.stdout
+    assert "position 100 is not the start of a batch" in result.stdout
+    assert "entries disagree with 00000000000000000010.log" in result.stderr
+
+
+def test_inspect_reports_a_malformed_index(indexed_segment: Path) -> None:
+    index = indexed_segment.with_suffix(".index")
+    index.write_bytes(b"\x00" * 7)
+    result = cli("inspect", str(index))
+    assert result.returncode == 1
+    assert "00000000000000000010.index" in result.stderr
+    assert "not a multiple of the 8-byte entry size" in result.stderr
+    assert "Traceback" not in result.stderr

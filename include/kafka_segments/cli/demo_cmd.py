@@ -44,10 +44,14 @@ def run(args: argparse.Namespace) -> int:
 
 def _upload_sample(client: Any) -> int:
     segments = sample_topic()
-    for segment in segments:
-        client.put_object(Bucket=DEMO_BUCKET, Key=DEMO_PREFIX + segment.key, Body=segment.data)
-    total = sum(len(segment.data) for segment in segments)
-    _progress(f"wrote {len(segments)} segments ({total} bytes) to s3://{DEMO_BUCKET}/{DEMO_PREFIX}")
+    objects = {key: data for segment in segments for key, data in segment.objects().items()}
+    for key, data in objects.items():
+        client.put_object(Bucket=DEMO_BUCKET, Key=DEMO_PREFIX + key, Body=data)
+    total = sum(len(data) for data in objects.values())
+    _progress(
+        f"wrote {len(segments)} segments ({len(objects)} objects, {total} bytes) "
+        f"to s3://{DEMO_BUCKET}/{DEMO_PREFIX}"
+    )
     return len(segments)
 
 
@@ -61,15 +65,16 @@ def _download_lake(client: Any, target: Path) -> list[Path]:
             path.write_bytes(client.get_object(Bucket=DEMO_BUCKET, Key=item["Key"])["Body"].read())
             paths.append(path)
     _progress(f"read back {len(paths)} objects from the lake")
-    return sorted(paths)
+    return sorted(paths, key=lambda path: (path.parent, path.stem, path.suffix != ".log", path.suffix))
 
 
 def _summary(written: int, downloaded: list[Path], problems: int, seconds: float, output: str | None) -> None:
-    status = "OK" if problems == 0 and written == len(downloaded) else "PROBLEMS FOUND"
+    logs = sum(path.suffix == ".log" for path in downloaded)
+    status = "OK" if problems == 0 and written == logs else "PROBLEMS FOUND"
     print(
-        f"\ndemo {status}: {written} segments written to the embedded S3 lake, {len(downloaded)} read back "
-        f"and inspected, {problems} with problems, in {seconds:.1f} s"
-        + (f"; segments kept in {output}" if output else "")
+        f"\ndemo {status}: {written} segments written to the embedded S3 lake, {logs} read back "
+        f"and inspected with their {len(downloaded) - logs} index files, {problems} with problems, "
+        f"in {seconds:.1f} s" + (f"; segments kept in {output}" if output else "")
     )
 
 
