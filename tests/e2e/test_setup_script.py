@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -50,3 +52,16 @@ def test_second_run_is_a_fast_no_op() -> None:
     second = run_setup({})
     assert second.returncode == 0
     assert second.stderr == ""
+
+
+def test_missing_java_gets_one_line(tmp_path: Path) -> None:
+    # a PATH with the shell tools setup uses, but no java
+    for tool in ("bash", "sed", "head", "cat", "sha256sum", "cut", "dirname"):
+        found = shutil.which(tool)
+        assert found is not None
+        (tmp_path / tool).symlink_to(found)
+    result = run_setup({"PATH": str(tmp_path), "PYTHON": sys.executable})
+    assert result.returncode == 1
+    assert result.stderr.strip().startswith(
+        "setup: Java 17 or newer is required for Spark and no 'java' is on PATH"
+    )
