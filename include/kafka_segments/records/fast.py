@@ -1,0 +1,352 @@
+"""The columnar hot path: whole-segment header tables and record columns from numba kernels.
+
+* ``scan_header_table`` walks a ``.log`` buffer by its length fields (``fast_kernels.walk_entries`` then
+  ``fill_headers``) and returns every v2 batch header as numpy columns. It is ``log.scan_headers`` in
+  columns: same entries, same values, same errors.
+* ``decode_record_columns`` decodes every record of every batch (control batches included) into columns:
+  offset, timestamp (LogAppendTime applied), key and value spans in one byte buffer, header count, record
+  span and batch index. Uncompressed segments are decoded in place (the buffer *is* the segment);
+  otherwise each batch's records stream (decompressed, or copied when uncompressed) is appended to one
+  arena that ``fast_kernels.decode_records`` walks in a single call. It equals
+  ``[r for b in log.iter_batches(data) for r in b.records]``.
+
+The column types are in ``fast_columns.py``, the numba kernels in ``fast_kernels.py``.
+
+Damage is reported exactly as the Python path reports it. The kernels only find *which* entry is bad and in
+which phase; the error itself is then raised by the Python code for that one entry (``log.read_entry``,
+``RecordBatch.verify_crc``, ``RecordBatch.records``), so class, message, position and offset are the same.
+Entries are checked in the same order as in ``iter_batches``: an entry's frame (length, magic), its CRC
+(when verifying), its header fields, then its records; the first damaged entry wins.
+
+Segments holding legacy entries (magic 0/1) are read entirely by the Python path (correctness over speed);
+their record columns then point into a buffer of v2 re-encodings of the records.
+
+Numbers the columns cannot hold (an offset or timestamp outside int64, a key, value or record of 2 GiB or
+more) raise ``CorruptRecordError`` although the Python path, with its unbounded ints, would accept them.
+"""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+import crc32c as _crc32c
+import numpy as np
+
+from kafka_segments.errors import CorruptRecordError, InvalidCrcError
+from kafka_segments.records import fast_kernels as _k
+from kafka_segments.records.attributes import TIMESTAMP_TYPE_MASK, CompressionType
+from kafka_segments.records.batch import ATTRIBUTES_OFFSET, RECORDS_OFFSET, BatchHeader, RecordBatch
+from kafka_segments.records.compression import decompress
+from kafka_segments.records.fast_columns import (
+    I64,
+    TABLE_DTYPES,
+    U8,
+    HeaderTable,
+    RecordColumns,
+    allocate_record_columns,
+)
+from kafka_segments.records.log import iter_batches, read_entry, scan_headers
+from kafka_segments.records.record import encode_record
+
+__all__ = ["HeaderTable", "RecordColumns", "decode_record_columns", "scan_header_table"]
+
+Buffer = bytes | bytearray | memoryview
+
+_MAX_CODEC_ID = max(CompressionType)
+
+_EXPECTED_RATIO = 4
+"""Initial arena bytes per compressed byte (JSON-like batches compress 2-3x); the arena grows if needed."""
+
+MIN_RECORD_SIZE = 7
+"""The smallest valid v2 record: a 1-byte length and six 1-byte fields (attributes .. header count)."""
+
+
+def scan_header_table(data: Buffer, *, segment: str = "<memory>", verify_crc: bool = False) -> HeaderTable:
+    """The header of every entry of a ``.log`` buffer as columns, without decoding records.
+
+    Equal to ``log.scan_headers(data, segment=segment, verify_crc=verify_crc)``, in columns.
+
+    Raises:
+        CorruptRecordError: at the first damaged entry (TruncatedSegmentError, InvalidCrcError), exactly as
+            ``scan_headers`` raises it.
+    """
+    array = _as_array(data)
+    table, stop, status = _walk(array)
+    if status == _k.SCAN_LEGACY:
+        return HeaderTable.from_headers(scan_headers(data, segment=segment, verify_crc=verify_crc))
+    view = _as_view(data)
+    _, damage = _first_damage(view, table, stop, status, verify_crc=verify_crc)
+    if damage is not None:
+        _raise_damage(view, table, damage, segment)
+    return table
+
+
+def decode_record_columns(
+    data: Buffer,
+    *,
+    segment: str = "<memory>",
+    verify_crc: bool = True,
+    arena: U8 | None = None,
+) -> RecordColumns:
+    """Every record of a ``.log`` buffer as columns (control records included, ``is_control`` set).
+
+    Equal to the records of ``log.iter_batches(data, segment=segment, verify_crc=verify_crc)``.
+
+    Args:
+        arena: a writable uint8 array to decompress into, for workers that decode segment after segment:
+            writing into memory already touched is several times faster than into fresh memory on large
+            segments. When the records fit, ``buffer`` of the result is a view of ``arena`` (so the arena
+            must not be reused while the result is in use); otherwise a new buffer is allocated.
+            Uncompressed segments are decoded in place and never touch it.
+
+    Raises:
+        CorruptRecordError: at the first damaged entry, as ``iter_batches`` and ``RecordBatch.records``
+            raise it (TruncatedSegmentError, InvalidCrcError, malformed records naming the batch).
+        UnsupportedCodecError: as the Python path.
+        ValueError: ``arena`` is not a writable, contiguous, one-dimensional uint8 array.
+    """
+    if arena is not None and not (
+        arena.dtype == np.uint8 and arena.ndim == 1 and arena.flags.c_contiguous and arena.flags.writeable
+    ):
+        raise ValueError("arena must be a writable, contiguous, one-dimensional uint8 array")
+    array = _as_array(data)
+    full, stop, status = _walk(array)
+    if status == _k.SCAN_LEGACY:
+        return _decode_via_entries(data, segment=segment, verify_crc=verify_crc)
+    view = _as_view(data)
+
+    # The records of the entries before the first damaged frame, header or CRC can still fail first.
+    limit, pending = _first_damage(view, full, stop, status, verify_crc=verify_crc)
+
+    records, payload_start, payload_end, bad_payload = _payloads(array, view, full.prefix(limit), arena)
+    decodable = len(payload_start)
+    counts = full.records_count[:decodable]
+    too_many = np.flatnonzero(counts.astype(np.int64) * MIN_RECORD_SIZE > payload_end - payload_start)
+    if too_many.size:
+        decodable = bad_payload = int(too_many[0])
+    table = full.prefix(decodable)
+    counts = table.records_count
+    first = np.zeros(decodable + 1, dtype=np.int64)
+    np.cumsum(counts, out=first[1:])
+    columns = allocate_record_columns(int(first[-1]))
+    bad_batch, code = _k.decode_records(
+        records,
+        payload_start[:decodable],
+        payload_end[:decodable],
+        table.base_offset,
+        table.base_timestamp,
+        table.max_timestamp,
+        (table.attributes & TIMESTAMP_TYPE_MASK) != 0,
+        counts,
+        first[:-1],
+        *columns.values(),
+    )
+    if bad_batch >= 0:
+        _raise_records(
+            view, full, int(bad_batch), segment, _k.ERROR_REASONS.get(int(code), "malformed records")
+        )
+    if bad_payload is not None:
+        _raise_records(view, full, bad_payload, segment, "the records do not fit the batch")
+    if pending is not None:
+        _raise_damage(view, full, pending, segment)
+    return RecordColumns(
+        buffer=records, **columns, is_control=np.repeat(table.is_control, counts), batches=table
+    )
+
+
+def _as_view(data: Buffer) -> memoryview:
+    view = memoryview(data)
+    return view if view.format == "B" and view.ndim == 1 else view.cast("B")
+
+
+def _as_array(data: Buffer) -> U8:
+    """A read-only uint8 view of ``data`` (read-only so the kernels have one specialization)."""
+    array = np.frombuffer(data, dtype=np.uint8)
+    if array.flags.writeable:
+        array = array.view()
+        array.flags.writeable = False
+    return array
+
+
+def _walk(array: U8) -> tuple[HeaderTable, int, int]:
+    """(headers of the valid v2 entries before the stop, stop position, status)."""
+    positions, stop, status = _k.walk_entries(array)
+    columns = [positions, *(np.empty(len(positions), dtype=dtype) for dtype in TABLE_DTYPES[1:])]
+    _k.fill_headers(array, *columns)
+    table = HeaderTable(*columns)
+    return table, int(stop), int(status)
+
+
+def _first_damage(
+    view: memoryview, table: HeaderTable, stop: int, status: int, *, verify_crc: bool
+) -> tuple[int, tuple[str, int] | None]:
+    """(entries before the first damage, that damage as (kind, position or row)) from the entry checks.
+
+    ``log.iter_batches`` / ``scan_headers`` check each entry in turn: its frame (``_check_entry``, done by
+    the walk, which stopped at ``stop``), then with ``verify_crc`` its CRC, then its header fields
+    (``_checked_v2_header``). The first damaged entry wins; within an entry, that order.
+    """
+    damage: tuple[str, int] | None = ("entry", stop) if status == _k.SCAN_DAMAGE else None
+    limit = len(table)
+    bad = np.flatnonzero(
+        (table.last_offset_delta < 0) | (table.records_count < 0) | (table.codec > _MAX_CODEC_ID)
+    )
+    if bad.size:
+        limit = int(bad[0])
+        damage = ("entry", int(table.position[limit]))  # read_entry raises the header error
+    if verify_crc:
+        bad_crc = _first_bad_crc(view, table, min(limit + 1, len(table)))
+        if bad_crc is not None:
+            limit, damage = bad_crc, ("crc", bad_crc)
+    return limit, damage
+
+
+def _raise_damage(view: memoryview, table: HeaderTable, damage: tuple[str, int], segment: str) -> NoReturn:
+    kind, where = damage
+    if kind == "crc":
+        _raise_crc(view, table, where, segment)
+    _raise_entry(view, where, segment, "damaged entry")
+
+
+def _first_bad_crc(view: memoryview, table: HeaderTable, limit: int) -> int | None:
+    """The first of the first ``limit`` batches whose CRC-32C differs from its stored CRC."""
+    starts = (table.position[:limit] + ATTRIBUTES_OFFSET).tolist()
+    ends = (table.position[:limit] + table.size_in_bytes[:limit]).tolist()
+    crc = _crc32c.crc32c  # the C extension itself: the crc.py wrapper costs a call per batch
+    computed = [crc(view[start:end]) for start, end in zip(starts, ends, strict=True)]
+    bad = np.flatnonzero(np.array(computed, dtype=np.uint32) != table.crc[:limit])
+    return int(bad[0]) if bad.size else None
+
+
+def _payloads(
+    array: U8, view: memoryview, table: HeaderTable, reuse: U8 | None
+) -> tuple[U8, I64, I64, int | None]:
+    """(arena, payload starts, payload ends, index of the first batch that cannot be decompressed).
+
+    Each records stream is copied into the arena as soon as it is decompressed, so the decompressor's
+    output buffers are reused while they are still in the cache instead of piling up (first touches of fresh
+    memory are the dominant cost on large segments).
+    """
+    starts = table.position + RECORDS_OFFSET
+    ends = table.position + table.size_in_bytes
+    codecs = table.codec
+    if not codecs.any():
+        return array, starts, ends, None
+    stored = ends - starts
+    compressed = codecs != CompressionType.NONE
+    if reuse is not None:
+        arena = reuse
+    else:
+        arena = np.empty(
+            int(stored[~compressed].sum() + _EXPECTED_RATIO * stored[compressed].sum()), np.uint8
+        )
+    capacity = len(arena)
+    out = arena.data
+    payload_start = np.empty(len(table), dtype=np.int64)
+    used = 0
+    failed: int | None = None
+    for index, (start, end, codec) in enumerate(
+        zip(starts.tolist(), ends.tolist(), codecs.tolist(), strict=True)
+    ):
+        piece: bytes | memoryview = view[start:end]
+        if codec != CompressionType.NONE:
+            try:
+                piece = decompress(codec, piece)
+            except Exception:  # the Python path raises it again, with the location (_raise_records)
+                failed = index
+                break
+        size = len(piece)
+        if used + size > capacity:
+            capacity = max(2 * capacity, used + size)
+            grown = np.empty(capacity, dtype=np.uint8)
+            grown[:used] = arena[:used]
+            arena, out = grown, grown.data
+        out[used : used + size] = piece
+        payload_start[index] = used
+        used += size
+    count = len(table) if failed is None else failed
+    payload_start = payload_start[:count]
+    payload_end = np.append(payload_start[1:], used) if count else payload_start
+    out.release()
+    arena = arena[:used]
+    arena.flags.writeable = False
+    return arena, payload_start, payload_end, failed
+
+
+def _decode_via_entries(data: Buffer, *, segment: str, verify_crc: bool) -> RecordColumns:
+    """Legacy-bearing segments: decode in Python, then lay the records out as v2 bytes for the columns."""
+    headers: list[BatchHeader] = []
+    pieces: list[bytes] = []
+    offsets: list[int] = []
+    timestamps: list[int] = []
+    entry_of: list[int] = []
+    # records are decoded entry by entry, so that damage is met in the order iter_batches meets it
+    for index, entry in enumerate(iter_batches(data, segment=segment, verify_crc=verify_crc)):
+        headers.append(entry.header)
+        for record in entry.records:
+            pieces.append(encode_record(record, base_offset=record.offset, base_timestamp=record.timestamp))
+            offsets.append(record.offset)
+            timestamps.append(record.timestamp)
+            entry_of.append(index)
+    table = HeaderTable.from_headers(headers)
+    lengths = np.fromiter((len(piece) for piece in pieces), dtype=np.int64, count=len(pieces))
+    ends = np.cumsum(lengths)
+    arena = _as_array(b"".join(pieces))
+    total = len(pieces)
+    columns = allocate_record_columns(total)
+    try:
+        offset_column = np.array(offsets, dtype=np.int64)
+        timestamp_column = np.array(timestamps, dtype=np.int64)
+    except OverflowError as exc:
+        raise CorruptRecordError(_k.ERROR_REASONS[_k.ERR_OVERFLOW], segment=segment, position=0) from exc
+    bad_batch, code = _k.decode_records(
+        arena,
+        ends - lengths,
+        ends,
+        offset_column,
+        timestamp_column,
+        np.zeros(total, dtype=np.int64),
+        np.zeros(total, dtype=np.bool_),
+        np.ones(total, dtype=np.int32),
+        np.arange(total, dtype=np.int64),
+        *columns.values(),
+    )
+    if bad_batch >= 0:  # cannot happen: the bytes were just encoded
+        raise CorruptRecordError(
+            f"re-encoded record does not decode: {_k.ERROR_REASONS.get(int(code))}",
+            segment=segment,
+            position=0,
+        )
+    batch_index = np.array(entry_of, dtype=np.int32)
+    columns["batch_index"] = batch_index
+    return RecordColumns(buffer=arena, **columns, is_control=table.is_control[batch_index], batches=table)
+
+
+def _raise_entry(view: memoryview, position: int, segment: str, reason: str) -> NoReturn:
+    """Raise what ``log.read_entry`` raises for the damaged entry at ``position``."""
+    read_entry(view, position, segment=segment)
+    raise CorruptRecordError(f"{reason} (found by the fast scan)", segment=segment, position=position)
+
+
+def _raise_crc(view: memoryview, table: HeaderTable, index: int, segment: str) -> NoReturn:
+    header = table.header(index)
+    RecordBatch(
+        view[header.position : header.position + header.size_in_bytes], header, segment=segment
+    ).verify_crc()
+    raise InvalidCrcError(
+        "record batch CRC mismatch (found by the fast scan)",
+        segment=segment,
+        position=header.position,
+        offset=header.base_offset,
+    )
+
+
+def _raise_records(view: memoryview, table: HeaderTable, index: int, segment: str, reason: str) -> NoReturn:
+    """Raise what ``RecordBatch.records`` raises for batch ``index``, else CorruptRecordError(reason)."""
+    header = table.header(index)
+    batch = RecordBatch(
+        view[header.position : header.position + header.size_in_bytes], header, segment=segment
+    )
+    records = batch.records  # raises the Python path's error for this batch
+    reason += f" (the Python decoder reads its {len(records)} records)"
+    raise CorruptRecordError(reason, segment=segment, position=header.position, offset=header.base_offset)

@@ -1,0 +1,40 @@
+"""The codec benchmark runs end to end in ``--quick`` mode and prints its tables."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.unit
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "codec_bench.py"
+
+
+def test_quick_bench_prints_the_tables_and_writes_json(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    result = subprocess.run(
+        [sys.executable, str(BENCH), "--quick", "--data-dir", str(tmp_path / "data"), "--json", str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    table = result.stdout
+    for heading in (
+        "**Header scan**",
+        "**Full decode**",
+        "**CRC-32C verification**",
+        "**Numba compilation**",
+    ):
+        assert heading in table
+    for label in ("100 B none", "100 B lz4", "100 B zstd"):
+        assert table.count(f"| {label} |") == 3  # one row in each throughput table
+    report = json.loads(out.read_text())
+    assert [r["segment"] for r in report["results"]] == ["100 B none", "100 B lz4", "100 B zstd"]
+    assert all(r["records"] == 3_000 for r in report["results"])
+    assert report["machine"]["nproc"] >= 1
+    assert all(value > 0 for r in report["results"] for value in r["decode_records_per_s"].values())
