@@ -88,3 +88,80 @@ class SegmentFullError(SegmentWriteError):
     """The segment cannot take this batch: Kafka would roll a new segment first (an index is full,
     segment.bytes is reached, or the batch's offsets do not fit the 32-bit relative offsets). The writer is
     left unchanged, so the caller can close it and start a new segment at the batch's base offset."""
+
+
+def _restore_error(
+    cls: type[BaseException], args: tuple[object, ...], state: dict[str, object]
+) -> BaseException:
+    """Unpickle an error whose ``__init__`` takes keyword-only arguments (errors cross process boundaries)."""
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
+
+
+class ObjectStoreError(KafkaSegmentsError):
+    """An object store (S3 or a local directory) operation failed.
+
+    Attributes:
+        reason: what went wrong, without the location.
+        location: the object or prefix concerned (``s3://bucket/key`` or a local path).
+    """
+
+    def __init__(self, reason: str, *, location: str) -> None:
+        self.reason = reason
+        self.location = location
+        super().__init__(f"{location}: {reason}")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_restore_error, (type(self), self.args, dict(self.__dict__)))
+
+
+class ObjectNotFoundError(ObjectStoreError):
+    """The object does not exist."""
+
+
+class ObjectAlreadyExistsError(ObjectStoreError):
+    """A create-only write found the object already there; the existing object is unchanged."""
+
+
+class PreconditionFailedError(ObjectStoreError):
+    """A write conditional on the object's current etag found another etag, or no object at all."""
+
+
+class ConditionalWriteConflictError(PreconditionFailedError):
+    """S3 refused a conditional write because a concurrent conditional write to the same key was in
+    flight (``409 ConditionalRequestConflict``). Nothing was written; re-reading and retrying may succeed."""
+
+    retriable: ClassVar[bool] = True
+
+
+class InvalidObjectKeyError(ObjectStoreError, ValueError):
+    """A key is empty, absolute, contains a backslash or an empty/``.``/``..`` segment, or uses a reserved
+    name, so it could escape (or alias) the store's root."""
+
+
+class TransientStoreError(ObjectStoreError):
+    """The store was unreachable, throttled or failing (5xx) even after the client's retries."""
+
+    retriable: ClassVar[bool] = True
+
+
+class StoreAccessError(ObjectStoreError):
+    """Access was denied (403) or no credentials were found."""
+
+
+class DeleteObjectsError(ObjectStoreError):
+    """Some keys of a batched delete could not be deleted.
+
+    Attributes:
+        failed: key -> the store's error code for that key, for every key that was not deleted.
+    """
+
+    def __init__(self, reason: str, *, location: str, failed: dict[str, str]) -> None:
+        self.failed = dict(failed)
+        super().__init__(reason, location=location)
+
+
+class InvalidLakeUriError(KafkaSegmentsError, ValueError):
+    """A lake URI is neither ``s3://bucket[/prefix]`` nor a local path / ``file://`` URI."""

@@ -1,0 +1,139 @@
+"""The object-store interface every lake backend implements, and its value types.
+
+Keys are ``/``-separated and relative to the store's root (an S3 prefix or a local directory). A key that
+could escape or alias the root is refused with ``InvalidObjectKeyError`` before any I/O.
+
+Writes take a put mode (after obspec): ``Create()`` writes only if the key is absent, ``Overwrite()``
+always writes, ``UpdateIfMatch(etag)`` writes only if the object exists with that etag. A conditional
+write that loses raises ``ObjectAlreadyExistsError`` (``Create``) or ``PreconditionFailedError``
+(``UpdateIfMatch``, **also when the key is missing**, on every backend) and changes nothing. Etags are
+opaque strings: compare them, never parse them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from kafka_segments.errors import InvalidObjectKeyError
+
+# Key segments starting with this are reserved for a backend's own files (temp files, lock file).
+RESERVED_SEGMENT_PREFIX = ".kafka-segments"
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectMeta:
+    """What a store knows about one object."""
+
+    key: str
+    size: int
+    etag: str
+    last_modified_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class PutResult:
+    """The outcome of a successful put."""
+
+    key: str
+    etag: str
+
+
+@dataclass(frozen=True, slots=True)
+class Create:
+    """Write only if the key does not exist yet."""
+
+
+@dataclass(frozen=True, slots=True)
+class Overwrite:
+    """Write unconditionally."""
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateIfMatch:
+    """Write only if the object exists and its current etag is ``etag``."""
+
+    etag: str
+
+
+PutMode = Create | Overwrite | UpdateIfMatch
+
+
+@runtime_checkable
+class ObjectStore(Protocol):
+    """A flat key -> bytes store with conditional writes (S3 or a local directory)."""
+
+    def describe(self) -> str:
+        """The store's location, for messages (``s3://bucket/prefix/`` or a local path)."""
+        ...
+
+    def get(self, key: str) -> bytes:
+        """The object's bytes. Raises ``ObjectNotFoundError``."""
+        ...
+
+    def get_range(self, key: str, *, start: int, end: int) -> bytes:
+        """Bytes ``[start, end)`` of the object, clipped to its size like a slice. Raises
+        ``ObjectNotFoundError``; ``ValueError`` if ``start < 0`` or ``end < start``."""
+        ...
+
+    def head(self, key: str) -> ObjectMeta:
+        """The object's metadata. Raises ``ObjectNotFoundError``."""
+        ...
+
+    def list(self, prefix: str = "") -> Iterator[ObjectMeta]:
+        """Every object whose key starts with ``prefix`` (a plain string prefix), sorted by key."""
+        ...
+
+    def put(self, key: str, data: bytes, *, mode: PutMode = ...) -> PutResult:
+        """Write the object atomically: readers see the old object or the new one, never a part."""
+        ...
+
+    def delete(self, key: str) -> None:
+        """Delete the object; a missing key is not an error."""
+        ...
+
+    def delete_many(self, keys: Iterable[str]) -> None:
+        """Delete many objects (missing ones are fine). Raises ``DeleteObjectsError`` naming the keys that
+        could not be deleted."""
+        ...
+
+
+def validate_key(key: str, *, location: str) -> str:
+    """``key`` if it is a safe relative key, else ``InvalidObjectKeyError`` (naming ``location``)."""
+    problem = _key_problem(key, allow_empty=False)
+    if problem:
+        raise InvalidObjectKeyError(f"invalid object key {key!r}: {problem}", location=location)
+    return key
+
+
+def validate_prefix(prefix: str, *, location: str) -> str:
+    """``prefix`` if it is a safe listing prefix (may be empty or end with ``/``)."""
+    trimmed = prefix[:-1] if prefix.endswith("/") else prefix
+    problem = _key_problem(trimmed, allow_empty=True)
+    if problem:
+        raise InvalidObjectKeyError(f"invalid key prefix {prefix!r}: {problem}", location=location)
+    return prefix
+
+
+def _key_problem(key: str, *, allow_empty: bool) -> str | None:
+    if not key:
+        return None if allow_empty else "empty key"
+    if "\\" in key:
+        return "backslashes are not allowed"
+    if "\x00" in key:
+        return "NUL characters are not allowed"
+    if key.startswith("/"):
+        return "absolute keys are not allowed"
+    for segment in key.split("/"):
+        if segment in {"", ".", ".."}:
+            return "empty, '.' and '..' segments are not allowed"
+        if segment.startswith(RESERVED_SEGMENT_PREFIX):
+            return f"segments starting with {RESERVED_SEGMENT_PREFIX!r} are reserved"
+    return None
+
+
+def check_range(start: int, end: int) -> None:
+    """``ValueError`` unless ``0 <= start <= end``."""
+    if start < 0 or end < start:
+        raise ValueError(f"invalid byte range [{start}, {end}): need 0 <= start <= end")

@@ -1,0 +1,242 @@
+"""A local directory as an object store (the ``file://`` lake backend).
+
+Objects are files under the root; a key's ``/`` separators are directories. Every write goes to a temp file
+in the target directory (``.kafka-segments-tmp-*``, never listed), is fsynced, then published in one step:
+``os.link`` for ``Create`` (fails if the name exists, so exactly one concurrent creator wins) or
+``os.replace`` for ``Overwrite`` / ``UpdateIfMatch``. Replacing writes and deletes hold an exclusive
+``flock`` on ``<root>/.kafka-segments.lock``, so an ``UpdateIfMatch`` check and its replace are atomic across
+threads and processes. Etags are the SHA-256 of the content (cached per file stat for ``head``/``list``).
+
+Unlike S3, a key cannot be both an object and a "directory" (``a`` and ``a/b``); such a write fails with
+``ObjectStoreError``. Empty directories left by deletes are not removed.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import os
+import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from kafka_segments.errors import (
+    ObjectAlreadyExistsError,
+    ObjectNotFoundError,
+    ObjectStoreError,
+    PreconditionFailedError,
+)
+from kafka_segments.storage.base import (
+    RESERVED_SEGMENT_PREFIX,
+    Create,
+    ObjectMeta,
+    Overwrite,
+    PutMode,
+    PutResult,
+    UpdateIfMatch,
+    check_range,
+    validate_key,
+    validate_prefix,
+)
+
+TEMP_PREFIX = f"{RESERVED_SEGMENT_PREFIX}-tmp-"
+LOCK_NAME = f"{RESERVED_SEGMENT_PREFIX}.lock"
+_CHUNK = 1 << 20
+_StatKey = tuple[int, int, int, int]
+
+
+def _write_fully(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view[:_CHUNK])
+        view = view[written:]
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _stat_key(st: os.stat_result) -> _StatKey:
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+class LocalStore:
+    """Objects as files under ``root`` (created on the first write)."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(os.path.abspath(root))
+        self._etags: dict[str, tuple[_StatKey, str]] = {}
+
+    def describe(self) -> str:
+        return str(self.root)
+
+    def __str__(self) -> str:
+        return self.describe()
+
+    def __repr__(self) -> str:
+        return f"LocalStore({str(self.root)!r})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"root": self.root}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.root = state["root"]
+        self._etags = {}
+
+    # -- reads ---------------------------------------------------------------------------------------------
+
+    def get(self, key: str) -> bytes:
+        path = self._path(key)
+        with self._os_errors(path):
+            return path.read_bytes()
+
+    def get_range(self, key: str, *, start: int, end: int) -> bytes:
+        check_range(start, end)
+        path = self._path(key)
+        with self._os_errors(path), path.open("rb") as f:
+            f.seek(start)
+            return f.read(end - start)
+
+    def head(self, key: str) -> ObjectMeta:
+        path = self._path(key)
+        with self._os_errors(path):
+            return self._meta(key, path)
+
+    def list(self, prefix: str = "") -> Iterator[ObjectMeta]:
+        validate_prefix(prefix, location=self.describe())
+        # Walk only the deepest directory the prefix names.
+        start = self.root.joinpath(*prefix.split("/")[:-1]) if "/" in prefix else self.root
+        keys = sorted(key for key in self._walk(start) if key.startswith(prefix))
+        for key in keys:
+            try:
+                yield self._meta(key, self.root / key)
+            except FileNotFoundError:
+                continue  # deleted while listing
+
+    def _walk(self, start: Path) -> Iterator[str]:
+        for dirpath, dirnames, filenames in os.walk(start):
+            dirnames[:] = [d for d in dirnames if not d.startswith(RESERVED_SEGMENT_PREFIX)]
+            relative = Path(dirpath).relative_to(self.root).as_posix()
+            for name in filenames:
+                if not name.startswith(RESERVED_SEGMENT_PREFIX):
+                    yield name if relative == "." else f"{relative}/{name}"
+
+    def _meta(self, key: str, path: Path) -> ObjectMeta:
+        st = path.stat()
+        if not path.is_file():
+            raise FileNotFoundError(errno.ENOENT, "not a file", str(path))
+        stat_key = _stat_key(st)
+        cached = self._etags.get(key)
+        if cached is not None and cached[0] == stat_key:
+            etag = cached[1]
+        else:
+            etag = _hash_file(path)
+            self._etags[key] = (stat_key, etag)
+        return ObjectMeta(key=key, size=st.st_size, etag=etag, last_modified_ms=st.st_mtime_ns // 1_000_000)
+
+    # -- writes --------------------------------------------------------------------------------------------
+
+    def put(self, key: str, data: bytes, *, mode: PutMode = Overwrite()) -> PutResult:  # noqa: B008
+        path = self._path(key)
+        etag = hashlib.sha256(data).hexdigest()
+        with self._os_errors(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temp = self._write_temp(path, data)
+            try:
+                if isinstance(mode, Create):
+                    try:
+                        os.link(temp, path)
+                    except FileExistsError:
+                        raise ObjectAlreadyExistsError(
+                            "object already exists (create-only write refused)", location=str(path)
+                        ) from None
+                else:
+                    with self._locked():
+                        if isinstance(mode, UpdateIfMatch):
+                            self._check_etag(path, mode.etag)
+                        os.replace(temp, path)
+                _fsync_dir(path.parent)
+            finally:
+                temp.unlink(missing_ok=True)
+        return PutResult(key=key, etag=etag)
+
+    def _check_etag(self, path: Path, expected: str) -> None:
+        try:
+            current = _hash_file(path)
+        except FileNotFoundError:
+            raise PreconditionFailedError(
+                f"conditional update on a missing object (expected etag {expected})", location=str(path)
+            ) from None
+        if current != expected:
+            raise PreconditionFailedError(
+                f"etag mismatch: expected {expected}, found {current}", location=str(path)
+            )
+
+    def _write_temp(self, path: Path, data: bytes) -> Path:
+        temp = path.with_name(f"{TEMP_PREFIX}{uuid.uuid4().hex}")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            _write_fully(fd, data)
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            temp.unlink(missing_ok=True)
+            raise
+        os.close(fd)
+        return temp
+
+    def delete(self, key: str) -> None:
+        path = self._path(key)
+        with self._os_errors(path), self._locked():
+            path.unlink(missing_ok=True)
+
+    def delete_many(self, keys: Iterable[str]) -> None:
+        paths = [self._path(key) for key in keys]  # validate every key before deleting any
+        if not paths:
+            return
+        with self._os_errors(self.root), self._locked():
+            for path in paths:
+                path.unlink(missing_ok=True)
+
+    # -- helpers -------------------------------------------------------------------------------------------
+
+    def _path(self, key: str) -> Path:
+        return self.root / validate_key(key, location=self.describe())
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.root / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
+    @contextmanager
+    def _os_errors(self, path: Path) -> Iterator[None]:
+        try:
+            yield
+        except (FileNotFoundError, IsADirectoryError) as exc:
+            raise ObjectNotFoundError("object not found", location=str(path)) from exc
+        except ObjectStoreError:
+            raise
+        except OSError as exc:
+            raise ObjectStoreError(
+                f"{type(exc).__name__}: {exc.strerror or exc}", location=str(path)
+            ) from exc
+
+
+def _hash_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()

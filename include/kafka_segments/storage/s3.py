@@ -1,0 +1,285 @@
+"""S3 (or any S3-compatible server: MinIO, moto) as an object store.
+
+The boto3 client is built lazily from the standard AWS settings (environment, profiles,
+``AWS_ENDPOINT_URL``) with botocore's ``standard`` retry mode, and dropped when the store is pickled (Spark
+ships stores to executors; each process builds its own client).
+
+botocore errors are translated once, here, by error code and HTTP status (never by message text); see
+``translate_s3_error``. ``UpdateIfMatch`` on a missing key raises ``PreconditionFailedError``, as the local
+backend does (S3 answers ``404 NoSuchKey`` there).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from kafka_segments.errors import (
+    ConditionalWriteConflictError,
+    DeleteObjectsError,
+    ObjectAlreadyExistsError,
+    ObjectNotFoundError,
+    ObjectStoreError,
+    PreconditionFailedError,
+    StoreAccessError,
+    TransientStoreError,
+)
+from kafka_segments.storage.base import (
+    Create,
+    ObjectMeta,
+    Overwrite,
+    PutMode,
+    PutResult,
+    UpdateIfMatch,
+    check_range,
+    validate_key,
+    validate_prefix,
+)
+
+DELETE_BATCH_SIZE = 1000  # DeleteObjects' limit
+_NOT_FOUND_CODES = frozenset({"NoSuchKey", "NotFound", "404"})
+_PRECONDITION_CODES = frozenset({"PreconditionFailed", "412"})
+_CONFLICT_CODES = frozenset({"ConditionalRequestConflict", "409"})
+_TRANSIENT_CODES = frozenset(
+    {"SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "InternalError", "ServiceUnavailable"}
+)
+_ACCESS_CODES = frozenset(
+    {"AccessDenied", "403", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken"}
+)
+
+
+def translate_s3_error(
+    exc: Exception, *, bucket: str, key: str, mode: PutMode | None = None
+) -> ObjectStoreError:
+    """The project error for a botocore error raised while accessing ``s3://bucket/key``.
+
+    ``mode`` is the put mode when the failed call was a put: a 412 then means ``ObjectAlreadyExistsError``
+    for ``Create`` and ``PreconditionFailedError`` for ``UpdateIfMatch``, and a 404 on ``UpdateIfMatch``
+    means ``PreconditionFailedError``. Decided by error code and HTTP status only.
+    """
+    from botocore.exceptions import (
+        ClientError,
+        ConnectionClosedError,
+        ConnectionError,
+        NoCredentialsError,
+        ReadTimeoutError,
+    )
+
+    location = f"s3://{bucket}/{key}"
+    if isinstance(exc, ClientError):
+        error = exc.response.get("Error", {})
+        code = str(error.get("Code", ""))
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        detail = f"{code or 'error'} (HTTP {status})" if status else code or "error"
+        if code in _NOT_FOUND_CODES or (status == 404 and code != "NoSuchBucket"):
+            if isinstance(mode, UpdateIfMatch):
+                return PreconditionFailedError(
+                    f"conditional update on a missing object (expected etag {mode.etag}): {detail}",
+                    location=location,
+                )
+            return ObjectNotFoundError(f"object not found: {detail}", location=location)
+        if code in _PRECONDITION_CODES or status == 412:
+            if isinstance(mode, Create):
+                return ObjectAlreadyExistsError(
+                    f"object already exists (create-only write refused): {detail}", location=location
+                )
+            expected = f" (expected etag {mode.etag})" if isinstance(mode, UpdateIfMatch) else ""
+            return PreconditionFailedError(f"precondition failed{expected}: {detail}", location=location)
+        if code in _CONFLICT_CODES or status == 409:
+            return ConditionalWriteConflictError(
+                f"concurrent conditional write to the same key: {detail}", location=location
+            )
+        if code in _ACCESS_CODES or status == 403:
+            return StoreAccessError(f"access denied: {detail}", location=location)
+        if code in _TRANSIENT_CODES or (isinstance(status, int) and status >= 500):
+            return TransientStoreError(f"store unavailable after retries: {detail}", location=location)
+        return ObjectStoreError(f"S3 request failed: {detail}", location=location)
+    if isinstance(exc, NoCredentialsError):
+        return StoreAccessError(f"no AWS credentials: {exc}", location=location)
+    if isinstance(exc, ConnectionError | ConnectionClosedError | ReadTimeoutError):
+        return TransientStoreError(
+            f"store unreachable after retries: {type(exc).__name__}", location=location
+        )
+    return ObjectStoreError(f"S3 request failed: {type(exc).__name__}: {exc}", location=location)
+
+
+class S3Store:
+    """Objects under ``s3://bucket/prefix``. ``prefix`` gets a trailing ``/`` if it has none."""
+
+    def __init__(
+        self,
+        bucket: str,
+        prefix: str = "",
+        *,
+        endpoint_url: str | None = None,
+        region: str | None = None,
+        client_factory: Callable[[], Any] | None = None,
+    ) -> None:
+        if not bucket or "/" in bucket:
+            raise ValueError(f"invalid S3 bucket name {bucket!r}")
+        prefix = prefix.lstrip("/")
+        if prefix and not prefix.endswith("/"):
+            prefix += "/"
+        validate_prefix(prefix, location=f"s3://{bucket}/")
+        self.bucket = bucket
+        self.prefix = prefix
+        self.endpoint_url = endpoint_url
+        self.region = region
+        self.client_factory = client_factory
+        self._client: Any = None
+        self._client_lock = threading.Lock()
+
+    def describe(self) -> str:
+        return f"s3://{self.bucket}/{self.prefix}"
+
+    def __str__(self) -> str:
+        return self.describe()
+
+    def __repr__(self) -> str:
+        return f"S3Store({self.bucket!r}, {self.prefix!r}, endpoint_url={self.endpoint_url!r})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_client"] = None
+        del state["_client_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._client_lock = threading.Lock()
+
+    def client(self) -> Any:
+        """The boto3 S3 client (built on first use)."""
+        if self._client is None:
+            with self._client_lock:
+                if self._client is None:
+                    self._client = self._build_client()
+        return self._client
+
+    def _build_client(self) -> Any:
+        if self.client_factory is not None:
+            return self.client_factory()
+        import boto3
+        from botocore.config import Config
+
+        custom_endpoint = (
+            self.endpoint_url or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+        )
+        config = Config(
+            retries={"mode": "standard"}, s3={"addressing_style": "path"} if custom_endpoint else None
+        )
+        return boto3.session.Session().client(
+            "s3", endpoint_url=self.endpoint_url, region_name=self.region, config=config
+        )
+
+    # -- reads ---------------------------------------------------------------------------------------------
+
+    def get(self, key: str) -> bytes:
+        full = self._full_key(key)
+        with self._translated(full):
+            body = self.client().get_object(Bucket=self.bucket, Key=full)["Body"]
+            try:
+                return bytes(body.read())
+            finally:
+                body.close()
+
+    def get_range(self, key: str, *, start: int, end: int) -> bytes:
+        check_range(start, end)
+        full = self._full_key(key)
+        if start == end:  # an empty range cannot be expressed in a Range header
+            self.head(key)
+            return b""
+        with self._translated(full):
+            from botocore.exceptions import ClientError
+
+            try:
+                response = self.client().get_object(
+                    Bucket=self.bucket, Key=full, Range=f"bytes={start}-{end - 1}"
+                )
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") == "InvalidRange":
+                    return b""  # start is past the end of an existing object
+                raise
+            body = response["Body"]
+            try:
+                return bytes(body.read())
+            finally:
+                body.close()
+
+    def head(self, key: str) -> ObjectMeta:
+        full = self._full_key(key)
+        with self._translated(full):
+            response = self.client().head_object(Bucket=self.bucket, Key=full)
+        return ObjectMeta(
+            key=key,
+            size=int(response["ContentLength"]),
+            etag=str(response["ETag"]),
+            last_modified_ms=int(response["LastModified"].timestamp() * 1000),
+        )
+
+    def list(self, prefix: str = "") -> Iterator[ObjectMeta]:
+        validate_prefix(prefix, location=self.describe())
+        full_prefix = self.prefix + prefix
+        with self._translated(full_prefix):
+            paginator = self.client().get_paginator("list_objects_v2")
+            for page in paginator.paginate(Bucket=self.bucket, Prefix=full_prefix):
+                for item in page.get("Contents", ()):
+                    yield ObjectMeta(
+                        key=str(item["Key"])[len(self.prefix) :],
+                        size=int(item["Size"]),
+                        etag=str(item["ETag"]),
+                        last_modified_ms=int(item["LastModified"].timestamp() * 1000),
+                    )
+
+    # -- writes --------------------------------------------------------------------------------------------
+
+    def put(self, key: str, data: bytes, *, mode: PutMode = Overwrite()) -> PutResult:  # noqa: B008
+        full = self._full_key(key)
+        conditions: dict[str, str] = {}
+        if isinstance(mode, Create):
+            conditions["IfNoneMatch"] = "*"
+        elif isinstance(mode, UpdateIfMatch):
+            conditions["IfMatch"] = mode.etag
+        with self._translated(full, mode):
+            response = self.client().put_object(Bucket=self.bucket, Key=full, Body=data, **conditions)
+        return PutResult(key=key, etag=str(response["ETag"]))
+
+    def delete(self, key: str) -> None:
+        full = self._full_key(key)
+        with self._translated(full):
+            self.client().delete_object(Bucket=self.bucket, Key=full)
+
+    def delete_many(self, keys: Iterable[str]) -> None:
+        full_keys = [self._full_key(key) for key in keys]  # validate every key before deleting any
+        failed: dict[str, str] = {}
+        for first in range(0, len(full_keys), DELETE_BATCH_SIZE):
+            batch = full_keys[first : first + DELETE_BATCH_SIZE]
+            with self._translated(batch[0]):
+                response = self.client().delete_objects(
+                    Bucket=self.bucket, Delete={"Objects": [{"Key": k} for k in batch], "Quiet": True}
+                )
+            for error in response.get("Errors", ()):
+                failed[str(error.get("Key", "?"))] = str(error.get("Code", "error"))
+        if failed:
+            shown = ", ".join(f"{k} ({c})" for k, c in sorted(failed.items())[:10])
+            more = f" and {len(failed) - 10} more" if len(failed) > 10 else ""
+            raise DeleteObjectsError(
+                f"{len(failed)} object(s) not deleted: {shown}{more}", location=self.describe(), failed=failed
+            )
+
+    # -- helpers -------------------------------------------------------------------------------------------
+
+    def _full_key(self, key: str) -> str:
+        return self.prefix + validate_key(key, location=self.describe())
+
+    @contextmanager
+    def _translated(self, full_key: str, mode: PutMode | None = None) -> Iterator[None]:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            yield
+        except (ClientError, BotoCoreError) as exc:
+            raise translate_s3_error(exc, bucket=self.bucket, key=full_key, mode=mode) from exc

@@ -1,0 +1,71 @@
+"""Lake URIs open the right object store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from kafka_segments.errors import InvalidLakeUriError
+from kafka_segments.storage import LocalStore, S3Store, open_store
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize(
+    ("uri", "bucket", "prefix"),
+    [
+        ("s3://bucket/prefix/", "bucket", "prefix/"),
+        ("s3://bucket/prefix", "bucket", "prefix/"),
+        ("s3://my.bucket-1/a/b/c", "my.bucket-1", "a/b/c/"),
+        ("s3://bucket", "bucket", ""),
+        ("s3://bucket/", "bucket", ""),
+    ],
+)
+def test_s3_uris(uri: str, bucket: str, prefix: str) -> None:
+    store = open_store(uri)
+    assert isinstance(store, S3Store)
+    assert (store.bucket, store.prefix) == (bucket, prefix)
+    assert store.describe() == f"s3://{bucket}/{prefix}"
+
+
+@pytest.mark.parametrize(
+    ("uri", "root"),
+    [
+        ("/tmp/x", "/tmp/x"),
+        ("file:///tmp/x", "/tmp/x"),
+        ("file://localhost/tmp/x", "/tmp/x"),
+        ("file:///tmp/with%20space", "/tmp/with space"),
+        (Path("/tmp/y"), "/tmp/y"),
+    ],
+)
+def test_local_uris(uri: str, root: str) -> None:
+    store = open_store(uri)
+    assert isinstance(store, LocalStore)
+    assert store.root == Path(root)
+
+
+def test_relative_paths_become_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    store = open_store("lake")
+    assert isinstance(store, LocalStore)
+    assert store.root == tmp_path / "lake"
+
+
+@pytest.mark.parametrize(
+    ("uri", "message"),
+    [
+        ("s3://", "bucket"),
+        ("s3:///prefix", "bucket"),
+        ("s3://Bad_Bucket/x", "bucket"),
+        ("s3://bucket/a/../b", "prefix"),
+        ("s3://bucket/x?versionId=1", "query"),
+        ("gs://x", "unsupported scheme 'gs'"),
+        ("http://host/x", "unsupported scheme"),
+        ("file://otherhost/x", "local path"),
+        ("", "empty"),
+    ],
+)
+def test_bad_uris(uri: str, message: str) -> None:
+    with pytest.raises(InvalidLakeUriError, match=message) as raised:
+        open_store(uri)
+    assert isinstance(raised.value, ValueError)
