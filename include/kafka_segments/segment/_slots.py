@@ -22,9 +22,14 @@ which is what Kafka's recovery does.)
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
 from kafka_segments.errors import CorruptIndexError
 
 Buffer = bytes | bytearray | memoryview
+EntryT = TypeVar("EntryT")
+ProblemOf = Callable[[EntryT | None, EntryT], str | None]
 
 
 def check_entry_size(data: Buffer, entry_size: int, *, path: str, what: str) -> None:
@@ -45,3 +50,14 @@ def used_slots(data: Buffer, entry_size: int, *, trim_unused_slots: bool) -> int
         return slots
     last_nonzero = len(bytes(data).rstrip(b"\x00"))
     return -(-last_nonzero // entry_size)
+
+
+def first_problem(entries: Sequence[EntryT], problem_of: ProblemOf[EntryT]) -> tuple[int, str] | None:
+    """The number of the first entry that cannot follow the one before it, and why; ``None`` if all can."""
+    previous: EntryT | None = None
+    for number, entry in enumerate(entries):
+        problem = problem_of(previous, entry)
+        if problem is not None:
+            return number, problem
+        previous = entry
+    return None

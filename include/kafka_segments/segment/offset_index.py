@@ -19,9 +19,10 @@ import bisect
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
 
 from kafka_segments.errors import CorruptIndexError, SegmentWriteError
-from kafka_segments.segment._slots import Buffer, check_entry_size, used_slots
+from kafka_segments.segment._slots import Buffer, check_entry_size, first_problem, used_slots
 
 ENTRY = struct.Struct(
     ">"
@@ -93,18 +94,17 @@ def parse_offset_index(
     """
     check_entry_size(data, ENTRY_SIZE, path=path, what="offset index")
     used = used_slots(data, ENTRY_SIZE, trim_unused_slots=trim_unused_slots)
-    entries: list[OffsetPosition] = []
-    previous: OffsetPosition | None = None
-    for slot, (relative, position) in enumerate(ENTRY.iter_unpack(memoryview(data)[: used * ENTRY_SIZE])):
-        entry = OffsetPosition(base_offset + relative, position)
-        problem = entry_problem(previous, entry, base_offset=base_offset)
-        if problem is not None:
-            raise CorruptIndexError(
-                f"offset index entry {slot}: {problem}", path=path, position=slot * ENTRY_SIZE
-            )
-        entries.append(entry)
-        previous = entry
-    return OffsetIndex(base_offset, tuple(entries), len(data) // ENTRY_SIZE - used)
+    entries = tuple(
+        OffsetPosition(base_offset + relative, position)
+        for relative, position in ENTRY.iter_unpack(memoryview(data)[: used * ENTRY_SIZE])
+    )
+    found = first_problem(entries, partial(entry_problem, base_offset=base_offset))
+    if found is not None:
+        slot, problem = found
+        raise CorruptIndexError(
+            f"offset index entry {slot}: {problem}", path=path, position=slot * ENTRY_SIZE
+        )
+    return OffsetIndex(base_offset, entries, len(data) // ENTRY_SIZE - used)
 
 
 def build_offset_index(entries: Iterable[OffsetPosition], *, base_offset: int) -> OffsetIndex:
@@ -113,15 +113,12 @@ def build_offset_index(entries: Iterable[OffsetPosition], *, base_offset: int) -
     Raises:
         SegmentWriteError: an entry Kafka would refuse (names the entry number).
     """
-    built: list[OffsetPosition] = []
-    previous: OffsetPosition | None = None
-    for number, entry in enumerate(entries):
-        problem = entry_problem(previous, entry, base_offset=base_offset)
-        if problem is not None:
-            raise SegmentWriteError(f"offset index entry {number}: {problem}")
-        built.append(entry)
-        previous = entry
-    return OffsetIndex(base_offset, tuple(built))
+    built = tuple(entries)
+    found = first_problem(built, partial(entry_problem, base_offset=base_offset))
+    if found is not None:
+        number, problem = found
+        raise SegmentWriteError(f"offset index entry {number}: {problem}")
+    return OffsetIndex(base_offset, built)
 
 
 def entry_problem(previous: OffsetPosition | None, entry: OffsetPosition, *, base_offset: int) -> str | None:

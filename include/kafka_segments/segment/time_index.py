@@ -21,9 +21,10 @@ import bisect
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
 
 from kafka_segments.errors import CorruptIndexError, SegmentWriteError
-from kafka_segments.segment._slots import Buffer, check_entry_size, used_slots
+from kafka_segments.segment._slots import Buffer, check_entry_size, first_problem, used_slots
 
 ENTRY = struct.Struct(
     ">"
@@ -94,18 +95,15 @@ def parse_time_index(
     """
     check_entry_size(data, ENTRY_SIZE, path=path, what="time index")
     used = used_slots(data, ENTRY_SIZE, trim_unused_slots=trim_unused_slots)
-    entries: list[TimestampOffset] = []
-    previous: TimestampOffset | None = None
-    for slot, (timestamp, relative) in enumerate(ENTRY.iter_unpack(memoryview(data)[: used * ENTRY_SIZE])):
-        entry = TimestampOffset(timestamp, base_offset + relative)
-        problem = entry_problem(previous, entry, base_offset=base_offset)
-        if problem is not None:
-            raise CorruptIndexError(
-                f"time index entry {slot}: {problem}", path=path, position=slot * ENTRY_SIZE
-            )
-        entries.append(entry)
-        previous = entry
-    return TimeIndex(base_offset, tuple(entries), len(data) // ENTRY_SIZE - used)
+    entries = tuple(
+        TimestampOffset(timestamp, base_offset + relative)
+        for timestamp, relative in ENTRY.iter_unpack(memoryview(data)[: used * ENTRY_SIZE])
+    )
+    found = first_problem(entries, partial(entry_problem, base_offset=base_offset))
+    if found is not None:
+        slot, problem = found
+        raise CorruptIndexError(f"time index entry {slot}: {problem}", path=path, position=slot * ENTRY_SIZE)
+    return TimeIndex(base_offset, entries, len(data) // ENTRY_SIZE - used)
 
 
 def build_time_index(entries: Iterable[TimestampOffset], *, base_offset: int) -> TimeIndex:
@@ -114,15 +112,12 @@ def build_time_index(entries: Iterable[TimestampOffset], *, base_offset: int) ->
     Raises:
         SegmentWriteError: an entry Kafka would refuse or skip (names the entry number).
     """
-    built: list[TimestampOffset] = []
-    previous: TimestampOffset | None = None
-    for number, entry in enumerate(entries):
-        problem = entry_problem(previous, entry, base_offset=base_offset)
-        if problem is not None:
-            raise SegmentWriteError(f"time index entry {number}: {problem}")
-        built.append(entry)
-        previous = entry
-    return TimeIndex(base_offset, tuple(built))
+    built = tuple(entries)
+    found = first_problem(built, partial(entry_problem, base_offset=base_offset))
+    if found is not None:
+        number, problem = found
+        raise SegmentWriteError(f"time index entry {number}: {problem}")
+    return TimeIndex(base_offset, built)
 
 
 def entry_problem(

@@ -23,9 +23,10 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from kafka_segments.errors import CorruptIndexError, SegmentWriteError
-from kafka_segments.segment._slots import Buffer, check_entry_size
+from kafka_segments.segment._slots import Buffer, check_entry_size, first_problem
 
 ENTRY = struct.Struct(
     ">"
@@ -105,12 +106,11 @@ def build_txn_index(entries: Iterable[AbortedTxn], *, base_offset: int | None = 
     Raises:
         SegmentWriteError: entries Kafka's ``append`` would refuse (names the entry number).
     """
-    built: list[AbortedTxn] = []
-    for number, txn in enumerate(entries):
-        problem = entry_problem(built[-1] if built else None, txn, base_offset=base_offset)
-        if problem is not None:
-            raise SegmentWriteError(f"transaction index entry {number}: {problem}")
-        built.append(txn)
+    built = tuple(entries)
+    found = first_problem(built, partial(entry_problem, base_offset=base_offset))
+    if found is not None:
+        number, problem = found
+        raise SegmentWriteError(f"transaction index entry {number}: {problem}")
     return b"".join(txn.to_bytes() for txn in built)
 
 
