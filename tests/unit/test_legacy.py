@@ -18,6 +18,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from data.legacy.generate import XXH32, Message
+from data.legacy.generate import entry as kp_entries
 from hypothesis import given
 from hypothesis import strategies as st
 from kafka_segments.errors import CorruptRecordError, InvalidCrcError, TruncatedSegmentError
@@ -40,60 +42,24 @@ from kafka_segments.records.legacy import RECORD_OVERHEAD_V0, read_legacy_entry
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)  # kafka/__init__ imports its admin client
     import kafka.codec
-    from kafka.record.legacy_records import LegacyRecordBatchBuilder
     from kafka.record.memory_records import MemoryRecords
 
 pytestmark = pytest.mark.unit
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "legacy"
 TS = 1_700_000_000_000
-Message = tuple[int, int | None, bytes | None, bytes | None]  # offset, timestamp, key, value
 Row = tuple[int, int, bytes | None, bytes | None]
-
-
-class _XXH32:
-    """What kafka-python uses of the ``xxhash`` package (not installed here): ``xxh32(data).digest()``."""
-
-    def __init__(self, data: bytes) -> None:
-        self._value = xxh32(data)
-
-    def digest(self) -> bytes:
-        return self._value.to_bytes(4, "big")
 
 
 @pytest.fixture(autouse=True, scope="module")
 def kafka_python_xxhash() -> Iterator[None]:
     """kafka-python's v0 lz4 wrappers need ``xxhash`` (checked against known values in test_compression)."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(kafka.codec, "xxhash", SimpleNamespace(xxh32=_XXH32))
+        patch.setattr(kafka.codec, "xxhash", SimpleNamespace(xxh32=XXH32))
         yield
 
 
 # Writers: kafka-python's builder, plus an independent encoder for hand-made (damaged) messages --------------
-
-
-def restamp(
-    entry: bytes, *, offset: int, timestamp: int | None = None, log_append_time: bool = False
-) -> bytes:
-    """Stamp a wrapper's offset and (v1) timestamp / LogAppendTime bit as a broker does; recompute the CRC."""
-    out = bytearray(entry)
-    struct.pack_into(">q", out, 0, offset)
-    if out[16] == 1:
-        if log_append_time:
-            out[17] |= 0x08
-        if timestamp is not None:
-            struct.pack_into(">q", out, 18, timestamp)
-    struct.pack_into(">I", out, 12, zlib.crc32(out[16:]))
-    return bytes(out)
-
-
-def kp_entries(magic: int, codec: int, messages: list[Message], **stamp: Any) -> bytes:
-    """Entries from kafka-python's builder: one per message, or one wrapper (then ``restamp(**stamp)``)."""
-    builder = LegacyRecordBatchBuilder(magic, codec, batch_size=1 << 30)
-    for offset, timestamp, key, value in messages:
-        builder.append(offset, timestamp, key, value)
-    built = bytes(builder.build())
-    return restamp(built, **stamp) if codec else built
 
 
 def message(

@@ -35,7 +35,9 @@ LOG_APPEND_TIME = TS + 777_000
 Message = tuple[int, int | None, bytes | None, bytes | None]  # offset (absolute or relative), ts, key, value
 
 
-class _XXH32:
+class XXH32:
+    """What kafka-python uses of the ``xxhash`` package (not installed here): ``xxh32(data).digest()``."""
+
     def __init__(self, data: bytes) -> None:
         self._value = xxh32(data)
 
@@ -176,7 +178,7 @@ def describe(segment: bytes) -> dict[str, Any]:
 
 
 def main() -> None:
-    kafka.codec.xxhash = SimpleNamespace(xxh32=_XXH32)  # kafka-python's lz4 v0 needs the xxhash package
+    kafka.codec.xxhash = SimpleNamespace(xxh32=XXH32)  # kafka-python's lz4 v0 needs the xxhash package
     kafka.record.legacy_records.gzip_encode = gzip_encode_without_mtime
     for name, segment in (("v0", v0_segment()), ("v1", v1_segment()), ("mixed", mixed_segment())):
         (HERE / f"{name}.log").write_bytes(segment)
