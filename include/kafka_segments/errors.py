@@ -165,3 +165,52 @@ class DeleteObjectsError(ObjectStoreError):
 
 class InvalidLakeUriError(KafkaSegmentsError, ValueError):
     """A lake URI is neither ``s3://bucket[/prefix]`` nor a local path / ``file://`` URI."""
+
+
+class LakeError(KafkaSegmentsError):
+    """The lake's committed state or one of its persisted files is not what it must be.
+
+    Attributes:
+        reason: what went wrong, without the location.
+        location: the object concerned (``s3://bucket/key`` or a local path), or the lake.
+    """
+
+    def __init__(self, reason: str, *, location: str) -> None:
+        self.reason = reason
+        self.location = location
+        super().__init__(f"{location}: {reason}")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_restore_error, (type(self), self.args, dict(self.__dict__)))
+
+
+class ManifestFormatError(LakeError):
+    """A persisted lake file (manifest, run record) is not valid JSON of its format: the message names the
+    object and the field."""
+
+
+class UnsupportedFormatVersionError(ManifestFormatError):
+    """A persisted lake file has a ``format_version`` this build does not know (written by a newer release,
+    or not ours). Refused rather than guessed at."""
+
+
+class InvalidRunIdError(LakeError, ValueError):
+    """A run id is not 1-100 characters of ``[A-Za-z0-9_-]`` starting with a letter or digit."""
+
+
+class CommitConflictError(LakeError):
+    """Another commit took the manifest version this run was going to create (or the lake's head moved past
+    the run's base version). Nothing of this run became visible; re-plan from the new head and run again."""
+
+
+class CommitStateUnknownError(LakeError):
+    """The commit's outcome could not be established (the response was lost and reading the manifest back
+    failed). Do not retry blindly: ``kafka-segments recover`` (or ``resolve_commit``) finds out whether the
+    run committed."""
+
+    retriable: ClassVar[bool] = True
+
+
+class RunStateError(LakeError):
+    """A run cannot do what was asked in its current state (unknown run id, already finished, a run id
+    reused for another base version, a staged manifest that does not build on the run's base)."""

@@ -1,0 +1,313 @@
+"""JSON form of the lake's persisted files (manifests; run records use the same field readers).
+
+Every file is a JSON object whose first field is ``format_version``. Reading is strict: a file that is not
+UTF-8 JSON, has an unknown ``format_version``, lacks a field, has a field of the wrong type or breaks an
+invariant (segments out of order or overlapping, log start above log end, …) is refused with
+``ManifestFormatError`` / ``UnsupportedFormatVersionError`` naming the object and the field. Unknown extra
+fields are ignored, so a later release may add fields without a new format version.
+
+Manifest format version 1::
+
+    {"format_version": 1, "version": 7, "parent_version": 6, "run_id": "...", "operation": "run",
+     "committed_at_ms": ..., "now_ms": ...,
+     "partitions": [{"topic": "orders", "partition": 0, "log_start_offset": 0, "log_end_offset": 120,
+                     "cleaner_checkpoint": null, "run_id": "...",
+                     "open_transactions": [{"producer_id": 7, "producer_epoch": 0, "first_offset": 110}],
+                     "segments": [{"key": "orders-0/00000000000000000000.log", "base_offset": 0,
+                                   "last_offset": 119, "size": 4096, "sha256": "...", "etag": "...",
+                                   "record_count": 120, "batch_count": 12, "max_timestamp_ms": ...,
+                                   "first_batch_max_timestamp_ms": ..., "last_modified_ms": ...,
+                                   "origin": "adopted", "run_id": "..."}]}],
+     "retired": [{"key": "...", "topic": "orders", "partition": 0, "retired_in_version": 6,
+                  "retired_at_ms": ..., "delete_delay_ms": 60000, "reason": "retention.ms"}]}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from kafka_segments.errors import InvalidTopicError, ManifestFormatError, UnsupportedFormatVersionError
+from kafka_segments.lake.manifest import (
+    MANIFEST_FORMAT_VERSION,
+    Manifest,
+    OpenTransaction,
+    PartitionState,
+    RetiredObject,
+    SegmentEntry,
+    SegmentOrigin,
+)
+from kafka_segments.topic_partition import TopicPartition
+
+T = TypeVar("T")
+JsonObject = Mapping[str, Any]
+
+
+# ---------------------------------------------------------------------------------------------- writing
+
+
+def manifest_to_json(manifest: Manifest) -> bytes:
+    """The manifest as compact, deterministic UTF-8 JSON."""
+    document = {
+        "format_version": manifest.format_version,
+        "version": manifest.version,
+        "parent_version": manifest.parent_version,
+        "run_id": manifest.run_id,
+        "operation": manifest.operation,
+        "committed_at_ms": manifest.committed_at_ms,
+        "now_ms": manifest.now_ms,
+        "partitions": [_partition_to_dict(state) for state in manifest.partitions],
+        "retired": [_retired_to_dict(retired) for retired in manifest.retired],
+    }
+    return dump_json(document)
+
+
+def dump_json(document: Mapping[str, Any]) -> bytes:
+    return json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def _partition_to_dict(state: PartitionState) -> dict[str, Any]:
+    return {
+        "topic": state.topic_partition.topic,
+        "partition": state.topic_partition.partition,
+        "log_start_offset": state.log_start_offset,
+        "log_end_offset": state.log_end_offset,
+        "cleaner_checkpoint": state.cleaner_checkpoint,
+        "run_id": state.run_id,
+        "open_transactions": [
+            {"producer_id": t.producer_id, "producer_epoch": t.producer_epoch, "first_offset": t.first_offset}
+            for t in state.open_transactions
+        ],
+        "segments": [segment_to_dict(segment) for segment in state.segments],
+    }
+
+
+def segment_to_dict(segment: SegmentEntry) -> dict[str, Any]:
+    return {
+        "key": segment.key,
+        "base_offset": segment.base_offset,
+        "last_offset": segment.last_offset,
+        "size": segment.size,
+        "sha256": segment.sha256,
+        "etag": segment.etag,
+        "record_count": segment.record_count,
+        "batch_count": segment.batch_count,
+        "max_timestamp_ms": segment.max_timestamp_ms,
+        "first_batch_max_timestamp_ms": segment.first_batch_max_timestamp_ms,
+        "last_modified_ms": segment.last_modified_ms,
+        "origin": segment.origin.value,
+        "run_id": segment.run_id,
+    }
+
+
+def _retired_to_dict(retired: RetiredObject) -> dict[str, Any]:
+    return {
+        "key": retired.key,
+        "topic": retired.topic_partition.topic,
+        "partition": retired.topic_partition.partition,
+        "retired_in_version": retired.retired_in_version,
+        "retired_at_ms": retired.retired_at_ms,
+        "delete_delay_ms": retired.delete_delay_ms,
+        "reason": retired.reason,
+    }
+
+
+# ---------------------------------------------------------------------------------------------- reading
+
+
+class Reader:
+    """Typed field access on one decoded JSON object; every error names the object and the field path."""
+
+    def __init__(self, data: object, *, location: str, path: str = "") -> None:
+        if not isinstance(data, dict):
+            raise ManifestFormatError(f"{path or 'document'}: expected a JSON object", location=location)
+        self._data: dict[str, Any] = data
+        self.location = location
+        self.path = path
+
+    def _where(self, name: str) -> str:
+        return f"{self.path}.{name}" if self.path else name
+
+    def fail(self, name: str, problem: str) -> ManifestFormatError:
+        return ManifestFormatError(f"field {self._where(name)!r}: {problem}", location=self.location)
+
+    def _get(self, name: str) -> Any:
+        if name not in self._data:
+            raise self.fail(name, "missing")
+        return self._data[name]
+
+    def integer(self, name: str, *, minimum: int | None = None) -> int:
+        value = self._get(name)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise self.fail(name, f"expected an integer, found {value!r}")
+        if minimum is not None and value < minimum:
+            raise self.fail(name, f"must be >= {minimum}, found {value}")
+        return value
+
+    def optional_integer(self, name: str, *, minimum: int | None = None) -> int | None:
+        if self._get(name) is None:
+            return None
+        return self.integer(name, minimum=minimum)
+
+    def string(self, name: str, *, allow_empty: bool = False) -> str:
+        value = self._get(name)
+        if not isinstance(value, str) or (not value and not allow_empty):
+            raise self.fail(name, f"expected a {'' if allow_empty else 'non-empty '}string, found {value!r}")
+        return value
+
+    def objects(self, name: str, parse: Callable[[Reader], T]) -> tuple[T, ...]:
+        value = self._get(name)
+        if not isinstance(value, list):
+            raise self.fail(name, f"expected a list, found {type(value).__name__}")
+        return tuple(
+            parse(Reader(item, location=self.location, path=f"{self._where(name)}[{index}]"))
+            for index, item in enumerate(value)
+        )
+
+    def topic_partition(self) -> TopicPartition:
+        topic = self.string("topic")
+        partition = self.integer("partition", minimum=0)
+        try:
+            return TopicPartition(topic, partition)
+        except InvalidTopicError as exc:
+            raise self.fail("topic", str(exc)) from exc
+
+
+def load_document(data: bytes, *, location: str, supported: int, kind: str) -> Reader:
+    """Decode a persisted JSON file and check its ``format_version``."""
+    try:
+        document = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ManifestFormatError(f"{kind} is not UTF-8 (byte {exc.start})", location=location) from exc
+    except json.JSONDecodeError as exc:
+        raise ManifestFormatError(
+            f"{kind} is not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg})", location=location
+        ) from exc
+    reader = Reader(document, location=location)
+    version = reader.integer("format_version")
+    if version != supported:
+        raise UnsupportedFormatVersionError(
+            f"{kind} has format_version {version}; this build reads format_version {supported} "
+            "(written by another release of kafka-segments?)",
+            location=location,
+        )
+    return reader
+
+
+def manifest_from_json(data: bytes, *, location: str) -> Manifest:
+    """Parse and check a manifest.
+
+    Raises:
+        UnsupportedFormatVersionError: an unknown ``format_version``.
+        ManifestFormatError: anything else wrong, naming the field.
+    """
+    reader = load_document(data, location=location, supported=MANIFEST_FORMAT_VERSION, kind="manifest")
+    version = reader.integer("version", minimum=1)
+    parent = reader.optional_integer("parent_version", minimum=1)
+    if (parent is None) != (version == 1) or (parent is not None and parent != version - 1):
+        raise reader.fail(
+            "parent_version", f"version {version} must have parent {version - 1 or None}, found {parent}"
+        )
+    partitions = reader.objects("partitions", _read_partition)
+    _check_unique_partitions(reader, partitions)
+    return Manifest(
+        version=version,
+        parent_version=parent,
+        run_id=reader.string("run_id"),
+        operation=reader.string("operation"),
+        committed_at_ms=reader.integer("committed_at_ms"),
+        now_ms=reader.integer("now_ms"),
+        partitions=partitions,
+        retired=reader.objects("retired", _read_retired),
+    )
+
+
+def _check_unique_partitions(reader: Reader, partitions: tuple[PartitionState, ...]) -> None:
+    seen: set[TopicPartition] = set()
+    order = [(p.topic_partition.topic, p.topic_partition.partition) for p in partitions]
+    for state in partitions:
+        if state.topic_partition in seen:
+            raise reader.fail("partitions", f"{state.topic_partition} is listed twice")
+        seen.add(state.topic_partition)
+    if order != sorted(order):
+        raise reader.fail("partitions", "not sorted by topic and partition")
+
+
+def _read_partition(reader: Reader) -> PartitionState:
+    topic_partition = reader.topic_partition()
+    log_start = reader.integer("log_start_offset", minimum=0)
+    log_end = reader.integer("log_end_offset", minimum=0)
+    if log_start > log_end:
+        raise reader.fail("log_start_offset", f"{log_start} is above log_end_offset {log_end}")
+    segments = reader.objects("segments", _read_segment)
+    _check_segments(reader, topic_partition, segments, log_end)
+    return PartitionState(
+        topic_partition=topic_partition,
+        log_start_offset=log_start,
+        log_end_offset=log_end,
+        segments=segments,
+        cleaner_checkpoint=reader.optional_integer("cleaner_checkpoint", minimum=0),
+        open_transactions=reader.objects("open_transactions", _read_open_transaction),
+        run_id=reader.string("run_id"),
+    )
+
+
+def _check_segments(
+    reader: Reader, topic_partition: TopicPartition, segments: tuple[SegmentEntry, ...], log_end: int
+) -> None:
+    prefix = topic_partition.dir_name + "/"
+    previous: SegmentEntry | None = None
+    for index, segment in enumerate(segments):
+        name = f"segments[{index}]"
+        if not segment.key.startswith(prefix) or "/" in segment.key[len(prefix) :]:
+            raise reader.fail(name, f"key {segment.key!r} is not in the partition folder {prefix!r}")
+        if previous is not None and segment.base_offset < previous.next_offset:
+            raise reader.fail(name, f"base offset {segment.base_offset} overlaps the previous segment")
+        previous = segment
+    if segments and segments[-1].next_offset > log_end:
+        raise reader.fail("log_end_offset", f"{log_end} is below the last segment's next offset")
+
+
+def _read_segment(reader: Reader) -> SegmentEntry:
+    base = reader.integer("base_offset", minimum=0)
+    last = reader.optional_integer("last_offset", minimum=base)
+    origin = reader.string("origin")
+    try:
+        parsed_origin = SegmentOrigin(origin)
+    except ValueError as exc:
+        raise reader.fail("origin", f"unknown origin {origin!r}") from exc
+    return SegmentEntry(
+        key=reader.string("key"),
+        base_offset=base,
+        last_offset=last,
+        size=reader.integer("size", minimum=0),
+        sha256=reader.string("sha256"),
+        etag=reader.string("etag", allow_empty=True),
+        record_count=reader.integer("record_count", minimum=0),
+        batch_count=reader.integer("batch_count", minimum=0),
+        max_timestamp_ms=reader.integer("max_timestamp_ms"),
+        first_batch_max_timestamp_ms=reader.integer("first_batch_max_timestamp_ms"),
+        last_modified_ms=reader.integer("last_modified_ms"),
+        origin=parsed_origin,
+        run_id=reader.string("run_id"),
+    )
+
+
+def _read_open_transaction(reader: Reader) -> OpenTransaction:
+    return OpenTransaction(
+        producer_id=reader.integer("producer_id", minimum=0),
+        producer_epoch=reader.integer("producer_epoch"),
+        first_offset=reader.integer("first_offset", minimum=0),
+    )
+
+
+def _read_retired(reader: Reader) -> RetiredObject:
+    return RetiredObject(
+        key=reader.string("key"),
+        topic_partition=reader.topic_partition(),
+        retired_in_version=reader.integer("retired_in_version", minimum=1),
+        retired_at_ms=reader.integer("retired_at_ms"),
+        delete_delay_ms=reader.integer("delete_delay_ms", minimum=0),
+        reason=reader.string("reason"),
+    )

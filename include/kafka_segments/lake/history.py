@@ -1,0 +1,59 @@
+"""Reading committed manifests from a store: the version list, one version, the head."""
+
+from __future__ import annotations
+
+from kafka_segments.errors import ManifestFormatError, ObjectNotFoundError
+from kafka_segments.lake.codec import manifest_from_json
+from kafka_segments.lake.layout import MANIFESTS_PREFIX, manifest_key, parse_manifest_key
+from kafka_segments.lake.manifest import Manifest
+from kafka_segments.storage.base import ObjectStore
+
+
+def location_of(store: ObjectStore, key: str) -> str:
+    """A key's full location for messages (``s3://bucket/prefix/key`` or a local path)."""
+    root = store.describe()
+    return root + key if root.endswith("/") else f"{root}/{key}"
+
+
+def manifest_versions(store: ObjectStore) -> list[int]:
+    """Every committed manifest version present, ascending."""
+    versions = (parse_manifest_key(meta.key) for meta in store.list(MANIFESTS_PREFIX))
+    return sorted(version for version in versions if version is not None)
+
+
+def head_version(store: ObjectStore) -> int | None:
+    """The latest committed version, ``None`` for a lake without a manifest yet."""
+    versions = manifest_versions(store)
+    return versions[-1] if versions else None
+
+
+def read_manifest(store: ObjectStore, version: int) -> Manifest:
+    """Manifest ``version``.
+
+    Raises:
+        ObjectNotFoundError: no such version (never committed, or removed by gc).
+        ManifestFormatError: the object is not a valid manifest (``UnsupportedFormatVersionError`` for an
+            unknown format version); also when it claims another version than its key.
+    """
+    key = manifest_key(version)
+    manifest = manifest_from_json(store.get(key), location=location_of(store, key))
+    if manifest.version != version:
+        raise ManifestFormatError(
+            f"field 'version': the object for version {version} says {manifest.version}",
+            location=location_of(store, key),
+        )
+    return manifest
+
+
+def read_head(store: ObjectStore) -> Manifest | None:
+    """The latest committed manifest, ``None`` when nothing was committed yet."""
+    version = head_version(store)
+    return None if version is None else read_manifest(store, version)
+
+
+def try_read_manifest(store: ObjectStore, version: int) -> Manifest | None:
+    """Manifest ``version``, or ``None`` when it does not exist."""
+    try:
+        return read_manifest(store, version)
+    except ObjectNotFoundError:
+        return None

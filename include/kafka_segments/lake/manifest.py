@@ -1,0 +1,198 @@
+"""The lake's committed state: one immutable ``Manifest`` per version (DESIGN §3).
+
+A manifest lists, per partition, the live segments in offset order with what the rules need without
+reading segment bodies again (size, checksum, offsets, timestamps, counts), the log start and end offsets,
+the cleaner checkpoint, the transactions still open at the log end, and which run last changed it. It also
+carries the objects that left the live set and are waiting for ``file.delete.delay.ms`` before garbage
+collection may delete them (``retired``), forwarded from version to version until they are gone.
+
+Offsets follow Kafka (KAFKA-SEMANTICS Part L): the high watermark is the log end offset (every object in the
+lake is committed data); a partition whose segments were all deleted keeps its log end offset as its log
+start offset; the segment with the highest base offset is the active segment.
+
+Readers read a segment's first ``size`` bytes: an adopted object that a broker sync regrew keeps serving
+the bytes each manifest version describes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from enum import Enum
+
+from kafka_segments.topic_partition import TopicPartition
+
+MANIFEST_FORMAT_VERSION = 1
+
+
+class SegmentOrigin(Enum):
+    """How a segment object entered the lake."""
+
+    ADOPTED = "adopted"
+    """An object with Kafka's plain name that came from outside (upload, sync, copied log directory)."""
+    WRITTEN = "written"
+    """An object this project wrote (compaction output), named ``<base>-<run id>.log``."""
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentEntry:
+    """One live segment: its ``.log`` object and what a header scan found in it.
+
+    ``last_offset`` is ``None`` for a segment without batches (an empty ``.log``, e.g. a broker's freshly
+    rolled active segment). Timestamps are ``-1`` when the segment has none (empty, or v0 messages).
+    """
+
+    key: str
+    base_offset: int
+    last_offset: int | None
+    size: int
+    sha256: str
+    etag: str
+    record_count: int
+    batch_count: int
+    max_timestamp_ms: int
+    """The largest batch ``maxTimestamp`` (``-1`` if none): Kafka's ``maxTimestampSoFar``."""
+    first_batch_max_timestamp_ms: int
+    """``maxTimestamp`` of the first batch (``-1`` if none): what max.compaction.lag.ms looks at."""
+    last_modified_ms: int
+    """The object's last-modified time when it was adopted or written; never changes afterwards."""
+    origin: SegmentOrigin
+    run_id: str
+    """The run that adopted or wrote the object (or last re-adopted it after it grew)."""
+
+    @property
+    def next_offset(self) -> int:
+        """One past the last offset; the base offset for an empty segment."""
+        return self.base_offset if self.last_offset is None else self.last_offset + 1
+
+    @property
+    def largest_timestamp_ms(self) -> int:
+        """Kafka's ``LogSegment.largestTimestamp``: the max batch timestamp, else the file's mtime."""
+        return self.max_timestamp_ms if self.max_timestamp_ms >= 0 else self.last_modified_ms
+
+    @property
+    def is_empty(self) -> bool:
+        return self.last_offset is None
+
+
+@dataclass(frozen=True, slots=True)
+class OpenTransaction:
+    """A transaction with data in the partition but no COMMIT/ABORT marker yet (at the log end)."""
+
+    producer_id: int
+    producer_epoch: int
+    first_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionState:
+    """One partition's committed log."""
+
+    topic_partition: TopicPartition
+    log_start_offset: int
+    log_end_offset: int
+    segments: tuple[SegmentEntry, ...]
+    cleaner_checkpoint: int | None = None
+    open_transactions: tuple[OpenTransaction, ...] = ()
+    run_id: str = ""
+    """The run that last changed this partition."""
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(segment.size for segment in self.segments)
+
+    @property
+    def record_count(self) -> int:
+        return sum(segment.record_count for segment in self.segments)
+
+    @property
+    def active_segment(self) -> SegmentEntry | None:
+        return self.segments[-1] if self.segments else None
+
+    @property
+    def high_watermark(self) -> int:
+        """Everything in the lake is committed: HW = LEO."""
+        return self.log_end_offset
+
+    @property
+    def last_stable_offset(self) -> int:
+        """The first offset of the earliest open transaction, else the high watermark."""
+        firsts = [txn.first_offset for txn in self.open_transactions]
+        return min([*firsts, self.high_watermark])
+
+    def segment(self, key: str) -> SegmentEntry | None:
+        for segment in self.segments:
+            if segment.key == key:
+                return segment
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class RetiredObject:
+    """A segment that left the live set, waiting for garbage collection.
+
+    Its ``.log`` object (``key``) and the index objects of the same name stem are deleted by ``gc`` once
+    ``delete_after_ms`` has passed and no retained manifest lists the key as live.
+    """
+
+    key: str
+    topic_partition: TopicPartition
+    retired_in_version: int
+    retired_at_ms: int
+    """Wall-clock time of the commit that retired it (stamped when that commit is made)."""
+    delete_delay_ms: int
+    """The topic's ``file.delete.delay.ms`` when it was retired."""
+    reason: str
+    """Why it left: the retention pass (``retention.ms``, ``retention.bytes``, ``log-start-offset``,
+    ``consumed``), ``compaction`` (replaced by cleaned output) … free text for reports."""
+
+    @property
+    def delete_after_ms(self) -> int:
+        """The earliest wall-clock time garbage collection may delete it."""
+        return self.retired_at_ms + self.delete_delay_ms
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """The committed state of the lake at one version."""
+
+    version: int
+    parent_version: int | None
+    run_id: str
+    operation: str
+    """What made this version: ``adopt``, ``run``, ``delete-records``, ``fence`` …"""
+    committed_at_ms: int
+    """Wall-clock time of the commit (garbage collection delays count from it)."""
+    now_ms: int
+    """The run's logical time (the ``now`` of every rule it applied)."""
+    partitions: tuple[PartitionState, ...] = ()
+    retired: tuple[RetiredObject, ...] = ()
+    format_version: int = field(default=MANIFEST_FORMAT_VERSION)
+
+    def partition(self, topic_partition: TopicPartition) -> PartitionState | None:
+        for state in self.partitions:
+            if state.topic_partition == topic_partition:
+                return state
+        return None
+
+    def partition_map(self) -> dict[TopicPartition, PartitionState]:
+        return {state.topic_partition: state for state in self.partitions}
+
+    def live_segments(self) -> Iterator[SegmentEntry]:
+        for state in self.partitions:
+            yield from state.segments
+
+    def live_keys(self) -> frozenset[str]:
+        """The ``.log`` keys of every live segment."""
+        return frozenset(segment.key for segment in self.live_segments())
+
+    @property
+    def topics(self) -> tuple[str, ...]:
+        return tuple(sorted({state.topic_partition.topic for state in self.partitions}))
+
+
+def sort_partitions(states: Iterator[PartitionState] | list[PartitionState]) -> tuple[PartitionState, ...]:
+    """Partitions in the manifest's canonical order: by topic, then partition number."""
+    return tuple(
+        sorted(states, key=lambda state: (state.topic_partition.topic, state.topic_partition.partition))
+    )

@@ -1,0 +1,141 @@
+"""What a header-only scan of one ``.log`` object tells the manifest (no record is decoded).
+
+The scan walks every entry by its length fields and checks each batch's CRC (cheap, and it is the only way
+to know an uploaded object is intact), then derives the segment's offsets, counts and timestamps. A segment
+Kafka could not have written is refused with ``SegmentLayoutError``: a batch below the segment's base offset,
+or batches whose offsets do not increase.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from kafka_segments.errors import CorruptRecordError
+from kafka_segments.lake.manifest import OpenTransaction, SegmentEntry, SegmentOrigin
+from kafka_segments.records.attributes import CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK
+from kafka_segments.records.fast import scan_header_table
+from kafka_segments.records.fast_columns import HeaderTable
+
+Buffer = bytes | bytearray | memoryview
+
+
+class SegmentLayoutError(CorruptRecordError):
+    """A segment's batches are valid one by one but not as a Kafka segment (offsets below the segment's base
+    offset, or not increasing)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentSummary:
+    """The facts a manifest keeps about one ``.log`` (see ``SegmentEntry``)."""
+
+    size: int
+    sha256: str
+    last_offset: int | None
+    record_count: int
+    batch_count: int
+    max_timestamp_ms: int
+    first_batch_max_timestamp_ms: int
+    table: HeaderTable
+
+    def entry(
+        self,
+        *,
+        key: str,
+        base_offset: int,
+        etag: str,
+        last_modified_ms: int,
+        origin: SegmentOrigin,
+        run_id: str,
+    ) -> SegmentEntry:
+        return SegmentEntry(
+            key=key,
+            base_offset=base_offset,
+            last_offset=self.last_offset,
+            size=self.size,
+            sha256=self.sha256,
+            etag=etag,
+            record_count=self.record_count,
+            batch_count=self.batch_count,
+            max_timestamp_ms=self.max_timestamp_ms,
+            first_batch_max_timestamp_ms=self.first_batch_max_timestamp_ms,
+            last_modified_ms=last_modified_ms,
+            origin=origin,
+            run_id=run_id,
+        )
+
+
+def sha256_hex(data: Buffer) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def summarize_segment(data: Buffer, *, key: str, base_offset: int) -> SegmentSummary:
+    """Scan ``data`` (a whole ``.log``) and summarize it.
+
+    Raises:
+        CorruptRecordError: a damaged or truncated entry (``TruncatedSegmentError``, ``InvalidCrcError``),
+            naming ``key`` and the byte position.
+        SegmentLayoutError: offsets below ``base_offset`` or not increasing.
+    """
+    table = scan_header_table(data, segment=key, verify_crc=True)
+    _check_layout(table, key=key, base_offset=base_offset)
+    count = len(table)
+    return SegmentSummary(
+        size=len(data),
+        sha256=sha256_hex(data),
+        last_offset=int(table.last_offset[-1]) if count else None,
+        record_count=int(table.records_count.sum(dtype=np.int64)),
+        batch_count=count,
+        max_timestamp_ms=max(int(table.max_timestamp.max()), -1) if count else -1,
+        first_batch_max_timestamp_ms=max(int(table.max_timestamp[0]), -1) if count else -1,
+        table=table,
+    )
+
+
+def _check_layout(table: HeaderTable, *, key: str, base_offset: int) -> None:
+    if not len(table):
+        return
+    first = int(table.base_offset[0])
+    if first < base_offset:
+        raise SegmentLayoutError(
+            f"first batch offset {first} is below the segment's base offset {base_offset}",
+            segment=key,
+            position=int(table.position[0]),
+            offset=first,
+        )
+    backwards = np.flatnonzero(table.base_offset[1:] <= table.last_offset[:-1])
+    if backwards.size:
+        row = int(backwards[0]) + 1
+        raise SegmentLayoutError(
+            f"batch offset {int(table.base_offset[row])} does not follow the previous batch's last offset "
+            f"{int(table.last_offset[row - 1])}",
+            segment=key,
+            position=int(table.position[row]),
+            offset=int(table.base_offset[row]),
+        )
+
+
+def advance_open_transactions(
+    open_transactions: Iterable[OpenTransaction], table: HeaderTable
+) -> tuple[OpenTransaction, ...]:
+    """The transactions open after the batches of ``table``, given those open before it.
+
+    A transactional data batch of a producer without an open transaction opens one at its base offset; any
+    control batch of the producer (COMMIT or ABORT) closes it. Sorted by first offset.
+    """
+    state = {txn.producer_id: txn for txn in open_transactions}
+    flagged = np.flatnonzero((table.magic >= 2) & ((table.attributes & TRANSACTIONAL_FLAG_MASK) != 0))
+    for row in flagged.tolist():
+        producer_id = int(table.producer_id[row])
+        if int(table.attributes[row]) & CONTROL_FLAG_MASK:
+            state.pop(producer_id, None)
+        elif producer_id not in state:
+            state[producer_id] = OpenTransaction(
+                producer_id=producer_id,
+                producer_epoch=int(table.producer_epoch[row]),
+                first_offset=int(table.base_offset[row]),
+            )
+    return tuple(sorted(state.values(), key=lambda txn: txn.first_offset))

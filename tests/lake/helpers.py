@@ -1,0 +1,68 @@
+"""Building blocks of the lake tests: a settable clock, and Kafka segments from the project's own writer."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kafka_segments.records.builder import build_batch
+from kafka_segments.records.record import Record
+from kafka_segments.segment.files import FileKind, segment_file_name
+from kafka_segments.segment.writer import SegmentFiles, write_segment
+from kafka_segments.storage import ObjectStore
+from kafka_segments.topic_partition import TopicPartition
+
+T0 = 1_763_700_000_000
+"""2025-11-21T04:40:00Z, the tests' default wall-clock start."""
+
+
+class FakeClock:
+    """Wall-clock milliseconds that only move when told to."""
+
+    def __init__(self, start_ms: int = T0) -> None:
+        self.now_ms = start_ms
+
+    def __call__(self) -> int:
+        return self.now_ms
+
+    def advance(self, ms: int) -> int:
+        self.now_ms += ms
+        return self.now_ms
+
+
+def make_segment(
+    base_offset: int,
+    *,
+    batches: int = 3,
+    records_per_batch: int = 2,
+    timestamp_ms: int = T0,
+    key_prefix: str = "k",
+) -> SegmentFiles:
+    """A segment of ``batches`` uncompressed batches starting at ``base_offset`` (keys ``k<offset>``)."""
+    raw = []
+    offset = base_offset
+    for index in range(batches):
+        records = [
+            Record(offset + i, timestamp_ms + index, f"{key_prefix}{offset + i}".encode(), b"v" * 10)
+            for i in range(records_per_batch)
+        ]
+        raw.append(build_batch(records, base_offset=offset))
+        offset += records_per_batch
+    return write_segment(raw, base_offset=base_offset)
+
+
+def upload_segment(
+    store: ObjectStore, topic_partition: TopicPartition, files: SegmentFiles, *, with_indexes: bool = True
+) -> str:
+    """Upload a segment under Kafka's plain names (as a sync of a broker's log directory would); returns the
+    ``.log`` key."""
+    directory = topic_partition.dir_name
+    for name, data in files.files().items():
+        if with_indexes or name.endswith(".log"):
+            store.put(f"{directory}/{name}", data)
+    return f"{directory}/{segment_file_name(files.base_offset, FileKind.LOG)}"
+
+
+def upload_log(
+    store: ObjectStore, topic_partition: TopicPartition, segments: Sequence[SegmentFiles]
+) -> list[str]:
+    return [upload_segment(store, topic_partition, files) for files in segments]
