@@ -214,3 +214,8 @@ class CommitStateUnknownError(LakeError):
 class RunStateError(LakeError):
     """A run cannot do what was asked in its current state (unknown run id, already finished, a run id
     reused for another base version, a staged manifest that does not build on the run's base)."""
+
+
+class SegmentObjectMismatchError(LakeError):
+    """A segment object a manifest lists is missing, shorter than recorded, or its bytes no longer match the
+    recorded checksum (changed outside the lake's control)."""
