@@ -219,3 +219,15 @@ class RunStateError(LakeError):
 class SegmentObjectMismatchError(LakeError):
     """A segment object a manifest lists is missing, shorter than recorded, or its bytes no longer match the
     recorded checksum (changed outside the lake's control)."""
+
+
+class NoCommittedStateError(LakeError):
+    """The lake has no committed manifest (nothing was adopted or committed yet)."""
+
+
+class ManifestVersionNotFoundError(LakeError):
+    """The manifest version asked for does not exist: never committed, or removed by gc."""
+
+
+class PartitionNotFoundError(LakeError):
+    """A topic or partition asked for is not in the manifest."""

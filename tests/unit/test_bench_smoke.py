@@ -38,3 +38,21 @@ def test_quick_bench_prints_the_tables_and_writes_json(tmp_path: Path) -> None:
     assert all(r["records"] == 3_000 for r in report["results"])
     assert report["machine"]["nproc"] >= 1
     assert all(value > 0 for r in report["results"] for value in r["decode_records_per_s"].values())
+
+
+ADOPTION_BENCH = BENCH.parent / "adoption_bench.py"
+
+
+def test_quick_adoption_bench_reads_no_body_when_nothing_changed(tmp_path: Path) -> None:
+    out = tmp_path / "adoption.json"
+    result = subprocess.run(
+        [sys.executable, str(ADOPTION_BENCH), "--quick", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=180,
+    )
+    assert "**Adoption** (20 partitions x 3 segments" in result.stdout
+    report = json.loads(out.read_text())
+    assert report["body_reads_on_readopt"] == [0]
+    assert set(report["seconds"]) == {"upload", "reference", "adopt", "readopt", "plan"}

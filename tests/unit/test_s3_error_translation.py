@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+from typing import Any
 
 import pytest
 from botocore.exceptions import (
@@ -14,6 +15,7 @@ from botocore.exceptions import (
 )
 from kafka_segments.errors import (
     ConditionalWriteConflictError,
+    DeleteObjectsError,
     KafkaSegmentsError,
     ObjectAlreadyExistsError,
     ObjectNotFoundError,
@@ -22,7 +24,7 @@ from kafka_segments.errors import (
     StoreAccessError,
     TransientStoreError,
 )
-from kafka_segments.storage import Create, Overwrite, PutMode, UpdateIfMatch, translate_s3_error
+from kafka_segments.storage import Create, Overwrite, PutMode, S3Store, UpdateIfMatch, translate_s3_error
 
 pytestmark = pytest.mark.unit
 
@@ -121,3 +123,19 @@ def test_translated_errors_pickle() -> None:
     copy = pickle.loads(pickle.dumps(error))
     assert type(copy) is ObjectAlreadyExistsError
     assert (str(copy), copy.location, copy.reason) == (str(error), error.location, error.reason)
+
+
+class _PartialDeleteClient:
+    """A client whose DeleteObjects reports one key as failed, as S3 does per key."""
+
+    def delete_objects(self, *, Bucket: str, Delete: dict[str, Any]) -> dict[str, Any]:  # noqa: N803
+        first = Delete["Objects"][0]["Key"]
+        return {"Errors": [{"Key": first, "Code": "AccessDenied", "Message": "no"}]}
+
+
+def test_delete_many_names_failed_keys_relative_to_the_store() -> None:
+    store = S3Store("bucket", "lake/prefix")
+    store._client = _PartialDeleteClient()
+    with pytest.raises(DeleteObjectsError, match="1 object") as caught:
+        store.delete_many(["orders-0/a.log", "orders-0/b.log"])
+    assert caught.value.failed == {"orders-0/a.log": "AccessDenied"}

@@ -101,14 +101,14 @@ def inspect_file(path: Path, *, records: bool = False, verify_crc: bool = True) 
 def _dump_entry(entry: Entry, lines: list[str], *, records: bool) -> dict[str, Any]:
     header = entry.header
     is_valid = entry.is_valid()
-    lines.append(_batch_line(header, is_valid))
-    document = _batch_document(header, is_valid)
+    lines.append(batch_line(header, is_valid))
+    document = batch_document(header, is_valid)
     if records:
-        document["records"] = [_dump_record(header, record, lines) for record in entry.records]
+        document["records"] = [dump_record(header, record, lines) for record in entry.records]
     return document
 
 
-def _batch_line(header: BatchHeader, is_valid: bool) -> str:
+def batch_line(header: BatchHeader, is_valid: bool) -> str:
     if header.magic >= 2:
         horizon = header.delete_horizon_ms
         head = (
@@ -129,7 +129,7 @@ def _batch_line(header: BatchHeader, is_valid: bool) -> str:
     )
 
 
-def _batch_document(header: BatchHeader, is_valid: bool) -> dict[str, Any]:
+def batch_document(header: BatchHeader, is_valid: bool) -> dict[str, Any]:
     return {
         "base_offset": header.base_offset,
         "last_offset": header.last_offset,
@@ -154,7 +154,7 @@ def _batch_document(header: BatchHeader, is_valid: bool) -> dict[str, Any]:
     }
 
 
-def _dump_record(header: BatchHeader, record: Record, lines: list[str]) -> dict[str, Any]:
+def dump_record(header: BatchHeader, record: Record, lines: list[str]) -> dict[str, Any]:
     sequence = _record_sequence(header, record)
     parts = [
         f"| offset: {record.offset} {TIMESTAMP_TYPE_NAMES[header.timestamp_type]}: {record.timestamp}",

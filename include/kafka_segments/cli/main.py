@@ -11,7 +11,12 @@ import sys
 from collections.abc import Callable, Sequence
 
 from kafka_segments import __version__
-from kafka_segments.errors import KafkaSegmentsError
+from kafka_segments.errors import (
+    InvalidLakeUriError,
+    InvalidRunIdError,
+    InvalidTopicError,
+    KafkaSegmentsError,
+)
 
 EXIT_OK = 0
 EXIT_PROBLEM = 1
@@ -31,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_inspect(commands)
     _add_demo(commands)
+    _add_lake_read_commands(commands)
+    _add_lake_admin_commands(commands)
     return parser
 
 
@@ -71,6 +78,65 @@ def _add_demo(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     sub.set_defaults(handler=demo_cmd.run)
 
 
+def _add_lake_read_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from kafka_segments.cli import lake_cmds
+
+    lake_help = "the lake: s3://bucket/prefix or a local path (S3 settings from the standard AWS variables)"
+    version_help = "read this committed manifest version instead of the head"
+    sub = commands.add_parser(
+        "describe",
+        help="per partition: log start/end offset, segments, bytes, records, cleaner checkpoint",
+        description=(
+            "Describe the lake's committed state from its manifest: per partition the log start and end "
+            "offsets, segments, bytes, records, the range of the segments' largest timestamps, the cleaner "
+            "checkpoint, the last stable offset, open transactions and the run that last changed it."
+        ),
+    )
+    sub.add_argument("--lake", required=True, help=lake_help)
+    sub.add_argument(
+        "--topic", dest="topics", action="extend", nargs="+", metavar="T", help="only these topics"
+    )
+    sub.add_argument("--version", type=lake_cmds.positive_version, metavar="N", help=version_help)
+    sub.add_argument("--json", action="store_true", help="one JSON document on stdout, for programs")
+    sub.set_defaults(handler=lake_cmds.run_describe)
+
+    sub = commands.add_parser(
+        "dump",
+        help="print a partition's visible records with their batches, like kafka-dump-log.sh",
+        description=(
+            "Print the committed records of one partition at offsets >= its log start offset, one line per "
+            "batch with its metadata and one per record (kafka-dump-log.sh --print-data-log's format)."
+        ),
+    )
+    sub.add_argument("--lake", required=True, help=lake_help)
+    sub.add_argument("--topic", required=True, metavar="T")
+    sub.add_argument("--partition", required=True, type=int, metavar="P")
+    sub.add_argument("--version", type=lake_cmds.positive_version, metavar="N", help=version_help)
+    sub.add_argument("--json", action="store_true", help="one JSON document on stdout, for programs")
+    sub.set_defaults(handler=lake_cmds.run_dump)
+
+    sub = commands.add_parser(
+        "export",
+        help="write the committed state as a plain Kafka log directory",
+        description=(
+            "Write the committed state as a Kafka log directory: <topic>-<partition>/<base>.log with "
+            "indexes rebuilt from the log, and log-start-offset-checkpoint and cleaner-offset-checkpoint. "
+            "The target must be new or empty."
+        ),
+    )
+    sub.add_argument("--lake", required=True, help=lake_help)
+    sub.add_argument("--to", required=True, metavar="DIR", help="a new or empty directory")
+    sub.add_argument("--version", type=lake_cmds.positive_version, metavar="N", help=version_help)
+    sub.add_argument("--json", action="store_true", help="print the report as one JSON document")
+    sub.set_defaults(handler=lake_cmds.run_export)
+
+
+def _add_lake_admin_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from kafka_segments.cli import lake_admin_cmds
+
+    lake_admin_cmds.add_parsers(commands)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -80,6 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         return handler(args)
+    except (InvalidLakeUriError, InvalidTopicError, InvalidRunIdError) as exc:
+        print(f"kafka-segments {args.command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except KafkaSegmentsError as exc:
         print(f"kafka-segments {args.command}: {exc}", file=sys.stderr)
         return EXIT_PROBLEM

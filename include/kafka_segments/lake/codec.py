@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from kafka_segments.errors import InvalidTopicError, ManifestFormatError, UnsupportedFormatVersionError
+from kafka_segments.lake.layout import try_parse_segment_key
 from kafka_segments.lake.manifest import (
     MANIFEST_FORMAT_VERSION,
     Manifest,
@@ -38,6 +39,7 @@ from kafka_segments.lake.manifest import (
     SegmentEntry,
     SegmentOrigin,
 )
+from kafka_segments.segment.files import FileKind
 from kafka_segments.topic_partition import TopicPartition
 
 T = TypeVar("T")
@@ -262,7 +264,16 @@ def _check_segments(
         name = f"segments[{index}]"
         if not segment.key.startswith(prefix) or "/" in segment.key[len(prefix) :]:
             raise reader.fail(name, f"key {segment.key!r} is not in the partition folder {prefix!r}")
-        if previous is not None and segment.base_offset < previous.next_offset:
+        parsed = try_parse_segment_key(segment.key)
+        if parsed is None or parsed.kind is not FileKind.LOG:
+            raise reader.fail(name, f"key {segment.key!r} is not a segment .log name")
+        if parsed.base_offset != segment.base_offset:
+            raise reader.fail(
+                name, f"key {segment.key!r} names base offset {parsed.base_offset}, not {segment.base_offset}"
+            )
+        if previous is not None and (
+            segment.base_offset <= previous.base_offset or segment.base_offset < previous.next_offset
+        ):
             raise reader.fail(name, f"base offset {segment.base_offset} overlaps the previous segment")
         previous = segment
     if segments and segments[-1].next_offset > log_end:
@@ -303,9 +314,15 @@ def _read_open_transaction(reader: Reader) -> OpenTransaction:
 
 
 def _read_retired(reader: Reader) -> RetiredObject:
+    key = reader.string("key")
+    topic_partition = reader.topic_partition()
+    parsed = try_parse_segment_key(key)
+    if parsed is None or parsed.kind is not FileKind.LOG or parsed.topic_partition != topic_partition:
+        # gc deletes this key and its index objects: it must be a segment of the partition, nothing else.
+        raise reader.fail("key", f"{key!r} is not a segment .log key of partition {topic_partition}")
     return RetiredObject(
-        key=reader.string("key"),
-        topic_partition=reader.topic_partition(),
+        key=key,
+        topic_partition=topic_partition,
         retired_in_version=reader.integer("retired_in_version", minimum=1),
         retired_at_ms=reader.integer("retired_at_ms"),
         delete_delay_ms=reader.integer("delete_delay_ms", minimum=0),

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from kafka_segments.errors import (
     CommitConflictError,
     CommitStateUnknownError,
+    ConditionalWriteConflictError,
     InvalidObjectKeyError,
     ObjectAlreadyExistsError,
     ObjectNotFoundError,
@@ -69,6 +70,9 @@ from kafka_segments.lake.scan import summarize_segment
 from kafka_segments.segment.files import FileKind
 from kafka_segments.storage.base import Create, ObjectStore, Overwrite
 from kafka_segments.topic_partition import TopicPartition
+
+REMOVED_VERSION = "<version removed by gc>"
+"""``CommitResolution.taken_by`` for a version that exists no more (the head is past it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +214,7 @@ def stage_manifest(store: ObjectStore, run: RunRecord, manifest: Manifest) -> No
 
     Raises:
         RunStateError: ``manifest`` does not build on the run's base version or names another run.
+        ManifestFormatError: ``manifest`` breaks an invariant of the format (overlapping segments, …).
     """
     if manifest.run_id != run.run_id or manifest.parent_version != run.base_version:
         raise RunStateError(
@@ -217,7 +222,10 @@ def stage_manifest(store: ObjectStore, run: RunRecord, manifest: Manifest) -> No
             f"run {run.run_id!r} at version {run.base_version}",
             location=location_of(store, staged_manifest_key(run.run_id)),
         )
-    store.put(staged_manifest_key(run.run_id), manifest_to_json(manifest), mode=Overwrite())
+    key = staged_manifest_key(run.run_id)
+    data = manifest_to_json(manifest)
+    manifest_from_json(data, location=location_of(store, key))  # refuse now what the commit would refuse
+    store.put(key, data, mode=Overwrite())
 
 
 def read_staged_manifest(store: ObjectStore, run_id: str) -> Manifest:
@@ -232,14 +240,26 @@ def read_staged_manifest(store: ObjectStore, run_id: str) -> Manifest:
 
 
 def resolve_commit(store: ObjectStore, run_id: str) -> CommitResolution:
-    """Whether ``run_id`` committed, by reading its only possible version back."""
+    """Whether ``run_id`` committed, by reading its only possible version back.
+
+    When gc already removed that version (the head is past it), the run's recorded outcome decides whether it
+    was this run; the version is reported as taken either way (the run can no longer commit).
+    """
     run = read_run(store, run_id)
     existing = try_read_manifest(store, run.commit_version)
+    if existing is None:
+        head = head_version(store)
+        if head is None or head < run.commit_version:
+            return CommitResolution(run_id, run.commit_version, committed=False, taken_by=None)
+        outcome = read_outcome(store, run_id)
+        committed = outcome is not None and outcome.outcome is Outcome.COMMITTED
+        taken_by = run_id if committed else REMOVED_VERSION
+        return CommitResolution(run_id, run.commit_version, committed=committed, taken_by=taken_by)
     return CommitResolution(
         run_id=run_id,
         version=run.commit_version,
-        committed=existing is not None and existing.run_id == run_id,
-        taken_by=None if existing is None else existing.run_id,
+        committed=existing.run_id == run_id,
+        taken_by=existing.run_id,
     )
 
 
@@ -262,9 +282,14 @@ def commit_run(store: ObjectStore, run_id: str, *, clock: Clock = wall_clock_ms)
     if existing is not None:
         return _settle_existing(store, run, existing, clock=clock)
     staged = read_staged_manifest(store, run_id)
-    _check_base_is_head(store, run)
-    _check_new_objects_exist(store, run, staged)
-    committed = commit_manifest(store, _stamp(staged, clock()))
+    try:
+        _check_base_is_head(store, run)
+        _check_new_objects_exist(store, run, staged)
+        committed = commit_manifest(store, _stamp(staged, clock()))
+    except CommitConflictError as conflict:
+        # The run can never commit now: record it, as when the version was found taken up front.
+        write_outcome(store, RunOutcome(run.run_id, Outcome.ABORTED, None, clock(), conflict.reason))
+        raise
     finish_commit(store, committed, clock=clock)
     return committed
 
@@ -337,8 +362,8 @@ def commit_manifest(store: ObjectStore, manifest: Manifest) -> Manifest:
         store.put(key, manifest_to_json(manifest), mode=Create())
     except ObjectAlreadyExistsError:
         return _read_back(store, manifest, ambiguous=False)
-    except (StoreAccessError, InvalidObjectKeyError):
-        raise  # refused before anything was written: not ambiguous
+    except (StoreAccessError, InvalidObjectKeyError, ConditionalWriteConflictError):
+        raise  # refused before anything was written: not ambiguous (409: retry commit_run, it checks first)
     except ObjectStoreError as exc:
         try:
             return _read_back(store, manifest, ambiguous=True)

@@ -42,15 +42,16 @@ OUTCOME_NAME = "outcome.json"
 INDEX_KINDS = (FileKind.INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX)
 """The accelerator files that travel with a segment's ``.log`` (and are deleted with it)."""
 
-_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")
-_MANIFEST_NAME = re.compile(r"^(\d{20})\.json$")
-_SEGMENT_NAME = re.compile(r"^(\d{20})(?:-([A-Za-z0-9][A-Za-z0-9_-]{0,99}))?(\.[a-z]+)$")
+# Matched with fullmatch: ``$`` would accept a trailing newline, and ``\d`` without ASCII any Unicode digit.
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
+_MANIFEST_NAME = re.compile(r"([0-9]{20})\.json")
+_SEGMENT_NAME = re.compile(r"([0-9]{20})(?:-([A-Za-z0-9][A-Za-z0-9_-]{0,99}))?(\.[a-z]+)")
 _KINDS = {kind.value: kind for kind in FileKind}
 
 
 def validate_run_id(run_id: str) -> str:
     """``run_id`` if it is usable in object names, else ``InvalidRunIdError``."""
-    if not isinstance(run_id, str) or not _RUN_ID.match(run_id):
+    if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id):
         raise InvalidRunIdError(
             f"invalid run id {run_id!r}: use 1-100 characters of [A-Za-z0-9_-], starting with a letter/digit",
             location="run id",
@@ -75,7 +76,7 @@ def parse_manifest_key(key: str) -> int | None:
     """The version a manifest key names, or ``None`` when ``key`` is not a manifest key."""
     if not key.startswith(MANIFESTS_PREFIX):
         return None
-    match = _MANIFEST_NAME.match(key[len(MANIFESTS_PREFIX) :])
+    match = _MANIFEST_NAME.fullmatch(key[len(MANIFESTS_PREFIX) :])
     if match is None:
         return None
     version = int(match.group(1))
@@ -103,7 +104,7 @@ def parse_run_record_key(key: str) -> str | None:
     if not key.startswith(RUNS_PREFIX) or not key.endswith("/" + RUN_RECORD_NAME):
         return None
     run_id = key[len(RUNS_PREFIX) : -len(RUN_RECORD_NAME) - 1]
-    return run_id if _RUN_ID.match(run_id) else None
+    return run_id if _RUN_ID.fullmatch(run_id) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +153,7 @@ def parse_segment_key(key: str) -> SegmentObjectName:
     directory, _, name = key.rpartition("/")
     if not directory or "/" in directory:
         raise InvalidFileNameError(f"{key!r} is not <topic>-<partition>/<segment file>")
-    match = _SEGMENT_NAME.match(name)
+    match = _SEGMENT_NAME.fullmatch(name)
     if match is None or match.group(3) not in _KINDS:
         raise InvalidFileNameError(
             f"{key!r}: {name!r} is not a segment file name (<20-digit offset>[-<run>].<kind>)"

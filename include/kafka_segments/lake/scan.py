@@ -11,14 +11,16 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kafka_segments.errors import CorruptRecordError
 from kafka_segments.lake.manifest import OpenTransaction, SegmentEntry, SegmentOrigin
 from kafka_segments.records.attributes import CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK
-from kafka_segments.records.fast import scan_header_table
-from kafka_segments.records.fast_columns import HeaderTable
+
+if TYPE_CHECKING:
+    from kafka_segments.records.fast_columns import HeaderTable
 
 Buffer = bytes | bytearray | memoryview
 
@@ -80,6 +82,8 @@ def summarize_segment(data: Buffer, *, key: str, base_offset: int) -> SegmentSum
             naming ``key`` and the byte position.
         SegmentLayoutError: offsets below ``base_offset`` or not increasing.
     """
+    from kafka_segments.records.fast import scan_header_table  # numba: loaded only when segments are scanned
+
     table = scan_header_table(data, segment=key, verify_crc=True)
     _check_layout(table, key=key, base_offset=base_offset)
     count = len(table)

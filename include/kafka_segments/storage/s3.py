@@ -262,7 +262,7 @@ class S3Store:
                     Bucket=self.bucket, Delete={"Objects": [{"Key": k} for k in batch], "Quiet": True}
                 )
             for error in response.get("Errors", ()):
-                failed[str(error.get("Key", "?"))] = str(error.get("Code", "error"))
+                failed[self._relative_key(str(error.get("Key", "?")))] = str(error.get("Code", "error"))
         if failed:
             shown = ", ".join(f"{k} ({c})" for k, c in sorted(failed.items())[:10])
             more = f" and {len(failed) - 10} more" if len(failed) > 10 else ""
@@ -274,6 +274,10 @@ class S3Store:
 
     def _full_key(self, key: str) -> str:
         return self.prefix + validate_key(key, location=self.describe())
+
+    def _relative_key(self, full_key: str) -> str:
+        """A bucket key back to a store key (``DeleteObjectsError.failed`` names store keys)."""
+        return full_key[len(self.prefix) :] if full_key.startswith(self.prefix) else full_key
 
     @contextmanager
     def _translated(self, full_key: str, mode: PutMode | None = None) -> Iterator[None]:

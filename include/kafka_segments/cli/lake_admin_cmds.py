@@ -1,0 +1,173 @@
+"""The lake commands that change it: ``adopt``, ``recover`` and ``gc`` (DESIGN §6).
+
+* ``adopt --lake L [--now T] [--workers N] [--json]``: take in segments uploaded with Kafka's plain names
+  (the first step of every run; on its own it bootstraps a lake from a copied log directory). Exit 1 when a
+  partition was quarantined (the others are committed).
+* ``recover --lake L [--abandon-after-ms MS] [--json]``: finish or discard interrupted runs, rewrite stale
+  checkpoint files.
+* ``gc --lake L [--now T] [--execute] [--retain-manifests N] [--orphan-min-age-ms MS] [--json]``: delete what
+  the committed state no longer needs. **Dry run unless ``--execute``**: by hand it only reports.
+
+Every command prints a report for people, or one JSON document with ``--json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from kafka_segments.cli.lake_cmds import open_lake
+from kafka_segments.cli.times import parse_time_ms
+
+EXIT_OK = 0
+EXIT_PROBLEM = 1
+
+
+def _emit(args: argparse.Namespace, document: dict[str, Any], text: str) -> None:
+    if args.json:
+        json.dump(document, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(text.rstrip("\n") + "\n")
+
+
+def run_adopt(args: argparse.Namespace) -> int:
+    from kafka_segments.lake.adoption import adopt
+    from kafka_segments.lake.runs import wall_clock_ms
+
+    store = open_lake(args.lake)
+    now_ms = args.now if args.now is not None else wall_clock_ms()
+    report = adopt(store, now_ms=now_ms, max_workers=args.workers)
+    _emit(args, report.to_dict(), report.to_text())
+    quarantined = report.result.quarantined
+    if quarantined:
+        partitions = sorted({str(q.topic_partition) for q in quarantined})
+        print(
+            f"kafka-segments adopt: {len(partitions)} partition(s) quarantined: {', '.join(partitions)}",
+            file=sys.stderr,
+        )
+        return EXIT_PROBLEM
+    return EXIT_OK
+
+
+def run_recover(args: argparse.Namespace) -> int:
+    from kafka_segments.lake.recover import recover
+
+    report = recover(open_lake(args.lake), abandon_after_ms=args.abandon_after_ms)
+    _emit(args, report.to_dict(), report.to_text())
+    return EXIT_OK
+
+
+def run_gc(args: argparse.Namespace) -> int:
+    from kafka_segments.lake.gc import collect_garbage
+
+    report = collect_garbage(
+        open_lake(args.lake),
+        now_ms=args.now,
+        dry_run=not args.execute,
+        retain_manifests=args.retain_manifests,
+        orphan_min_age_ms=args.orphan_min_age_ms,
+    )
+    _emit(args, report.to_dict(), report.to_text())
+    if not report.ok:
+        print(f"kafka-segments gc: {len(report.failures)} object(s) could not be deleted", file=sys.stderr)
+        return EXIT_PROBLEM
+    return EXIT_OK
+
+
+def non_negative_ms(text: str) -> int:
+    """A duration in milliseconds (an integer >= 0)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of milliseconds: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, not {value}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, not {value}")
+    return value
+
+
+def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``adopt``, ``recover`` and ``gc`` to the command line."""
+
+    lake_help = "the lake: s3://bucket/prefix or a local path (S3 settings from the standard AWS variables)"
+    json_help = "print the report as one JSON document, for programs"
+    sub = commands.add_parser(
+        "adopt",
+        help="take in segments uploaded with Kafka's plain names (bootstraps a lake from a log directory)",
+        description=(
+            "Adopt every <topic>-<partition>/<20-digit offset>.log that no manifest knows yet: header scan "
+            "with CRC checks, then one commit. A copied Kafka log directory's log-start-offset-checkpoint "
+            "and cleaner-offset-checkpoint are taken on the first adoption. A corrupt, truncated or "
+            "overlapping segment quarantines its partition (reported, exit code 1); the rest is committed."
+        ),
+    )
+    sub.add_argument("--lake", required=True, help=lake_help)
+    sub.add_argument("--now", type=parse_time_ms, metavar="T", help="the run's time (epoch ms or ISO-8601)")
+    sub.add_argument("--workers", type=positive_int, default=8, metavar="N", help="parallel reads")
+    sub.add_argument("--json", action="store_true", help=json_help)
+    sub.set_defaults(handler=run_adopt)
+
+    sub = commands.add_parser(
+        "recover",
+        help="finish or discard interrupted runs; rewrite stale checkpoint files",
+        description=(
+            "Settle every run without an outcome: finish a run that committed, discard the objects of a run "
+            "that lost, fence and discard a run older than --abandon-after-ms that never committed; then "
+            "make the checkpoint files at the lake root match the head manifest. Safe to run at any time."
+        ),
+    )
+    sub.add_argument("--lake", required=True, help=lake_help)
+    sub.add_argument(
+        "--abandon-after-ms",
+        type=non_negative_ms,
+        default=3_600_000,
+        metavar="MS",
+        help="a run that has not committed after this long is fenced and discarded (default 1 hour)",
+    )
+    sub.add_argument("--json", action="store_true", help=json_help)
+    sub.set_defaults(handler=run_recover)
+
+    sub = commands.add_parser(
+        "gc",
+        help="delete superseded objects whose file.delete.delay.ms has passed (dry run unless --execute)",
+        description=(
+            "Delete segments that left the live set once their file.delete.delay.ms has passed and no "
+            "retained manifest lists them, objects of failed runs older than --orphan-min-age-ms, and "
+            "manifests beyond --retain-manifests. Without --execute it only reports what it would delete."
+        ),
+    )
+    sub.add_argument("--lake", required=True, help=lake_help)
+    sub.add_argument(
+        "--now", type=parse_time_ms, metavar="T", help="compare delays with this time (default: now)"
+    )
+    mode = sub.add_mutually_exclusive_group()
+    mode.add_argument("--dry-run", dest="execute", action="store_false", help="only report (the default)")
+    mode.add_argument("--execute", dest="execute", action="store_true", help="really delete")
+    sub.add_argument(
+        "--retain-manifests",
+        type=positive_int,
+        default=10,
+        metavar="N",
+        help="keep the N newest manifests and everything they reference (default 10)",
+    )
+    sub.add_argument(
+        "--orphan-min-age-ms",
+        type=non_negative_ms,
+        default=3_600_000,
+        metavar="MS",
+        help="sweep objects of failed runs only once they are this old (default 1 hour)",
+    )
+    sub.add_argument("--json", action="store_true", help=json_help)
+    sub.set_defaults(handler=run_gc, execute=False)

@@ -1,0 +1,158 @@
+"""The read-side lake commands: ``describe``, ``dump`` and ``export`` (DESIGN §6).
+
+* ``describe --lake L [--topic T ...] [--version N] [--json]``: per partition offsets, segments, bytes,
+  records, timestamps, cleaner checkpoint, last stable offset, open transactions (``lake/describe.py``).
+* ``dump --lake L --topic T --partition P [--version N] [--json]``: the visible records (offset >= log start
+  offset) with their batches, in ``kafka-dump-log.sh --print-data-log``'s line format (as ``inspect``).
+* ``export --lake L --to DIR [--version N] [--json]``: the committed state as a Kafka log directory.
+
+The lake modules are imported when a command runs, so ``kafka-segments --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from kafka_segments.cli.inspect_cmd import batch_document, batch_line, dump_record
+
+if TYPE_CHECKING:
+    from kafka_segments.lake.manifest import Manifest, PartitionState
+    from kafka_segments.lake.reader import VisibleBatch
+    from kafka_segments.storage.base import ObjectStore
+
+
+def positive_version(text: str) -> int:
+    """``--version``'s type: a manifest version (an integer >= 1)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a manifest version: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"manifest versions start at 1, not {value}")
+    return value
+
+
+def open_lake(uri: str) -> ObjectStore:
+    """The store of a lake URI; a local lake directory must exist.
+
+    Raises:
+        InvalidLakeUriError: not a lake URI.
+        FileNotFoundError: a local lake path that does not exist.
+    """
+    from kafka_segments.storage import LocalStore, open_store
+
+    store = open_store(uri)
+    if isinstance(store, LocalStore) and not store.root.is_dir():
+        raise FileNotFoundError(f"no lake at {store.root}: no such directory")
+    return store
+
+
+def _print_json(document: dict[str, Any]) -> None:
+    json.dump(document, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+def run_describe(args: argparse.Namespace) -> int:
+    from kafka_segments.lake.describe import describe_lake
+
+    description = describe_lake(open_lake(args.lake), version=args.version, topics=args.topics)
+    if args.json:
+        _print_json(description.to_dict())
+    else:
+        sys.stdout.write(description.to_text())
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from kafka_segments.lake.export import export_lake
+
+    report = export_lake(open_lake(args.lake), args.to, version=args.version)
+    if args.json:
+        _print_json(report.to_dict())
+    else:
+        sys.stdout.write(report.to_text())
+    return 0
+
+
+def run_dump(args: argparse.Namespace) -> int:
+    from kafka_segments.lake.reader import partition_state, resolve_manifest
+    from kafka_segments.topic_partition import TopicPartition
+
+    store = open_lake(args.lake)
+    manifest = resolve_manifest(store, args.version)
+    state = partition_state(store, manifest, TopicPartition(args.topic, args.partition))
+    if args.json:
+        _print_json(dump_document(store, manifest, state))
+    else:
+        for line in dump_lines(store, manifest, state):
+            sys.stdout.write(line + "\n")
+    return 0
+
+
+def _batches_by_segment(
+    store: ObjectStore, state: PartitionState
+) -> Iterator[tuple[str, int, list[VisibleBatch]]]:
+    from kafka_segments.lake.reader import iter_visible_batches
+
+    for key, group in itertools.groupby(iter_visible_batches(store, state), key=lambda b: b.segment.key):
+        batches = list(group)
+        yield key, batches[0].segment.base_offset, batches
+
+
+def dump_lines(store: ObjectStore, manifest: Manifest, state: PartitionState) -> Iterator[str]:
+    """The text dump: a partition line, then per segment a ``Dumping`` line, a line per batch (as
+    ``kafka-dump-log.sh``) and a ``| offset:`` line per visible record; a closing summary line.
+
+    Raises:
+        SegmentObjectMismatchError, CorruptRecordError: see ``reader.iter_visible_batches``.
+    """
+    yield (
+        f"Dumping {state.topic_partition} at version {manifest.version} of {store.describe()}: "
+        f"log start offset {state.log_start_offset}, log end offset {state.log_end_offset}, "
+        f"last stable offset {state.last_stable_offset}"
+    )
+    batch_count = record_count = 0
+    for key, base_offset, batches in _batches_by_segment(store, state):
+        yield f"Segment {key} (base offset {base_offset})"
+        for batch in batches:
+            lines = [batch_line(batch.header, True)]  # iter_visible_batches checked every CRC
+            for record in batch.records:
+                dump_record(batch.header, record, lines)
+                record_count += 1
+            batch_count += 1
+            yield from lines
+    yield f"{batch_count} batch(es), {record_count} record(s) at offsets >= {state.log_start_offset}"
+
+
+def dump_document(store: ObjectStore, manifest: Manifest, state: PartitionState) -> dict[str, Any]:
+    """The ``--json`` dump. Keys: ``lake``, ``version``, ``topic``, ``partition``, ``log_start_offset``,
+    ``log_end_offset``, ``last_stable_offset``, ``segments`` (those with visible batches: ``key``,
+    ``base_offset``, ``batches``: ``inspect --json``'s batch objects, each with its visible ``records``).
+
+    Raises:
+        SegmentObjectMismatchError, CorruptRecordError: see ``reader.iter_visible_batches``.
+    """
+    segments = []
+    for key, base_offset, batches in _batches_by_segment(store, state):
+        documents = []
+        for batch in batches:
+            document = batch_document(batch.header, True)
+            scratch: list[str] = []
+            document["records"] = [dump_record(batch.header, record, scratch) for record in batch.records]
+            documents.append(document)
+        segments.append({"key": key, "base_offset": base_offset, "batches": documents})
+    return {
+        "lake": store.describe(),
+        "version": manifest.version,
+        "topic": state.topic_partition.topic,
+        "partition": state.topic_partition.partition,
+        "log_start_offset": state.log_start_offset,
+        "log_end_offset": state.log_end_offset,
+        "last_stable_offset": state.last_stable_offset,
+        "segments": segments,
+    }

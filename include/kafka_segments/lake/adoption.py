@@ -1,0 +1,322 @@
+"""Adoption: segments with Kafka's plain names that no manifest knows join the lake at the start of a run.
+
+Rules (DESIGN §3; KAFKA-SEMANTICS Part L, §2.4-2.6, §4.1):
+
+1. **Listing.** ``adoption_listing`` sorts the listing: the lake's own keys, partition folders
+   (``<topic>-<partition>``), plain segments (``<20 digits>.log``), their accelerators and the objects this
+   project wrote (not reported), and everything else (``Ignored``, with a reason). Adoption never deletes
+   or rewrites an object.
+2. **Candidates.** Known keys are the live segment keys of the base manifest and its retired keys. A plain
+   ``.log`` that is not known is a candidate: it is read whole, in parallel with the others, and summarized
+   (every CRC checked; offsets at or above the base offset of its name, increasing).
+3. **Entries.** A candidate's entry keeps the listing's etag and last-modified time, origin ``ADOPTED`` and
+   this run's id. An empty ``.log`` is a valid segment (a broker's freshly rolled active segment).
+4. **Placing.** Per partition, candidates are taken in base-offset order after the live segments. One whose
+   base offset is at or above the partition's log end offset is appended (gaps are fine: compaction leaves
+   them). One whose offsets are all below the log start offset is ignored. Any other overlap, with live
+   offsets or another candidate, quarantines the partition (``SegmentOverlapError``). The log end offset
+   becomes the last segment's next offset (an empty segment's base offset); open transactions advance
+   through each adopted segment's batches. An ignored object stays unknown, so every run reads it again
+   (a sync that re-uploads segments the lake already removed costs one read per run).
+5. **Damage.** A corrupt or truncated candidate quarantines its partition with the object's key and byte
+   position (the ``CorruptRecordError`` subclass name as ``error``). A candidate gone since the listing is
+   ignored. A quarantined partition keeps its base state entirely; every other partition proceeds.
+6. **Live objects.** A live object missing from the listing, or changed (``SegmentObjectMismatchError``),
+   quarantines its partition, except: the same size under another etag with the same sha256 is unchanged
+   (a lake copied between backends); the partition's last segment, adopted, grown, with its recorded bytes
+   as a prefix is **regrown** (a broker sync uploaded the active segment again): a new entry for the whole
+   object keeping the original last-modified time, open transactions advanced through the new tail only.
+   Regrowth is settled before the partition's candidates are placed.
+7. **Bootstrap** (no manifest yet): the root checkpoint files of a copied log directory are inputs. The log
+   start offset is ``max(checkpoint, first segment's base offset)`` as ``UnifiedLog`` loads it (§2.6), the
+   cleaner checkpoint is taken as is. Every segment is placed, also one wholly below the checkpointed log
+   start offset (Kafka loads it too; the next retention pass removes it as a log-start-offset breach).
+   Checkpoint entries that end up unused (no segments, or the partition
+   is quarantined) are reported as ignored with the checkpoint file's key: the first commit rewrites the
+   checkpoint files from the manifest, so such an offset must then be applied with ``delete-records``.
+   A malformed checkpoint file fails the whole bootstrap with ``CheckpointFileError``: Kafka's loader
+   would reset to the first segment's base offset and carry on, but on a lake that silently resurrects
+   records a deleteRecords had removed, forever. Refusing loudly lets the user fix the file.
+
+   A checkpointed log start offset **above the log end offset**: Kafka's ``LogLoader.recoverLog``
+   (``deleteSegmentsIfLogStartGreaterThanLogEnd``) deletes every segment of the partition ("This could
+   happen if segment files were deleted from the file system"), resets the producer state and starts an
+   empty active segment at the checkpointed offset. On a lake the likely cause is an upload still in
+   progress or incomplete (the checkpoint file arrived, later segments did not), and deleting would be
+   irreversible. So the partition is quarantined (``OffsetOutOfRangeError``, after the exception Kafka
+   raises for a log start offset above the high watermark): upload the missing segments or fix the
+   checkpoint, then adopt again. A checkpoint equal to the log end offset is accepted, as Kafka does.
+8. **No change, no reads.** A run that changes nothing reads no segment bodies: unchanged objects are
+   recognized by size and etag against the manifest.
+9. **Scale.** Everything is dicts and per-partition passes: linear in objects and segments.
+
+``adopt_objects`` only reads; ``adopt`` runs it as its own run (operation ``adopt``) and commits when
+anything changed. The work is split: ``adoption_listing`` (rule 1), ``adoption_reads`` (the parallel reads of
+rules 2, 3, 5 and 6), ``adoption_placing`` (rules 4, 6 and 7 on one partition's log), ``adoption_report``
+(the result types and the report). Quarantine ``error`` names: the ``CorruptRecordError`` subclass
+(``InvalidCrcError``, ``TruncatedSegmentError``, ``SegmentLayoutError`` …), ``SegmentOverlapError``,
+``SegmentObjectMismatchError`` (a live object missing or changed, or an object changing while read) and
+``OffsetOutOfRangeError`` (a checkpointed log start offset above the log end offset).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from kafka_segments.errors import KafkaSegmentsError
+from kafka_segments.lake.adoption_listing import ClassifiedListing, PlainSegment, classify_listing
+from kafka_segments.lake.adoption_placing import PartitionLog
+from kafka_segments.lake.adoption_reads import (
+    ReadJob,
+    ReadResult,
+    changed_live_object,
+    missing_live_object,
+    read_all,
+)
+from kafka_segments.lake.adoption_report import AdoptionReport, AdoptionResult, Ignored, Quarantine
+from kafka_segments.lake.checkpoint_files import BootstrapCheckpoints, read_bootstrap_checkpoints
+from kafka_segments.lake.commit import abort_run, begin_run, build_manifest, commit_run, stage_manifest
+from kafka_segments.lake.layout import CLEANER_OFFSET_CHECKPOINT_KEY, LOG_START_OFFSET_CHECKPOINT_KEY
+from kafka_segments.lake.manifest import (
+    Manifest,
+    PartitionState,
+    SegmentEntry,
+    SegmentOrigin,
+    sort_partitions,
+)
+from kafka_segments.lake.runs import Clock, RunRecord, wall_clock_ms
+from kafka_segments.storage.base import ObjectMeta, ObjectStore
+from kafka_segments.topic_partition import TopicPartition
+
+if TYPE_CHECKING:
+    from kafka_segments.records.fast_columns import HeaderTable
+
+__all__ = [
+    "AdoptionReport",
+    "AdoptionResult",
+    "Ignored",
+    "Quarantine",
+    "adopt",
+    "adopt_objects",
+]
+
+DEFAULT_MAX_WORKERS = 8
+
+
+@dataclass(slots=True)
+class _Partition:
+    """One partition's part of an adoption: what to read, and what was found."""
+
+    topic_partition: TopicPartition
+    base: PartitionState | None
+    candidates: list[PlainSegment]
+    live_jobs: list[ReadJob] = field(default_factory=list)
+    problems: list[Quarantine] = field(default_factory=list)
+
+    def jobs(self) -> list[ReadJob]:
+        """The reads this partition needs (none once it is quarantined)."""
+        if self.problems:
+            return []
+        candidates = [ReadJob(self.topic_partition, c.meta, c.base_offset) for c in self.candidates]
+        return [*self.live_jobs, *candidates]
+
+
+@dataclass(slots=True)
+class _Outcome:
+    """How one partition came out of adoption."""
+
+    state: PartitionState | None
+    adopted: list[SegmentEntry] = field(default_factory=list)
+    regrown: list[SegmentEntry] = field(default_factory=list)
+    problems: list[Quarantine] = field(default_factory=list)
+    ignored: list[Ignored] = field(default_factory=list)
+
+
+def adopt_objects(
+    store: ObjectStore,
+    *,
+    base: Manifest | None,
+    run: RunRecord,
+    listing: Sequence[ObjectMeta] | None = None,
+    max_workers: int = DEFAULT_MAX_WORKERS,
+) -> AdoptionResult:
+    """What adopting the lake's unknown plain segments on top of ``base`` gives (reads only, writes nothing).
+
+    Args:
+        base: the run's base manifest (``None``: bootstrap from a lake without a manifest).
+        run: the adopting run (its id goes into every new entry and changed partition).
+        listing: the lake's listing (default: ``store.list()``).
+        max_workers: threads reading objects in parallel.
+
+    Raises:
+        CheckpointFileError: bootstrap only: a root checkpoint file is malformed (names the object and line).
+        ObjectStoreError: the listing or a read failed (other than an object that disappeared).
+        ValueError: ``max_workers`` < 1, or ``base`` is not the run's base version.
+    """
+    base_version = None if base is None else base.version
+    if base_version != run.base_version:
+        raise ValueError(f"base manifest version {base_version} is not run {run.run_id}'s {run.base_version}")
+    classified = classify_listing(store.list() if listing is None else listing)
+    checkpoints = read_bootstrap_checkpoints(store) if base is None else None
+    partitions = _plan(classified, base)
+    jobs = [job for part in partitions for job in part.jobs()]
+    reads = read_all(store, run, jobs, max_workers=max_workers)
+    outcomes = {part.topic_partition: _settle(part, reads, run, checkpoints) for part in partitions}
+    ignored = list(classified.ignored)
+    for outcome in outcomes.values():
+        ignored.extend(outcome.ignored)
+    if checkpoints is not None:
+        ignored.extend(_unused_checkpoint_entries(checkpoints, outcomes))
+    return AdoptionResult(
+        partitions=sort_partitions([o.state for o in outcomes.values() if o.state is not None]),
+        adopted=tuple(entry for tp in sorted(outcomes) for entry in outcomes[tp].adopted),
+        regrown=tuple(entry for tp in sorted(outcomes) for entry in outcomes[tp].regrown),
+        quarantined=tuple(item for tp in sorted(outcomes) for item in outcomes[tp].problems),
+        ignored=tuple(sorted(ignored, key=lambda item: item.key)),
+        present_keys=classified.present_keys,
+        bytes_read=sum(read.bytes_read for read in reads.values()),
+    )
+
+
+def adopt(
+    store: ObjectStore,
+    *,
+    now_ms: int,
+    run_id: str | None = None,
+    clock: Clock = wall_clock_ms,
+    max_workers: int = DEFAULT_MAX_WORKERS,
+) -> AdoptionReport:
+    """Adopt as a run of its own: begin, adopt, commit when anything changed (else abort the run).
+
+    Raises:
+        CheckpointFileError: bootstrap from a malformed checkpoint file (the run is aborted).
+        CommitConflictError: another run committed first; nothing of this run is visible, adopt again.
+        CommitStateUnknownError: the commit's outcome is unknown; ``recover`` settles it.
+        ObjectStoreError: the store failed.
+    """
+    run, base = begin_run(store, now_ms=now_ms, operation="adopt", run_id=run_id, clock=clock)
+    try:
+        result = adopt_objects(store, base=base, run=run, max_workers=max_workers)
+    except Exception as exc:
+        with contextlib.suppress(KafkaSegmentsError):
+            abort_run(store, run.run_id, reason=f"adoption failed: {exc}", clock=clock)
+        raise
+    if not result.changed:
+        abort_run(store, run.run_id, reason="nothing to adopt", clock=clock)
+        return AdoptionReport(run.run_id, run.base_version, None, result)
+    manifest = build_manifest(run, base=base, partitions=result.partitions, present_keys=result.present_keys)
+    stage_manifest(store, run, manifest)
+    committed = commit_run(store, run.run_id, clock=clock)
+    return AdoptionReport(run.run_id, run.base_version, committed.version, result)
+
+
+# ------------------------------------------------------------------------------------------------ planning
+
+
+def _plan(classified: ClassifiedListing, base: Manifest | None) -> list[_Partition]:
+    """Per partition (base ∪ listed): the live objects to check or re-read, and the candidates."""
+    base_states = base.partition_map() if base is not None else {}
+    known = set(base.live_keys()) if base is not None else set()
+    known.update(retired.key for retired in (base.retired if base is not None else ()))
+    partitions = []
+    for tp in sorted(set(base_states) | set(classified.segments)):
+        state = base_states.get(tp)
+        candidates = [seg for seg in classified.segments.get(tp, ()) if seg.key not in known]
+        part = _Partition(tp, state, candidates)
+        if state is not None:
+            _check_live(part, state, classified.objects)
+        partitions.append(part)
+    return partitions
+
+
+def _check_live(part: _Partition, state: PartitionState, objects: dict[str, ObjectMeta]) -> None:
+    """Compare each live segment with the listing: unchanged, to re-read, or a problem."""
+    last = len(state.segments) - 1
+    for index, entry in enumerate(state.segments):
+        meta = objects.get(entry.key)
+        if meta is None:
+            part.problems.append(missing_live_object(part.topic_partition, entry))
+        elif meta.size == entry.size and meta.etag == entry.etag:
+            continue
+        elif meta.size == entry.size or (
+            meta.size > entry.size and index == last and entry.origin is SegmentOrigin.ADOPTED
+        ):
+            part.live_jobs.append(ReadJob(part.topic_partition, meta, entry.base_offset, live=entry))
+        else:
+            part.problems.append(changed_live_object(part.topic_partition, entry, meta))
+
+
+# ------------------------------------------------------------------------------------------------ settling
+
+
+def _settle(
+    part: _Partition, reads: dict[str, ReadResult], run: RunRecord, checkpoints: BootstrapCheckpoints | None
+) -> _Outcome:
+    """The partition's new state, or its base state with the reasons it is quarantined."""
+    kept = _Outcome(part.base)
+    if part.problems:
+        kept.problems = part.problems
+        return kept
+    live = [reads[job.key] for job in part.live_jobs]
+    candidates = [reads[seg.key] for seg in part.candidates]
+    kept.ignored = [read.ignored for read in candidates if read.ignored is not None]
+    kept.problems = [read.problem for read in (*live, *candidates) if read.problem is not None]
+    if kept.problems:
+        return kept
+    regrown = _scanned(live)
+    scanned = _scanned(candidates)
+    if part.base is not None:
+        log = PartitionLog.of_state(part.base)
+    elif scanned:
+        log = PartitionLog.empty_at(part.topic_partition, scanned[0][0].base_offset)
+    else:
+        return kept
+    for entry, tail in regrown:
+        log.regrow(entry, tail)
+    adopted, problem = log.place(scanned, kept.ignored)
+    if problem is None and checkpoints is not None:
+        problem = log.apply_checkpoint(checkpoints.log_start_offsets.get(part.topic_partition))
+    if problem is not None:
+        kept.problems = [problem]
+        return kept
+    if not adopted and not regrown:
+        return kept
+    if part.base is not None:
+        cleaner = part.base.cleaner_checkpoint
+    else:
+        cleaner = None if checkpoints is None else checkpoints.cleaner_offsets.get(part.topic_partition)
+    state = log.to_state(cleaner_checkpoint=cleaner, run_id=run.run_id)
+    return _Outcome(state, adopted, [entry for entry, _ in regrown], [], kept.ignored)
+
+
+def _scanned(reads: list[ReadResult]) -> list[tuple[SegmentEntry, HeaderTable]]:
+    """The entries (with their batch tables) of the reads that produced one."""
+    return [(read.entry, read.table) for read in reads if read.entry is not None and read.table is not None]
+
+
+def _unused_checkpoint_entries(
+    checkpoints: BootstrapCheckpoints, outcomes: dict[TopicPartition, _Outcome]
+) -> list[Ignored]:
+    """Bootstrap checkpoint entries of partitions that were not adopted (no segments, or quarantined)."""
+    unused = []
+    for key, entries in (
+        (LOG_START_OFFSET_CHECKPOINT_KEY, checkpoints.log_start_offsets),
+        (CLEANER_OFFSET_CHECKPOINT_KEY, checkpoints.cleaner_offsets),
+    ):
+        for tp, offset in sorted(entries.items()):
+            outcome = outcomes.get(tp)
+            if outcome is not None and outcome.state is not None:
+                continue
+            quarantined = outcome is not None and outcome.problems
+            why = "the partition is quarantined" if quarantined else "the partition has no segments to adopt"
+            unused.append(
+                Ignored(
+                    key,
+                    f"entry {tp} {offset} not applied: {why}; the first commit rewrites this file from the "
+                    "manifest, so apply the offset later (delete-records for a log start offset)",
+                )
+            )
+    return unused

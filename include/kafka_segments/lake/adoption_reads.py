@@ -1,0 +1,231 @@
+"""Adoption's reads: one job per object whose bytes adoption needs, run in parallel.
+
+A job reads one object whole and turns it into what adoption needs to know, never keeping the bytes:
+
+* a **candidate** (a plain ``.log`` no manifest knows) is summarized with ``summarize_segment`` (every CRC
+  checked, offsets at or above the base offset in its name and increasing): its ``SegmentEntry`` (origin
+  ``ADOPTED``, the listing's etag and last-modified time) and its header table;
+* a **changed live object** of the same size is compared by sha256 (equal: unchanged, e.g. a lake copied
+  to another backend, where etags differ);
+* a **grown active segment** is re-adopted when its first ``size`` bytes still hash to the recorded
+  sha256: a new entry for the whole object (keeping the original last-modified time) and the header table
+  of the grown tail only (the old part is already accounted for in the open transactions).
+
+Damage (``CorruptRecordError`` and its subclasses, ``SegmentLayoutError`` included) becomes a
+``Quarantine`` naming the object and byte position; an object gone between the listing and the read is
+``Ignored`` (a candidate) or a missing live object (a ``Quarantine``); an object whose size changed between
+the listing and the read is quarantined for this run (it is being written: adopt again later). Any other
+store error propagates and fails the run.
+
+Jobs run on a thread pool. The stores are safe to share between threads: ``S3Store`` builds its boto3 client
+once under a lock (boto3 clients are thread-safe), ``LocalStore`` reads are plain file reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING
+
+from kafka_segments.errors import CorruptRecordError, ObjectNotFoundError, SegmentObjectMismatchError
+from kafka_segments.lake.adoption_report import Ignored, Quarantine
+from kafka_segments.lake.history import location_of
+from kafka_segments.lake.manifest import SegmentEntry, SegmentOrigin
+from kafka_segments.lake.runs import RunRecord
+from kafka_segments.lake.scan import sha256_hex, summarize_segment
+from kafka_segments.storage.base import ObjectMeta, ObjectStore
+from kafka_segments.topic_partition import TopicPartition
+
+if TYPE_CHECKING:
+    from kafka_segments.records.fast_columns import HeaderTable
+
+MISMATCH_ERROR = SegmentObjectMismatchError.__name__
+"""The error name of a live object that is missing or changed (also used for an object changing mid-read)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadJob:
+    """One object to read: a candidate (``live is None``) or a changed live object (``live`` its entry)."""
+
+    topic_partition: TopicPartition
+    meta: ObjectMeta
+    base_offset: int
+    live: SegmentEntry | None = None
+
+    @property
+    def key(self) -> str:
+        return self.meta.key
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ReadResult:
+    """What reading one object found (all ``None``: a live object that is unchanged after all)."""
+
+    key: str
+    bytes_read: int = 0
+    entry: SegmentEntry | None = None
+    """The new entry of an adopted or regrown segment."""
+    table: HeaderTable | None = None
+    """The batches the partition's open transactions must advance through (a regrown segment: its tail)."""
+    problem: Quarantine | None = None
+    ignored: Ignored | None = None
+
+
+def read_all(
+    store: ObjectStore, run: RunRecord, jobs: Sequence[ReadJob], *, max_workers: int
+) -> dict[str, ReadResult]:
+    """Run every job (in parallel on up to ``max_workers`` threads); results by key.
+
+    Raises:
+        ValueError: ``max_workers`` is below 1.
+        ObjectStoreError: a read failed for another reason than a missing object.
+    """
+    if max_workers < 1:
+        raise ValueError(f"max_workers must be at least 1, got {max_workers}")
+    read = partial(read_one, store, run)
+    if max_workers == 1 or len(jobs) <= 1:
+        return {job.key: read(job) for job in jobs}
+    pool = ThreadPoolExecutor(max_workers=min(max_workers, len(jobs)), thread_name_prefix="adopt")
+    try:
+        return {result.key: result for result in pool.map(read, jobs)}
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def read_one(store: ObjectStore, run: RunRecord, job: ReadJob) -> ReadResult:
+    """Read and judge one object (see the module docstring)."""
+    try:
+        data = store.get(job.key)
+    except ObjectNotFoundError:
+        if job.live is not None:
+            return ReadResult(job.key, problem=missing_live_object(job.topic_partition, job.live))
+        return ReadResult(
+            job.key,
+            ignored=Ignored(job.key, "disappeared during the run (listed, then not found); nothing adopted"),
+        )
+    if len(data) != job.meta.size:
+        return ReadResult(job.key, len(data), problem=_changed_while_read(job, len(data)))
+    if job.live is None:
+        return _candidate(store, run, job, data)
+    if len(data) == job.live.size:
+        return _same_size(job, job.live, data)
+    return _regrown(store, run, job, job.live, data)
+
+
+def missing_live_object(topic_partition: TopicPartition, entry: SegmentEntry) -> Quarantine:
+    return Quarantine(
+        topic_partition,
+        entry.key,
+        None,
+        f"live segment object missing: the committed log lists it (offsets {_span(entry)}, {entry.size} "
+        f"bytes, sha256 {entry.sha256}); restore it from a copy to release the partition",
+        MISMATCH_ERROR,
+    )
+
+
+def changed_live_object(topic_partition: TopicPartition, entry: SegmentEntry, meta: ObjectMeta) -> Quarantine:
+    """A live object whose size changed in a way adoption cannot take (shrunk, or grew but cannot regrow)."""
+    if meta.size < entry.size:
+        how = f"shrank from {entry.size} to {meta.size} bytes"
+    elif entry.origin is not SegmentOrigin.ADOPTED:
+        how = f"grew from {entry.size} to {meta.size} bytes, but objects this project wrote never grow"
+    else:
+        how = f"grew from {entry.size} to {meta.size} bytes, but it is not the partition's last segment"
+    return _changed(topic_partition, entry, how)
+
+
+def _changed(topic_partition: TopicPartition, entry: SegmentEntry, how: str) -> Quarantine:
+    return Quarantine(
+        topic_partition,
+        entry.key,
+        None,
+        f"changed after adoption: it {how}; restore the committed bytes ({entry.size} bytes, sha256 "
+        f"{entry.sha256}) to release the partition",
+        MISMATCH_ERROR,
+    )
+
+
+def _changed_while_read(job: ReadJob, read_size: int) -> Quarantine:
+    return Quarantine(
+        job.topic_partition,
+        job.key,
+        None,
+        f"changed while this run read it (listed with {job.meta.size} bytes, read {read_size}); "
+        "run adopt again once the upload has finished",
+        MISMATCH_ERROR,
+    )
+
+
+def _damage(job: ReadJob, exc: CorruptRecordError) -> Quarantine:
+    offset = "" if exc.offset is None else f" (offset {exc.offset})"
+    if job.live is None:
+        action = "replace the object with an intact copy (or remove it) and run adopt again"
+    else:
+        action = (
+            f"its first {job.live.size} bytes are intact: restore them, or upload an intact longer copy, "
+            "and run adopt again"
+        )
+    return Quarantine(
+        job.topic_partition,
+        job.key,
+        exc.position,
+        f"{exc.reason} at byte {exc.position}{offset}; nothing of the partition is adopted in this run: "
+        + action,
+        type(exc).__name__,
+    )
+
+
+def _candidate(store: ObjectStore, run: RunRecord, job: ReadJob, data: bytes) -> ReadResult:
+    try:
+        summary = summarize_segment(data, key=location_of(store, job.key), base_offset=job.base_offset)
+    except CorruptRecordError as exc:
+        return ReadResult(job.key, len(data), problem=_damage(job, exc))
+    entry = summary.entry(
+        key=job.key,
+        base_offset=job.base_offset,
+        etag=job.meta.etag,
+        last_modified_ms=job.meta.last_modified_ms,
+        origin=SegmentOrigin.ADOPTED,
+        run_id=run.run_id,
+    )
+    return ReadResult(job.key, len(data), entry=entry, table=summary.table)
+
+
+def _same_size(job: ReadJob, live: SegmentEntry, data: bytes) -> ReadResult:
+    if sha256_hex(data) == live.sha256:
+        return ReadResult(job.key, len(data))  # same bytes under another etag
+    return ReadResult(
+        job.key, len(data), problem=_changed(job.topic_partition, live, "has other bytes of the same size")
+    )
+
+
+def _regrown(store: ObjectStore, run: RunRecord, job: ReadJob, live: SegmentEntry, data: bytes) -> ReadResult:
+    view = memoryview(data)
+    if sha256_hex(view[: live.size]) != live.sha256:
+        how = f"grew from {live.size} to {len(data)} bytes, but its first {live.size} bytes changed"
+        return ReadResult(job.key, len(data), problem=_changed(job.topic_partition, live, how))
+    location = location_of(store, job.key)
+    try:
+        summary = summarize_segment(data, key=location, base_offset=live.base_offset)
+    except CorruptRecordError as exc:
+        return ReadResult(job.key, len(data), problem=_damage(job, exc))
+    from kafka_segments.records.fast import scan_header_table  # numba: loaded only when segments are scanned
+
+    tail = scan_header_table(view[live.size :], segment=location, verify_crc=False)
+    entry = summary.entry(
+        key=job.key,
+        base_offset=live.base_offset,
+        etag=job.meta.etag,
+        last_modified_ms=live.last_modified_ms,
+        origin=SegmentOrigin.ADOPTED,
+        run_id=run.run_id,
+    )
+    return ReadResult(job.key, len(data), entry=entry, table=tail)
+
+
+def _span(entry: SegmentEntry) -> str:
+    if entry.last_offset is None:
+        return f"none, empty at {entry.base_offset}"
+    return f"[{entry.base_offset}, {entry.last_offset}]"

@@ -1,0 +1,250 @@
+"""``describe``: what the lake's committed state holds, per partition, from the manifest alone.
+
+No segment body is read: every figure comes from the manifest (one GET), so describing a large lake is
+cheap. ``to_text`` is an aligned table for people, ``to_dict`` the stable form behind ``--json``.
+
+Columns planned for later issues (the partition's dirty ratio, its compaction delay, the consumer group that
+holds consumed retention back) need the configuration and an offsets snapshot; they will be added as new
+keys of each partition's dict (``dirty_ratio``, ``compaction_delay_ms``, ``consumed_retention_group``) and
+new table columns, never by changing the existing ones. Until then they are absent, not guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from kafka_segments.errors import PartitionNotFoundError
+from kafka_segments.lake.manifest import Manifest, PartitionState
+from kafka_segments.lake.reader import resolve_manifest
+from kafka_segments.storage.base import ObjectStore
+
+EMPTY_CELL = "-"
+
+
+def iso_utc(ms: int | None) -> str | None:
+    """Epoch milliseconds as ISO-8601 UTC with milliseconds (``2025-11-21T04:40:00.000Z``); ``None`` for
+    ``None``, a negative value (Kafka's "no timestamp") or a value outside the calendar."""
+    if ms is None or ms < 0:
+        return None
+    try:
+        moment = datetime.fromtimestamp(ms // 1000, tz=UTC).replace(microsecond=(ms % 1000) * 1000)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionDescription:
+    """One partition's committed state, summarized.
+
+    ``record_count`` and ``size_bytes`` count the live segments whole (records below the log start offset
+    in the first segment included, as Kafka's segment sizes do). The largest-timestamp range is the minimum
+    and maximum of the segments' ``largestTimestamp`` (the largest batch timestamp, else the object's
+    last-modified time when adopted): what time-based retention compares with ``now``.
+    """
+
+    topic: str
+    partition: int
+    log_start_offset: int
+    log_end_offset: int
+    segment_count: int
+    size_bytes: int
+    record_count: int
+    largest_timestamp_min_ms: int | None
+    largest_timestamp_max_ms: int | None
+    cleaner_checkpoint: int | None
+    last_stable_offset: int
+    open_transactions: int
+    run_id: str
+
+    @classmethod
+    def of(cls, state: PartitionState) -> PartitionDescription:
+        timestamps = [segment.largest_timestamp_ms for segment in state.segments]
+        return cls(
+            topic=state.topic_partition.topic,
+            partition=state.topic_partition.partition,
+            log_start_offset=state.log_start_offset,
+            log_end_offset=state.log_end_offset,
+            segment_count=len(state.segments),
+            size_bytes=state.size_bytes,
+            record_count=state.record_count,
+            largest_timestamp_min_ms=min(timestamps) if timestamps else None,
+            largest_timestamp_max_ms=max(timestamps) if timestamps else None,
+            cleaner_checkpoint=state.cleaner_checkpoint,
+            last_stable_offset=state.last_stable_offset,
+            open_transactions=len(state.open_transactions),
+            run_id=state.run_id,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "topic": self.topic,
+            "partition": self.partition,
+            "log_start_offset": self.log_start_offset,
+            "log_end_offset": self.log_end_offset,
+            "segment_count": self.segment_count,
+            "size_bytes": self.size_bytes,
+            "record_count": self.record_count,
+            "largest_timestamp_min_ms": self.largest_timestamp_min_ms,
+            "largest_timestamp_min": iso_utc(self.largest_timestamp_min_ms),
+            "largest_timestamp_max_ms": self.largest_timestamp_max_ms,
+            "largest_timestamp_max": iso_utc(self.largest_timestamp_max_ms),
+            "cleaner_checkpoint": self.cleaner_checkpoint,
+            "last_stable_offset": self.last_stable_offset,
+            "open_transactions": self.open_transactions,
+            "run_id": self.run_id,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column of the text table: its header, its cell, and whether it is numeric (right-aligned)."""
+
+    header: str
+    cell: Callable[[PartitionDescription], object]
+    numeric: bool = True
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("TOPIC", lambda p: p.topic, numeric=False),
+    Column("PARTITION", lambda p: p.partition),
+    Column("LOG-START-OFFSET", lambda p: p.log_start_offset),
+    Column("LOG-END-OFFSET", lambda p: p.log_end_offset),
+    Column("SEGMENTS", lambda p: p.segment_count),
+    Column("BYTES", lambda p: p.size_bytes),
+    Column("RECORDS", lambda p: p.record_count),
+    Column("LARGEST-TS-MIN", lambda p: iso_utc(p.largest_timestamp_min_ms), numeric=False),
+    Column("LARGEST-TS-MAX", lambda p: iso_utc(p.largest_timestamp_max_ms), numeric=False),
+    Column("CLEANER-CHECKPOINT", lambda p: p.cleaner_checkpoint),
+    Column("LAST-STABLE-OFFSET", lambda p: p.last_stable_offset),
+    Column("OPEN-TXNS", lambda p: p.open_transactions),
+    Column("CHANGED-BY-RUN", lambda p: p.run_id, numeric=False),
+)
+"""The table's columns, in order; later issues append theirs (see the module docstring)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LakeDescription:
+    """The committed state at one manifest version, per partition (in topic, partition order)."""
+
+    location: str
+    version: int
+    run_id: str
+    operation: str
+    committed_at_ms: int
+    partitions: tuple[PartitionDescription, ...]
+
+    @property
+    def topics(self) -> tuple[str, ...]:
+        return tuple(sorted({p.topic for p in self.partitions}))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` document. Keys (stable; later releases only add keys)::
+
+        lake              the lake's location (s3://bucket/prefix/ or a local path)
+        version           the manifest version described
+        run_id            the run that committed it
+        operation         what made it (adopt, run, delete-records, fence, ...)
+        committed_at_ms   wall-clock commit time, epoch ms; committed_at: the same as ISO-8601 UTC
+        partitions        one object per partition (topic, partition order):
+            topic, partition, log_start_offset, log_end_offset, segment_count, size_bytes, record_count,
+            largest_timestamp_min_ms / largest_timestamp_min (ISO-8601 UTC) and the same for _max (null
+            without segments), cleaner_checkpoint (null when none), last_stable_offset,
+            open_transactions (how many), run_id (the run that last changed the partition)
+        totals            topics, partitions, segments, size_bytes, record_count over the partitions shown
+        """
+        return {
+            "lake": self.location,
+            "version": self.version,
+            "run_id": self.run_id,
+            "operation": self.operation,
+            "committed_at_ms": self.committed_at_ms,
+            "committed_at": iso_utc(self.committed_at_ms),
+            "partitions": [p.to_dict() for p in self.partitions],
+            "totals": self.totals(),
+        }
+
+    def totals(self) -> dict[str, int]:
+        """Topics, partitions, segments, bytes and records over the partitions described."""
+        return {
+            "topics": len(self.topics),
+            "partitions": len(self.partitions),
+            "segments": sum(p.segment_count for p in self.partitions),
+            "size_bytes": sum(p.size_bytes for p in self.partitions),
+            "record_count": sum(p.record_count for p in self.partitions),
+        }
+
+    def to_text(self) -> str:
+        """An aligned table (a header row, one row per partition) and a summary line."""
+        rows = [[_cell(column.cell(p)) for column in COLUMNS] for p in self.partitions]
+        lines = _align([[column.header for column in COLUMNS], *rows], [c.numeric for c in COLUMNS])
+        lines.append(self._summary())
+        return "\n".join(lines) + "\n"
+
+    def _summary(self) -> str:
+        totals = self.totals()
+        return (
+            f"{totals['partitions']} partition(s) of {totals['topics']} topic(s), {totals['segments']} "
+            f"segment(s), {totals['size_bytes']} bytes, {totals['record_count']} records; "
+            f"{self.location} at version {self.version} ({self.operation}, run {self.run_id}, "
+            f"committed {iso_utc(self.committed_at_ms) or self.committed_at_ms})"
+        )
+
+
+def _cell(value: object) -> str:
+    return EMPTY_CELL if value is None else str(value)
+
+
+def _align(rows: Sequence[Sequence[str]], numeric: Sequence[bool]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(numeric))]
+    return [
+        "  ".join(
+            cell.rjust(width) if is_numeric else cell.ljust(width)
+            for cell, width, is_numeric in zip(row, widths, numeric, strict=True)
+        ).rstrip()
+        for row in rows
+    ]
+
+
+def describe_lake(
+    store: ObjectStore, *, version: int | None = None, topics: Iterable[str] | None = None
+) -> LakeDescription:
+    """Describe the committed state at ``version`` (the head when ``None``), optionally only ``topics``.
+
+    Raises:
+        NoCommittedStateError, ManifestVersionNotFoundError: see ``reader.resolve_manifest``.
+        PartitionNotFoundError: a topic of ``topics`` is not in the manifest.
+    """
+    manifest = resolve_manifest(store, version)
+    return describe_manifest(manifest, location=store.describe(), topics=topics)
+
+
+def describe_manifest(
+    manifest: Manifest, *, location: str, topics: Iterable[str] | None = None
+) -> LakeDescription:
+    """``describe_lake`` for a manifest already read.
+
+    Raises:
+        PartitionNotFoundError: a topic of ``topics`` is not in the manifest.
+    """
+    wanted = None if topics is None else set(topics)
+    if wanted is not None:
+        unknown = sorted(wanted - set(manifest.topics))
+        if unknown:
+            raise PartitionNotFoundError(
+                f"topic(s) {', '.join(unknown)} not in manifest version {manifest.version} "
+                f"(topics: {', '.join(manifest.topics) or '(none)'})",
+                location=location,
+            )
+    states = [s for s in manifest.partitions if wanted is None or s.topic_partition.topic in wanted]
+    return LakeDescription(
+        location=location,
+        version=manifest.version,
+        run_id=manifest.run_id,
+        operation=manifest.operation,
+        committed_at_ms=manifest.committed_at_ms,
+        partitions=tuple(PartitionDescription.of(state) for state in states),
+    )

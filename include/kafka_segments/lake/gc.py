@@ -1,0 +1,376 @@
+"""Garbage collection: physically delete what the committed state no longer needs (KAFKA-SEMANTICS Part L,
+"deletion is logical first, physical later"; DESIGN §1 step 6).
+
+Rules, all measured against the wall clock (``now_ms``; physical deletion protects readers in flight, so it
+compares with the wall-clock commit times stamped in ``RetiredObject``, never a run's logical time):
+
+1. *Retained manifests* are the ``retain_manifests`` newest versions present (at least 1: the head is never
+   deleted). Every segment they list as live is *protected*, with every object of its name stem.
+2. *Retired objects* come from the head's ``retired`` list (each commit carries the pending ones forward). One
+   is due once ``now_ms >= delete_after_ms``; a due one that a retained manifest still lists as live is held
+   (reported with the newest such version) until that manifest leaves retention. A due, unprotected one is
+   deleted with its ``.index``, ``.timeindex`` and ``.txnindex``.
+3. *Orphans* are objects named with a run id that no retained manifest lists as live and that are not pending
+   in ``head.retired``. One is swept when its run can no longer commit (its record exists and the head version
+   is at least the run's only commit version; or its record is missing), and only when the object is at
+   least ``orphan_min_age_ms`` old (``ObjectMeta.last_modified_ms``). Objects of runs that may still commit
+   are never touched.
+4. Never deleted: objects with Kafka's plain names that are not retired (they may be waiting for adoption),
+   anything else that is no segment object (the root checkpoint files, unknown files), anything under
+   ``_kafka_segments/`` (run folders, snapshots) but the manifests older than the retained ones.
+5. Manifests older than the retained ones are deleted last.
+
+The head and the retained manifests are read before the listing, so a run that commits meanwhile is "in
+progress" for this pass (its commit version is above the head read), and a segment it retires was live in
+the head read, hence protected.
+
+Crash behaviour: objects go first, index siblings before their ``.log`` (a ``.log`` stays, and so does its
+retired entry, until its indexes are gone), manifests last. An interruption at any point leaves every object
+a retained manifest lists in place, and the next ``collect_garbage`` finishes the job; deleting twice is
+harmless, and a second run finds nothing to delete. Partial delete failures are reported per key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from kafka_segments.errors import ManifestFormatError, RunStateError
+from kafka_segments.lake.history import manifest_versions, read_manifest, try_read_manifest
+from kafka_segments.lake.layout import is_meta_key, manifest_key, try_parse_segment_key
+from kafka_segments.lake.manifest import Manifest, RetiredObject
+from kafka_segments.lake.runs import Clock, read_run, wall_clock_ms
+from kafka_segments.lake.sweep import (
+    DeleteFailure,
+    References,
+    delete_objects,
+    format_wall_ms,
+    object_run_id,
+    references,
+    with_index_siblings,
+)
+from kafka_segments.segment.files import FileKind
+from kafka_segments.storage.base import ObjectMeta, ObjectStore
+
+
+@dataclass(frozen=True, slots=True)
+class RetiredItem:
+    """A retired object of the head manifest and what gc did (or would do) with it."""
+
+    key: str
+    reason: str
+    retired_in_version: int
+    delete_after_ms: int
+    keys: tuple[str, ...] = ()
+    """For a due object: the keys deleted (or to delete): the ``.log`` and its index objects present."""
+    held_by_version: int | None = None
+    """For a held object: the newest retained version that lists it as live."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "reason": self.reason,
+            "retired_in_version": self.retired_in_version,
+            "delete_after_ms": self.delete_after_ms,
+            "keys": list(self.keys),
+            "held_by_version": self.held_by_version,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class OrphanItem:
+    """An object named with a run id that no retained manifest references, and why it goes or stays."""
+
+    key: str
+    run_id: str
+    why: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"key": self.key, "run_id": self.run_id, "why": self.why}
+
+
+@dataclass(frozen=True, slots=True)
+class GcReport:
+    """What one ``collect_garbage`` pass deleted (``dry_run``: would delete) and what it left, and why."""
+
+    now_ms: int
+    dry_run: bool
+    head_version: int | None
+    retained_versions: tuple[int, ...]
+    deleted: tuple[RetiredItem, ...]
+    """Retired objects deleted (or due, in a dry run)."""
+    waiting: tuple[RetiredItem, ...]
+    """Retired objects whose ``delete_after_ms`` has not come yet."""
+    held: tuple[RetiredItem, ...]
+    """Due retired objects that a retained manifest still lists as live."""
+    already_gone: tuple[str, ...]
+    """Retired keys whose objects are all gone already (the next commit drops them from ``retired``)."""
+    swept: tuple[OrphanItem, ...]
+    orphans_left: tuple[OrphanItem, ...]
+    deleted_manifests: tuple[int, ...]
+    failures: tuple[DeleteFailure, ...]
+
+    @property
+    def deleted_keys(self) -> tuple[str, ...]:
+        """Every key deleted (or to delete), objects first, then manifests."""
+        objects = [key for item in self.deleted for key in item.keys] + [item.key for item in self.swept]
+        return (*objects, *(manifest_key(version) for version in self.deleted_manifests))
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing failed."""
+        return not self.failures
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "now_ms": self.now_ms,
+            "dry_run": self.dry_run,
+            "head_version": self.head_version,
+            "retained_versions": list(self.retained_versions),
+            "deleted": [item.to_dict() for item in self.deleted],
+            "waiting": [item.to_dict() for item in self.waiting],
+            "held": [item.to_dict() for item in self.held],
+            "already_gone": list(self.already_gone),
+            "swept": [item.to_dict() for item in self.swept],
+            "orphans_left": [item.to_dict() for item in self.orphans_left],
+            "deleted_manifests": list(self.deleted_manifests),
+            "failures": [failure.to_dict() for failure in self.failures],
+        }
+
+    def to_text(self) -> str:
+        """A human-readable summary: counts per category, then one line per object."""
+        verb = "would delete" if self.dry_run else "deleted"
+        sweep = "to sweep" if self.dry_run else "swept"
+        title = "gc (dry run: nothing deleted)" if self.dry_run else "gc"
+        lines = [
+            f"{title} at {format_wall_ms(self.now_ms)}: head version {self.head_version}, "
+            f"retained manifests {_versions_text(self.retained_versions)}",
+            f"retired objects: {len(self.deleted)} {verb}, {len(self.waiting)} waiting, "
+            f"{len(self.held)} held, {len(self.already_gone)} already gone",
+            *(
+                f"  {verb}  {i.key} ({i.reason}, retired in version {i.retired_in_version})"
+                for i in self.deleted
+            ),
+            *(
+                f"  waiting  {i.key} ({i.reason}) until {format_wall_ms(i.delete_after_ms)}"
+                for i in self.waiting
+            ),
+            *(f"  held  {i.key} ({i.reason}): live in version {i.held_by_version}" for i in self.held),
+            f"orphans: {len(self.swept)} {sweep}, {len(self.orphans_left)} left",
+            *(f"  {sweep}  {i.key}: {i.why}" for i in self.swept),
+            *(f"  left  {i.key}: {i.why}" for i in self.orphans_left),
+            f"old manifests: {verb} {_versions_text(self.deleted_manifests)}",
+            f"failures: {len(self.failures)}",
+            *(f"  failed  {failure.key}: {failure.error}" for failure in self.failures),
+        ]
+        return "\n".join(lines)
+
+
+def _versions_text(versions: tuple[int, ...]) -> str:
+    if not versions:
+        return "none"
+    if list(versions) == list(range(versions[0], versions[-1] + 1)) and len(versions) > 2:
+        return f"{versions[0]}-{versions[-1]} ({len(versions)})"
+    return ", ".join(str(version) for version in versions)
+
+
+def collect_garbage(
+    store: ObjectStore,
+    *,
+    now_ms: int | None = None,
+    dry_run: bool = True,
+    retain_manifests: int = 10,
+    orphan_min_age_ms: int = 3_600_000,
+    clock: Clock = wall_clock_ms,
+) -> GcReport:
+    """Delete due retired objects, orphans of runs that can no longer commit, and old manifests.
+
+    Args:
+        store: the lake.
+        now_ms: the wall-clock time to compare with (default ``clock()``).
+        dry_run: report what would be deleted and delete nothing (the default).
+        retain_manifests: how many of the newest manifest versions to keep (values below 1 mean 1).
+        orphan_min_age_ms: how old an orphan must be before it is swept.
+        clock: the wall clock.
+
+    Raises:
+        ValueError: ``orphan_min_age_ms`` is negative.
+        ManifestFormatError: a retained manifest is not valid (nothing is deleted then: gc cannot know what
+            it protects).
+        ObjectStoreError: the store could not be read (failed deletes are reported, not raised).
+    """
+    if orphan_min_age_ms < 0:
+        raise ValueError(f"orphan_min_age_ms must be >= 0, got {orphan_min_age_ms}")
+    now = clock() if now_ms is None else now_ms
+    plan = _plan(store, now_ms=now, retain=max(1, retain_manifests), orphan_min_age_ms=orphan_min_age_ms)
+    return plan if dry_run else _execute(store, plan)
+
+
+def _plan(store: ObjectStore, *, now_ms: int, retain: int, orphan_min_age_ms: int) -> GcReport:
+    """The dry-run report: everything classified, nothing deleted."""
+    versions = manifest_versions(store)
+    retained_versions = tuple(versions[-retain:])
+    retained = _read_retained(store, retained_versions)
+    head = retained[-1] if retained else None
+    listing = [meta for meta in store.list() if not is_meta_key(meta.key)]
+    present = frozenset(meta.key for meta in listing)
+    due, waiting, held, gone, problems = _classify_retired(head, retained, present, now_ms)
+    keep = references(retained, head.retired if head is not None else ())
+    sweep, left = _classify_orphans(store, listing, keep, retained, now_ms, orphan_min_age_ms)
+    oldest_retained = retained_versions[0] if retained_versions else 0
+    return GcReport(
+        now_ms=now_ms,
+        dry_run=True,
+        head_version=head.version if head is not None else None,
+        retained_versions=retained_versions,
+        deleted=due,
+        waiting=waiting,
+        held=held,
+        already_gone=gone,
+        swept=sweep,
+        orphans_left=left,
+        deleted_manifests=tuple(version for version in versions if version < oldest_retained),
+        failures=problems,
+    )
+
+
+def _read_retained(store: ObjectStore, versions: tuple[int, ...]) -> list[Manifest]:
+    """The retained manifests, oldest first. The head must be readable; an older one that vanished meanwhile
+    (a concurrent gc with a newer head removed it) protects nothing any more."""
+    if not versions:
+        return []
+    older = (try_read_manifest(store, version) for version in versions[:-1])
+    return [*(manifest for manifest in older if manifest is not None), read_manifest(store, versions[-1])]
+
+
+def _classify_retired(
+    head: Manifest | None, retained: list[Manifest], present: frozenset[str], now_ms: int
+) -> tuple[
+    tuple[RetiredItem, ...],
+    tuple[RetiredItem, ...],
+    tuple[RetiredItem, ...],
+    tuple[str, ...],
+    tuple[DeleteFailure, ...],
+]:
+    holders = {key: manifest.version for manifest in retained for key in manifest.live_keys()}
+    due: list[RetiredItem] = []
+    waiting: list[RetiredItem] = []
+    held: list[RetiredItem] = []
+    gone: list[str] = []
+    problems: list[DeleteFailure] = []
+    for retired in _latest_retirements(head):
+        name = None if is_meta_key(retired.key) else try_parse_segment_key(retired.key)
+        if name is None or name.kind is not FileKind.LOG:
+            problems.append(DeleteFailure(retired.key, "retired key is not a segment .log key: left alone"))
+            continue
+        keys = tuple(key for key in with_index_siblings(retired.key) if key in present)
+        item = RetiredItem(retired.key, retired.reason, retired.retired_in_version, retired.delete_after_ms)
+        if not keys:
+            gone.append(retired.key)
+        elif now_ms < retired.delete_after_ms:
+            waiting.append(item)
+        elif retired.key in holders:
+            held.append(dataclasses.replace(item, held_by_version=holders[retired.key]))
+        else:
+            due.append(dataclasses.replace(item, keys=keys))
+    return tuple(due), tuple(waiting), tuple(held), tuple(gone), tuple(problems)
+
+
+def _latest_retirements(head: Manifest | None) -> list[RetiredObject]:
+    """One entry per key (the one with the latest ``delete_after_ms``), in key order."""
+    latest: dict[str, RetiredObject] = {}
+    for retired in head.retired if head is not None else ():
+        known = latest.get(retired.key)
+        if known is None or retired.delete_after_ms > known.delete_after_ms:
+            latest[retired.key] = retired
+    return [latest[key] for key in sorted(latest)]
+
+
+@dataclass(frozen=True, slots=True)
+class _RunVerdict:
+    finished: bool
+    """True when the run can no longer commit (its objects may be swept)."""
+    why: str
+
+
+def _classify_orphans(
+    store: ObjectStore,
+    listing: list[ObjectMeta],
+    keep: References,
+    retained: list[Manifest],
+    now_ms: int,
+    min_age_ms: int,
+) -> tuple[tuple[OrphanItem, ...], tuple[OrphanItem, ...]]:
+    verdicts: dict[str, _RunVerdict] = {}
+    sweep: list[OrphanItem] = []
+    left: list[OrphanItem] = []
+    for meta in listing:
+        run_id = object_run_id(meta.key)
+        if run_id is None or keep.covers(meta.key):
+            continue
+        if run_id not in verdicts:
+            verdicts[run_id] = _run_verdict(store, run_id, retained)
+        verdict = verdicts[run_id]
+        age = now_ms - meta.last_modified_ms
+        if not verdict.finished:
+            left.append(OrphanItem(meta.key, run_id, verdict.why))
+        elif age < min_age_ms:
+            when = f"only {age} ms old" if age >= 0 else f"modified {-age} ms after now_ms"
+            why = f"{verdict.why}; but {when} (orphan_min_age_ms {min_age_ms})"
+            left.append(OrphanItem(meta.key, run_id, why))
+        else:
+            sweep.append(OrphanItem(meta.key, run_id, verdict.why))
+    return tuple(sweep), tuple(left)
+
+
+def _run_verdict(store: ObjectStore, run_id: str, retained: list[Manifest]) -> _RunVerdict:
+    try:
+        record = read_run(store, run_id)
+    except RunStateError:
+        return _RunVerdict(True, f"run {run_id} has no run record")
+    except ManifestFormatError as exc:
+        return _RunVerdict(False, f"run record unreadable, left alone: {exc}")
+    version = record.commit_version
+    head = retained[-1].version if retained else None
+    if head is None or head < version:
+        return _RunVerdict(False, f"in progress: run {run_id} may still commit version {version}")
+    maker = next((manifest.run_id for manifest in retained if manifest.version == version), None)
+    if maker == run_id:
+        return _RunVerdict(True, f"run {run_id} committed version {version}; no retained manifest lists it")
+    if maker is None:
+        return _RunVerdict(
+            True, f"run {run_id} can no longer commit: version {version} is taken (head {head})"
+        )
+    return _RunVerdict(True, f"run {run_id} lost: version {version} was committed by run {maker}")
+
+
+def _execute(store: ObjectStore, plan: GcReport) -> GcReport:
+    """Delete what ``plan`` lists: index objects and orphans, then the ``.log`` objects whose indexes are all
+    gone, then the old manifests; report what was deleted and what failed."""
+    due = plan.deleted
+    indexes = [key for item in due for key in item.keys if key != item.key]
+    failed = _by_key(delete_objects(store, [*indexes, *(orphan.key for orphan in plan.swept)]).failed)
+    logs = [item.key for item in due if item.key in item.keys and not failed.keys() & set(item.keys)]
+    withheld = [
+        DeleteFailure(item.key, "not deleted: its index objects could not all be deleted")
+        for item in due
+        if item.key in item.keys and item.key not in logs
+    ]
+    failed.update(_by_key(delete_objects(store, logs).failed))
+    failed.update(_by_key(withheld))
+    old = plan.deleted_manifests
+    manifests = delete_objects(store, [manifest_key(version) for version in old])
+    return dataclasses.replace(
+        plan,
+        dry_run=False,
+        deleted=tuple(item for item in due if not failed.keys() & set(item.keys)),
+        swept=tuple(orphan for orphan in plan.swept if orphan.key not in failed),
+        deleted_manifests=tuple(v for v in old if manifest_key(v) not in manifests.failed_keys),
+        failures=(*plan.failures, *failed.values(), *manifests.failed),
+    )
+
+
+def _by_key(failures: Iterable[DeleteFailure]) -> dict[str, DeleteFailure]:
+    return {failure.key: failure for failure in failures}

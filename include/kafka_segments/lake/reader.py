@@ -1,0 +1,200 @@
+"""Reading the lake's committed state: which manifest, a segment's bytes (checked), the visible records.
+
+Readers follow a manifest, never a listing: a segment is the first ``size`` bytes of the object its
+``SegmentEntry`` names, and those bytes must hash to the recorded ``sha256`` (an adopted object that a
+broker sync regrew still serves the bytes the manifest describes). Anything else (the object is gone,
+shorter, or changed) is a ``SegmentObjectMismatchError`` naming the object and what differs.
+
+Visibility follows Kafka's fetch rule: a consumer sees the records at offsets at or above the log start
+offset. Whole batches below it are not returned; in a batch that straddles it the records below it are
+skipped (the consumer drops them, as after ``deleteRecords`` in the middle of a batch).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from kafka_segments.errors import (
+    LakeError,
+    ManifestVersionNotFoundError,
+    NoCommittedStateError,
+    ObjectNotFoundError,
+    PartitionNotFoundError,
+    SegmentObjectMismatchError,
+)
+from kafka_segments.lake.history import location_of, manifest_versions, read_manifest
+from kafka_segments.lake.manifest import Manifest, PartitionState, SegmentEntry
+from kafka_segments.lake.scan import sha256_hex
+from kafka_segments.records.batch import BatchHeader
+from kafka_segments.records.log import Entry, iter_batches
+from kafka_segments.records.record import Record
+from kafka_segments.storage.base import ObjectStore
+from kafka_segments.topic_partition import TopicPartition
+
+NO_STATE_HINT = "no committed state yet — run `kafka-segments adopt`"
+
+
+@dataclass(frozen=True, slots=True)
+class VisibleBatch:
+    """One batch a consumer of the committed log would receive, with the segment it lives in.
+
+    ``entry.header.position`` is the batch's byte position in ``segment``'s ``.log``.
+    """
+
+    segment: SegmentEntry
+    entry: Entry
+    log_start_offset: int
+
+    @property
+    def header(self) -> BatchHeader:
+        return self.entry.header
+
+    @property
+    def records(self) -> tuple[Record, ...]:
+        """The batch's records at or above the log start offset (control records included).
+
+        Raises:
+            CorruptRecordError: the batch's records cannot be decoded.
+        """
+        return tuple(record for record in self.entry.records if record.offset >= self.log_start_offset)
+
+
+def resolve_manifest(store: ObjectStore, version: int | None = None) -> Manifest:
+    """Manifest ``version``, or the head when ``version`` is ``None``.
+
+    Raises:
+        NoCommittedStateError: the lake has no manifest at all.
+        ManifestVersionNotFoundError: ``version`` was never committed or was removed by gc (the message
+            lists the versions that exist).
+        ManifestFormatError: the manifest object is not valid.
+        ObjectStoreError: the store could not be read.
+    """
+    versions = manifest_versions(store)
+    if not versions:
+        raise NoCommittedStateError(NO_STATE_HINT, location=store.describe())
+    wanted = versions[-1] if version is None else version
+    if wanted not in versions:
+        raise _missing_version(store, wanted, versions)
+    try:
+        return read_manifest(store, wanted)
+    except ObjectNotFoundError:  # removed by a concurrent gc after the listing
+        raise _missing_version(store, wanted, manifest_versions(store)) from None
+
+
+def _missing_version(store: ObjectStore, version: int, versions: Sequence[int]) -> LakeError:
+    available = f"available versions: {format_ranges(versions)}" if versions else NO_STATE_HINT
+    if versions and version > versions[-1]:
+        problem = f"manifest version {version} was never committed (the head is version {versions[-1]})"
+    else:
+        problem = f"manifest version {version} does not exist (never committed, or removed by gc)"
+    return ManifestVersionNotFoundError(f"{problem}; {available}", location=store.describe())
+
+
+def format_ranges(numbers: Sequence[int]) -> str:
+    """Numbers (versions, partitions) as ascending ranges: ``[1, 3, 4, 5, 9]`` -> ``"1, 3-5, 9"``."""
+    ranges: list[list[int]] = []
+    for number in sorted(numbers):
+        if ranges and number == ranges[-1][1] + 1:
+            ranges[-1][1] = number
+        else:
+            ranges.append([number, number])
+    return ", ".join(str(low) if low == high else f"{low}-{high}" for low, high in ranges)
+
+
+def partition_state(
+    store: ObjectStore, manifest: Manifest, topic_partition: TopicPartition
+) -> PartitionState:
+    """The committed state of one partition.
+
+    Raises:
+        PartitionNotFoundError: the manifest has no such topic or partition (the message lists what it has).
+    """
+    state = manifest.partition(topic_partition)
+    if state is not None:
+        return state
+    topic = topic_partition.topic
+    partitions = [
+        s.topic_partition.partition for s in manifest.partitions if s.topic_partition.topic == topic
+    ]
+    if partitions:
+        known = f"topic {topic_partition.topic!r} has partitions {format_ranges(partitions)}"
+    else:
+        known = f"topics: {', '.join(manifest.topics) or '(none)'}"
+    raise PartitionNotFoundError(
+        f"partition {topic_partition} is not in manifest version {manifest.version} ({known})",
+        location=store.describe(),
+    )
+
+
+def read_segment(store: ObjectStore, entry: SegmentEntry) -> bytes:
+    """The bytes the manifest describes for ``entry``: the object's first ``entry.size`` bytes, checked.
+
+    Raises:
+        SegmentObjectMismatchError: the object is missing, shorter than ``entry.size``, or its first
+            ``entry.size`` bytes do not hash to ``entry.sha256``; the error names the object.
+        ObjectStoreError: the store could not be read (e.g. ``TransientStoreError``).
+    """
+    location = location_of(store, entry.key)
+    try:
+        data = store.get_range(entry.key, start=0, end=entry.size)
+    except ObjectNotFoundError:
+        raise SegmentObjectMismatchError(
+            f"segment object {entry.key!r} is missing (the manifest lists it with {entry.size} bytes, "
+            f"offsets {_offsets(entry)})",
+            location=location,
+        ) from None
+    if len(data) < entry.size:
+        raise SegmentObjectMismatchError(
+            f"segment object {entry.key!r} has {len(data)} bytes, the manifest records {entry.size}",
+            location=location,
+        )
+    digest = sha256_hex(data)
+    if digest != entry.sha256:
+        raise SegmentObjectMismatchError(
+            f"segment object {entry.key!r} changed: the sha256 of its first {entry.size} bytes is {digest}, "
+            f"the manifest records {entry.sha256}",
+            location=location,
+        )
+    return data
+
+
+def _offsets(entry: SegmentEntry) -> str:
+    return "none (empty)" if entry.last_offset is None else f"{entry.base_offset}..{entry.last_offset}"
+
+
+def visible_segments(state: PartitionState) -> tuple[SegmentEntry, ...]:
+    """The live segments holding at least one offset at or above the log start offset."""
+    return tuple(
+        segment
+        for segment in state.segments
+        if segment.last_offset is not None and segment.last_offset >= state.log_start_offset
+    )
+
+
+def iter_visible_batches(store: ObjectStore, state: PartitionState) -> Iterator[VisibleBatch]:
+    """Every batch of the partition whose last offset is at or above the log start offset, in offset order.
+
+    Segments entirely below the log start offset are not read. Each segment is read and checked with
+    ``read_segment`` and its batches with their CRCs.
+
+    Raises:
+        SegmentObjectMismatchError: a segment object does not match the manifest.
+        CorruptRecordError: a batch is damaged (naming the object, byte position and offset).
+    """
+    log_start = state.log_start_offset
+    for segment in visible_segments(state):
+        data = read_segment(store, segment)
+        for entry in iter_batches(data, segment=location_of(store, segment.key)):
+            if entry.header.last_offset >= log_start:
+                yield VisibleBatch(segment=segment, entry=entry, log_start_offset=log_start)
+
+
+def iter_visible_records(store: ObjectStore, state: PartitionState) -> Iterator[Record]:
+    """Every record at or above the log start offset, in offset order (control records included).
+
+    Raises:
+        SegmentObjectMismatchError, CorruptRecordError: as ``iter_visible_batches``.
+    """
+    for batch in iter_visible_batches(store, state):
+        yield from batch.records

@@ -1,0 +1,338 @@
+"""Recovery: finish or discard interrupted work, so a crash at any point leaves the lake at its last committed
+state (DESIGN §3; the crash table of ``kafka_segments.lake.commit``).
+
+For every registered run without an outcome, ``recover`` reads back the only version the run could commit
+(``base + 1``):
+
+* the run committed it → the steps after a commit are redone (checkpoint files while it is the head, the
+  outcome ``committed``): **finished**;
+* another run committed it (or a version that high exists and its manifest is gone: gc removed it) → the run
+  can never commit; its objects that no present manifest lists as live and that are not pending in
+  ``head.retired`` are deleted, then the outcome ``aborted`` is written: **discarded**;
+* nobody took it yet and the run started ``abandon_after_ms`` ago or more → ``recover`` *fences* it: it
+  commits that version itself as a no-change manifest (operation ``fence``; an empty version 1 on a lake
+  without a manifest), so the run (or a zombie duplicate of it) can never commit, then discards it as above:
+  **fenced**. A fence that loses (another run committed meanwhile) is recorded aborted and the run is
+  resolved again;
+* otherwise the run may still be working: it is left alone and reported **in-progress**.
+
+Then, if the checkpoint files at the root do not match the head manifest, they are rewritten from it.
+
+A head manifest that is not valid raises its ``ManifestFormatError`` (naming the object) before anything is
+changed: recover does not guess. A run record or outcome that is not valid is reported (``unreadable``) and
+left alone.
+
+Crash behaviour: every step is idempotent. A run's objects are swept before its outcome is written, so a
+crash in between only means the next ``recover`` resolves and sweeps it again; a crash after a fence commit is
+resolved the next time as "discarded" (the fence took the version); whatever a failed delete leaves behind is
+swept by ``collect_garbage`` as an orphan. A second ``recover`` changes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum, StrEnum
+from typing import Any
+
+from kafka_segments.errors import CommitConflictError, ManifestFormatError
+from kafka_segments.lake.checkpoint_files import checkpoint_files_match, write_checkpoint_files
+from kafka_segments.lake.commit import (
+    begin_run,
+    build_manifest,
+    commit_run,
+    finish_commit,
+    resolve_commit,
+    stage_manifest,
+)
+from kafka_segments.lake.history import head_version, manifest_versions, read_head, try_read_manifest
+from kafka_segments.lake.manifest import Manifest
+from kafka_segments.lake.runs import (
+    Clock,
+    Outcome,
+    RunOutcome,
+    RunRecord,
+    list_runs,
+    read_outcome,
+    read_run,
+    wall_clock_ms,
+    write_outcome,
+)
+from kafka_segments.lake.sweep import (
+    DeleteFailure,
+    DeleteResult,
+    References,
+    objects_by_run,
+    references,
+    sweep_objects,
+)
+from kafka_segments.storage.base import ObjectMeta, ObjectStore
+
+FENCE_OPERATION = "fence"
+
+
+class RecoverAction(StrEnum):
+    """What ``recover`` did with a run that had no outcome."""
+
+    FINISHED = "finished"
+    DISCARDED = "discarded"
+    FENCED = "fenced"
+    IN_PROGRESS = "in-progress"
+    UNREADABLE = "unreadable"
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecovery:
+    """One run without an outcome and what ``recover`` did with it."""
+
+    run_id: str
+    base_version: int | None
+    action: RecoverAction
+    detail: str
+    deleted_keys: tuple[str, ...] = ()
+    failures: tuple[DeleteFailure, ...] = ()
+    fence_version: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "base_version": self.base_version,
+            "action": self.action.value,
+            "detail": self.detail,
+            "deleted_keys": list(self.deleted_keys),
+            "failures": [failure.to_dict() for failure in self.failures],
+            "fence_version": self.fence_version,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RecoverReport:
+    """What one ``recover`` pass found and did."""
+
+    head_version: int | None
+    """The head after recovery."""
+    runs: tuple[RunRecovery, ...]
+    fence_versions: tuple[int, ...]
+    checkpoint_files_rewritten: bool
+
+    @property
+    def changed(self) -> bool:
+        """True when the pass changed anything in the lake."""
+        return self.checkpoint_files_rewritten or any(
+            run.action not in (RecoverAction.IN_PROGRESS, RecoverAction.UNREADABLE) for run in self.runs
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "head_version": self.head_version,
+            "runs": [run.to_dict() for run in self.runs],
+            "fence_versions": list(self.fence_versions),
+            "checkpoint_files_rewritten": self.checkpoint_files_rewritten,
+        }
+
+    def to_text(self) -> str:
+        """A human-readable summary: counts per action, then one line per run and per deleted key."""
+        counts = ", ".join(
+            f"{sum(run.action is action for run in self.runs)} {action.value}" for action in RecoverAction
+        )
+        lines = [f"recover: head version {self.head_version}; runs without an outcome: {counts}"]
+        for run in self.runs:
+            lines.append(
+                f"  {run.action.value}  {run.run_id} (base version {run.base_version}): {run.detail}"
+            )
+            lines += [f"    deleted  {key}" for key in run.deleted_keys]
+            lines += [f"    failed  {failure.key}: {failure.error}" for failure in run.failures]
+        fences = ", ".join(str(version) for version in self.fence_versions) or "none"
+        lines.append(f"fence versions committed: {fences}")
+        files = "rewritten from the head" if self.checkpoint_files_rewritten else "unchanged"
+        lines.append(f"checkpoint files: {files}")
+        return "\n".join(lines)
+
+
+def recover(
+    store: ObjectStore, *, abandon_after_ms: int = 3_600_000, clock: Clock = wall_clock_ms
+) -> RecoverReport:
+    """Finish or discard every run without an outcome, then bring the checkpoint files up to date.
+
+    Args:
+        store: the lake.
+        abandon_after_ms: how long after its start (wall clock) a run that has not committed is fenced.
+        clock: the wall clock.
+
+    Raises:
+        ValueError: ``abandon_after_ms`` is negative.
+        ManifestFormatError: the head manifest (or the manifest a run's version names) is not valid
+            (``UnsupportedFormatVersionError`` for an unknown format version); the message names the object.
+        CommitStateUnknownError: a fence commit's outcome could not be read back; run ``recover`` again.
+        ObjectStoreError: the store failed (failed deletes are reported, not raised).
+    """
+    if abandon_after_ms < 0:
+        raise ValueError(f"abandon_after_ms must be >= 0, got {abandon_after_ms}")
+    read_head(store)  # a garbage head raises here, before anything changes
+    now_ms = clock()
+    sweeper = _Sweeper(store)
+    runs: list[RunRecovery] = []
+    for run_id in list(list_runs(store)):
+        result = _recover_run(
+            store, run_id, sweeper, now_ms=now_ms, abandon_after_ms=abandon_after_ms, clock=clock
+        )
+        if result is not None:
+            runs.append(result)
+    head = read_head(store)
+    rewritten = head is not None and not checkpoint_files_match(store, head)
+    if head is not None and rewritten:
+        write_checkpoint_files(store, head)
+    return RecoverReport(
+        head_version=None if head is None else head.version,
+        runs=tuple(runs),
+        fence_versions=tuple(run.fence_version for run in runs if run.fence_version is not None),
+        checkpoint_files_rewritten=rewritten,
+    )
+
+
+class _Fate(Enum):
+    COMMITTED = "committed"
+    TAKEN = "taken"
+    OPEN = "open"
+
+
+@dataclass(frozen=True, slots=True)
+class _Resolution:
+    fate: _Fate
+    detail: str
+
+
+def _recover_run(
+    store: ObjectStore,
+    run_id: str,
+    sweeper: _Sweeper,
+    *,
+    now_ms: int,
+    abandon_after_ms: int,
+    clock: Clock,
+) -> RunRecovery | None:
+    try:
+        if read_outcome(store, run_id) is not None:
+            return None
+        run = read_run(store, run_id)
+    except ManifestFormatError as exc:
+        return RunRecovery(run_id, None, RecoverAction.UNREADABLE, f"left alone: {exc}")
+    resolution = _resolve(store, run)
+    age_ms = now_ms - run.started_at_ms
+    if resolution.fate is _Fate.OPEN and age_ms >= abandon_after_ms:
+        fence = _fence(store, run, clock=clock)
+        if fence is not None:
+            detail = (
+                f"abandoned: started {age_ms} ms ago (abandon_after_ms {abandon_after_ms}) and never "
+                f"committed; fenced by version {fence.version} (run {fence.run_id})"
+            )
+            return _discard(store, run, sweeper, RecoverAction.FENCED, detail, clock=clock, fence=fence)
+        resolution = _resolve(store, run)  # another commit came first: it decides the run's fate
+    if resolution.fate is _Fate.COMMITTED:
+        return _finish(store, run, clock=clock)
+    if resolution.fate is _Fate.TAKEN:
+        return _discard(store, run, sweeper, RecoverAction.DISCARDED, resolution.detail, clock=clock)
+    return RunRecovery(run.run_id, run.base_version, RecoverAction.IN_PROGRESS, resolution.detail)
+
+
+def _resolve(store: ObjectStore, run: RunRecord) -> _Resolution:
+    """What became of the run's only commit version."""
+    resolution = resolve_commit(store, run.run_id)
+    version = resolution.version
+    if resolution.committed:
+        return _Resolution(_Fate.COMMITTED, f"committed version {version}")
+    if resolution.taken_by is not None:
+        return _Resolution(_Fate.TAKEN, f"superseded by version {version} of run {resolution.taken_by}")
+    head = head_version(store)
+    if head is not None and head >= version:
+        return _Resolution(
+            _Fate.TAKEN, f"version {version} is taken (head is {head}) and its manifest was removed by gc"
+        )
+    return _Resolution(_Fate.OPEN, f"may still commit version {version}: left alone")
+
+
+def _finish(store: ObjectStore, run: RunRecord, *, clock: Clock) -> RunRecovery:
+    manifest = try_read_manifest(store, run.commit_version)
+    if manifest is None:  # gc removed it since the read-back: it is not the head, only the outcome is missing
+        write_outcome(store, RunOutcome(run.run_id, Outcome.COMMITTED, run.commit_version, clock()))
+        detail = f"committed version {run.commit_version} before it stopped; outcome written"
+        return RunRecovery(run.run_id, run.base_version, RecoverAction.FINISHED, detail)
+    is_head = head_version(store) == manifest.version
+    finish_commit(store, manifest, clock=clock)
+    files = "checkpoint files and outcome written" if is_head else "outcome written (no longer the head)"
+    detail = f"committed version {manifest.version} before it stopped; {files}"
+    return RunRecovery(run.run_id, run.base_version, RecoverAction.FINISHED, detail)
+
+
+def _discard(
+    store: ObjectStore,
+    run: RunRecord,
+    sweeper: _Sweeper,
+    action: RecoverAction,
+    detail: str,
+    *,
+    clock: Clock,
+    fence: Manifest | None = None,
+) -> RunRecovery:
+    swept = sweeper.sweep(run.run_id)
+    write_outcome(store, RunOutcome(run.run_id, Outcome.ABORTED, None, clock(), detail))
+    return RunRecovery(
+        run_id=run.run_id,
+        base_version=run.base_version,
+        action=action,
+        detail=f"{detail}; {len(swept.deleted)} object(s) deleted",
+        deleted_keys=swept.deleted,
+        failures=swept.failed,
+        fence_version=None if fence is None else fence.version,
+    )
+
+
+def _fence(store: ObjectStore, target: RunRecord, *, clock: Clock) -> Manifest | None:
+    """Commit the target's version as a no-change manifest; ``None`` when someone else committed first."""
+    base = None if target.base_version is None else try_read_manifest(store, target.base_version)
+    if target.base_version is not None and base is None:
+        return None  # its base is gone: the head moved past it
+    now_ms = target.now_ms if base is None else base.now_ms  # a fence changes nothing, not even the time
+    fence, fence_base = begin_run(store, now_ms=now_ms, operation=FENCE_OPERATION, clock=clock)
+    if fence.commit_version != target.commit_version:
+        _abort_fence(store, fence, f"not needed: the head moved past version {target.commit_version}", clock)
+        return None
+    partitions = () if fence_base is None else fence_base.partitions
+    stage_manifest(store, fence, build_manifest(fence, base=fence_base, partitions=partitions))
+    try:
+        return commit_run(store, fence.run_id, clock=clock)
+    except CommitConflictError as exc:
+        _abort_fence(store, fence, f"lost to another commit: {exc.reason}", clock)
+        return None
+
+
+def _abort_fence(store: ObjectStore, fence: RunRecord, reason: str, clock: Clock) -> None:
+    write_outcome(store, RunOutcome(fence.run_id, Outcome.ABORTED, None, clock(), reason))
+
+
+class _Sweeper:
+    """Deletes a discarded run's unreferenced objects; lists the lake and reads the manifests once, lazily."""
+
+    __slots__ = ("_keep", "_objects", "_store")
+
+    def __init__(self, store: ObjectStore) -> None:
+        self._store = store
+        self._objects: dict[str, tuple[ObjectMeta, ...]] | None = None
+        self._keep: References | None = None
+
+    def sweep(self, run_id: str) -> DeleteResult:
+        if self._objects is None:
+            self._objects = objects_by_run(self._store.list())
+        metas = self._objects.pop(run_id, ())
+        if not metas:
+            return DeleteResult((), ())
+        if self._keep is None:
+            self._keep = self._references()
+        return sweep_objects(self._store, metas, self._keep)
+
+    def _references(self) -> References:
+        """Every live segment of every present manifest, and the head's pending retired objects."""
+        manifests = [m for m in map(self._read, manifest_versions(self._store)) if m is not None]
+        return references(manifests, manifests[-1].retired if manifests else ())
+
+    def _read(self, version: int) -> Manifest | None:
+        return try_read_manifest(self._store, version)

@@ -1,0 +1,155 @@
+"""Finding and deleting the objects a run wrote that nothing references (shared by ``gc`` and ``recover``).
+
+Objects this project writes carry their run's id in their name (``<base>-<run id>.<kind>``), so a run's
+objects are found by listing the partition folders; Kafka's plain names (``run_id`` ``None``) are never a
+run's objects. What must stay is given as ``References``: the live ``.log`` keys of the manifests that
+matter and the retired objects still waiting for garbage collection, each with every object of its name stem
+(indexes, producer snapshot).
+
+Deleting goes through ``ObjectStore.delete_many`` (batched by the store); keys that could not be deleted are
+returned, never raised, so one failure does not stop the rest. A crash in the middle leaves some objects
+deleted and some not: deleting is idempotent and the next sweep finishes the job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from kafka_segments.errors import DeleteObjectsError, ObjectStoreError
+from kafka_segments.lake.layout import index_keys, is_meta_key, try_parse_segment_key
+from kafka_segments.lake.manifest import Manifest, RetiredObject
+from kafka_segments.storage.base import ObjectMeta, ObjectStore
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteFailure:
+    """A key that could not be deleted, with the store's error (code or message)."""
+
+    key: str
+    error: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"key": self.key, "error": self.error}
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteResult:
+    """What one batched delete did."""
+
+    deleted: tuple[str, ...]
+    failed: tuple[DeleteFailure, ...]
+
+    @property
+    def failed_keys(self) -> frozenset[str]:
+        return frozenset(failure.key for failure in self.failed)
+
+
+@dataclass(frozen=True, slots=True)
+class References:
+    """Segment objects that must stay, by name stem: a ``.log`` key keeps every object of the same stem
+    (``.index``, ``.timeindex``, ``.txnindex``, ``.snapshot``)."""
+
+    stems: frozenset[str]
+
+    def covers(self, key: str) -> bool:
+        return key_stem(key) in self.stems
+
+
+def key_stem(key: str) -> str:
+    """A segment object's key without its kind suffix (``orders-0/00000000000000000100-run``); other keys
+    as they are."""
+    name = try_parse_segment_key(key)
+    return key if name is None else key[: -len(name.kind.value)]
+
+
+def references(manifests: Iterable[Manifest], retired: Iterable[RetiredObject]) -> References:
+    """What a sweep must not touch: every live segment of ``manifests`` and every ``retired`` object still
+    waiting for garbage collection, each with the other objects of its name stem."""
+    logs: set[str] = set()
+    for manifest in manifests:
+        logs.update(manifest.live_keys())
+    logs.update(item.key for item in retired)
+    return References(frozenset(key_stem(key) for key in logs))
+
+
+def with_index_siblings(log_key: str) -> tuple[str, ...]:
+    """``log_key`` and the keys of its ``.index``, ``.timeindex`` and ``.txnindex`` objects."""
+    return (log_key, *index_keys(log_key))
+
+
+def objects_by_run(listing: Iterable[ObjectMeta]) -> dict[str, tuple[ObjectMeta, ...]]:
+    """The segment objects named with a run id, grouped by that run id (in listing order).
+
+    Keys under ``_kafka_segments/``, root files and Kafka's plain names are left out.
+    """
+    grouped: dict[str, list[ObjectMeta]] = {}
+    for meta in listing:
+        run_id = object_run_id(meta.key)
+        if run_id is not None:
+            grouped.setdefault(run_id, []).append(meta)
+    return {run_id: tuple(metas) for run_id, metas in grouped.items()}
+
+
+def object_run_id(key: str) -> str | None:
+    """The run id in a segment object's name; ``None`` for plain names and anything that is no segment."""
+    if is_meta_key(key):
+        return None
+    name = try_parse_segment_key(key)
+    return None if name is None else name.run_id
+
+
+def unreferenced(metas: Iterable[ObjectMeta], keep: References) -> tuple[ObjectMeta, ...]:
+    """The objects of ``metas`` that ``keep`` does not cover."""
+    return tuple(meta for meta in metas if not keep.covers(meta.key))
+
+
+def delete_objects(store: ObjectStore, keys: Sequence[str]) -> DeleteResult:
+    """Delete ``keys`` with one ``delete_many`` call and say which were deleted and which not.
+
+    A ``DeleteObjectsError`` fails only the keys it names; any other store error fails every key of the
+    call (some may be gone already: deleting them again later is harmless).
+    """
+    unique = tuple(dict.fromkeys(keys))
+    if not unique:
+        return DeleteResult((), ())
+    failed: dict[str, str] = {}
+    try:
+        store.delete_many(unique)
+    except DeleteObjectsError as exc:
+        failed = _failures_by_key(exc.failed, unique)
+    except ObjectStoreError as exc:
+        failed = dict.fromkeys(unique, exc.reason)
+    return DeleteResult(
+        deleted=tuple(key for key in unique if key not in failed),
+        failed=tuple(DeleteFailure(key, error) for key, error in failed.items()),
+    )
+
+
+def _failures_by_key(reported: dict[str, str], keys: Sequence[str]) -> dict[str, str]:
+    """The store's failures by our keys. A store may name a key with its root prefix (``<prefix><key>``):
+    such a name is matched to the longest of ``keys`` it ends with; a name that matches none is kept as is
+    (reported, never taken for a success)."""
+    wanted = set(keys)
+    by_length = sorted(keys, key=len, reverse=True)
+    failed: dict[str, str] = {}
+    for name, error in reported.items():
+        match = name if name in wanted else next((k for k in by_length if name.endswith("/" + k)), name)
+        failed[match] = error
+    return failed
+
+
+def sweep_objects(store: ObjectStore, metas: Iterable[ObjectMeta], keep: References) -> DeleteResult:
+    """Delete the objects of ``metas`` that ``keep`` does not cover (one batched delete)."""
+    return delete_objects(store, [meta.key for meta in unreferenced(metas, keep)])
+
+
+def format_wall_ms(ms: int) -> str:
+    """A wall-clock time for reports: ISO-8601 UTC with the epoch milliseconds (``2025-11-21T04:40:00.000Z
+    (1763700000000)``)."""
+    try:
+        when = datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
+    except (OverflowError, OSError, ValueError):
+        return f"{ms} ms"
+    return f"{when.replace('+00:00', 'Z')} ({ms})"

@@ -1,0 +1,44 @@
+"""``ForwardingStore``: an ``ObjectStore`` that hands every call to another one.
+
+The base for wrappers that change or observe a few calls (counting reads, injecting failures, metrics):
+subclass it and override only those.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from kafka_segments.storage.base import ObjectMeta, ObjectStore, Overwrite, PutMode, PutResult
+
+_OVERWRITE = Overwrite()
+
+
+class ForwardingStore:
+    """Forwards every ``ObjectStore`` call to ``inner`` unchanged."""
+
+    def __init__(self, inner: ObjectStore) -> None:
+        self.inner = inner
+
+    def describe(self) -> str:
+        return self.inner.describe()
+
+    def get(self, key: str) -> bytes:
+        return self.inner.get(key)
+
+    def get_range(self, key: str, *, start: int, end: int) -> bytes:
+        return self.inner.get_range(key, start=start, end=end)
+
+    def head(self, key: str) -> ObjectMeta:
+        return self.inner.head(key)
+
+    def list(self, prefix: str = "") -> Iterator[ObjectMeta]:
+        return self.inner.list(prefix)
+
+    def put(self, key: str, data: bytes, *, mode: PutMode = _OVERWRITE) -> PutResult:
+        return self.inner.put(key, data, mode=mode)
+
+    def delete(self, key: str) -> None:
+        self.inner.delete(key)
+
+    def delete_many(self, keys: Iterable[str]) -> None:
+        self.inner.delete_many(keys)

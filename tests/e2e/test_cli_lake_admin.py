@@ -1,0 +1,161 @@
+"""``kafka-segments adopt``, ``recover`` and ``gc`` as a user runs them: real processes on a local lake that
+started as a copied Kafka log directory, and on S3 (the embedded moto server through ``AWS_ENDPOINT_URL``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kafka_segments.checkpoint import format_offset_checkpoint
+from kafka_segments.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS, embedded_s3_server
+from kafka_segments.lake.history import manifest_versions, read_head
+from kafka_segments.sample import sample_topic
+from kafka_segments.storage import LocalStore, ObjectStore, S3Store
+from kafka_segments.topic_partition import TopicPartition
+
+pytestmark = pytest.mark.e2e
+
+CLI = Path(sys.executable).parent / "kafka-segments"
+BUCKET = "cli-admin"
+NOW = "2025-11-21T04:40:00Z"
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(CLI), *args], capture_output=True, text=True, timeout=180, check=False, env=env
+    )
+
+
+def copy_log_dir(store: ObjectStore) -> None:
+    """The sample topic as a broker's log directory: segment files plus a log-start-offset-checkpoint."""
+    for segment in sample_topic():
+        for key, data in segment.objects().items():
+            store.put(key, data)
+    store.put("log-start-offset-checkpoint", format_offset_checkpoint({TopicPartition("orders", 1): 3}))
+
+
+def test_adopt_bootstraps_a_copied_log_directory_then_changes_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "lake"
+    store = LocalStore(root)
+    copy_log_dir(store)
+
+    first = cli("adopt", "--lake", str(root), "--now", NOW, "--json")
+
+    assert first.returncode == 0, first.stderr
+    report = json.loads(first.stdout)
+    assert report["committed_version"] == 1
+    head = read_head(store)
+    assert head is not None
+    assert [(str(p.topic_partition), p.log_start_offset, len(p.segments)) for p in head.partitions] == [
+        ("orders-0", 0, 2),
+        ("orders-1", 3, 2),
+    ]
+    again = cli("adopt", "--lake", str(root), "--now", NOW)
+    assert again.returncode == 0, again.stderr
+    assert manifest_versions(store) == [1]
+    described = cli("describe", "--lake", str(root))
+    assert described.returncode == 0, described.stderr
+    assert "orders" in described.stdout
+
+
+def test_adopt_quarantines_a_corrupt_segment_and_exits_1(tmp_path: Path) -> None:
+    root = tmp_path / "lake"
+    store = LocalStore(root)
+    copy_log_dir(store)
+    key = "orders-1/00000000000000000000.log"
+    data = bytearray(store.get(key))
+    data[80] ^= 0xFF
+    store.put(key, bytes(data))
+
+    result = cli("adopt", "--lake", str(root), "--now", NOW)
+
+    assert result.returncode == 1
+    assert result.stderr == "kafka-segments adopt: 1 partition(s) quarantined: orders-1\n"
+    assert key in result.stdout
+    head = read_head(store)
+    assert head is not None
+    assert [str(p.topic_partition) for p in head.partitions] == ["orders-0"]
+
+
+def test_gc_is_a_dry_run_unless_told_to_execute(tmp_path: Path) -> None:
+    root = tmp_path / "lake"
+    copy_log_dir(LocalStore(root))
+    assert cli("adopt", "--lake", str(root), "--now", NOW).returncode == 0
+
+    dry = cli("gc", "--lake", str(root), "--json")
+    executed = cli("gc", "--lake", str(root), "--execute", "--json")
+
+    assert dry.returncode == 0, dry.stderr
+    assert json.loads(dry.stdout)["dry_run"] is True
+    assert executed.returncode == 0, executed.stderr
+    assert json.loads(executed.stdout)["dry_run"] is False
+
+
+def test_recover_on_a_settled_lake_reports_nothing_to_do(tmp_path: Path) -> None:
+    root = tmp_path / "lake"
+    copy_log_dir(LocalStore(root))
+    assert cli("adopt", "--lake", str(root), "--now", NOW).returncode == 0
+    (root / "log-start-offset-checkpoint").unlink()  # a crash after the commit, before the files
+
+    result = cli("recover", "--lake", str(root), "--json")
+
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["checkpoint_files_rewritten"] is True
+    assert (root / "log-start-offset-checkpoint").read_bytes() == format_offset_checkpoint(
+        {TopicPartition("orders", 1): 3}
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (["adopt", "--lake", "/nonexistent/lake"], "no lake at /nonexistent/lake"),
+        (["gc", "--lake", "ftp://host/lake"], "unsupported scheme"),
+        (["recover", "--lake", "s3://"], "missing or invalid S3 bucket"),
+    ],
+)
+def test_bad_lakes_get_a_one_line_reason(args: list[str], reason: str) -> None:
+    result = cli(*args)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1
+    assert reason in result.stderr
+    assert result.stderr.startswith(f"kafka-segments {args[0]}: ")
+
+
+@pytest.fixture(scope="module")
+def s3_env() -> Iterator[dict[str, str]]:
+    env = {k: v for k, v in os.environ.items() if k not in {"AWS_PROFILE", "AWS_SESSION_TOKEN"}}
+    env.update(
+        AWS_ACCESS_KEY_ID=EMBEDDED_CREDENTIALS["aws_access_key_id"],
+        AWS_SECRET_ACCESS_KEY=EMBEDDED_CREDENTIALS["aws_secret_access_key"],
+        AWS_DEFAULT_REGION=DEFAULT_REGION,
+    )
+    with embedded_s3_server() as server:
+        server.client().create_bucket(Bucket=BUCKET)
+        env["AWS_ENDPOINT_URL"] = server.endpoint_url
+        store = S3Store(
+            BUCKET,
+            "team/lake",
+            endpoint_url=server.endpoint_url,
+            region=DEFAULT_REGION,
+            client_factory=server.client,
+        )
+        copy_log_dir(store)
+        yield env
+
+
+def test_adopt_recover_gc_on_s3(s3_env: dict[str, str]) -> None:
+    lake = f"s3://{BUCKET}/team/lake"
+    adopted = cli("adopt", "--lake", lake, "--now", NOW, "--json", env=s3_env)
+    assert adopted.returncode == 0, adopted.stderr
+    assert json.loads(adopted.stdout)["committed_version"] == 1
+    assert cli("recover", "--lake", lake, env=s3_env).returncode == 0
+    gc = cli("gc", "--lake", lake, env=s3_env)
+    assert gc.returncode == 0, gc.stderr
+    assert "dry run" in gc.stdout.lower()

@@ -1,0 +1,175 @@
+"""The read side of the lake: checked segment reads, Kafka's visibility rule, and which manifest is read."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from kafka_segments.errors import SegmentObjectMismatchError
+from kafka_segments.lake.layout import manifest_key
+from kafka_segments.lake.reader import (
+    ManifestVersionNotFoundError,
+    NoCommittedStateError,
+    PartitionNotFoundError,
+    format_ranges,
+    iter_visible_batches,
+    iter_visible_records,
+    partition_state,
+    read_segment,
+    resolve_manifest,
+)
+from kafka_segments.storage import LocalStore, ObjectStore
+from kafka_segments.topic_partition import TopicPartition
+
+from lake.helpers import FakeClock, make_segment
+from lake.read_helpers import (
+    PAYMENTS_0,
+    PAYMENTS_LOG_START,
+    PartitionSpec,
+    Seg,
+    all_records,
+    commit_lake,
+    commit_states,
+    payments_segments,
+    rich_lake,
+)
+
+pytestmark = pytest.mark.lake
+
+TP = TopicPartition("orders", 0)
+
+
+def one_segment_lake(store: ObjectStore, clock: FakeClock, *, adopted: bool) -> tuple[bytes, str]:
+    files = make_segment(0)
+    manifest = commit_lake(store, {TP: PartitionSpec([Seg.of(files, adopted=adopted)])}, clock=clock)
+    return files.log, manifest.partitions[0].segments[0].key
+
+
+@pytest.mark.parametrize("adopted", [True, False])
+def test_read_segment_returns_the_bytes_the_manifest_describes(
+    store: ObjectStore, clock: FakeClock, adopted: bool
+) -> None:
+    log, _ = one_segment_lake(store, clock, adopted=adopted)
+    entry = resolve_manifest(store).partitions[0].segments[0]
+    assert read_segment(store, entry) == log
+
+
+def test_a_regrown_object_still_serves_the_described_prefix(store: ObjectStore, clock: FakeClock) -> None:
+    log, key = one_segment_lake(store, clock, adopted=True)
+    store.put(key, log + make_segment(6).log)  # a broker sync appended batches after adoption
+
+    assert read_segment(store, resolve_manifest(store).partitions[0].segments[0]) == log
+
+
+def test_a_missing_object_is_a_mismatch_naming_the_key(store: ObjectStore, clock: FakeClock) -> None:
+    _, key = one_segment_lake(store, clock, adopted=True)
+    store.delete(key)
+    entry = resolve_manifest(store).partitions[0].segments[0]
+
+    with pytest.raises(SegmentObjectMismatchError, match="is missing") as caught:
+        read_segment(store, entry)
+    assert key in str(caught.value)
+    assert caught.value.location.endswith(key)
+
+
+def test_a_shorter_object_is_a_mismatch(store: ObjectStore, clock: FakeClock) -> None:
+    log, key = one_segment_lake(store, clock, adopted=True)
+    store.put(key, log[:-5])
+    entry = resolve_manifest(store).partitions[0].segments[0]
+
+    with pytest.raises(SegmentObjectMismatchError, match=f"has {len(log) - 5} bytes, the manifest records"):
+        read_segment(store, entry)
+
+
+def test_changed_bytes_are_a_mismatch(store: ObjectStore, clock: FakeClock) -> None:
+    log, key = one_segment_lake(store, clock, adopted=False)
+    changed = bytearray(log)
+    changed[-1] ^= 0xFF
+    store.put(key, bytes(changed))
+    entry = resolve_manifest(store).partitions[0].segments[0]
+
+    with pytest.raises(SegmentObjectMismatchError, match="changed: the sha256 of its first") as caught:
+        read_segment(store, entry)
+    assert entry.sha256 in str(caught.value)
+    assert key in str(caught.value)
+
+
+def test_visible_records_start_at_the_log_start_offset_inside_a_batch(
+    store: ObjectStore, clock: FakeClock
+) -> None:
+    rich_lake(store, clock)
+    state = partition_state(store, resolve_manifest(store), PAYMENTS_0)
+
+    batches = list(iter_visible_batches(store, state))
+    records = list(iter_visible_records(store, state))
+
+    first = batches[0]
+    assert (first.header.base_offset, first.header.last_offset) == (2, 3)  # the batch holding offset 3
+    assert [r.offset for r in first.records] == [PAYMENTS_LOG_START]
+    assert first.header.position > 0  # batch 0-1 of the same segment is skipped
+    assert first.segment.key == "payments-0/00000000000000000000.log"
+    assert [r.offset for r in records] == list(range(PAYMENTS_LOG_START, state.log_end_offset))
+    expected = [r for r in all_records(payments_segments()) if r.offset >= PAYMENTS_LOG_START]
+    assert records == expected
+    assert [b.segment.base_offset for b in batches] == [0, 0, 6, 6, 10, 10]
+
+
+def test_segments_below_the_log_start_offset_are_not_read(local_store: LocalStore, clock: FakeClock) -> None:
+    manifest = rich_lake(local_store, clock)
+    state = partition_state(local_store, manifest, PAYMENTS_0)
+    moved = dataclasses.replace(state, log_start_offset=state.log_end_offset)  # kept active segment only
+    commit_states(local_store, [moved], clock=clock)
+    for segment in state.segments:
+        local_store.delete(segment.key)
+
+    assert list(iter_visible_batches(local_store, moved)) == []
+
+
+def test_resolve_manifest_without_a_commit_says_what_to_do(store: ObjectStore) -> None:
+    with pytest.raises(NoCommittedStateError, match="no committed state yet — run `kafka-segments adopt`"):
+        resolve_manifest(store)
+
+
+def test_resolve_manifest_reads_the_head_or_an_older_version(
+    local_store: LocalStore, clock: FakeClock
+) -> None:
+    first = rich_lake(local_store, clock)
+    state = partition_state(local_store, first, PAYMENTS_0)
+    second = commit_states(local_store, [dataclasses.replace(state, log_start_offset=6)], clock=clock)
+
+    assert resolve_manifest(local_store) == second
+    assert resolve_manifest(local_store, None).version == 2
+    assert resolve_manifest(local_store, 1) == first
+
+
+def test_a_version_removed_by_gc_lists_the_available_ones(local_store: LocalStore, clock: FakeClock) -> None:
+    manifest = rich_lake(local_store, clock)
+    for _ in range(3):
+        commit_states(local_store, manifest.partitions, clock=clock)
+    local_store.delete(manifest_key(1))
+    local_store.delete(manifest_key(3))
+
+    with pytest.raises(
+        ManifestVersionNotFoundError, match=r"version 1 does not exist .*removed by gc"
+    ) as caught:
+        resolve_manifest(local_store, 1)
+    assert "available versions: 2, 4" in str(caught.value)
+    with pytest.raises(
+        ManifestVersionNotFoundError, match=r"version 9 was never committed \(the head is version 4\)"
+    ):
+        resolve_manifest(local_store, 9)
+
+
+def test_an_unknown_partition_names_what_exists(local_store: LocalStore, clock: FakeClock) -> None:
+    manifest = rich_lake(local_store, clock)
+
+    with pytest.raises(PartitionNotFoundError, match="topic 'payments' has partitions 0-1"):
+        partition_state(local_store, manifest, TopicPartition("payments", 7))
+    with pytest.raises(PartitionNotFoundError, match="topics: orders, payments"):
+        partition_state(local_store, manifest, TopicPartition("nope", 0))
+
+
+def test_format_ranges_collapses_runs() -> None:
+    assert format_ranges([9, 1, 3, 4, 5]) == "1, 3-5, 9"
+    assert format_ranges([2]) == "2"
+    assert format_ranges([]) == ""
