@@ -9,7 +9,7 @@ import pytest
 from kafka_segments.errors import CommitConflictError, ManifestFormatError
 from kafka_segments.lake import commit_run
 from kafka_segments.lake.gc import GcReport, collect_garbage
-from kafka_segments.lake.history import manifest_versions
+from kafka_segments.lake.history import manifest_versions, read_manifest
 from kafka_segments.lake.layout import (
     CHECKPOINT_KEYS,
     index_keys,
@@ -305,3 +305,27 @@ def test_garbage_head_manifest_is_refused(store: ObjectStore, clock: FakeClock) 
 
     with pytest.raises(ManifestFormatError, match=r"00000000000000000002\.json"):
         gc(store, FAR_FUTURE_MS)
+
+
+def test_an_old_manifest_that_cannot_be_deleted_keeps_every_object_for_the_next_pass(
+    store: ObjectStore, clock: FakeClock
+) -> None:
+    append(store, clock)
+    append(store, clock)
+    head = append(store, clock, retire_oldest=2)
+    retired = {item.key for item in head.retired}
+    failing = FailingDeletes(store, [manifest_key(1)])
+
+    report = gc(failing, FAR_FUTURE_MS, retain_manifests=1, orphan_min_age_ms=0)
+
+    assert not report.ok
+    assert report.deleted == ()
+    assert 1 not in report.deleted_manifests
+    assert report.deleted_manifests
+    assert 1 in manifest_versions(store)
+    assert retired <= keys(store)  # version 1 still lists them: they stay
+    for segment in read_manifest(store, 1).live_segments():
+        assert segment.key in keys(store)
+    retry = gc(store, FAR_FUTURE_MS, retain_manifests=1, orphan_min_age_ms=0)
+    assert retry.ok
+    assert retired.isdisjoint(keys(store))

@@ -18,16 +18,18 @@ compares with the wall-clock commit times stamped in ``RetiredObject``, never a 
 4. Never deleted: objects with Kafka's plain names that are not retired (they may be waiting for adoption),
    anything else that is no segment object (the root checkpoint files, unknown files), anything under
    ``_kafka_segments/`` (run folders, snapshots) but the manifests older than the retained ones.
-5. Manifests older than the retained ones are deleted last.
+5. Manifests older than the retained ones are deleted first: no manifest left behind lists a deleted object.
 
 The head and the retained manifests are read before the listing, so a run that commits meanwhile is "in
 progress" for this pass (its commit version is above the head read), and a segment it retires was live in
 the head read, hence protected.
 
-Crash behaviour: objects go first, index siblings before their ``.log`` (a ``.log`` stays, and so does its
-retired entry, until its indexes are gone), manifests last. An interruption at any point leaves every object
-a retained manifest lists in place, and the next ``collect_garbage`` finishes the job; deleting twice is
-harmless, and a second run finds nothing to delete. Partial delete failures are reported per key.
+Crash behaviour: old manifests go first (if one cannot be deleted, no object is deleted in that pass), then
+objects, index siblings before their ``.log`` (a ``.log`` stays, and so does its retired entry, until its
+indexes are gone). An interruption at any point leaves every object that any remaining manifest lists in
+place (objects that only deleted manifests listed are still in ``head.retired`` or are orphans by name), and
+the next ``collect_garbage`` finishes the job; deleting twice is harmless, and a second run finds nothing to
+delete. Partial delete failures are reported per key.
 """
 
 from __future__ import annotations
@@ -347,8 +349,21 @@ def _run_verdict(store: ObjectStore, run_id: str, retained: list[Manifest]) -> _
 
 
 def _execute(store: ObjectStore, plan: GcReport) -> GcReport:
-    """Delete what ``plan`` lists: index objects and orphans, then the ``.log`` objects whose indexes are all
-    gone, then the old manifests; report what was deleted and what failed."""
+    """Delete what ``plan`` lists: the old manifests first (no manifest left behind lists a deleted object),
+    then index objects and orphans, then the ``.log`` objects whose indexes are all gone; report what was
+    deleted and what failed. When a manifest cannot be deleted, no object is deleted in this pass."""
+    old = plan.deleted_manifests
+    manifests = delete_objects(store, [manifest_key(version) for version in old])
+    deleted_manifests = tuple(v for v in old if manifest_key(v) not in manifests.failed_keys)
+    if manifests.failed:
+        return dataclasses.replace(
+            plan,
+            dry_run=False,
+            deleted=(),
+            swept=(),
+            deleted_manifests=deleted_manifests,
+            failures=(*plan.failures, *manifests.failed, *_withheld_for_manifests(plan)),
+        )
     due = plan.deleted
     indexes = [key for item in due for key in item.keys if key != item.key]
     failed = _by_key(delete_objects(store, [*indexes, *(orphan.key for orphan in plan.swept)]).failed)
@@ -360,16 +375,21 @@ def _execute(store: ObjectStore, plan: GcReport) -> GcReport:
     ]
     failed.update(_by_key(delete_objects(store, logs).failed))
     failed.update(_by_key(withheld))
-    old = plan.deleted_manifests
-    manifests = delete_objects(store, [manifest_key(version) for version in old])
     return dataclasses.replace(
         plan,
         dry_run=False,
         deleted=tuple(item for item in due if not failed.keys() & set(item.keys)),
         swept=tuple(orphan for orphan in plan.swept if orphan.key not in failed),
-        deleted_manifests=tuple(v for v in old if manifest_key(v) not in manifests.failed_keys),
-        failures=(*plan.failures, *failed.values(), *manifests.failed),
+        deleted_manifests=deleted_manifests,
+        failures=(*plan.failures, *failed.values()),
     )
+
+
+def _withheld_for_manifests(plan: GcReport) -> list[DeleteFailure]:
+    reason = "not deleted: an old manifest that may list it could not be deleted; the next gc retries"
+    return [DeleteFailure(item.key, reason) for item in plan.deleted] + [
+        DeleteFailure(orphan.key, reason) for orphan in plan.swept
+    ]
 
 
 def _by_key(failures: Iterable[DeleteFailure]) -> dict[str, DeleteFailure]:
