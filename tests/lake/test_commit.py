@@ -10,6 +10,7 @@ import pytest
 from kafka_segments.errors import (
     CommitConflictError,
     CommitStateUnknownError,
+    ConditionalWriteConflictError,
     ObjectNotFoundError,
     RunStateError,
     StoreAccessError,
@@ -29,7 +30,7 @@ from kafka_segments.lake import (
     stage_segment,
 )
 from kafka_segments.lake.checkpoint_files import checkpoint_file_contents, checkpoint_files_match
-from kafka_segments.lake.commit import commit_manifest
+from kafka_segments.lake.commit import REMOVED_VERSION, commit_manifest
 from kafka_segments.lake.history import head_version, manifest_versions, read_manifest
 from kafka_segments.lake.layout import (
     CHECKPOINT_KEYS,
@@ -629,3 +630,35 @@ def test_faulty_store_counts_matching_calls(store: ObjectStore) -> None:
     ]
     assert [meta.key for meta in faulty.list()] == ["x.log", "y.log"]
     assert faulty.calls_to("list") == [Call("list", "")]
+
+
+def test_resolve_commit_after_gc_removed_the_version(store: ObjectStore, clock: FakeClock) -> None:
+    winner, _ = stage_appending_run(store, clock=clock)
+    loser, _ = stage_appending_run(store, clock=clock)
+    commit_run(store, winner.run_id, clock=clock)
+    for _ in range(2):
+        later, _ = stage_appending_run(store, clock=clock)
+        commit_run(store, later.run_id, clock=clock)
+    store.delete(manifest_key(1))  # what gc does to a version past retention
+
+    won = resolve_commit(store, winner.run_id)
+    lost = resolve_commit(store, loser.run_id)
+
+    assert (won.committed, won.taken_by) == (True, winner.run_id)
+    assert (lost.committed, lost.taken_by) == (False, REMOVED_VERSION)
+    with pytest.raises(RunStateError, match="already committed"):
+        abort_run(store, winner.run_id, reason="late", clock=clock)
+
+
+def test_a_409_on_the_commit_put_is_retriable_and_not_ambiguous(store: ObjectStore, clock: FakeClock) -> None:
+    run, _ = stage_appending_run(store, clock=clock)
+    faulty = FaultyStore(store)
+    conflict = ConditionalWriteConflictError("409 ConditionalRequestConflict", location=manifest_key(1))
+    faulty.fail("put", key=manifest_key(1), error=conflict)
+
+    with pytest.raises(ConditionalWriteConflictError) as caught:
+        commit_run(faulty, run.run_id, clock=clock)
+
+    assert caught.value.retriable
+    assert head_version(store) is None
+    assert commit_run(store, run.run_id, clock=clock).version == 1

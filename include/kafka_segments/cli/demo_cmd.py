@@ -1,8 +1,16 @@
 """``kafka-segments demo``: the quick start's main job on the embedded default stack.
 
-Starts the embedded S3 server, writes the sample topic's segments into a lake bucket over HTTP, lists
-and downloads them again, and prints them with ``inspect``. The server is stopped on the way out,
-whatever happens.
+Starts the embedded S3 server and, over real HTTP:
+
+1. uploads the sample topic's segments with Kafka's plain names (as a sync of a broker's log directory would);
+2. adopts them: header scans with CRC checks, then one conditional PUT commits manifest version 1;
+3. describes the committed lake, per partition;
+4. dumps one partition's visible records;
+5. exports the committed state as a plain Kafka log directory (indexes rebuilt) and inspects every file of
+   it like ``kafka-dump-log.sh``;
+6. runs ``recover`` and a dry-run ``gc``, which find nothing to do on a healthy lake.
+
+The server is stopped on the way out, whatever happens.
 """
 
 from __future__ import annotations
@@ -11,70 +19,140 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from kafka_segments.cli.inspect_cmd import inspect_file
-from kafka_segments.embedded_s3 import embedded_s3_server
-from kafka_segments.sample import sample_topic
+from kafka_segments.embedded_s3 import DEFAULT_REGION, EmbeddedS3, embedded_s3_server
+from kafka_segments.sample import SAMPLE_START_MS, SAMPLE_TOPIC, sample_topic
+from kafka_segments.storage import ObjectStore, S3Store
+from kafka_segments.topic_partition import TopicPartition
 
 DEMO_BUCKET = "kafka-segments-demo"
-DEMO_PREFIX = "lake/"
+DEMO_PREFIX = "lake"
+DEMO_NOW_MS = SAMPLE_START_MS + 86_400_000
 
 
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
+    with _export_target(args.output) as target, embedded_s3_server() as s3:
+        _progress(f"embedded S3 server listening on {s3.endpoint_url}")
+        store = _lake(s3)
+        written = _upload_sample(store)
+        quarantined = _adopt(store)
+        _describe(store)
+        _dump(store)
+        exported = _export(store, target)
+        _settle(store)
+        problems = _inspect(exported, records=args.records)
+    _progress("embedded S3 server stopped")
+    _summary(written, exported, problems + quarantined, time.perf_counter() - started, args.output)
+    return 1 if problems or quarantined else 0
+
+
+@contextmanager
+def _export_target(output: str | None) -> Iterator[Path]:
+    if output:
+        yield Path(output)
+        return
     with tempfile.TemporaryDirectory(prefix="kafka-segments-demo-") as scratch:
-        target = Path(args.output) if args.output else Path(scratch)
-        with embedded_s3_server() as s3:
-            _progress(f"embedded S3 server listening on {s3.endpoint_url}")
-            client = s3.client()
-            client.create_bucket(Bucket=DEMO_BUCKET)
-            written = _upload_sample(client)
-            downloaded = _download_lake(client, target)
-        _progress("embedded S3 server stopped")
-        problems = 0
-        for path in downloaded:
-            report = inspect_file(path, records=args.records)
-            sys.stdout.write("".join(line + "\n" for line in report.lines))
-            problems += report.problem is not None
-    _summary(written, downloaded, problems, time.perf_counter() - started, args.output)
-    return 1 if problems else 0
+        yield Path(scratch) / "export"
 
 
-def _upload_sample(client: Any) -> int:
+def _lake(s3: EmbeddedS3) -> S3Store:
+    s3.client().create_bucket(Bucket=DEMO_BUCKET)
+    return S3Store(
+        DEMO_BUCKET,
+        DEMO_PREFIX,
+        endpoint_url=s3.endpoint_url,
+        region=DEFAULT_REGION,
+        client_factory=s3.client,
+    )
+
+
+def _upload_sample(store: ObjectStore) -> int:
     segments = sample_topic()
     objects = {key: data for segment in segments for key, data in segment.objects().items()}
     for key, data in objects.items():
-        client.put_object(Bucket=DEMO_BUCKET, Key=DEMO_PREFIX + key, Body=data)
+        store.put(key, data)
     total = sum(len(data) for data in objects.values())
     _progress(
-        f"wrote {len(segments)} segments ({len(objects)} objects, {total} bytes) "
-        f"to s3://{DEMO_BUCKET}/{DEMO_PREFIX}"
+        f"uploaded {len(segments)} segments ({len(objects)} objects, {total} bytes) to {store.describe()}"
     )
     return len(segments)
 
 
-def _download_lake(client: Any, target: Path) -> list[Path]:
-    paths = []
-    for page in client.get_paginator("list_objects_v2").paginate(Bucket=DEMO_BUCKET, Prefix=DEMO_PREFIX):
-        for item in page.get("Contents", []):
-            relative = item["Key"][len(DEMO_PREFIX) :]
-            path = target / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(client.get_object(Bucket=DEMO_BUCKET, Key=item["Key"])["Body"].read())
-            paths.append(path)
-    _progress(f"read back {len(paths)} objects from the lake")
-    return sorted(paths, key=lambda path: (path.parent, path.stem, path.suffix != ".log", path.suffix))
+def _adopt(store: ObjectStore) -> int:
+    from kafka_segments.lake.adoption import adopt
+
+    report = adopt(store, now_ms=DEMO_NOW_MS)
+    _section("adopt", report.to_text())
+    return len(report.result.quarantined)
 
 
-def _summary(written: int, downloaded: list[Path], problems: int, seconds: float, output: str | None) -> None:
-    logs = sum(path.suffix == ".log" for path in downloaded)
+def _describe(store: ObjectStore) -> None:
+    from kafka_segments.lake.describe import describe_lake
+
+    _section("describe", describe_lake(store).to_text())
+
+
+def _dump(store: ObjectStore) -> None:
+    from kafka_segments.cli.inspect_cmd import batch_line, dump_record
+    from kafka_segments.lake.reader import iter_visible_batches, partition_state, resolve_manifest
+
+    topic_partition = TopicPartition(SAMPLE_TOPIC, 0)
+    state = partition_state(store, resolve_manifest(store, None), topic_partition)
+    lines = [f"{topic_partition}: log start offset {state.log_start_offset}, end {state.log_end_offset}"]
+    for batch in iter_visible_batches(store, state):
+        lines.append(batch_line(batch.header, True))
+        for record in batch.records:
+            dump_record(batch.header, record, lines)
+    _section(f"dump {topic_partition}", "\n".join(lines))
+
+
+def _export(store: ObjectStore, target: Path) -> list[Path]:
+    from kafka_segments.lake.export import export_lake
+
+    report = export_lake(store, target)
+    _section(f"export to {target}", report.to_text())
+    return sorted(
+        (path for path in target.rglob("*") if path.is_file() and path.parent != target),
+        key=lambda path: (path.parent, path.stem, path.suffix != ".log", path.suffix),
+    )
+
+
+def _settle(store: ObjectStore) -> None:
+    from kafka_segments.lake.gc import collect_garbage
+    from kafka_segments.lake.recover import recover
+
+    _section("recover", recover(store).to_text())
+    _section("gc (dry run)", collect_garbage(store, dry_run=True).to_text())
+
+
+def _inspect(paths: list[Path], *, records: bool) -> int:
+    problems = 0
+    lines = []
+    for path in paths:
+        report = inspect_file(path, records=records)
+        lines.extend(report.lines)
+        problems += report.problem is not None
+    _section("inspect the exported log directory", "\n".join(lines))
+    return problems
+
+
+def _section(title: str, body: str) -> None:
+    sys.stdout.write(f"\n== {title} ==\n{body.rstrip()}\n")
+
+
+def _summary(written: int, exported: list[Path], problems: int, seconds: float, output: str | None) -> None:
+    logs = sum(path.suffix == ".log" for path in exported)
     status = "OK" if problems == 0 and written == logs else "PROBLEMS FOUND"
     print(
-        f"\ndemo {status}: {written} segments written to the embedded S3 lake, {logs} read back "
-        f"and inspected with their {len(downloaded) - logs} index files, {problems} with problems, "
-        f"in {seconds:.1f} s" + (f"; segments kept in {output}" if output else "")
+        f"\ndemo {status}: {written} segments uploaded to the embedded S3 lake, adopted and committed, "
+        f"{logs} exported and inspected with their {len(exported) - logs} rebuilt index files, "
+        f"{problems} with problems, in {seconds:.1f} s"
+        + (f"; the exported log directory is in {output}" if output else "")
     )
 
 
