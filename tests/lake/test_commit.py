@@ -29,6 +29,7 @@ from kafka_segments.lake import (
     stage_manifest,
     stage_segment,
 )
+from kafka_segments.lake import commit as commit_module
 from kafka_segments.lake.checkpoint_files import checkpoint_file_contents, checkpoint_files_match
 from kafka_segments.lake.commit import REMOVED_VERSION, commit_manifest
 from kafka_segments.lake.history import head_version, manifest_versions, read_manifest
@@ -273,9 +274,12 @@ def test_a_staged_manifest_must_build_on_the_runs_base(store: ObjectStore, clock
         )
 
 
+@pytest.mark.parametrize("check", ["head", "listing"])
 def test_a_staged_manifest_listing_a_missing_object_commits_nothing(
-    store: ObjectStore, clock: FakeClock
+    store: ObjectStore, clock: FakeClock, check: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    if check == "listing":  # many new objects are checked with one listing instead of a HEAD each
+        monkeypatch.setattr(commit_module, "HEAD_CHECK_LIMIT", 0)
     base = _committed_base(store, clock)
     run, manifest = stage_appending_run(store, clock=clock)
     new_key = manifest.partitions[0].segments[-1].key

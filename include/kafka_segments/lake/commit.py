@@ -324,20 +324,32 @@ def _check_base_is_head(store: ObjectStore, run: RunRecord) -> None:
         )
 
 
+HEAD_CHECK_LIMIT = 32
+"""Up to this many new objects are checked with one HEAD each; more with one listing of the lake."""
+
+
 def _check_new_objects_exist(store: ObjectStore, run: RunRecord, staged: Manifest) -> None:
     base_keys = read_manifest(store, run.base_version).live_keys() if run.base_version else frozenset()
-    missing = []
-    for key in sorted(staged.live_keys() - base_keys):
-        try:
-            store.head(key)
-        except ObjectNotFoundError:
-            missing.append(key)
+    new_keys = sorted(staged.live_keys() - base_keys)
+    if len(new_keys) > HEAD_CHECK_LIMIT:
+        listed = {meta.key for meta in store.list()}
+        missing = [key for key in new_keys if key not in listed]
+    else:
+        missing = [key for key in new_keys if not _exists(store, key)]
     if missing:
         raise RunStateError(
             f"run {run.run_id!r} cannot commit: {len(missing)} object(s) its manifest lists do not exist: "
             + ", ".join(missing[:5]),
             location=store.describe(),
         )
+
+
+def _exists(store: ObjectStore, key: str) -> bool:
+    try:
+        store.head(key)
+    except ObjectNotFoundError:
+        return False
+    return True
 
 
 def _stamp(manifest: Manifest, committed_at_ms: int) -> Manifest:
