@@ -3,6 +3,7 @@ started as a copied Kafka log directory, and on S3 (the embedded moto server thr
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -13,6 +14,13 @@ from pathlib import Path
 import pytest
 from kafka_segments.checkpoint import format_offset_checkpoint
 from kafka_segments.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS, embedded_s3_server
+from kafka_segments.lake.commit import (
+    begin_run,
+    build_manifest,
+    commit_manifest,
+    read_staged_manifest,
+    stage_manifest,
+)
 from kafka_segments.lake.history import manifest_versions, read_head
 from kafka_segments.sample import sample_topic
 from kafka_segments.storage import LocalStore, ObjectStore, S3Store
@@ -159,3 +167,22 @@ def test_adopt_recover_gc_on_s3(s3_env: dict[str, str]) -> None:
     gc = cli("gc", "--lake", lake, env=s3_env)
     assert gc.returncode == 0, gc.stderr
     assert "dry run" in gc.stdout.lower()
+
+
+def test_adopt_starts_by_settling_a_run_that_committed_but_crashed_before_finishing(tmp_path: Path) -> None:
+    root = tmp_path / "lake"
+    store = LocalStore(root)
+    copy_log_dir(store)
+    assert cli("adopt", "--lake", str(root), "--now", NOW).returncode == 0
+    head = read_head(store)
+    assert head is not None
+    run, base = begin_run(store, now_ms=0, operation="run")
+    stage_manifest(store, run, build_manifest(run, base=base, partitions=head.partitions))
+    commit_manifest(store, dataclasses.replace(read_staged_manifest(store, run.run_id), committed_at_ms=1))
+    # the process died here: no outcome, checkpoint files not rewritten
+
+    result = cli("adopt", "--lake", str(root), "--now", NOW, "--json")
+
+    assert result.returncode == 0, result.stderr
+    settled = json.loads(result.stdout)["recover"]
+    assert [(r["run_id"], r["action"]) for r in settled["runs"]] == [(run.run_id, "finished")]

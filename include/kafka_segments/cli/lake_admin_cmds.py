@@ -1,7 +1,8 @@
 """The lake commands that change it: ``adopt``, ``recover`` and ``gc`` (DESIGN §6).
 
-* ``adopt --lake L [--now T] [--workers N] [--json]``: take in segments uploaded with Kafka's plain names
-  (the first step of every run; on its own it bootstraps a lake from a copied log directory). Exit 1 when a
+* ``adopt --lake L [--now T] [--workers N] [--json]``: settle interrupted work (``recover``), then take in
+  segments uploaded with Kafka's plain names (the first step of every run; on its own it bootstraps a lake
+  from a copied log directory). Exit 1 when a
   partition was quarantined (the others are committed).
 * ``recover --lake L [--abandon-after-ms MS] [--json]``: finish or discard interrupted runs, rewrite stale
   checkpoint files.
@@ -35,12 +36,19 @@ def _emit(args: argparse.Namespace, document: dict[str, Any], text: str) -> None
 
 def run_adopt(args: argparse.Namespace) -> int:
     from kafka_segments.lake.adoption import adopt
+    from kafka_segments.lake.recover import recover
     from kafka_segments.lake.runs import wall_clock_ms
 
     store = open_lake(args.lake)
     now_ms = args.now if args.now is not None else wall_clock_ms()
+    settled = recover(store)  # every run starts by settling interrupted work
     report = adopt(store, now_ms=now_ms, max_workers=args.workers)
-    _emit(args, report.to_dict(), report.to_text())
+    document = report.to_dict()
+    document["recover"] = settled.to_dict()
+    text = report.to_text()
+    if settled.changed:
+        text = settled.to_text().rstrip("\n") + "\n\n" + text
+    _emit(args, document, text)
     quarantined = report.result.quarantined
     if quarantined:
         partitions = sorted({str(q.topic_partition) for q in quarantined})
