@@ -100,12 +100,12 @@ def _restore_error(
     return error
 
 
-class ObjectStoreError(KafkaSegmentsError):
-    """An object store (S3 or a local directory) operation failed.
+class LocatedError(KafkaSegmentsError):
+    """An error about one place: an object, a prefix or a lake.
 
     Attributes:
         reason: what went wrong, without the location.
-        location: the object or prefix concerned (``s3://bucket/key`` or a local path).
+        location: the object or prefix concerned (``s3://bucket/key`` or a local path), or the lake.
     """
 
     def __init__(self, reason: str, *, location: str) -> None:
@@ -115,6 +115,10 @@ class ObjectStoreError(KafkaSegmentsError):
 
     def __reduce__(self) -> tuple[object, ...]:
         return (_restore_error, (type(self), self.args, dict(self.__dict__)))
+
+
+class ObjectStoreError(LocatedError):
+    """An object store (S3 or a local directory) operation failed."""
 
 
 class ObjectNotFoundError(ObjectStoreError):
@@ -167,21 +171,8 @@ class InvalidLakeUriError(KafkaSegmentsError, ValueError):
     """A lake URI is neither ``s3://bucket[/prefix]`` nor a local path / ``file://`` URI."""
 
 
-class LakeError(KafkaSegmentsError):
-    """The lake's committed state or one of its persisted files is not what it must be.
-
-    Attributes:
-        reason: what went wrong, without the location.
-        location: the object concerned (``s3://bucket/key`` or a local path), or the lake.
-    """
-
-    def __init__(self, reason: str, *, location: str) -> None:
-        self.reason = reason
-        self.location = location
-        super().__init__(f"{location}: {reason}")
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (_restore_error, (type(self), self.args, dict(self.__dict__)))
+class LakeError(LocatedError):
+    """The lake's committed state or one of its persisted files is not what it must be."""
 
 
 class ManifestFormatError(LakeError):

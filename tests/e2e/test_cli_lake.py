@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kafka_segments.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS, embedded_s3_server
 from kafka_segments.lake import Manifest
-from kafka_segments.storage import LocalStore, S3Store
+from kafka_segments.storage import LocalStore
 from lake.helpers import FakeClock
 from lake.read_helpers import PAYMENTS_LOG_START, commit_states, rich_lake
+
+from e2e.s3_cli import s3_lake_env
 
 pytestmark = pytest.mark.e2e
 
@@ -176,23 +176,7 @@ def test_bad_versions_and_partitions(lake: tuple[Path, Manifest]) -> None:
 
 @pytest.fixture(scope="module")
 def s3_env() -> Iterator[dict[str, str]]:
-    env = {k: v for k, v in os.environ.items() if k not in {"AWS_PROFILE", "AWS_SESSION_TOKEN"}}
-    env.update(
-        AWS_ACCESS_KEY_ID=EMBEDDED_CREDENTIALS["aws_access_key_id"],
-        AWS_SECRET_ACCESS_KEY=EMBEDDED_CREDENTIALS["aws_secret_access_key"],
-        AWS_DEFAULT_REGION=DEFAULT_REGION,
-    )
-    with embedded_s3_server() as server:
-        server.client().create_bucket(Bucket=BUCKET)
-        env["AWS_ENDPOINT_URL"] = server.endpoint_url
-        store = S3Store(
-            BUCKET,
-            "team/lake",
-            endpoint_url=server.endpoint_url,
-            region=DEFAULT_REGION,
-            client_factory=server.client,
-        )
-        rich_lake(store, FakeClock())
+    with s3_lake_env(BUCKET, "team/lake", lambda store: rich_lake(store, FakeClock())) as env:
         yield env
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,7 +12,6 @@ from pathlib import Path
 
 import pytest
 from kafka_segments.checkpoint import format_offset_checkpoint
-from kafka_segments.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS, embedded_s3_server
 from kafka_segments.lake.commit import (
     begin_run,
     build_manifest,
@@ -23,8 +21,10 @@ from kafka_segments.lake.commit import (
 )
 from kafka_segments.lake.history import manifest_versions, read_head
 from kafka_segments.sample import sample_topic
-from kafka_segments.storage import LocalStore, ObjectStore, S3Store
+from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+
+from e2e.s3_cli import s3_lake_env
 
 pytestmark = pytest.mark.e2e
 
@@ -138,23 +138,7 @@ def test_bad_lakes_get_a_one_line_reason(args: list[str], reason: str) -> None:
 
 @pytest.fixture(scope="module")
 def s3_env() -> Iterator[dict[str, str]]:
-    env = {k: v for k, v in os.environ.items() if k not in {"AWS_PROFILE", "AWS_SESSION_TOKEN"}}
-    env.update(
-        AWS_ACCESS_KEY_ID=EMBEDDED_CREDENTIALS["aws_access_key_id"],
-        AWS_SECRET_ACCESS_KEY=EMBEDDED_CREDENTIALS["aws_secret_access_key"],
-        AWS_DEFAULT_REGION=DEFAULT_REGION,
-    )
-    with embedded_s3_server() as server:
-        server.client().create_bucket(Bucket=BUCKET)
-        env["AWS_ENDPOINT_URL"] = server.endpoint_url
-        store = S3Store(
-            BUCKET,
-            "team/lake",
-            endpoint_url=server.endpoint_url,
-            region=DEFAULT_REGION,
-            client_factory=server.client,
-        )
-        copy_log_dir(store)
+    with s3_lake_env(BUCKET, "team/lake", copy_log_dir) as env:
         yield env
 
 
