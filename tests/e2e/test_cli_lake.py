@@ -11,12 +11,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from e2e.s3_cli import s3_lake_env
 from kafka_segments.lake import Manifest
 from kafka_segments.storage import LocalStore
 from lake.helpers import FakeClock
 from lake.read_helpers import PAYMENTS_LOG_START, commit_states, rich_lake
-
-from e2e.s3_cli import s3_lake_env
 
 pytestmark = pytest.mark.e2e
 

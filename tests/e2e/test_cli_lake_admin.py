@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from e2e.s3_cli import s3_lake_env
 from kafka_segments.checkpoint import format_offset_checkpoint
 from kafka_segments.lake.commit import (
     begin_run,
@@ -23,8 +24,6 @@ from kafka_segments.lake.history import manifest_versions, read_head
 from kafka_segments.sample import sample_topic
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
-
-from e2e.s3_cli import s3_lake_env
 
 pytestmark = pytest.mark.e2e
 
