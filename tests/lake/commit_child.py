@@ -21,7 +21,6 @@ from kafka_segments.lake import Manifest, PartitionState, RunRecord, begin_run, 
 from kafka_segments.lake.commit import commit_run, stage_segment
 from kafka_segments.lake.layout import manifest_key
 from kafka_segments.lake.runs import Clock, wall_clock_ms
-from kafka_segments.segment.files import FileKind
 from kafka_segments.storage import LocalStore, ObjectStore, S3Store
 from kafka_segments.topic_partition import TopicPartition
 
@@ -47,11 +46,7 @@ def stage_appending_run(
         run,
         topic_partition=TP,
         base_offset=base_offset,
-        files={
-            FileKind.LOG: files.log,
-            FileKind.INDEX: files.offset_index,
-            FileKind.TIME_INDEX: files.time_index,
-        },
+        files=files.by_kind(),
         clock=clock,
     )
     state = PartitionState(

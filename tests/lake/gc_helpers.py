@@ -21,7 +21,6 @@ from kafka_segments.lake import (
 )
 from kafka_segments.lake.history import read_head
 from kafka_segments.lake.scan import summarize_segment
-from kafka_segments.segment.files import FileKind
 from kafka_segments.storage import ObjectStore
 from kafka_segments.storage.forwarding import ForwardingStore
 from kafka_segments.topic_partition import TopicPartition
@@ -48,11 +47,7 @@ def write(store: ObjectStore, clock: FakeClock, run: RunRecord, base_offset: int
         run,
         topic_partition=TP,
         base_offset=base_offset,
-        files={
-            FileKind.LOG: files.log,
-            FileKind.INDEX: files.offset_index,
-            FileKind.TIME_INDEX: files.time_index,
-        },
+        files=files.by_kind(),
         clock=clock,
     )
 

@@ -19,6 +19,7 @@ import json
 import sys
 from typing import Any
 
+from kafka_segments.cli.arguments import bounded_int
 from kafka_segments.cli.lake_cmds import open_lake
 from kafka_segments.cli.times import parse_time_ms
 
@@ -85,25 +86,12 @@ def run_gc(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def non_negative_ms(text: str) -> int:
-    """A duration in milliseconds (an integer >= 0)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of milliseconds: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, not {value}")
-    return value
+non_negative_ms = bounded_int(
+    minimum=0, what="a number of milliseconds", too_small="must be >= 0, not {value}"
+)
+"""A duration in milliseconds (an integer >= 0)."""
 
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, not {value}")
-    return value
+positive_int = bounded_int(minimum=1, what="an integer", too_small="must be >= 1, not {value}")
 
 
 def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from kafka_segments.cli.arguments import bounded_int
 from kafka_segments.cli.inspect_cmd import batch_document, batch_line, dump_record
 
 if TYPE_CHECKING:
@@ -26,15 +27,10 @@ if TYPE_CHECKING:
     from kafka_segments.storage.base import ObjectStore
 
 
-def positive_version(text: str) -> int:
-    """``--version``'s type: a manifest version (an integer >= 1)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a manifest version: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"manifest versions start at 1, not {value}")
-    return value
+positive_version = bounded_int(
+    minimum=1, what="a manifest version", too_small="manifest versions start at 1, not {value}"
+)
+"""``--version``'s type: a manifest version (an integer >= 1)."""
 
 
 def open_lake(uri: str) -> ObjectStore:

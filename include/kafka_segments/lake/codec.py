@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from enum import Enum
 from typing import Any, TypeVar
 
 from kafka_segments.errors import InvalidTopicError, ManifestFormatError, UnsupportedFormatVersionError
@@ -43,6 +44,7 @@ from kafka_segments.segment.files import FileKind
 from kafka_segments.topic_partition import TopicPartition
 
 T = TypeVar("T")
+E = TypeVar("E", bound=Enum)
 JsonObject = Mapping[str, Any]
 
 
@@ -157,6 +159,14 @@ class Reader:
         if not isinstance(value, str) or (not value and not allow_empty):
             raise self.fail(name, f"expected a {'' if allow_empty else 'non-empty '}string, found {value!r}")
         return value
+
+    def choice(self, name: str, enum: type[E]) -> E:
+        """A string field holding one of ``enum``'s values."""
+        value = self.string(name)
+        try:
+            return enum(value)
+        except ValueError:
+            raise self.fail(name, f"unknown {name} {value!r}") from None
 
     def objects(self, name: str, parse: Callable[[Reader], T]) -> tuple[T, ...]:
         value = self._get(name)
@@ -283,11 +293,6 @@ def _check_segments(
 def _read_segment(reader: Reader) -> SegmentEntry:
     base = reader.integer("base_offset", minimum=0)
     last = reader.optional_integer("last_offset", minimum=base)
-    origin = reader.string("origin")
-    try:
-        parsed_origin = SegmentOrigin(origin)
-    except ValueError as exc:
-        raise reader.fail("origin", f"unknown origin {origin!r}") from exc
     return SegmentEntry(
         key=reader.string("key"),
         base_offset=base,
@@ -300,7 +305,7 @@ def _read_segment(reader: Reader) -> SegmentEntry:
         max_timestamp_ms=reader.integer("max_timestamp_ms"),
         first_batch_max_timestamp_ms=reader.integer("first_batch_max_timestamp_ms"),
         last_modified_ms=reader.integer("last_modified_ms"),
-        origin=parsed_origin,
+        origin=reader.choice("origin", SegmentOrigin),
         run_id=reader.string("run_id"),
     )
 

@@ -150,14 +150,9 @@ def read_outcome(store: ObjectStore, run_id: str) -> RunOutcome | None:
     reader = load_document(
         data, location=location_of(store, key), supported=RUN_FORMAT_VERSION, kind="run outcome"
     )
-    value = reader.string("outcome")
-    try:
-        outcome = Outcome(value)
-    except ValueError as exc:
-        raise reader.fail("outcome", f"unknown outcome {value!r}") from exc
     return RunOutcome(
         run_id=reader.string("run_id"),
-        outcome=outcome,
+        outcome=reader.choice("outcome", Outcome),
         version=reader.optional_integer("version", minimum=1),
         finished_at_ms=reader.integer("finished_at_ms"),
         reason=reader.string("reason", allow_empty=True),

@@ -75,16 +75,20 @@ class SegmentFiles:
         """The last batch's last offset, ``None`` for an empty segment."""
         return self.next_offset - 1 if self.batch_count else None
 
-    def files(self) -> dict[str, bytes]:
-        """File name -> bytes, as Kafka lays them out (no ``.txnindex`` without an entry)."""
+    def by_kind(self) -> dict[FileKind, bytes]:
+        """File kind -> bytes (no ``.txnindex`` without an entry, as Kafka creates it only then)."""
         files = {
-            segment_file_name(self.base_offset, FileKind.LOG): self.log,
-            segment_file_name(self.base_offset, FileKind.INDEX): self.offset_index,
-            segment_file_name(self.base_offset, FileKind.TIME_INDEX): self.time_index,
+            FileKind.LOG: self.log,
+            FileKind.INDEX: self.offset_index,
+            FileKind.TIME_INDEX: self.time_index,
         }
         if self.txn_index:
-            files[segment_file_name(self.base_offset, FileKind.TXN_INDEX)] = self.txn_index
+            files[FileKind.TXN_INDEX] = self.txn_index
         return files
+
+    def files(self) -> dict[str, bytes]:
+        """File name -> bytes, as Kafka lays them out (no ``.txnindex`` without an entry)."""
+        return {segment_file_name(self.base_offset, kind): data for kind, data in self.by_kind().items()}
 
 
 class SegmentWriter:
