@@ -168,24 +168,34 @@ def test_inspect_missing_file_is_a_usage_error(tmp_path: Path) -> None:
     assert "No such file" in result.stderr
 
 
-def test_demo_adopts_describes_dumps_and_exports_the_lake(tmp_path: Path) -> None:
+def test_demo_adopts_runs_retention_describes_dumps_and_exports_the_lake(tmp_path: Path) -> None:
     export = tmp_path / "export"
     result = cli("demo", "--output", str(export))
     assert result.returncode == 0, result.stderr
     assert "embedded S3 server listening on http://127.0.0.1:" in result.stderr
     assert "embedded S3 server stopped" in result.stderr
-    for section in ("adopt", "describe", "dump orders-0", f"export to {export}", "recover", "gc (dry run)"):
+    sections = (
+        "adopt",
+        "describe",
+        "run (retention, --engine inline)",
+        "dump orders-1",
+        f"export to {export}",
+        "recover",
+        "gc (dry run)",
+    )
+    for section in sections:
         assert f"\n== {section} ==\n" in result.stdout
     assert "committed version 1; 4 segment(s) adopted" in result.stdout
+    assert "orders-0: log start 0 -> 29, log end 29; deleted consumed: 2 segment(s)" in result.stdout
+    assert "orders-1: log start 0 -> 20, log end 29; deleted consumed: 1 segment(s)" in result.stdout
+    assert "held back by group billing (at 20; lag 9 records" in result.stdout
     assert (
-        "demo OK: 4 segments uploaded to the embedded S3 lake, adopted and committed, 4 exported and "
-        "inspected with their 10 rebuilt index files, 0 with problems" in result.stdout
+        "demo OK: 4 segments uploaded to the embedded S3 lake, adopted and committed, retention run, "
+        "2 exported and inspected with their 5 rebuilt index files, 0 with problems" in result.stdout
     )
     logs = sorted(p.relative_to(export).as_posix() for p in export.rglob("*.log"))
     assert logs == [
-        "orders-0/00000000000000000000.log",
-        "orders-0/00000000000000000020.log",
-        "orders-1/00000000000000000000.log",
+        "orders-0/00000000000000000029.log",  # emptied by retention: Kafka's empty active segment
         "orders-1/00000000000000000020.log",
     ]
     assert (export / "log-start-offset-checkpoint").read_text() == "0\n0\n"

@@ -5,10 +5,13 @@ Starts the embedded S3 server and, over real HTTP:
 1. uploads the sample topic's segments with Kafka's plain names (as a sync of a broker's log directory would);
 2. adopts them: header scans with CRC checks, then one conditional PUT commits manifest version 1;
 3. describes the committed lake, per partition;
-4. dumps one partition's visible records;
-5. exports the committed state as a plain Kafka log directory (indexes rebuilt) and inspects every file of
+4. runs retention (``kafka-segments run --engine inline``) with consumed retention (KIP-68) on: a consumer
+   group that read all of partition 0 and the first segment of partition 1, from an offsets snapshot file;
+   then describes the lake again;
+5. dumps one partition's visible records;
+6. exports the committed state as a plain Kafka log directory (indexes rebuilt) and inspects every file of
    it like ``kafka-dump-log.sh``;
-6. runs ``recover`` and a dry-run ``gc``, which find nothing to do on a healthy lake.
+7. runs ``recover`` and a dry-run ``gc``, which find nothing to do on a healthy lake.
 
 The server is stopped on the way out, whatever happens.
 """
@@ -42,12 +45,14 @@ def run(args: argparse.Namespace) -> int:
         written = _upload_sample(store)
         quarantined = _adopt(store)
         _describe(store)
+        live = _retention(store)
+        _describe(store)
         _dump(store)
         exported = _export(store, target)
         _settle(store)
         problems = _inspect(exported, records=args.records)
     _progress("embedded S3 server stopped")
-    _summary(written, exported, problems + quarantined, time.perf_counter() - started, args.output)
+    _summary(written, live, exported, problems + quarantined, time.perf_counter() - started, args.output)
     return 1 if problems or quarantined else 0
 
 
@@ -91,6 +96,49 @@ def _adopt(store: ObjectStore) -> int:
     return len(report.result.quarantined)
 
 
+DEMO_CONFIG = """\
+broker:
+  log.retention.hours: 168
+topics:
+  orders:
+    retention.commitoffset.enable: true
+    retention.commitoffset.ms: 3600000
+"""
+
+
+def _retention(store: ObjectStore) -> int:
+    """A retention run with consumed retention on; returns how many ``.log`` files an export will hold."""
+    from kafka_segments.config import parse_config
+    from kafka_segments.lake.reader import resolve_manifest
+    from kafka_segments.offsets.model import CommittedOffset, GroupOffsets, OffsetSnapshot
+    from kafka_segments.offsets.snapshot_codec import snapshot_to_json
+    from kafka_segments.pipeline.offsets_input import OffsetsChoice
+    from kafka_segments.pipeline.report import render_text
+    from kafka_segments.pipeline.retention_run import RunOptions, run_retention
+
+    manifest = resolve_manifest(store, None)
+    read_up_to = []
+    for state in manifest.partitions:
+        # partition 0: read to the end; partition 1: only its first segment
+        offset = (
+            state.log_end_offset if state.topic_partition.partition == 0 else state.segments[1].base_offset
+        )
+        read_up_to.append(CommittedOffset(SAMPLE_TOPIC, state.topic_partition.partition, offset, DEMO_NOW_MS))
+    snapshot = OffsetSnapshot(
+        taken_at_ms=DEMO_NOW_MS,
+        source="file",
+        groups=(GroupOffsets("billing", "Stable", "consumer", None, (SAMPLE_TOPIC,), tuple(read_up_to)),),
+    )
+    with tempfile.TemporaryDirectory(prefix="kafka-segments-demo-") as scratch:
+        offsets_file = Path(scratch) / "offsets.json"
+        offsets_file.write_bytes(snapshot_to_json(snapshot))
+        options = RunOptions(now_ms=DEMO_NOW_MS, offsets=OffsetsChoice(file=str(offsets_file)))
+        result = run_retention(store, parse_config(DEMO_CONFIG, source="demo config"), options)
+    _section("run (retention, --engine inline)", render_text(result))
+    # export writes an empty active segment for a partition retention emptied, as Kafka holds one
+    return sum(max(1, len(state.segments)) for state in resolve_manifest(store, None).partitions)
+
+
 def _describe(store: ObjectStore) -> None:
     from kafka_segments.lake.describe import describe_lake
 
@@ -101,7 +149,7 @@ def _dump(store: ObjectStore) -> None:
     from kafka_segments.cli.inspect_cmd import batch_line, dump_record
     from kafka_segments.lake.reader import iter_visible_batches, partition_state, resolve_manifest
 
-    topic_partition = TopicPartition(SAMPLE_TOPIC, 0)
+    topic_partition = TopicPartition(SAMPLE_TOPIC, 1)  # partition 0 was wholly consumed and deleted
     state = partition_state(store, resolve_manifest(store, None), topic_partition)
     lines = [f"{topic_partition}: log start offset {state.log_start_offset}, end {state.log_end_offset}"]
     for batch in iter_visible_batches(store, state):
@@ -145,11 +193,14 @@ def _section(title: str, body: str) -> None:
     sys.stdout.write(f"\n== {title} ==\n{body.rstrip()}\n")
 
 
-def _summary(written: int, exported: list[Path], problems: int, seconds: float, output: str | None) -> None:
+def _summary(
+    written: int, live: int, exported: list[Path], problems: int, seconds: float, output: str | None
+) -> None:
     logs = sum(path.suffix == ".log" for path in exported)
-    status = "OK" if problems == 0 and written == logs else "PROBLEMS FOUND"
+    status = "OK" if problems == 0 and live == logs else "PROBLEMS FOUND"
     print(
         f"\ndemo {status}: {written} segments uploaded to the embedded S3 lake, adopted and committed, "
+        "retention run, "
         f"{logs} exported and inspected with their {len(exported) - logs} rebuilt index files, "
         f"{problems} with problems, in {seconds:.1f} s"
         + (f"; the exported log directory is in {output}" if output else "")

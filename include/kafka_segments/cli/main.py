@@ -38,6 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_demo(commands)
     _add_lake_read_commands(commands)
     _add_lake_admin_commands(commands)
+    _add_run_commands(commands)
+    _add_offsets_commands(commands)
+    _add_config_commands(commands)
     return parser
 
 
@@ -135,6 +138,24 @@ def _add_lake_admin_commands(commands: argparse._SubParsersAction[argparse.Argum
     from kafka_segments.cli import lake_admin_cmds
 
     lake_admin_cmds.add_parsers(commands)
+
+
+def _add_run_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from kafka_segments.cli import run_cmds
+
+    run_cmds.add_parsers(commands)
+
+
+def _add_offsets_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from kafka_segments.cli import offsets_cmd
+
+    offsets_cmd.add_parsers(commands)
+
+
+def _add_config_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from kafka_segments.cli import config_cmd
+
+    config_cmd.add_parsers(commands)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

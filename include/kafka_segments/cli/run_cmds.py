@@ -1,0 +1,204 @@
+"""The commands that apply the rules: ``run``, ``plan`` and ``delete-records`` (DESIGN §6).
+
+* ``run --lake L --config F [--offsets SNAPSHOT.json | --offsets-source SRC] [--now T] [--topics ...]
+  [--dry-run] [--engine inline] [--report OUT.json] [--json]``: recover → adopt → snapshot → plan → apply →
+  commit → gc. ``--dry-run`` prints the same plan and changes nothing.
+* ``plan ...``: the same arguments; always a dry run (``--json`` for programs).
+* ``delete-records --lake L --offset-json-file F [--config F] [--now T] [--offsets S] [--dry-run] [--json]``:
+  KIP-107 with ``kafka-delete-records.sh``'s file; one result line per partition. Exit 1 when any
+  partition failed (the others are committed).
+
+Input errors (configuration, snapshot, request file) exit 2 with a one-line reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from kafka_segments.cli.times import parse_time_ms
+
+EXIT_OK = 0
+EXIT_PROBLEM = 1
+EXIT_USAGE = 2
+
+ENGINES = ("inline", "spark")
+
+
+def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    lake_help = "the lake: s3://bucket/prefix or a local path (S3 settings from the standard AWS variables)"
+    for name, summary in (
+        ("run", "apply retention to the lake: recover, adopt, snapshot, plan, commit, gc"),
+        ("plan", "print what run would do (a dry run), human-readable or --json"),
+    ):
+        sub = commands.add_parser(
+            name,
+            help=summary,
+            description=(
+                f"{summary[0].upper()}{summary[1:]}. Every rule uses --now (the run's logical time): "
+                "the same lake, configuration, offsets and --now always give the same result."
+            ),
+        )
+        sub.add_argument("--lake", required=True, help=lake_help)
+        sub.add_argument("--config", required=True, metavar="F", help="the YAML configuration (DESIGN §4)")
+        offsets = sub.add_mutually_exclusive_group()
+        offsets.add_argument("--offsets", metavar="SNAPSHOT.json", help="a consumer-offset snapshot file")
+        offsets.add_argument(
+            "--offsets-source", metavar="SRC", help="take the snapshot from kafka://host:port or 'lake'"
+        )
+        sub.add_argument(
+            "--group", dest="groups", action="append", metavar="G", help="with kafka://: only these groups"
+        )
+        sub.add_argument("--now", type=parse_time_ms, metavar="T", help="epoch ms or ISO-8601 (default: now)")
+        sub.add_argument("--topics", nargs="+", metavar="T", help="plan only these topics")
+        sub.add_argument("--engine", choices=ENGINES, default="inline", help="where the work runs")
+        sub.add_argument("--report", metavar="OUT.json", help="also write the JSON report to this file")
+        sub.add_argument("--json", action="store_true", help="print the JSON report instead of the summary")
+        if name == "run":
+            sub.add_argument("--dry-run", action="store_true", help="plan and report; change nothing")
+            sub.add_argument("--no-gc", dest="gc", action="store_false", help="skip garbage collection")
+        sub.set_defaults(handler=run_run if name == "run" else run_plan)
+
+    sub = commands.add_parser(
+        "delete-records",
+        help="KIP-107: move log start offsets (kafka-delete-records.sh's offset JSON file)",
+        description=(
+            "Delete records below the given offsets, as kafka-delete-records.sh does: offset -1 means the "
+            "high watermark; per partition the new low watermark or an error (OFFSET_OUT_OF_RANGE, "
+            "POLICY_VIOLATION for topics without cleanup.policy delete, UNKNOWN_TOPIC_OR_PARTITION). The new "
+            "log start offsets and the whole segments below them are committed atomically."
+        ),
+    )
+    sub.add_argument("--lake", required=True, help=lake_help)
+    sub.add_argument(
+        "--offset-json-file", required=True, metavar="F", help='{"version":1,"partitions":[...]}'
+    )
+    sub.add_argument(
+        "--config", metavar="F", help="the YAML configuration (cleanup.policy decides; default: Kafka's)"
+    )
+    sub.add_argument("--offsets", metavar="SNAPSHOT.json", help="warn about groups that lose unread records")
+    sub.add_argument("--now", type=parse_time_ms, metavar="T", help="epoch ms or ISO-8601 (default: now)")
+    sub.add_argument("--dry-run", action="store_true", help="print the results; change nothing")
+    sub.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    sub.set_defaults(handler=run_delete_records)
+
+
+def _input_errors() -> tuple[type[Exception], ...]:
+    from kafka_segments.config import ConfigError
+    from kafka_segments.offsets.snapshot_codec import SnapshotFormatError
+    from kafka_segments.retention.delete_records import DeleteRecordsFileError
+
+    return (ConfigError, SnapshotFormatError, DeleteRecordsFileError)
+
+
+def run_run(args: argparse.Namespace) -> int:
+    return _retention(args, dry_run=args.dry_run)
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    return _retention(args, dry_run=True)
+
+
+def _retention(args: argparse.Namespace, *, dry_run: bool) -> int:
+    from kafka_segments.cli.lake_cmds import open_lake
+    from kafka_segments.config import load_config
+    from kafka_segments.lake.runs import wall_clock_ms
+    from kafka_segments.pipeline.offsets_input import OffsetsChoice
+    from kafka_segments.pipeline.report import render_text, run_to_dict
+    from kafka_segments.pipeline.retention_run import RunOptions, run_retention
+
+    if args.engine == "spark":
+        print(
+            f"kafka-segments {args.command}: --engine spark is not available in this release; "
+            "use --engine inline",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    try:
+        config = load_config(args.config)
+        store = open_lake(args.lake)
+        options = RunOptions(
+            now_ms=args.now if args.now is not None else wall_clock_ms(),
+            offsets=OffsetsChoice(
+                file=args.offsets,
+                source=args.offsets_source,
+                groups=None if args.groups is None else tuple(args.groups),
+            ),
+            topics=None if args.topics is None else tuple(args.topics),
+            dry_run=dry_run,
+            gc=getattr(args, "gc", True),
+        )
+        result = run_retention(store, config, options)
+    except _input_errors() as exc:
+        print(f"kafka-segments {args.command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    document = run_to_dict(result)
+    if args.report:
+        Path(args.report).write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    _emit(args.json, document, render_text(result))
+    quarantined = sorted({str(item.topic_partition) for item in result.adoption.quarantined})
+    if quarantined:
+        print(
+            f"kafka-segments {args.command}: {len(quarantined)} partition(s) quarantined and left alone: "
+            f"{', '.join(quarantined)}",
+            file=sys.stderr,
+        )
+        return EXIT_PROBLEM
+    return EXIT_OK
+
+
+def run_delete_records(args: argparse.Namespace) -> int:
+    from kafka_segments.cli.lake_cmds import open_lake
+    from kafka_segments.config import Config, load_config
+    from kafka_segments.lake.runs import wall_clock_ms
+    from kafka_segments.offsets.snapshot_codec import load_snapshot_file
+    from kafka_segments.pipeline.delete_records_run import delete_records, outcome_to_dict
+    from kafka_segments.retention.delete_records import parse_delete_records
+
+    try:
+        path = Path(args.offset_json_file)
+        requests = parse_delete_records(path.read_bytes(), location=str(path))
+        config = Config.default() if args.config is None else load_config(args.config)
+        snapshot = None if args.offsets is None else load_snapshot_file(args.offsets)
+        store = open_lake(args.lake)
+        outcome = delete_records(
+            store,
+            requests,
+            config=config,
+            now_ms=args.now if args.now is not None else wall_clock_ms(),
+            snapshot=snapshot,
+            dry_run=args.dry_run,
+        )
+    except _input_errors() as exc:
+        print(f"kafka-segments delete-records: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    lines = ["Records delete operation completed:" if not args.dry_run else "Dry run (nothing changed):"]
+    lines.extend(result.line() for result in outcome.results)
+    for plan in outcome.plans:
+        lines.extend(
+            f"WARNING: {plan.topic_partition}: group {loss.group_id} (committed offset "
+            f"{loss.committed_offset}) loses {loss.records} unread record(s)"
+            for loss in plan.unread_loss
+        )
+    if outcome.committed_version is not None:
+        lines.append(f"committed version {outcome.committed_version} (run {outcome.run_id})")
+    _emit(args.json, outcome_to_dict(outcome), "\n".join(lines))
+    if outcome.failed:
+        print(
+            f"kafka-segments delete-records: {len(outcome.failed)} of {len(outcome.results)} partition(s) "
+            "failed",
+            file=sys.stderr,
+        )
+        return EXIT_PROBLEM
+    return EXIT_OK
+
+
+def _emit(as_json: bool, document: dict[str, Any], text: str) -> None:
+    if as_json:
+        json.dump(document, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(text.rstrip("\n") + "\n")

@@ -1,0 +1,31 @@
+"""The YAML configuration (DESIGN §4): Kafka's setting names, defaults, validators and precedence.
+
+``load_config(path)`` / ``parse_config(text, source=...)`` give a ``Config`` (or raise ``ConfigError`` with
+every problem); ``check_config`` returns the problems instead; ``Config.for_topic(topic)`` is the
+``TopicConfig`` the rules read. ``docs/configuration.md`` lists every setting.
+"""
+
+from kafka_segments.config.effective import (
+    Config,
+    ConfigCheck,
+    check_config,
+    load_config,
+    parse_config,
+)
+from kafka_segments.config.model import CLEANUP_COMPACT, CLEANUP_DELETE, TopicConfig
+from kafka_segments.config.problems import ConfigError, ConfigProblem
+from kafka_segments.config.resolve import EffectiveSetting
+
+__all__ = [
+    "CLEANUP_COMPACT",
+    "CLEANUP_DELETE",
+    "Config",
+    "ConfigCheck",
+    "ConfigError",
+    "ConfigProblem",
+    "EffectiveSetting",
+    "TopicConfig",
+    "check_config",
+    "load_config",
+    "parse_config",
+]

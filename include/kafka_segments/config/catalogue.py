@@ -1,0 +1,301 @@
+"""Every setting the configuration file accepts, defined once each like Kafka's ``ConfigDef.define``.
+
+A ``Setting`` has a name, a level (topic or broker), a type, a default and a validator, with the values of
+Kafka 4.x's own definitions (checked in the Kafka source):
+
+* topic level: ``storage/.../internals/log/LogConfig.java`` (static ``CONFIG``), broker synonyms from
+  ``server-common/.../ServerTopicConfigSynonyms.ALL_TOPIC_CONFIG_SYNONYMS`` (in precedence order);
+* broker level: ``LogConfig.SERVER_CONFIG_DEF`` (``log.*``), ``CleanerConfig.CONFIG_DEF`` (``log.cleaner.*``),
+  ``ServerConfigs`` (``message.max.bytes``), ``GroupCoordinatorConfig`` (``offsets.retention.minutes``),
+  ``TransactionLogConfig`` (``producer.id.expiration.ms``).
+
+A topic setting's default is the value its broker synonyms give when nothing is set (Kafka's
+``LogConfig`` defaults equal the broker defaults). Broker time synonyms are converted to milliseconds
+(``ConfigSynonym.HOURS_TO_MILLISECONDS`` / ``MINUTES_TO_MILLISECONDS``); the first synonym that is set wins.
+
+KIP-68 (consumed retention) was never implemented by Kafka: its settings use the KIP's names and this
+project's defaults (disabled; 168 hours). Settings of this project itself start with ``kafka_segments.``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from functools import cache
+
+Value = bool | int | float | str | tuple[str, ...]
+"""A parsed setting value: BOOLEAN, INT/LONG, DOUBLE, STRING or LIST (a tuple of strings)."""
+
+EXTENSION_PREFIX = "kafka_segments."
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1
+LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
+MINUTES_TO_MS = 60_000
+HOURS_TO_MS = 3_600_000
+
+
+class ValueType(Enum):
+    """Kafka's ``ConfigDef.Type`` for the types this file uses."""
+
+    BOOLEAN = "BOOLEAN"
+    STRING = "STRING"
+    INT = "INT"
+    LONG = "LONG"
+    DOUBLE = "DOUBLE"
+    LIST = "LIST"
+
+
+class Level(Enum):
+    TOPIC = "topic"
+    BROKER = "broker"
+
+
+@dataclass(frozen=True, slots=True)
+class Range:
+    """``ConfigDef.Range``: ``atLeast(minimum)`` or ``between(minimum, maximum)`` (both ends inclusive)."""
+
+    minimum: int | float
+    maximum: int | float | None = None
+
+    def describe(self) -> str:
+        if self.maximum is None:
+            return f"[{self.minimum},...]"
+        return f"[{self.minimum},...,{self.maximum}]"
+
+
+@dataclass(frozen=True, slots=True)
+class OneOf:
+    """``ConfigDef.ValidString.in``: the value must be one of ``choices`` (case-sensitive)."""
+
+    choices: tuple[str, ...]
+
+    def describe(self) -> str:
+        return "[" + ", ".join(self.choices) + "]"
+
+
+@dataclass(frozen=True, slots=True)
+class ListOf:
+    """``ConfigDef.ValidList`` (Kafka 4.x): no duplicates, no empty items, every item in ``choices`` (any
+    non-empty string when ``choices`` is empty); an empty list is allowed when ``allow_empty``."""
+
+    choices: tuple[str, ...] = ()
+    allow_empty: bool = True
+
+    def describe(self) -> str:
+        items = "[" + ", ".join(self.choices) + "]" if self.choices else "any non-empty strings"
+        return f"{items}, no duplicates" + ("" if self.allow_empty else ", not empty")
+
+
+Validator = Range | OneOf | ListOf
+
+
+@dataclass(frozen=True, slots=True)
+class Synonym:
+    """A broker setting that gives a topic setting its default; ``to_ms`` converts its unit."""
+
+    name: str
+    to_ms: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One configuration name, as Kafka's ``ConfigDef.define(name, type, default, validator, doc)``.
+
+    ``default`` ``None`` means "not set" (Kafka's null default, e.g. ``log.retention.ms``): only those
+    settings accept a YAML ``null``. ``synonyms`` (topic settings only) lists the broker names that supply
+    the default, most specific first. ``kafka`` names the Kafka definition (or ``KIP-68`` / this project).
+    """
+
+    name: str
+    level: Level
+    type: ValueType
+    default: Value | None
+    validator: Validator | None
+    doc: str
+    kafka: str
+    synonyms: tuple[Synonym, ...] = ()
+
+
+def _topic(
+    name: str,
+    type_: ValueType,
+    default: Value | None,
+    validator: Validator | None,
+    synonyms: tuple[Synonym, ...],
+    doc: str,
+    kafka: str = "LogConfig",
+) -> Setting:
+    return Setting(name, Level.TOPIC, type_, default, validator, doc, kafka, synonyms)
+
+
+def _broker(
+    name: str, type_: ValueType, default: Value | None, validator: Validator | None, doc: str, kafka: str
+) -> Setting:
+    return Setting(name, Level.BROKER, type_, default, validator, doc, kafka)
+
+
+_T, _B = ValueType, Level
+_CLEANUP_POLICY = ListOf(("compact", "delete"))
+_TIMESTAMP_TYPE = OneOf(("CreateTime", "LogAppendTime"))
+_KIP68 = "KIP-68 (never implemented by Kafka; kafka-segments' own definition)"
+
+
+@cache
+def topic_settings() -> tuple[Setting, ...]:
+    """The topic-level settings, in display order."""
+    day_ms, week_ms = 86_400_000, 604_800_000
+    return (
+        _topic("cleanup.policy", _T.LIST, ("delete",), _CLEANUP_POLICY, (Synonym("log.cleanup.policy"),),
+               "delete and/or compact; an empty list keeps everything but what log-start-offset removes"),
+        _topic("retention.ms", _T.LONG, week_ms, Range(-1),
+               (Synonym("log.retention.ms"), Synonym("log.retention.minutes", MINUTES_TO_MS),
+                Synonym("log.retention.hours", HOURS_TO_MS)),
+               "time retention: segments whose largest timestamp is older are deleted; -1 = unlimited"),
+        _topic("retention.bytes", _T.LONG, -1, None, (Synonym("log.retention.bytes"),),
+               "size retention: oldest segments are deleted while the log is larger; negative = unlimited"),
+        _topic("segment.bytes", _T.INT, 1_073_741_824, Range(1_048_576), (Synonym("log.segment.bytes"),),
+               "largest segment; compaction merges segments up to this size"),
+        _topic("internal.segment.bytes", _T.INT, None, None, (),
+               "testing only (Kafka defineInternal): overrides segment.bytes without its 1 MiB minimum"),
+        _topic("segment.ms", _T.LONG, week_ms, Range(1),
+               (Synonym("log.roll.ms"), Synonym("log.roll.hours", HOURS_TO_MS)),
+               "time after which Kafka rolls a segment (shown for completeness; the lake does not roll)"),
+        _topic("segment.index.bytes", _T.INT, 10_485_760, Range(4), (Synonym("log.index.size.max.bytes"),),
+               "largest offset/time index; compaction's grouping respects it"),
+        _topic("index.interval.bytes", _T.INT, 4096, Range(0), (Synonym("log.index.interval.bytes"),),
+               "bytes between offset index entries in rebuilt indexes"),
+        _topic("file.delete.delay.ms", _T.LONG, 60_000, Range(0), (Synonym("log.segment.delete.delay.ms"),),
+               "delay between a segment leaving the log and its objects being deleted"),
+        _topic("delete.retention.ms", _T.LONG, day_ms, Range(0),
+               (Synonym("log.cleaner.delete.retention.ms"),),
+               "how long compaction keeps tombstones and transaction markers after cleaning them"),
+        _topic("min.compaction.lag.ms", _T.LONG, 0, Range(0), (Synonym("log.cleaner.min.compaction.lag.ms"),),
+               "records younger than this are not compacted"),
+        _topic("max.compaction.lag.ms", _T.LONG, LONG_MAX, Range(1),
+               (Synonym("log.cleaner.max.compaction.lag.ms"),),
+               "a dirty segment older than this makes the log eligible for compaction"),
+        _topic("min.cleanable.dirty.ratio", _T.DOUBLE, 0.5, Range(0, 1),
+               (Synonym("log.cleaner.min.cleanable.ratio"),),
+               "compaction runs when dirty bytes / total bytes exceeds this (strict >)"),
+        _topic("message.timestamp.type", _T.STRING, "CreateTime", _TIMESTAMP_TYPE,
+               (Synonym("log.message.timestamp.type"),), "CreateTime or LogAppendTime"),
+        _topic("max.message.bytes", _T.INT, 1_048_588, Range(0), (Synonym("message.max.bytes"),),
+               "largest record batch Kafka accepts"),
+        _topic("retention.commitoffset.enable", _T.BOOLEAN, False, None,
+               (Synonym("log.retention.commitoffset.enable"),),
+               "consumed retention: delete segments every counted consumer group has consumed", _KIP68),
+        _topic("retention.commitoffset.ms", _T.LONG, week_ms, Range(0),
+               (Synonym("log.retention.commitoffset.ms"),
+                Synonym("log.retention.commitoffset.minutes", MINUTES_TO_MS),
+                Synonym("log.retention.commitoffset.hours", HOURS_TO_MS)),
+               "consumed retention deletes a consumed segment once its largest timestamp is this old",
+               _KIP68),
+        _topic("kafka_segments.consumed.required.groups", _T.LIST, (), ListOf(),
+               (Synonym("kafka_segments.consumed.required.groups"),),
+               "groups that must have consumed a segment before consumed retention deletes it",
+               "kafka-segments extension"),
+    )  # fmt: skip
+
+
+@cache
+def broker_settings() -> tuple[Setting, ...]:
+    """The broker-level settings: the synonyms of the topic settings, then the broker-only ones."""
+    return (
+        _broker("log.cleanup.policy", _T.LIST, ("delete",), _CLEANUP_POLICY, "cleanup.policy", "LogConfig"),
+        _broker("log.retention.ms", _T.LONG, None, None, "retention.ms; wins over .minutes and .hours",
+                "LogConfig.SERVER_CONFIG_DEF"),
+        _broker("log.retention.minutes", _T.INT, None, None, "retention.ms in minutes; wins over .hours",
+                "LogConfig.SERVER_CONFIG_DEF"),
+        _broker("log.retention.hours", _T.INT, 168, None, "retention.ms in hours",
+                "LogConfig.SERVER_CONFIG_DEF"),
+        _broker("log.retention.bytes", _T.LONG, -1, None, "retention.bytes", "LogConfig.SERVER_CONFIG_DEF"),
+        _broker("log.segment.bytes", _T.INT, 1_073_741_824, Range(1_048_576), "segment.bytes",
+                "LogConfig.SERVER_CONFIG_DEF"),
+        _broker("log.roll.ms", _T.LONG, None, None, "segment.ms; wins over log.roll.hours",
+                "LogConfig.SERVER_CONFIG_DEF"),
+        _broker("log.roll.hours", _T.INT, 168, Range(1), "segment.ms in hours",
+                "LogConfig.SERVER_CONFIG_DEF"),
+        _broker("log.index.size.max.bytes", _T.INT, 10_485_760, Range(4), "segment.index.bytes",
+                "LogConfig.SERVER_CONFIG_DEF"),
+        _broker("log.index.interval.bytes", _T.INT, 4096, Range(0), "index.interval.bytes",
+                "LogConfig.SERVER_CONFIG_DEF"),
+        _broker("log.segment.delete.delay.ms", _T.LONG, 60_000, Range(0), "file.delete.delay.ms",
+                "LogConfig.SERVER_CONFIG_DEF"),
+        _broker("log.cleaner.delete.retention.ms", _T.LONG, 86_400_000, Range(0), "delete.retention.ms",
+                "CleanerConfig"),
+        _broker("log.cleaner.min.compaction.lag.ms", _T.LONG, 0, Range(0), "min.compaction.lag.ms",
+                "CleanerConfig"),
+        _broker("log.cleaner.max.compaction.lag.ms", _T.LONG, LONG_MAX, Range(1), "max.compaction.lag.ms",
+                "CleanerConfig"),
+        _broker("log.cleaner.min.cleanable.ratio", _T.DOUBLE, 0.5, Range(0, 1), "min.cleanable.dirty.ratio",
+                "CleanerConfig"),
+        _broker("log.message.timestamp.type", _T.STRING, "CreateTime", _TIMESTAMP_TYPE,
+                "message.timestamp.type", "LogConfig.SERVER_CONFIG_DEF"),
+        _broker("message.max.bytes", _T.INT, 1_048_588, Range(0), "max.message.bytes", "ServerConfigs"),
+        _broker("log.retention.commitoffset.enable", _T.BOOLEAN, False, None,
+                "retention.commitoffset.enable", _KIP68),
+        _broker("log.retention.commitoffset.ms", _T.LONG, None, Range(0),
+                "retention.commitoffset.ms; wins over .minutes and .hours", _KIP68),
+        _broker("log.retention.commitoffset.minutes", _T.INT, None, Range(0),
+                "retention.commitoffset.ms in minutes; wins over .hours", _KIP68),
+        _broker("log.retention.commitoffset.hours", _T.INT, 168, Range(0),
+                "retention.commitoffset.ms in hours", _KIP68),
+        _broker("kafka_segments.consumed.required.groups", _T.LIST, (), ListOf(),
+                "kafka_segments.consumed.required.groups", "kafka-segments extension"),
+        _broker("producer.id.expiration.ms", _T.INT, 86_400_000, Range(1),
+                "a producer is active while its last batch is younger than this (compaction keeps the last "
+                "batch of every active producer)", "TransactionLogConfig"),
+        _broker("offsets.retention.minutes", _T.INT, 10_080, Range(1),
+                "committed offsets expire after this (KIP-211), for consumed retention",
+                "GroupCoordinatorConfig"),
+        _broker("log.cleaner.enable", _T.BOOLEAN, True, None,
+                "false: compacted topics get neither compaction nor deletion (deprecated since Kafka 4.1)",
+                "CleanerConfig"),
+    )  # fmt: skip
+
+
+@cache
+def _index(level: Level) -> dict[str, Setting]:
+    settings = topic_settings() if level is Level.TOPIC else broker_settings()
+    return {setting.name: setting for setting in settings}
+
+
+def topic_setting(name: str) -> Setting | None:
+    return _index(Level.TOPIC).get(name)
+
+
+def broker_setting(name: str) -> Setting | None:
+    return _index(Level.BROKER).get(name)
+
+
+@cache
+def topic_names_by_synonym() -> dict[str, str]:
+    """Broker synonym -> the topic setting it gives a default to."""
+    return {synonym.name: setting.name for setting in topic_settings() for synonym in setting.synonyms}
+
+
+@cache
+def broker_only_settings() -> tuple[Setting, ...]:
+    """The broker settings that are no topic setting's synonym (they apply to every topic alike)."""
+    synonyms = topic_names_by_synonym()
+    return tuple(setting for setting in broker_settings() if setting.name not in synonyms)
+
+
+KAFKA_SETTINGS_NOT_USED = frozenset(
+    {
+        "compression.type", "compression.gzip.level", "compression.lz4.level", "compression.zstd.level",
+        "flush.messages", "flush.ms", "follower.replication.throttled.replicas",
+        "leader.replication.throttled.replicas", "local.retention.bytes", "local.retention.ms",
+        "message.downconversion.enable", "message.format.version", "message.timestamp.after.max.ms",
+        "message.timestamp.before.max.ms", "message.timestamp.difference.max.ms", "min.insync.replicas",
+        "preallocate", "remote.log.copy.disable", "remote.log.delete.on.disable", "remote.storage.enable",
+        "segment.jitter.ms", "unclean.leader.election.enable", "log.roll.jitter.ms", "log.roll.jitter.hours",
+        "log.flush.interval.messages", "log.flush.interval.ms", "log.preallocate", "log.dirs", "log.dir",
+        "log.retention.check.interval.ms", "log.cleaner.threads", "log.cleaner.dedupe.buffer.size",
+        "log.cleaner.io.buffer.size", "log.cleaner.io.buffer.load.factor", "log.cleaner.backoff.ms",
+        "log.cleaner.io.max.bytes.per.second", "log.local.retention.ms", "log.local.retention.bytes",
+        "offsets.retention.check.interval.ms", "producer.id.expiration.check.interval.ms",
+        "num.partitions", "default.replication.factor",
+    }
+)  # fmt: skip
+"""Kafka settings this project recognises but does not use (they do not change what retention or
+compaction keep): named in the problem so a copied Kafka configuration gets a clear message."""

@@ -1,0 +1,104 @@
+"""Consumer-group offset snapshots (DESIGN §5): what every group had committed, and its state, at one time.
+
+Modules: ``model`` (the value types), ``snapshot_codec`` (the JSON contract), ``snapshot_store`` (immutable,
+content-addressed snapshots and per-``now`` pins in the lake), ``sources`` (taking a snapshot from a source
+string), ``lake_source`` (decoding the archived ``__consumer_offsets``), ``kafka_source`` (a live cluster's
+Admin API).
+
+The names below are re-exported lazily, so reading a snapshot file loads neither a Kafka client nor the
+lake's segment machinery.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "GROUP_STATES": "model",
+    "SNAPSHOT_FORMAT_VERSION": "model",
+    "CommittedOffset": "model",
+    "GroupError": "model",
+    "GroupOffsets": "model",
+    "GroupType": "model",
+    "OffsetSnapshot": "model",
+    "SnapshotFormatError": "snapshot_codec",
+    "UnsupportedSnapshotVersionError": "snapshot_codec",
+    "canonical_snapshot": "snapshot_codec",
+    "load_snapshot_file": "snapshot_codec",
+    "snapshot_from_json": "snapshot_codec",
+    "snapshot_to_dict": "snapshot_codec",
+    "snapshot_to_json": "snapshot_codec",
+    "InvalidSnapshotIdError": "snapshot_store",
+    "SnapshotIntegrityError": "snapshot_store",
+    "SnapshotNotFoundError": "snapshot_store",
+    "SnapshotPin": "snapshot_store",
+    "SnapshotStoreError": "snapshot_store",
+    "StoredSnapshot": "snapshot_store",
+    "list_pins": "snapshot_store",
+    "list_snapshots": "snapshot_store",
+    "pin_snapshot": "snapshot_store",
+    "read_pin": "snapshot_store",
+    "read_pinned_snapshot": "snapshot_store",
+    "read_snapshot": "snapshot_store",
+    "store_snapshot": "snapshot_store",
+    "InvalidSnapshotSourceError": "sources",
+    "filter_snapshot": "sources",
+    "take_snapshot": "sources",
+    "LakeSourceError": "lake_source",
+    "snapshot_from_lake": "lake_source",
+    "InvalidKafkaSourceError": "kafka_source",
+    "open_kafka_source": "kafka_source",
+    "snapshot_from_kafka": "kafka_source",
+    "GroupAdmin": "kafka_admin",
+    "GroupDiscoveryError": "kafka_admin",
+    "KafkaAdminError": "kafka_admin",
+}
+
+__all__ = [
+    "GROUP_STATES",
+    "SNAPSHOT_FORMAT_VERSION",
+    "CommittedOffset",
+    "GroupAdmin",
+    "GroupDiscoveryError",
+    "GroupError",
+    "GroupOffsets",
+    "GroupType",
+    "InvalidKafkaSourceError",
+    "InvalidSnapshotIdError",
+    "InvalidSnapshotSourceError",
+    "KafkaAdminError",
+    "LakeSourceError",
+    "OffsetSnapshot",
+    "SnapshotFormatError",
+    "SnapshotIntegrityError",
+    "SnapshotNotFoundError",
+    "SnapshotPin",
+    "SnapshotStoreError",
+    "StoredSnapshot",
+    "UnsupportedSnapshotVersionError",
+    "canonical_snapshot",
+    "filter_snapshot",
+    "list_pins",
+    "list_snapshots",
+    "load_snapshot_file",
+    "open_kafka_source",
+    "pin_snapshot",
+    "read_pin",
+    "read_pinned_snapshot",
+    "read_snapshot",
+    "snapshot_from_json",
+    "snapshot_from_kafka",
+    "snapshot_from_lake",
+    "snapshot_to_dict",
+    "snapshot_to_json",
+    "store_snapshot",
+    "take_snapshot",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -1,0 +1,70 @@
+"""Consumer-group offsets from the ``__consumer_offsets`` partitions archived in the lake (DESIGN §5).
+
+Every partition of the topic in the manifest is replayed as Kafka's group coordinator loads it
+(``coordinator_replay``), reading exactly what a consumer of the committed log would see
+(``iter_visible_batches``: the manifest's segments, checked, from the log start offset on). Each group lives
+in one partition, so the partitions' groups together are the snapshot.
+
+A lake without any partition of the topic is refused (``LakeSourceError``) rather than answered with an
+empty snapshot: "no groups" would let consumed-offset retention treat every topic as unread by anyone.
+"""
+
+from __future__ import annotations
+
+from kafka_segments.errors import LakeError
+from kafka_segments.lake.history import location_of
+from kafka_segments.lake.manifest import Manifest, PartitionState
+from kafka_segments.lake.reader import iter_visible_batches
+from kafka_segments.offsets.coordinator_replay import PartitionReplay, ReplayResult, build_snapshot
+from kafka_segments.offsets.model import OffsetSnapshot
+from kafka_segments.storage.base import ObjectStore
+
+CONSUMER_OFFSETS_TOPIC = "__consumer_offsets"
+LAKE_SOURCE = "lake"
+
+
+class LakeSourceError(LakeError):
+    """The lake cannot answer for consumer-group offsets (it holds no partition of the offsets topic)."""
+
+
+def snapshot_from_lake(
+    store: ObjectStore,
+    *,
+    manifest: Manifest,
+    taken_at_ms: int,
+    topic: str = CONSUMER_OFFSETS_TOPIC,
+) -> OffsetSnapshot:
+    """Every group's state and committed offsets as of ``manifest``, with ``source = "lake"``.
+
+    Groups whose records cannot be decoded or replayed are in the snapshot's ``errors`` (with the partition
+    and offset of the first bad record); the other groups are unaffected.
+
+    Raises:
+        LakeSourceError: the manifest has no partition of ``topic``.
+        CoordinatorRecordError: a record that cannot be attributed to a group (undecodable key, bad control
+            record): the partition cannot be replayed.
+        SegmentObjectMismatchError, CorruptRecordError: a segment is missing, changed or damaged.
+        ObjectStoreError: the store could not be read.
+    """
+    states = [state for state in manifest.partitions if state.topic_partition.topic == topic]
+    if not states:
+        raise LakeSourceError(
+            f"manifest version {manifest.version} has no {topic} partitions, so it cannot tell which "
+            f"consumer groups exist (topics: {', '.join(manifest.topics) or '(none)'})",
+            location=store.describe(),
+        )
+    results = [replay_partition(store, state) for state in states]
+    return build_snapshot(results, taken_at_ms=taken_at_ms, source=LAKE_SOURCE)
+
+
+def replay_partition(store: ObjectStore, state: PartitionState) -> ReplayResult:
+    """Replay one ``__consumer_offsets`` partition of the lake.
+
+    Raises:
+        CoordinatorRecordError, SegmentObjectMismatchError, CorruptRecordError, ObjectStoreError: as
+            ``snapshot_from_lake``.
+    """
+    replay = PartitionReplay(str(state.topic_partition))
+    for batch in iter_visible_batches(store, state):
+        replay.replay_batch(batch.header, batch.records, segment=location_of(store, batch.segment.key))
+    return replay.result()

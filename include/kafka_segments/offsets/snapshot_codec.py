@@ -1,0 +1,446 @@
+"""The JSON form of a consumer-offset snapshot (DESIGN §5, a public contract), format version 1.
+
+::
+
+    {
+      "format_version": 1,
+      "taken_at_ms": 1763700000000,
+      "source": "file",
+      "groups": [
+        {
+          "group_id": "billing",
+          "state": "Stable",
+          "protocol_type": "consumer",
+          "state_timestamp_ms": 1763690000000,
+          "subscribed_topics": ["clickstream"],
+          "offsets": [
+            {"topic": "clickstream", "partition": 0, "offset": 1200, "commit_timestamp_ms": 1763699000000,
+             "expire_timestamp_ms": null}
+          ],
+          "group_type": "classic"
+        }
+      ],
+      "errors": [{"group_id": "fraud", "error": "COORDINATOR_NOT_AVAILABLE"}]
+    }
+
+Fields added after the first contract, both optional on input: ``group_type`` (``classic`` / ``consumer``,
+the Admin ``ConsumerGroupDescription.type``; absent means ``classic``) is always written;
+``pending_transaction`` on an offset (a transactional offset commit is still open, which blocks its expiry:
+``OffsetMetadataManager.cleanupExpiredOffsets``) is written only when true.
+
+**Writing** is canonical: groups sorted by ``group_id``, a group's offsets by (topic, partition), its
+subscribed topics by name, errors by ``group_id``; fields in the order above; UTF-8 ending in a newline. The
+same snapshot always gives the same bytes, which is what makes stored snapshots content-addressed.
+
+**Reading** is strict and names the field at fault (``groups[1].offsets[0].offset: -5 is negative``):
+
+* ``format_version`` must be 1 (``UnsupportedSnapshotVersionError`` otherwise);
+* every field of the contract must be present with its JSON type; integers are not booleans; the nullable
+  ones (``protocol_type``, ``state_timestamp_ms``, ``subscribed_topics``, ``commit_timestamp_ms``,
+  ``expire_timestamp_ms``) may be ``null``; timestamps are epoch milliseconds >= 0 (Kafka's ``-1`` "none" is
+  written as ``null``);
+* ``state`` is one of Kafka's ``GroupState`` names; topics are legal Kafka topic names
+  (``Topic.validate``); partitions are int32 >= 0 and offsets int64 >= 0;
+* group ids are strings and may be empty: Kafka's group coordinator accepts offset commits for the empty
+  group id for backwards compatibility (``GroupCoordinator.isValidGroupId``: OFFSET_COMMIT/OFFSET_FETCH only
+  need a non-null id), so ``__consumer_offsets`` can hold it;
+* no group id twice (in ``groups``, and in ``errors``), no (topic, partition) twice in a group, no subscribed
+  topic twice, no key twice in one JSON object;
+* unknown extra fields are ignored, so a later release may add fields without a new format version.
+
+Every refusal is a ``SnapshotFormatError`` naming the object or file and the field path.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+from kafka_segments.errors import InvalidTopicError, LocatedError
+from kafka_segments.offsets.model import (
+    GROUP_STATES,
+    SNAPSHOT_FORMAT_VERSION,
+    CommittedOffset,
+    GroupError,
+    GroupOffsets,
+    GroupType,
+    OffsetSnapshot,
+)
+from kafka_segments.topic_partition import INT32_MAX, validate_topic_name
+
+T = TypeVar("T")
+INT64_MAX = 2**63 - 1
+
+
+class SnapshotFormatError(LocatedError):
+    """A snapshot document (a stored object or a file) is not valid snapshot JSON.
+
+    Attributes:
+        field: the path of the field at fault (``groups[1].offsets[0].offset``), ``None`` for the document.
+    """
+
+    def __init__(self, reason: str, *, location: str, field: str | None = None) -> None:
+        self.field = field
+        super().__init__(f"{field}: {reason}" if field else reason, location=location)
+
+
+class UnsupportedSnapshotVersionError(SnapshotFormatError):
+    """The document's ``format_version`` is not one this build reads (written by a newer release?)."""
+
+
+# ---------------------------------------------------------------------------------------------- writing
+
+
+def canonical_snapshot(snapshot: OffsetSnapshot) -> OffsetSnapshot:
+    """``snapshot`` with groups, offsets, subscribed topics and errors in canonical order (what reading
+    the canonical JSON gives back)."""
+    groups = tuple(
+        replace(
+            group,
+            subscribed_topics=None
+            if group.subscribed_topics is None
+            else tuple(sorted(group.subscribed_topics)),
+            offsets=tuple(sorted(group.offsets, key=lambda o: (o.topic, o.partition))),
+        )
+        for group in sorted(snapshot.groups, key=lambda g: g.group_id)
+    )
+    errors = tuple(sorted(snapshot.errors, key=lambda e: (e.group_id, e.error)))
+    return replace(snapshot, groups=groups, errors=errors)
+
+
+def snapshot_to_dict(snapshot: OffsetSnapshot) -> dict[str, Any]:
+    """The canonical JSON document of ``snapshot`` as Python values (field order as in the contract)."""
+    canonical = canonical_snapshot(snapshot)
+    return {
+        "format_version": canonical.format_version,
+        "taken_at_ms": canonical.taken_at_ms,
+        "source": canonical.source,
+        "groups": [_group_to_dict(group) for group in canonical.groups],
+        "errors": [{"group_id": error.group_id, "error": error.error} for error in canonical.errors],
+    }
+
+
+def _group_to_dict(group: GroupOffsets) -> dict[str, Any]:
+    return {
+        "group_id": group.group_id,
+        "state": group.state,
+        "protocol_type": group.protocol_type,
+        "state_timestamp_ms": group.state_timestamp_ms,
+        "subscribed_topics": None if group.subscribed_topics is None else list(group.subscribed_topics),
+        "offsets": [_offset_to_dict(offset) for offset in group.offsets],
+        "group_type": group.group_type.value,
+    }
+
+
+def _offset_to_dict(offset: CommittedOffset) -> dict[str, Any]:
+    document: dict[str, Any] = {
+        "topic": offset.topic,
+        "partition": offset.partition,
+        "offset": offset.offset,
+        "commit_timestamp_ms": offset.commit_timestamp_ms,
+        "expire_timestamp_ms": offset.expire_timestamp_ms,
+    }
+    if offset.pending_transaction:
+        document["pending_transaction"] = True
+    return document
+
+
+def snapshot_to_json(snapshot: OffsetSnapshot) -> bytes:
+    """The canonical, deterministic JSON of ``snapshot``: objects one field per line, except offsets and
+    errors (one per line); UTF-8 with a final newline.
+
+    Raises:
+        SnapshotFormatError: a string that is not valid Unicode (a lone surrogate) cannot be written.
+    """
+    text = _render(snapshot_to_dict(snapshot), "") + "\n"
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise SnapshotFormatError(
+            f"cannot be written as UTF-8: {text[exc.start : exc.end]!r} is not valid Unicode",
+            location="snapshot",
+        ) from exc
+
+
+def _render(value: Any, indent: str) -> str:
+    """Objects holding a list of objects (the document, a group: also when the list is empty) and lists of
+    objects span lines; everything else (an offset, an error, a topic list) is one line of compact JSON."""
+    inner = indent + "  "
+    if isinstance(value, dict) and any(_holds_objects(v) for v in value.values()):
+        fields = [f"{inner}{_inline(name)}: {_render(item, inner)}" for name, item in value.items()]
+        return "{\n" + ",\n".join(fields) + "\n" + indent + "}"
+    if isinstance(value, list) and value and any(isinstance(v, dict | list) for v in value):
+        items = [inner + _render(item, inner) for item in value]
+        return "[\n" + ",\n".join(items) + "\n" + indent + "]"
+    return _inline(value)
+
+
+def _holds_objects(value: Any) -> bool:
+    return isinstance(value, list) and (not value or any(isinstance(v, dict | list) for v in value))
+
+
+def _inline(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), allow_nan=False)
+
+
+# ---------------------------------------------------------------------------------------------- reading
+
+
+class _DuplicateKeys(dict[str, Any]):
+    """A decoded JSON object in which some key appeared more than once (``json`` keeps the last)."""
+
+    def __init__(self, pairs: list[tuple[str, Any]], duplicates: list[str]) -> None:
+        super().__init__(pairs)
+        self.duplicates = duplicates
+
+
+def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: set[str] = set()
+    duplicates: list[str] = []
+    for name, _ in pairs:
+        if name in seen:
+            duplicates.append(name)
+        seen.add(name)
+    return _DuplicateKeys(pairs, duplicates) if duplicates else dict(pairs)
+
+
+def _show(value: Any) -> str:
+    """A short JSON rendering of a found value for messages."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except ValueError:
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+class FieldReader:
+    """Typed access to one decoded JSON object; every refusal names the location and the field path."""
+
+    def __init__(self, data: object, *, location: str, path: str = "") -> None:
+        self.location = location
+        self.path = path
+        if not isinstance(data, dict):
+            raise SnapshotFormatError(
+                f"expected a JSON object, found {_show(data)}", location=location, field=path or None
+            )
+        if isinstance(data, _DuplicateKeys):
+            raise SnapshotFormatError(
+                f"key {data.duplicates[0]!r} appears more than once", location=location, field=path or None
+            )
+        self._data: dict[str, Any] = data
+
+    def where(self, name: str) -> str:
+        return f"{self.path}.{name}" if self.path else name
+
+    def fail(self, name: str, problem: str) -> SnapshotFormatError:
+        return SnapshotFormatError(problem, location=self.location, field=self.where(name))
+
+    def has(self, name: str) -> bool:
+        return name in self._data
+
+    def _get(self, name: str) -> Any:
+        if name not in self._data:
+            raise self.fail(name, "missing")
+        return self._data[name]
+
+    def integer(self, name: str, *, minimum: int = 0, maximum: int = INT64_MAX, note: str = "") -> int:
+        value = self._get(name)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise self.fail(name, f"expected an integer, found {_show(value)}")
+        if value < minimum:
+            problem = f"{value} is negative" if minimum == 0 else f"{value} is below {minimum}"
+            raise self.fail(name, problem + note)
+        if value > maximum:
+            raise self.fail(name, f"{value} is above {maximum}")
+        return value
+
+    def is_null(self, name: str) -> bool:
+        """Whether the (required) field ``name`` is ``null``."""
+        return self._get(name) is None
+
+    def optional_integer(self, name: str, *, minimum: int = 0, note: str = "") -> int | None:
+        return None if self._get(name) is None else self.integer(name, minimum=minimum, note=note)
+
+    def string(self, name: str, *, allow_empty: bool = False) -> str:
+        value = self._get(name)
+        if not isinstance(value, str):
+            raise self.fail(name, f"expected a string, found {_show(value)}")
+        if not value and not allow_empty:
+            raise self.fail(name, "must not be empty")
+        return value
+
+    def optional_string(self, name: str) -> str | None:
+        return None if self._get(name) is None else self.string(name, allow_empty=True)
+
+    def boolean(self, name: str, *, default: bool) -> bool:
+        """An optional boolean field (``default`` when absent)."""
+        if name not in self._data:
+            return default
+        value = self._data[name]
+        if not isinstance(value, bool):
+            raise self.fail(name, f"expected true or false, found {_show(value)}")
+        return value
+
+    def array(self, name: str) -> list[Any]:
+        value = self._get(name)
+        if not isinstance(value, list):
+            raise self.fail(name, f"expected a list, found {_show(value)}")
+        return value
+
+    def objects(self, name: str, parse: Callable[[FieldReader], T]) -> tuple[T, ...]:
+        return tuple(
+            parse(FieldReader(item, location=self.location, path=f"{self.where(name)}[{index}]"))
+            for index, item in enumerate(self.array(name))
+        )
+
+    def check_unique(self, name: str, keys: Iterable[object], *, field: str, what: str) -> None:
+        """Refuse the second element of list ``name`` whose key was already seen."""
+        first: dict[object, int] = {}
+        for index, key in enumerate(keys):
+            if key in first:
+                raise self.fail(
+                    f"{name}[{index}].{field}" if field else f"{name}[{index}]",
+                    f"{what} {key} is already listed at {self.where(name)}[{first[key]}]",
+                )
+            first[key] = index
+
+
+def decode_document(data: bytes, *, location: str, kind: str) -> Any:
+    """UTF-8 JSON to Python values (objects with a repeated key are refused when read with
+    ``FieldReader``).
+
+    Raises:
+        SnapshotFormatError: not UTF-8 or not JSON.
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SnapshotFormatError(f"{kind} is not UTF-8 (byte {exc.start})", location=location) from exc
+    try:
+        return json.loads(text, object_pairs_hook=_object_pairs)
+    except json.JSONDecodeError as exc:
+        raise SnapshotFormatError(
+            f"{kind} is not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg})", location=location
+        ) from exc
+    except (ValueError, RecursionError) as exc:  # an integer with too many digits, absurd nesting
+        raise SnapshotFormatError(f"{kind} is not usable JSON: {exc}", location=location) from exc
+
+
+def snapshot_from_json(data: bytes, *, location: str) -> OffsetSnapshot:
+    """Parse and check a snapshot document; the result is in canonical order.
+
+    Raises:
+        UnsupportedSnapshotVersionError: ``format_version`` is not 1.
+        SnapshotFormatError: anything else wrong, naming ``location`` and the field path.
+    """
+    top = FieldReader(decode_document(data, location=location, kind="snapshot"), location=location)
+    version = top.integer("format_version", minimum=-(2**63))
+    if version != SNAPSHOT_FORMAT_VERSION:
+        raise UnsupportedSnapshotVersionError(
+            f"{version} is not supported; this build reads format_version "
+            f"{SNAPSHOT_FORMAT_VERSION} (written by another release of kafka-segments?)",
+            location=location,
+            field="format_version",
+        )
+    taken_at_ms = top.integer("taken_at_ms")
+    source = top.string("source")
+    groups = top.objects("groups", _read_group)
+    top.check_unique("groups", (_show(g.group_id) for g in groups), field="group_id", what="group id")
+    errors = top.objects("errors", _read_error)
+    top.check_unique("errors", (_show(e.group_id) for e in errors), field="group_id", what="group id")
+    return canonical_snapshot(
+        OffsetSnapshot(
+            taken_at_ms=taken_at_ms, source=source, groups=groups, errors=errors, format_version=version
+        )
+    )
+
+
+_TIMESTAMP_NOTE = " (Kafka's -1 'no timestamp' is written as null)"
+
+
+def _read_group(reader: FieldReader) -> GroupOffsets:
+    group_id = reader.string("group_id", allow_empty=True)
+    state = reader.string("state")
+    if state not in GROUP_STATES:
+        raise reader.fail("state", f"{_show(state)} is not a Kafka group state ({', '.join(GROUP_STATES)})")
+    protocol_type = reader.optional_string("protocol_type")
+    state_timestamp_ms = reader.optional_integer("state_timestamp_ms", note=_TIMESTAMP_NOTE)
+    subscribed = _read_subscribed_topics(reader)
+    offsets = reader.objects("offsets", _read_offset)
+    reader.check_unique("offsets", (f"{o.topic}-{o.partition}" for o in offsets), field="", what="partition")
+    return GroupOffsets(
+        group_id=group_id,
+        state=state,
+        protocol_type=protocol_type,
+        state_timestamp_ms=state_timestamp_ms,
+        subscribed_topics=subscribed,
+        offsets=offsets,
+        group_type=_read_group_type(reader),
+    )
+
+
+def _read_subscribed_topics(reader: FieldReader) -> tuple[str, ...] | None:
+    if reader.is_null("subscribed_topics"):
+        return None
+    topics = reader.array("subscribed_topics")
+    for index, topic in enumerate(topics):
+        _check_topic(reader, f"subscribed_topics[{index}]", topic)
+    reader.check_unique("subscribed_topics", (_show(t) for t in topics), field="", what="topic")
+    return tuple(topics)
+
+
+def _read_group_type(reader: FieldReader) -> GroupType:
+    if not reader.has("group_type"):
+        return GroupType.CLASSIC
+    value = reader.string("group_type")
+    try:
+        return GroupType(value)
+    except ValueError:
+        names = ", ".join(t.value for t in GroupType)
+        raise reader.fail("group_type", f"{_show(value)} is not a group type ({names})") from None
+
+
+def _check_topic(reader: FieldReader, name: str, topic: object) -> None:
+    if not isinstance(topic, str):
+        raise reader.fail(name, f"expected a topic name, found {_show(topic)}")
+    try:
+        validate_topic_name(topic)
+    except InvalidTopicError as exc:
+        raise reader.fail(name, str(exc)) from exc
+
+
+def _read_offset(reader: FieldReader) -> CommittedOffset:
+    topic = reader.string("topic", allow_empty=True)
+    _check_topic(reader, "topic", topic)
+    return CommittedOffset(
+        topic=topic,
+        partition=reader.integer("partition", maximum=INT32_MAX),
+        offset=reader.integer("offset"),
+        commit_timestamp_ms=reader.optional_integer("commit_timestamp_ms", note=_TIMESTAMP_NOTE),
+        expire_timestamp_ms=reader.optional_integer("expire_timestamp_ms", note=_TIMESTAMP_NOTE),
+        pending_transaction=reader.boolean("pending_transaction", default=False),
+    )
+
+
+def _read_error(reader: FieldReader) -> GroupError:
+    return GroupError(group_id=reader.string("group_id", allow_empty=True), error=reader.string("error"))
+
+
+def load_snapshot_file(path: str | Path) -> OffsetSnapshot:
+    """Read a snapshot JSON file (the file source of DESIGN §5).
+
+    Raises:
+        SnapshotFormatError: the file cannot be read (missing, a directory, no permission) or is not a valid
+            snapshot; the message names the path.
+    """
+    location = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise SnapshotFormatError(
+            f"cannot read the snapshot file: {exc.strerror or exc}", location=location
+        ) from exc
+    return snapshot_from_json(data, location=location)

@@ -1,0 +1,94 @@
+"""Which consumer-offset snapshot a run uses, so that a rerun or backfill of the same logical time uses the
+same offsets.
+
+* ``--offsets FILE``: the file, stored immutably in the lake and pinned for the run's ``now`` when no pin
+  exists yet (an existing pin for another snapshot is left alone and reported; the explicit file wins).
+* ``--offsets-source SRC``: the snapshot already pinned for ``now`` if there is one, else a new one taken from
+  ``SRC``, stored and pinned (first writer wins: a concurrent run that pinned first is followed). A snapshot
+  in which some groups could not be read is stored but not pinned, so a rerun can take a complete one.
+* neither: the snapshot pinned for ``now``, if any; otherwise the run has no offsets (consumed retention
+  reports ``no offsets snapshot``).
+
+A dry run reads the same way but stores and pins nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kafka_segments.offsets.model import OffsetSnapshot
+from kafka_segments.offsets.snapshot_codec import load_snapshot_file
+from kafka_segments.offsets.snapshot_store import pin_snapshot, read_pin, read_snapshot, store_snapshot
+from kafka_segments.storage.base import ObjectStore
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetsChoice:
+    """What the user asked for (at most one of ``file`` and ``source``)."""
+
+    file: str | None = None
+    source: str | None = None
+    groups: tuple[str, ...] | None = None
+    """For a live source: only these groups (skips group discovery)."""
+
+    def __post_init__(self) -> None:
+        if self.file is not None and self.source is not None:
+            raise ValueError("give either an offsets snapshot file or an offsets source, not both")
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedOffsets:
+    """The snapshot a run uses and where it came from."""
+
+    snapshot: OffsetSnapshot
+    snapshot_id: str | None
+    """Its id in the lake (``None`` in a dry run that took or read it fresh)."""
+    origin: str
+    """``file``, ``pinned`` (the snapshot pinned for this ``now``) or ``taken`` (from the source now)."""
+    note: str = ""
+
+
+def resolve_offsets(
+    store: ObjectStore,
+    choice: OffsetsChoice,
+    *,
+    now_ms: int,
+    dry_run: bool,
+    topics: Sequence[str] | None = None,
+) -> ResolvedOffsets | None:
+    """The run's snapshot (``None``: no offsets at all)."""
+    if choice.file is not None:
+        return _from_file(store, choice.file, now_ms=now_ms, dry_run=dry_run)
+    pin = read_pin(store, now_ms)
+    if pin is not None:
+        return ResolvedOffsets(read_snapshot(store, pin.snapshot_id), pin.snapshot_id, "pinned")
+    if choice.source is None:
+        return None
+    from kafka_segments.offsets.sources import take_snapshot
+
+    snapshot = take_snapshot(store, source=choice.source, groups=choice.groups, topics=topics)
+    if dry_run:
+        return ResolvedOffsets(snapshot, None, "taken")
+    stored = store_snapshot(store, snapshot)
+    if snapshot.errors:
+        # A pin is never replaced: an incomplete snapshot must not become the offsets of this time forever.
+        note = "not pinned for this time: some groups could not be read (a rerun takes a new snapshot)"
+        return ResolvedOffsets(snapshot, stored.snapshot_id, "taken", note)
+    pin = pin_snapshot(store, now_ms=now_ms, snapshot_id=stored.snapshot_id, source=choice.source)
+    if pin.snapshot_id != stored.snapshot_id:
+        note = f"another run pinned snapshot {pin.snapshot_id} for this time first; using it"
+        return ResolvedOffsets(read_snapshot(store, pin.snapshot_id), pin.snapshot_id, "pinned", note)
+    return ResolvedOffsets(snapshot, stored.snapshot_id, "taken")
+
+
+def _from_file(store: ObjectStore, path: str, *, now_ms: int, dry_run: bool) -> ResolvedOffsets:
+    snapshot = load_snapshot_file(path)
+    if dry_run:
+        return ResolvedOffsets(snapshot, None, "file")
+    stored = store_snapshot(store, snapshot)
+    pin = pin_snapshot(store, now_ms=now_ms, snapshot_id=stored.snapshot_id, source="file")
+    note = ""
+    if pin.snapshot_id != stored.snapshot_id:
+        note = f"snapshot {pin.snapshot_id} is pinned for this time; the explicit file is used instead"
+    return ResolvedOffsets(snapshot, stored.snapshot_id, "file", note)

@@ -1,0 +1,213 @@
+"""``kafka-segments run --engine inline``: recover → adopt → snapshot → plan → apply → commit → gc.
+
+Every rule uses the run's logical ``now``; the same lake, configuration, snapshot and ``now`` give the same
+result, and a second run with the same ``now`` finds nothing left to do. A dry run reads exactly what a real
+run reads and writes nothing (no recovery, no snapshot stored, no run registered).
+
+Deletion is logical: the committed manifest drops the segments and moves the log start offsets; the objects
+stay, listed as retired with the topic's ``file.delete.delay.ms``, until ``gc`` deletes them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from kafka_segments.config import Config
+from kafka_segments.errors import KafkaSegmentsError
+from kafka_segments.lake.adoption import AdoptionResult, adopt_objects
+from kafka_segments.lake.commit import (
+    abort_run,
+    begin_run,
+    build_manifest,
+    commit_run,
+    retire,
+    stage_manifest,
+)
+from kafka_segments.lake.gc import GcReport, collect_garbage
+from kafka_segments.lake.history import head_version, read_head
+from kafka_segments.lake.manifest import Manifest, PartitionState, RetiredObject
+from kafka_segments.lake.recover import RecoverReport, recover
+from kafka_segments.lake.runs import Clock, RunRecord, wall_clock_ms
+from kafka_segments.pipeline.offsets_input import OffsetsChoice, ResolvedOffsets, resolve_offsets
+from kafka_segments.pipeline.run_files import write_run_file
+from kafka_segments.retention.plan import PartitionPlan, RetentionPlan, plan_retention
+from kafka_segments.storage.base import ObjectStore
+from kafka_segments.topic_partition import TopicPartition
+
+DRY_RUN_ID = "dry-run"
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    now_ms: int
+    offsets: OffsetsChoice = field(default_factory=OffsetsChoice)
+    topics: tuple[str, ...] | None = None
+    """Plan only these topics (adoption still covers the whole lake)."""
+    dry_run: bool = False
+    gc: bool = True
+    """Collect garbage after the commit (objects whose ``file.delete.delay.ms`` has passed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """Everything a run did, for the reports."""
+
+    run_id: str
+    now_ms: int
+    dry_run: bool
+    base_version: int | None
+    committed_version: int | None
+    offsets: ResolvedOffsets | None
+    adoption: AdoptionResult
+    plan: RetentionPlan
+    recovered: RecoverReport | None = None
+    gc: GcReport | None = None
+    note: str = ""
+
+    @property
+    def outcome(self) -> str:
+        if self.dry_run:
+            return "dry run"
+        return "committed" if self.committed_version is not None else "nothing to change"
+
+
+def run_retention(
+    store: ObjectStore, config: Config, options: RunOptions, *, clock: Clock = wall_clock_ms
+) -> RunResult:
+    """One retention run over the lake.
+
+    Raises:
+        CommitConflictError: another run committed first; nothing of this run is visible, run again.
+        CommitStateUnknownError: the commit's outcome is unknown; ``recover`` (or the next run) settles it.
+        SnapshotFormatError, ConfigError, ObjectStoreError, ManifestFormatError: bad input or a failing
+            store; nothing changed.
+    """
+    recovered = None if options.dry_run else recover(store, clock=clock)
+    run, base = _begin(store, options, clock=clock)
+    try:
+        adoption = adopt_objects(store, base=base, run=run)
+        offsets = resolve_offsets(
+            store,
+            options.offsets,
+            now_ms=options.now_ms,
+            dry_run=options.dry_run,
+            topics=options.topics,
+        )
+        plan = plan_run(adoption, config, options, offsets)
+    except Exception as exc:
+        if not options.dry_run:
+            with contextlib.suppress(KafkaSegmentsError):
+                abort_run(store, run.run_id, reason=f"run failed before its commit: {exc}", clock=clock)
+        raise
+    if options.dry_run:
+        return RunResult(run.run_id, options.now_ms, True, run.base_version, None, offsets, adoption, plan)
+    # From here on a failure is left to ``recover``: aborting could contradict a commit whose outcome is
+    # unknown, and a run that never committed is fenced and swept like any interrupted run.
+    committed = _commit(store, run, base, adoption, plan, config, offsets, clock=clock)
+    gc = collect_garbage(store, dry_run=False, clock=clock) if options.gc else None
+    version = None if committed is None else committed.version
+    result = RunResult(
+        run.run_id, options.now_ms, False, run.base_version, version, offsets, adoption, plan, recovered, gc
+    )
+    if committed is not None:
+        from kafka_segments.pipeline.report import run_to_dict
+
+        write_run_file(store, run.run_id, "report.json", run_to_dict(result))
+    return result
+
+
+def _begin(store: ObjectStore, options: RunOptions, *, clock: Clock) -> tuple[RunRecord, Manifest | None]:
+    if not options.dry_run:
+        return begin_run(store, now_ms=options.now_ms, operation="run", clock=clock)
+    base = read_head(store)
+    run = RunRecord(
+        DRY_RUN_ID, "run", head_version(store) if base is None else base.version, clock(), options.now_ms
+    )
+    return run, base
+
+
+def plan_run(
+    adoption: AdoptionResult, config: Config, options: RunOptions, offsets: ResolvedOffsets | None
+) -> RetentionPlan:
+    """The retention plan over the adopted state (quarantined partitions left alone)."""
+    quarantined: dict[TopicPartition, str] = {}
+    for item in adoption.quarantined:
+        quarantined.setdefault(item.topic_partition, f"quarantined: {item.key}: {item.reason}")
+    states = _selected(adoption.partitions, options.topics)
+    topics = sorted({state.topic_partition.topic for state in states})
+    return plan_retention(
+        states,
+        [config.for_topic(topic) for topic in topics],
+        now_ms=options.now_ms,
+        snapshot=None if offsets is None else offsets.snapshot,
+        quarantined=quarantined,
+    )
+
+
+def _selected(states: Sequence[PartitionState], topics: Sequence[str] | None) -> list[PartitionState]:
+    if topics is None:
+        return list(states)
+    wanted = set(topics)
+    return [state for state in states if state.topic_partition.topic in wanted]
+
+
+def _commit(
+    store: ObjectStore,
+    run: RunRecord,
+    base: Manifest | None,
+    adoption: AdoptionResult,
+    plan: RetentionPlan,
+    config: Config,
+    offsets: ResolvedOffsets | None,
+    *,
+    clock: Clock,
+) -> Manifest | None:
+    """Stage and commit the new state (or abort the run when nothing changes)."""
+    if not plan.changed and not adoption.changed:
+        abort_run(store, run.run_id, reason="nothing to change", clock=clock)
+        return None
+    partitions, retired = apply_plan(run, adoption.partitions, plan.partitions, config)
+    manifest = build_manifest(
+        run, base=base, partitions=partitions, newly_retired=retired, present_keys=adoption.present_keys
+    )
+    write_run_file(store, run.run_id, "plan.json", _plan_document(run, plan, offsets))
+    stage_manifest(store, run, manifest)
+    return commit_run(store, run.run_id, clock=clock)
+
+
+def apply_plan(
+    run: RunRecord,
+    states: Sequence[PartitionState],
+    plans: Sequence[PartitionPlan],
+    config: Config,
+) -> tuple[list[PartitionState], list[RetiredObject]]:
+    """The partitions after ``plans`` and the segments they retire (each with its pass as the reason)."""
+    by_tp = {plan.topic_partition: plan for plan in plans}
+    partitions: list[PartitionState] = []
+    retired: list[RetiredObject] = []
+    for state in states:
+        plan = by_tp.get(state.topic_partition)
+        if plan is None or not plan.changed:
+            partitions.append(state)
+            continue
+        partitions.append(plan.new_state(state, run_id=run.run_id))
+        delay = config.for_topic(state.topic_partition.topic).file_delete_delay_ms
+        retired.extend(
+            retire(d.segment, state.topic_partition, run, reason=d.reason.value, delete_delay_ms=delay)
+            for d in plan.deletions
+        )
+    return partitions, retired
+
+
+def _plan_document(run: RunRecord, plan: RetentionPlan, offsets: ResolvedOffsets | None) -> dict[str, object]:
+    from kafka_segments.pipeline.report import plan_to_dict
+
+    return {
+        "run_id": run.run_id,
+        "now_ms": run.now_ms,
+        "base_version": run.base_version,
+        "offsets_snapshot": None if offsets is None else offsets.snapshot_id,
+        "plan": plan_to_dict(plan),
+    }
