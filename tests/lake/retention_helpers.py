@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from kafka_segments.checkpoint import format_offset_checkpoint
@@ -33,12 +34,20 @@ def record_size() -> int:
 
 
 def upload_fifteen_records(
-    store: ObjectStore, *, ts: int = 10, tp: TopicPartition = TP, keyed: bool = False, per_segment: int = 5
+    store: ObjectStore,
+    *,
+    ts: int = 10,
+    tp: TopicPartition = TP,
+    keyed: bool = False,
+    per_segment: int = 5,
+    segment_ts: Sequence[int] | None = None,
 ) -> None:
-    """15 single-record batches, ``per_segment`` per segment: [0-4], [5-9], [10-14] by default."""
-    for base in range(0, 15, per_segment):
+    """15 single-record batches, ``per_segment`` per segment: [0-4], [5-9], [10-14] by default; every record
+    at ``ts``, or at ``segment_ts[i]`` in segment i."""
+    for index, base in enumerate(range(0, 15, per_segment)):
+        stamp = ts if segment_ts is None else segment_ts[index]
         batches = [
-            single_record_batch(o, ts=ts, key=str(o % 3).encode() if keyed else None)
+            single_record_batch(o, ts=stamp, key=str(o % 3).encode() if keyed else None)
             for o in range(base, base + per_segment)
         ]
         upload_segment(store, tp, write_segment(batches, base_offset=base))
@@ -57,7 +66,8 @@ def topic_yaml(**settings: object) -> str:
     """``topics: t: {settings}`` with Kafka's dotted names given as ``retention_ms=…`` keywords."""
     lines = ["topics:", "  t:"]
     for name, value in settings.items():
-        lines.append(f"    {name.replace('_', '.')}: {json.dumps(value)}")
+        dotted = name.replace("_", ".").replace("kafka.segments.", "kafka_segments.")
+        lines.append(f"    {dotted}: {json.dumps(value)}")
     if not settings:
         lines[-1] = "  t: {}"
     return "\n".join(lines) + "\n"

@@ -144,3 +144,17 @@ def test_for_topic_refuses_an_illegal_topic_name() -> None:
 def test_default_config_is_kafkas_defaults() -> None:
     assert Config.default().topics == ()
     assert Config.default().for_topic("t") == parse("").for_topic("t")
+
+
+def test_consumer_offsets_gets_the_overrides_kafka_creates_it_with() -> None:
+    """GroupCoordinatorService.groupMetadataTopicConfigs: compact, offsets.topic.segment.bytes."""
+    from kafka_segments.config import Config, parse_config
+
+    internal = Config.default().for_topic("__consumer_offsets")
+    assert internal.cleanup_policy == frozenset({"compact"})
+    assert internal.segment_bytes == 104_857_600
+    assert internal.sources["cleanup.policy"].startswith("internal topic")
+    assert Config.default().for_topic("orders").cleanup_policy == frozenset({"delete"})
+    own = parse_config("topics:\n  __consumer_offsets:\n    cleanup.policy: compact,delete\n", source="f")
+    assert own.for_topic("__consumer_offsets").cleanup_policy == frozenset({"compact", "delete"})
+    assert own.for_topic("__consumer_offsets").sources["cleanup.policy"] == "topic"

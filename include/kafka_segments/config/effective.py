@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 
@@ -31,6 +31,18 @@ from kafka_segments.config.yaml_source import read_yaml
 from kafka_segments.topic_partition import validate_topic_name
 
 DEFAULT_SOURCE = "(Kafka defaults)"
+
+INTERNAL_TOPICS: Mapping[str, Mapping[str, Value]] = MappingProxyType(
+    {
+        # Kafka creates it with these topic overrides (GroupCoordinatorService.groupMetadataTopicConfigs:
+        # cleanup.policy=compact, segment.bytes=offsets.topic.segment.bytes). Time retention on it would
+        # delete group metadata and committed offsets.
+        "__consumer_offsets": MappingProxyType(
+            {"cleanup.policy": ("compact",), "segment.bytes": 104_857_600}
+        ),
+    }
+)
+SOURCE_INTERNAL = "internal topic (Kafka creates it with this override)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +82,15 @@ class Config:
     def settings(self, topic: str | None) -> tuple[EffectiveSetting, ...]:
         """Every setting's effective value and source for ``topic`` (``None``: the broker defaults)."""
         own = self.topic_values.get(topic, {}) if topic is not None else {}
+        internal = INTERNAL_TOPICS.get(topic, {}) if topic is not None else {}
         broker = Section(self.broker_values, path="broker")
-        return effective_settings(Section(own, path=f"topics.{topic}"), broker)
+        settings = effective_settings(Section({**internal, **own}, path=f"topics.{topic}"), broker)
+        return tuple(
+            replace(setting, source=SOURCE_INTERNAL)
+            if setting.name in internal and setting.name not in own
+            else setting
+            for setting in settings
+        )
 
 
 @dataclass(frozen=True, slots=True)

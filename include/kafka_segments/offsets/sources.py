@@ -63,6 +63,7 @@ def take_snapshot(
     groups: Sequence[str] | None = None,
     topics: Sequence[str] | None = None,
     kafka_timeout_s: float | None = None,
+    lake_view: Manifest | None = None,
 ) -> OffsetSnapshot:
     """A snapshot of the groups' committed offsets from ``source`` (not stored: see ``snapshot_store``).
 
@@ -70,7 +71,9 @@ def take_snapshot(
     the newest record timestamp of ``__consumer_offsets`` in the head manifest for the lake (its commit
     time when there is none). A file always keeps the ``taken_at_ms`` it says. ``groups`` / ``topics``
     keep only those groups (and their errors) / only the offsets of those topics. ``kafka_timeout_s``
-    bounds each Admin request to a cluster (``open_kafka_source``'s default when ``None``).
+    bounds each Admin request to a cluster (``open_kafka_source``'s default when ``None``). ``lake_view``
+    is the state the ``lake`` source reads instead of the head manifest (a run passes the view its adoption
+    produced, which includes ``__consumer_offsets`` segments it has not committed yet).
 
     Raises:
         InvalidSnapshotSourceError: ``source`` is not a source.
@@ -89,17 +92,17 @@ def take_snapshot(
 
         return filter_snapshot(load_snapshot_file(source), groups=groups, topics=topics)
     if kind == "lake":
-        return filter_snapshot(_from_lake(store, taken_at_ms), groups=groups, topics=topics)
+        return filter_snapshot(_from_lake(store, taken_at_ms, lake_view), groups=groups, topics=topics)
     return _from_kafka(
         source, taken_at_ms=taken_at_ms, groups=groups, topics=topics, timeout_s=kafka_timeout_s
     )
 
 
-def _from_lake(store: ObjectStore, taken_at_ms: int | None) -> OffsetSnapshot:
+def _from_lake(store: ObjectStore, taken_at_ms: int | None, view: Manifest | None) -> OffsetSnapshot:
     from kafka_segments.lake.history import read_head
     from kafka_segments.offsets.lake_source import snapshot_from_lake
 
-    manifest = read_head(store)
+    manifest = read_head(store) if view is None else view
     if manifest is None:
         raise NoCommittedStateError(
             "the lake has no committed manifest, so no archived __consumer_offsets to read",

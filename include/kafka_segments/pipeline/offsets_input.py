@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kafka_segments.lake.manifest import Manifest
 from kafka_segments.offsets.model import OffsetSnapshot
 from kafka_segments.offsets.snapshot_codec import load_snapshot_file
 from kafka_segments.offsets.snapshot_store import pin_snapshot, read_pin, read_snapshot, store_snapshot
@@ -56,8 +57,10 @@ def resolve_offsets(
     now_ms: int,
     dry_run: bool,
     topics: Sequence[str] | None = None,
+    lake_view: Manifest | None = None,
 ) -> ResolvedOffsets | None:
-    """The run's snapshot (``None``: no offsets at all)."""
+    """The run's snapshot (``None``: no offsets at all). ``lake_view``: the run's adopted state, which the
+    ``lake`` source reads (it may hold ``__consumer_offsets`` segments not committed yet)."""
     if choice.file is not None:
         return _from_file(store, choice.file, now_ms=now_ms, dry_run=dry_run)
     pin = read_pin(store, now_ms)
@@ -67,7 +70,9 @@ def resolve_offsets(
         return None
     from kafka_segments.offsets.sources import take_snapshot
 
-    snapshot = take_snapshot(store, source=choice.source, groups=choice.groups, topics=topics)
+    snapshot = take_snapshot(
+        store, source=choice.source, groups=choice.groups, topics=topics, lake_view=lake_view
+    )
     if dry_run:
         return ResolvedOffsets(snapshot, None, "taken")
     stored = store_snapshot(store, snapshot)

@@ -94,6 +94,7 @@ def run_retention(
             now_ms=options.now_ms,
             dry_run=options.dry_run,
             topics=options.topics,
+            lake_view=build_manifest(run, base=base, partitions=adoption.partitions),
         )
         plan = plan_run(adoption, config, options, offsets)
     except Exception as exc:
