@@ -59,6 +59,8 @@ def test_plan_then_run_then_rerun(tmp_path: Path, config_file: Path) -> None:
     report_path = tmp_path / "report.json"
     ran = cli("run", *common, "--engine", "inline", "--report", str(report_path))
     assert ran.returncode == 0, ran.stderr
+    assert "[run] adopt: listing the lake" in ran.stderr
+    assert "[run] commit: staging and committing the new state" in ran.stderr
     assert "t-0: log start 0 -> 15, log end 15; deleted retention.ms: 3 segment(s)" in ran.stdout
     report = json.loads(report_path.read_text())
     assert report["outcome"] == "committed"
@@ -121,6 +123,10 @@ def test_delete_records_prints_kafka_tool_lines_and_fails_per_partition(tmp_path
     document = json.loads(dumped.stdout)
     offsets = [r["offset"] for s in document["segments"] for b in s["batches"] for r in b["records"]]
     assert offsets == list(range(6, 15))
+    exported = cli("export", "--lake", str(root), "--to", str(tmp_path / "logdir"))
+    assert exported.returncode == 0, exported.stderr
+    # a broker opening the export hides offsets 5 and below in the kept segment [5-9], as Kafka does
+    assert (tmp_path / "logdir" / "log-start-offset-checkpoint").read_text() == "0\n1\nt 0 6\n"
 
 
 @pytest.mark.parametrize(

@@ -130,6 +130,7 @@ def _retention(args: argparse.Namespace, *, dry_run: bool) -> int:
             topics=None if args.topics is None else tuple(args.topics),
             dry_run=dry_run,
             gc=getattr(args, "gc", True),
+            progress=lambda line: print(f"[{args.command}] {line}", file=sys.stderr, flush=True),
         )
         result = run_retention(store, config, options)
     except _input_errors() as exc:

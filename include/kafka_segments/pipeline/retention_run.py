@@ -11,7 +11,7 @@ stay, listed as retired with the topic's ``file.delete.delay.ms``, until ``gc`` 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from kafka_segments.config import Config
@@ -48,6 +48,12 @@ class RunOptions:
     dry_run: bool = False
     gc: bool = True
     """Collect garbage after the commit (objects whose ``file.delete.delay.ms`` has passed)."""
+    progress: Callable[[str], None] | None = field(default=None, compare=False)
+    """Called with a short line as each step starts (the CLI prints them on stderr)."""
+
+    def step(self, message: str) -> None:
+        if self.progress is not None:
+            self.progress(message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,10 +90,14 @@ def run_retention(
         SnapshotFormatError, ConfigError, ObjectStoreError, ManifestFormatError: bad input or a failing
             store; nothing changed.
     """
+    if not options.dry_run:
+        options.step("recover: settling interrupted runs")
     recovered = None if options.dry_run else recover(store, clock=clock)
     run, base = _begin(store, options, clock=clock)
     try:
+        options.step(f"adopt: listing the lake and reading new segments (base version {run.base_version})")
         adoption = adopt_objects(store, base=base, run=run)
+        options.step("offsets: resolving the consumer-offset snapshot")
         offsets = resolve_offsets(
             store,
             options.offsets,
@@ -96,6 +106,7 @@ def run_retention(
             topics=options.topics,
             lake_view=build_manifest(run, base=base, partitions=adoption.partitions),
         )
+        options.step(f"plan: {len(adoption.partitions)} partition(s)")
         plan = plan_run(adoption, config, options, offsets)
     except Exception as exc:
         if not options.dry_run:
@@ -106,7 +117,10 @@ def run_retention(
         return RunResult(run.run_id, options.now_ms, True, run.base_version, None, offsets, adoption, plan)
     # From here on a failure is left to ``recover``: aborting could contradict a commit whose outcome is
     # unknown, and a run that never committed is fenced and swept like any interrupted run.
+    options.step("commit: staging and committing the new state")
     committed = _commit(store, run, base, adoption, plan, config, offsets, clock=clock)
+    if options.gc:
+        options.step("gc: deleting retired objects whose file.delete.delay.ms has passed")
     gc = collect_garbage(store, dry_run=False, clock=clock) if options.gc else None
     version = None if committed is None else committed.version
     result = RunResult(
