@@ -175,3 +175,37 @@ def test_run_on_s3(tmp_path: Path, config_file: Path) -> None:
         assert described.returncode == 0, described.stderr
         (partition,) = json.loads(described.stdout)["partitions"]
         assert (partition["log_start_offset"], partition["log_end_offset"]) == (15, 15)
+
+
+def test_describe_shows_the_group_holding_consumed_retention_back(tmp_path: Path) -> None:
+    root = tmp_path / "lake"
+    upload_fifteen_records(LocalStore(root), ts=T0 - 2 * DAY)
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "topics:\n  t:\n    retention.commitoffset.enable: true\n    retention.commitoffset.ms: 86400000\n"
+    )
+    snapshot = write_snapshot(
+        tmp_path / "offsets.json", [group("billing", [(0, 7, T0)], subscribed=["t"])], taken_at_ms=T0
+    )
+    assert cli("adopt", "--lake", str(root), "--now", str(T0)).returncode == 0
+    common = [
+        "describe",
+        "--lake",
+        str(root),
+        "--config",
+        str(config),
+        "--offsets",
+        str(snapshot),
+        "--now",
+        str(T0),
+    ]
+
+    text = cli(*common)
+    as_json = cli(*common, "--json")
+
+    assert text.returncode == 0, text.stderr
+    assert "held back by group billing (at 7; lag 8 records" in text.stdout
+    (partition,) = json.loads(as_json.stdout)["partitions"]
+    assert partition["holder"]["group_id"] == "billing"
+    assert partition["consumed"]["min_committed_offset"] == 7
+    assert partition["next_run"]["deleted"]["consumed"]["segments"] == 1

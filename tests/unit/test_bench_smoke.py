@@ -56,3 +56,45 @@ def test_quick_adoption_bench_reads_no_body_when_nothing_changed(tmp_path: Path)
     report = json.loads(out.read_text())
     assert report["body_reads_on_readopt"] == [0]
     assert set(report["seconds"]) == {"upload", "reference", "adopt", "readopt", "plan"}
+
+
+RETENTION_PLAN_BENCH = BENCH.parent / "retention_plan_bench.py"
+
+
+def test_quick_retention_plan_bench_plans_from_the_manifest_without_segment_reads(tmp_path: Path) -> None:
+    out = tmp_path / "retention_plan.json"
+    result = subprocess.run(
+        [sys.executable, str(RETENTION_PLAN_BENCH), "--quick", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    table = result.stdout
+    assert "**Retention planning** (20 partitions x 10 segments = 200 segment entries" in table
+    for heading in ("**Plan**", "**Scaling**"):
+        assert heading in table
+    for label in (
+        "reference: `json.loads`",
+        "`plan_retention` over every partition",
+        "total plan from the lake",
+    ):
+        assert table.count(f"| {label}") == 1
+    report = json.loads(out.read_text())
+    assert report["body_reads"] == 0
+    assert report["store_calls"] == {"lists": 1, "gets": 1, "body_reads": 0}
+    steps = report["steps"]
+    names = {"reference", "get", "decode", "read", "config", "snapshot", "index", "plan", "total"}
+    assert set(steps) == names
+    assert steps["reference"]["vs_reference"] == 1.0
+    assert all(step["seconds"] > 0 and step["tracemalloc_peak_bytes"] > 0 for step in steps.values())
+    plan = report["plan"]
+    assert plan["partitions"] == 20
+    assert 0 < plan["partitions_changed"] <= 20
+    assert set(plan["by_reason"]) == {"log-start-offset", "retention.bytes", "consumed", "retention.ms"}
+    assert plan["segments_deleted"] == sum(row["segments"] for row in plan["by_reason"].values()) > 0
+    assert [row["segments"] for row in report["scaling"]][-1] == 200
+    child = report["child"]
+    assert child["body_reads"] == 0
+    assert child["segments_deleted"] == plan["segments_deleted"]
+    assert child["max_rss"] >= child["max_rss_before"] > 0

@@ -56,11 +56,18 @@ def _print_json(document: dict[str, Any]) -> None:
 def run_describe(args: argparse.Namespace) -> int:
     from kafka_segments.lake.describe import describe_lake
 
-    description = describe_lake(open_lake(args.lake), version=args.version, topics=args.topics)
+    store = open_lake(args.lake)
+    description = describe_lake(store, version=args.version, topics=args.topics)
+    document = description.to_dict()
+    text = description.to_text()
+    if getattr(args, "config", None):
+        from kafka_segments.cli.consumed_view import consumed_view
+
+        text += consumed_view(store, args, document)
     if args.json:
-        _print_json(description.to_dict())
+        _print_json(document)
     else:
-        sys.stdout.write(description.to_text())
+        sys.stdout.write(text)
     return 0
 
 

@@ -83,6 +83,7 @@ def _add_demo(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 def _add_lake_read_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from kafka_segments.cli import lake_cmds
+    from kafka_segments.cli.times import parse_time_ms
 
     lake_help = "the lake: s3://bucket/prefix or a local path (S3 settings from the standard AWS variables)"
     version_help = "read this committed manifest version instead of the head"
@@ -100,6 +101,15 @@ def _add_lake_read_commands(commands: argparse._SubParsersAction[argparse.Argume
         "--topic", dest="topics", action="extend", nargs="+", metavar="T", help="only these topics"
     )
     sub.add_argument("--version", type=lake_cmds.positive_version, metavar="N", help=version_help)
+    sub.add_argument(
+        "--config",
+        metavar="F",
+        help="also show consumed retention (M, the group holding it back) per partition",
+    )
+    sub.add_argument(
+        "--offsets", metavar="SNAPSHOT.json", help="with --config: the offsets (default: pinned)"
+    )
+    sub.add_argument("--now", type=parse_time_ms, metavar="T", help="with --config: the time (default: now)")
     sub.add_argument("--json", action="store_true", help="one JSON document on stdout, for programs")
     sub.set_defaults(handler=lake_cmds.run_describe)
 
