@@ -12,6 +12,8 @@
     _kafka_segments/runs/<run id>/manifest.json               the manifest the run proposes (staged)
     _kafka_segments/runs/<run id>/outcome.json                committed or aborted, once known
     _kafka_segments/runs/<run id>/...                         plan, report, validation results
+    _kafka_segments/offsets/<sha256>.json                     consumer-offset snapshots (immutable)
+    _kafka_segments/offsets/at/<20-digit now ms>.json         the snapshot pinned for a logical time
 
 Objects this project writes carry the run id in their name, so a committed object is never overwritten and
 the objects of a failed run can be found and swept.
