@@ -9,10 +9,10 @@ one-line reason on stderr. ``--json`` prints one JSON document with the same con
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
+from kafka_segments.cli.output import print_json
 from kafka_segments.config import ConfigCheck, EffectiveSetting, check_config
 from kafka_segments.config.effective import read_config_text
 from kafka_segments.config.problems import ConfigError
@@ -31,8 +31,7 @@ def run_check(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         check = ConfigCheck(args.file, None, exc.problems)
     if args.json:
-        json.dump(check_document(check), sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print_json(check_document(check))
     else:
         sys.stdout.write(check_text(check))
     if check.ok:

@@ -6,14 +6,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from kafka_segments.lake.manifest import Manifest
 from kafka_segments.offsets.model import OffsetSnapshot
 from kafka_segments.storage.base import ObjectStore
 
 
-def consumed_view(store: ObjectStore, args: argparse.Namespace, document: dict[str, Any]) -> str:
+def consumed_view(
+    store: ObjectStore, manifest: Manifest, args: argparse.Namespace, document: dict[str, Any]
+) -> str:
     """Add ``consumed``/``holder``/``next_run`` to each partition of ``document``; return the text section."""
     from kafka_segments.config import load_config
-    from kafka_segments.lake.reader import resolve_manifest
     from kafka_segments.lake.runs import wall_clock_ms
     from kafka_segments.offsets.snapshot_codec import load_snapshot_file
     from kafka_segments.offsets.snapshot_store import read_pinned_snapshot
@@ -28,7 +30,6 @@ def consumed_view(store: ObjectStore, args: argparse.Namespace, document: dict[s
     else:
         pinned = read_pinned_snapshot(store, now_ms)
         snapshot = None if pinned is None else pinned.snapshot
-    manifest = resolve_manifest(store, args.version)
     wanted = None if args.topics is None else set(args.topics)
     states = [s for s in manifest.partitions if wanted is None or s.topic_partition.topic in wanted]
     topics = sorted({state.topic_partition.topic for state in states})

@@ -15,24 +15,15 @@ Every command prints a report for people, or one JSON document with ``--json``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import Any
 
 from kafka_segments.cli.arguments import bounded_int
 from kafka_segments.cli.lake_cmds import open_lake
+from kafka_segments.cli.output import emit
 from kafka_segments.cli.times import parse_time_ms
 
 EXIT_OK = 0
 EXIT_PROBLEM = 1
-
-
-def _emit(args: argparse.Namespace, document: dict[str, Any], text: str) -> None:
-    if args.json:
-        json.dump(document, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(text.rstrip("\n") + "\n")
 
 
 def run_adopt(args: argparse.Namespace) -> int:
@@ -49,7 +40,7 @@ def run_adopt(args: argparse.Namespace) -> int:
     text = report.to_text()
     if settled.changed:
         text = settled.to_text().rstrip("\n") + "\n\n" + text
-    _emit(args, document, text)
+    emit(document, text, as_json=args.json)
     quarantined = report.result.quarantined
     if quarantined:
         partitions = sorted({str(q.topic_partition) for q in quarantined})
@@ -65,7 +56,7 @@ def run_recover(args: argparse.Namespace) -> int:
     from kafka_segments.lake.recover import recover
 
     report = recover(open_lake(args.lake), abandon_after_ms=args.abandon_after_ms)
-    _emit(args, report.to_dict(), report.to_text())
+    emit(report.to_dict(), report.to_text(), as_json=args.json)
     return EXIT_OK
 
 
@@ -79,7 +70,7 @@ def run_gc(args: argparse.Namespace) -> int:
         retain_manifests=args.retain_manifests,
         orphan_min_age_ms=args.orphan_min_age_ms,
     )
-    _emit(args, report.to_dict(), report.to_text())
+    emit(report.to_dict(), report.to_text(), as_json=args.json)
     if not report.ok:
         print(f"kafka-segments gc: {len(report.failures)} object(s) could not be deleted", file=sys.stderr)
         return EXIT_PROBLEM

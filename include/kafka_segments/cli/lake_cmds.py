@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from kafka_segments.cli.arguments import bounded_int
 from kafka_segments.cli.inspect_cmd import batch_document, batch_line, dump_record
+from kafka_segments.cli.output import print_json
 
 if TYPE_CHECKING:
     from kafka_segments.lake.manifest import Manifest, PartitionState
@@ -48,24 +48,21 @@ def open_lake(uri: str) -> ObjectStore:
     return store
 
 
-def _print_json(document: dict[str, Any]) -> None:
-    json.dump(document, sys.stdout, indent=2, ensure_ascii=False)
-    sys.stdout.write("\n")
-
-
 def run_describe(args: argparse.Namespace) -> int:
-    from kafka_segments.lake.describe import describe_lake
+    from kafka_segments.lake.describe import describe_manifest
+    from kafka_segments.lake.reader import resolve_manifest
 
     store = open_lake(args.lake)
-    description = describe_lake(store, version=args.version, topics=args.topics)
+    manifest = resolve_manifest(store, args.version)
+    description = describe_manifest(manifest, location=store.describe(), topics=args.topics)
     document = description.to_dict()
     text = description.to_text()
     if getattr(args, "config", None):
         from kafka_segments.cli.consumed_view import consumed_view
 
-        text += consumed_view(store, args, document)
+        text += consumed_view(store, manifest, args, document)
     if args.json:
-        _print_json(document)
+        print_json(document)
     else:
         sys.stdout.write(text)
     return 0
@@ -76,7 +73,7 @@ def run_export(args: argparse.Namespace) -> int:
 
     report = export_lake(open_lake(args.lake), args.to, version=args.version)
     if args.json:
-        _print_json(report.to_dict())
+        print_json(report.to_dict())
     else:
         sys.stdout.write(report.to_text())
     return 0
@@ -90,7 +87,7 @@ def run_dump(args: argparse.Namespace) -> int:
     manifest = resolve_manifest(store, args.version)
     state = partition_state(store, manifest, TopicPartition(args.topic, args.partition))
     if args.json:
-        _print_json(dump_document(store, manifest, state))
+        print_json(dump_document(store, manifest, state))
     else:
         for line in dump_lines(store, manifest, state):
             sys.stdout.write(line + "\n")

@@ -15,13 +15,13 @@ lake or the source failed; 2 bad input (an unreadable or invalid snapshot file, 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from kafka_segments.cli.arguments import bounded_int
+from kafka_segments.cli.output import print_json
 from kafka_segments.cli.times import parse_time_ms
 
 if TYPE_CHECKING:
@@ -55,9 +55,7 @@ def run_snapshot(args: argparse.Namespace) -> int:
     elif args.now is not None:
         pin = pin_snapshot(store, now_ms=args.now, snapshot_id=stored.snapshot_id, source=args.source)
     if args.json:
-        document = snapshot_document(store, stored, pin, not_pinned=not_pinned)
-        json.dump(document, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print_json(snapshot_document(store, stored, pin, not_pinned=not_pinned))
     else:
         sys.stdout.write(snapshot_text(store, stored, pin, not_pinned=not_pinned))
     errors = stored.snapshot.errors

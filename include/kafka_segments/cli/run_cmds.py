@@ -17,8 +17,8 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
+from kafka_segments.cli.output import emit
 from kafka_segments.cli.times import parse_time_ms
 
 EXIT_OK = 0
@@ -139,7 +139,7 @@ def _retention(args: argparse.Namespace, *, dry_run: bool) -> int:
     document = run_to_dict(result)
     if args.report:
         Path(args.report).write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-    _emit(args.json, document, render_text(result))
+    emit(document, render_text(result), as_json=args.json)
     quarantined = sorted({str(item.topic_partition) for item in result.adoption.quarantined})
     if quarantined:
         print(
@@ -186,7 +186,7 @@ def run_delete_records(args: argparse.Namespace) -> int:
         )
     if outcome.committed_version is not None:
         lines.append(f"committed version {outcome.committed_version} (run {outcome.run_id})")
-    _emit(args.json, outcome_to_dict(outcome), "\n".join(lines))
+    emit(outcome_to_dict(outcome), "\n".join(lines), as_json=args.json)
     if outcome.failed:
         print(
             f"kafka-segments delete-records: {len(outcome.failed)} of {len(outcome.results)} partition(s) "
@@ -195,11 +195,3 @@ def run_delete_records(args: argparse.Namespace) -> int:
         )
         return EXIT_PROBLEM
     return EXIT_OK
-
-
-def _emit(as_json: bool, document: dict[str, Any], text: str) -> None:
-    if as_json:
-        json.dump(document, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(text.rstrip("\n") + "\n")

@@ -21,7 +21,7 @@ from kafka_segments.lake.runs import Clock, RunRecord, wall_clock_ms
 from kafka_segments.offsets.model import OffsetSnapshot
 from kafka_segments.pipeline.retention_run import apply_plan
 from kafka_segments.pipeline.run_files import write_run_file
-from kafka_segments.retention.consumed import ConsumedIndex
+from kafka_segments.retention.consumed import ConsumedIndexes
 from kafka_segments.retention.delete_records import (
     DeleteRecordsRequest,
     DeleteRecordsResult,
@@ -122,6 +122,7 @@ def _decide(
 ) -> tuple[tuple[DeleteRecordsResult, ...], tuple[PartitionPlan, ...]]:
     states = {state.topic_partition: state for state in adoption.partitions}
     quarantined = {item.topic_partition: f"{item.key}: {item.reason}" for item in adoption.quarantined}
+    indexes = None if snapshot is None else ConsumedIndexes(snapshot, now_ms=now_ms)
     results: list[DeleteRecordsResult] = []
     plans: list[PartitionPlan] = []
     for request in requests:
@@ -134,11 +135,7 @@ def _decide(
             results.append(unknown_partition(request))
             continue
         topic_config = config.for_topic(tp.topic)
-        index = (
-            None
-            if snapshot is None
-            else ConsumedIndex(snapshot, now_ms=now_ms, retention_ms=topic_config.offsets_retention_ms)
-        )
+        index = None if indexes is None else indexes.for_topic(topic_config)
         result, plan = delete_records_plan(state, topic_config, request, now_ms=now_ms, index=index)
         results.append(result)
         if plan is not None:

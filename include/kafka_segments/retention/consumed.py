@@ -82,6 +82,7 @@ class ConsumedIndex:
         self.snapshot = snapshot
         self.unreadable = tuple(sorted({error.group_id for error in snapshot.errors}))
         self._by_topic: dict[str, dict[str, _TopicOffsets]] = defaultdict(dict)
+        self._counting: dict[tuple[str, tuple[str, ...]], dict[str, _TopicOffsets | None]] = {}
         for group in snapshot.groups:
             for offset in group.offsets:
                 expiry = offset_expiry(group, offset, now_ms=now_ms, retention_ms=retention_ms)
@@ -97,8 +98,16 @@ class ConsumedIndex:
             if found is not None:
                 yield group_id, found[0]
 
-    def counting_groups(self, topic: str, required: Iterable[str]) -> dict[str, _TopicOffsets | None]:
-        """The groups that count for ``topic`` (``None`` value: a required group absent from the snapshot)."""
+    def counting_groups(self, topic: str, required: tuple[str, ...]) -> dict[str, _TopicOffsets | None]:
+        """The groups that count for ``topic`` (``None`` value: a required group absent from the snapshot);
+        the same for every partition of the topic, so worked out once."""
+        key = (topic, required)
+        found = self._counting.get(key)
+        if found is None:
+            found = self._counting[key] = self._count(topic, required)
+        return found
+
+    def _count(self, topic: str, required: tuple[str, ...]) -> dict[str, _TopicOffsets | None]:
         counting: dict[str, _TopicOffsets | None] = dict(self._by_topic.get(topic, {}))
         for group in self.snapshot.groups:
             if group.group_id not in counting and _subscription_contains(group, topic):
@@ -108,6 +117,23 @@ class ConsumedIndex:
                 known = self.snapshot.group(group_id)
                 counting[group_id] = None if known is None else _TopicOffsets(known)
         return counting
+
+
+class ConsumedIndexes:
+    """The snapshot's ``ConsumedIndex`` per ``offsets.retention`` value (topics of one broker share one)."""
+
+    def __init__(self, snapshot: OffsetSnapshot, *, now_ms: int) -> None:
+        self.snapshot = snapshot
+        self.now_ms = now_ms
+        self._indexes: dict[int, ConsumedIndex] = {}
+
+    def for_topic(self, config: TopicConfig) -> ConsumedIndex:
+        retention_ms = config.offsets_retention_ms
+        index = self._indexes.get(retention_ms)
+        if index is None:
+            index = ConsumedIndex(self.snapshot, now_ms=self.now_ms, retention_ms=retention_ms)
+            self._indexes[retention_ms] = index
+        return index
 
 
 def _subscription_contains(group: GroupOffsets, topic: str) -> bool:

@@ -28,7 +28,7 @@ from kafka_segments.config.model import TopicConfig
 from kafka_segments.errors import InvalidTopicError, LocatedError
 from kafka_segments.lake.manifest import PartitionState
 from kafka_segments.retention.consumed import ConsumedBound, ConsumedIndex, ConsumedStatus
-from kafka_segments.retention.plan import PartitionPlan, unread_loss
+from kafka_segments.retention.plan import PartitionPlan, partition_plan
 from kafka_segments.retention.rules import DeletionReason, LogView, PassInputs, apply_retention
 from kafka_segments.topic_partition import TopicPartition
 
@@ -162,17 +162,7 @@ def delete_records_plan(
     outcome = apply_retention(
         log, PassInputs(config, now_ms, None), passes=(DeletionReason.LOG_START_OFFSET,)
     )
-    plan = PartitionPlan(
-        topic_partition=tp,
-        old_log_start_offset=state.log_start_offset,
-        new_log_start_offset=outcome.log_start_offset,
-        log_end_offset=state.log_end_offset,
-        deletions=outcome.deletions,
-        kept=outcome.kept,
-        passes=outcome.passes,
-        consumed=ConsumedBound(ConsumedStatus.DISABLED),
-        unread_loss=unread_loss(index, tp, old=state.log_start_offset, new=outcome.log_start_offset),
-    )
+    plan = partition_plan(state, outcome, consumed=ConsumedBound(ConsumedStatus.DISABLED), index=index)
     return DeleteRecordsResult(tp, request.offset, low_watermark=outcome.log_start_offset), plan
 
 

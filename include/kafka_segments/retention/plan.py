@@ -13,12 +13,19 @@ from dataclasses import dataclass, replace
 from kafka_segments.config.model import TopicConfig
 from kafka_segments.lake.manifest import OpenTransaction, PartitionState, SegmentEntry
 from kafka_segments.offsets.model import OffsetSnapshot
-from kafka_segments.retention.consumed import ConsumedBound, ConsumedIndex, ConsumedStatus, consumed_bound
+from kafka_segments.retention.consumed import (
+    ConsumedBound,
+    ConsumedIndex,
+    ConsumedIndexes,
+    ConsumedStatus,
+    consumed_bound,
+)
 from kafka_segments.retention.rules import (
     Deletion,
     DeletionReason,
     LogView,
     PassInputs,
+    RetentionOutcome,
     apply_retention,
 )
 from kafka_segments.topic_partition import TopicPartition
@@ -125,6 +132,13 @@ def plan_partition(
     )
     log = LogView(state.segments, state.log_start_offset, state.log_end_offset)
     outcome = apply_retention(log, PassInputs(config, now_ms, bound.min_offset))
+    return partition_plan(state, outcome, consumed=bound, index=index)
+
+
+def partition_plan(
+    state: PartitionState, outcome: RetentionOutcome, *, consumed: ConsumedBound, index: ConsumedIndex | None
+) -> PartitionPlan:
+    """The plan of ``state`` after ``outcome``, with the holder's lag and the unread-data preview."""
     return PartitionPlan(
         topic_partition=state.topic_partition,
         old_log_start_offset=state.log_start_offset,
@@ -133,8 +147,8 @@ def plan_partition(
         deletions=outcome.deletions,
         kept=outcome.kept,
         passes=outcome.passes,
-        consumed=bound,
-        holder=holder_lag(bound, state),
+        consumed=consumed,
+        holder=holder_lag(consumed, state),
         unread_loss=unread_loss(
             index, state.topic_partition, old=state.log_start_offset, new=outcome.log_start_offset
         ),
@@ -207,7 +221,7 @@ def plan_retention(
     """
     by_topic = {config.topic: config for config in configs}
     quarantined = quarantined or {}
-    indexes: dict[int, ConsumedIndex] = {}
+    indexes = None if snapshot is None else ConsumedIndexes(snapshot, now_ms=now_ms)
     plans = []
     for state in partitions:
         reason = quarantined.get(state.topic_partition)
@@ -215,11 +229,6 @@ def plan_retention(
             plans.append(skipped_partition(state, reason=reason))
             continue
         config = by_topic[state.topic_partition.topic]
-        index = None
-        if snapshot is not None:
-            index = indexes.get(config.offsets_retention_ms)
-            if index is None:
-                index = ConsumedIndex(snapshot, now_ms=now_ms, retention_ms=config.offsets_retention_ms)
-                indexes[config.offsets_retention_ms] = index
+        index = None if indexes is None else indexes.for_topic(config)
         plans.append(plan_partition(state, config, now_ms=now_ms, index=index))
     return RetentionPlan(now_ms, tuple(plans))
