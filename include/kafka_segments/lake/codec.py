@@ -30,7 +30,7 @@ from enum import Enum
 from typing import Any, TypeVar
 
 from kafka_segments.errors import InvalidTopicError, ManifestFormatError, UnsupportedFormatVersionError
-from kafka_segments.lake.layout import try_parse_segment_key
+from kafka_segments.lake.layout import parse_segment_file_name, try_parse_segment_key
 from kafka_segments.lake.manifest import (
     MANIFEST_FORMAT_VERSION,
     Manifest,
@@ -274,12 +274,13 @@ def _check_segments(
         name = f"segments[{index}]"
         if not segment.key.startswith(prefix) or "/" in segment.key[len(prefix) :]:
             raise reader.fail(name, f"key {segment.key!r} is not in the partition folder {prefix!r}")
-        parsed = try_parse_segment_key(segment.key)
-        if parsed is None or parsed.kind is not FileKind.LOG:
+        # the folder is the partition's (checked above): only the file name is left to parse
+        parsed = parse_segment_file_name(segment.key[len(prefix) :])
+        if parsed is None or parsed[1] is not FileKind.LOG:
             raise reader.fail(name, f"key {segment.key!r} is not a segment .log name")
-        if parsed.base_offset != segment.base_offset:
+        if parsed[0] != segment.base_offset:
             raise reader.fail(
-                name, f"key {segment.key!r} names base offset {parsed.base_offset}, not {segment.base_offset}"
+                name, f"key {segment.key!r} names base offset {parsed[0]}, not {segment.base_offset}"
             )
         if previous is not None and (
             segment.base_offset <= previous.base_offset or segment.base_offset < previous.next_offset

@@ -145,6 +145,14 @@ def segment_key(
     return f"{topic_partition.dir_name}/{stem}{kind.value}"
 
 
+def parse_segment_file_name(name: str) -> tuple[int, FileKind, str | None] | None:
+    """``(base offset, kind, run id or None)`` of a segment file name, or ``None`` when it is not one."""
+    match = _SEGMENT_NAME.fullmatch(name)
+    if match is None or match.group(3) not in _KINDS:
+        return None
+    return int(match.group(1)), _KINDS[match.group(3)], match.group(2)
+
+
 def parse_segment_key(key: str) -> SegmentObjectName:
     """Parse a segment object key.
 
@@ -155,17 +163,15 @@ def parse_segment_key(key: str) -> SegmentObjectName:
     directory, _, name = key.rpartition("/")
     if not directory or "/" in directory:
         raise InvalidFileNameError(f"{key!r} is not <topic>-<partition>/<segment file>")
-    match = _SEGMENT_NAME.fullmatch(name)
-    if match is None or match.group(3) not in _KINDS:
+    parsed = parse_segment_file_name(name)
+    if parsed is None:
         raise InvalidFileNameError(
             f"{key!r}: {name!r} is not a segment file name (<20-digit offset>[-<run>].<kind>)"
         )
+    base_offset, kind, run_id = parsed
     topic_partition = TopicPartition.from_dir_name(directory)
     return SegmentObjectName(
-        topic_partition=topic_partition,
-        base_offset=int(match.group(1)),
-        kind=_KINDS[match.group(3)],
-        run_id=match.group(2),
+        topic_partition=topic_partition, base_offset=base_offset, kind=kind, run_id=run_id
     )
 
 
