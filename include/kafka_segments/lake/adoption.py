@@ -62,7 +62,7 @@ rules 2, 3, 5 and 6), ``adoption_placing`` (rules 4, 6 and 7 on one partition's 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -93,6 +93,9 @@ from kafka_segments.topic_partition import TopicPartition
 
 if TYPE_CHECKING:
     from kafka_segments.records.fast_columns import HeaderTable
+
+SegmentReader = Callable[[Sequence[ReadJob]], Iterable[ReadResult]]
+"""Reads a run's adoption jobs (e.g. on Spark executors) and returns their results."""
 
 __all__ = [
     "AdoptionReport",
@@ -142,6 +145,7 @@ def adopt_objects(
     run: RunRecord,
     listing: Sequence[ObjectMeta] | None = None,
     max_workers: int = DEFAULT_MAX_WORKERS,
+    reader: SegmentReader | None = None,
 ) -> AdoptionResult:
     """What adopting the lake's unknown plain segments on top of ``base`` gives (reads only, writes nothing).
 
@@ -150,6 +154,8 @@ def adopt_objects(
         run: the adopting run (its id goes into every new entry and changed partition).
         listing: the lake's listing (default: ``store.list()``).
         max_workers: threads reading objects in parallel.
+        reader: runs the read jobs instead of the local threads (the Spark engine fans them out to its
+            executors); it must return one ``ReadResult`` per job, as ``read_one`` makes them.
 
     Raises:
         CheckpointFileError: bootstrap only: a root checkpoint file is malformed (names the object and line).
@@ -163,7 +169,10 @@ def adopt_objects(
     checkpoints = read_bootstrap_checkpoints(store) if base is None else None
     partitions = _plan(classified, base)
     jobs = [job for part in partitions for job in part.jobs()]
-    reads = read_all(store, run, jobs, max_workers=max_workers)
+    if reader is None:
+        reads = read_all(store, run, jobs, max_workers=max_workers)
+    else:
+        reads = {result.key: result for result in reader(jobs)}
     outcomes = {part.topic_partition: _settle(part, reads, run, checkpoints) for part in partitions}
     ignored = list(classified.ignored)
     for outcome in outcomes.values():

@@ -283,6 +283,18 @@ def list_pins(store: ObjectStore) -> list[int]:
     return sorted(now_ms for now_ms in times if now_ms is not None)
 
 
+def read_pin_at_or_before(store: ObjectStore, now_ms: int) -> SnapshotPin | None:
+    """The pin for ``now_ms``, else the newest pin of an earlier logical time (what a backfill of a date
+    without its own pin uses: the offsets as they were last seen before that date); ``None`` when there is
+    none.
+
+    Raises:
+        SnapshotFormatError: the chosen object is not a valid pin.
+    """
+    earlier = [at for at in list_pins(store) if at <= now_ms]
+    return None if not earlier else read_pin(store, earlier[-1])
+
+
 def read_pinned_snapshot(store: ObjectStore, now_ms: int) -> StoredSnapshot | None:
     """The snapshot pinned for ``now_ms`` (what a rerun or backfill of that time uses), or ``None``.
 

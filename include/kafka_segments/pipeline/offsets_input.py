@@ -8,6 +8,9 @@ same offsets.
   in which some groups could not be read is stored but not pinned, so a rerun can take a complete one.
 * neither: the snapshot pinned for ``now``, if any; otherwise the run has no offsets (consumed retention
   reports ``no offsets snapshot``).
+* ``earlier_pin`` (backfills of past dates): the snapshot pinned for ``now``, else the one pinned for the
+  newest earlier time; a source is never asked (today's offsets say nothing about a past date). With no pin
+  at or before ``now`` the run has no offsets.
 
 A dry run reads the same way but stores and pins nothing.
 """
@@ -20,7 +23,13 @@ from dataclasses import dataclass
 from kafka_segments.lake.manifest import Manifest
 from kafka_segments.offsets.model import OffsetSnapshot
 from kafka_segments.offsets.snapshot_codec import load_snapshot_file
-from kafka_segments.offsets.snapshot_store import pin_snapshot, read_pin, read_snapshot, store_snapshot
+from kafka_segments.offsets.snapshot_store import (
+    pin_snapshot,
+    read_pin,
+    read_pin_at_or_before,
+    read_snapshot,
+    store_snapshot,
+)
 from kafka_segments.storage.base import ObjectStore
 
 
@@ -32,6 +41,8 @@ class OffsetsChoice:
     source: str | None = None
     groups: tuple[str, ...] | None = None
     """For a live source: only these groups (skips group discovery)."""
+    earlier_pin: bool = False
+    """Use the pin for ``now`` or else the newest earlier one, and never take a new snapshot (backfills)."""
 
     def __post_init__(self) -> None:
         if self.file is not None and self.source is not None:
@@ -46,7 +57,8 @@ class ResolvedOffsets:
     snapshot_id: str | None
     """Its id in the lake (``None`` in a dry run that took or read it fresh)."""
     origin: str
-    """``file``, ``pinned`` (the snapshot pinned for this ``now``) or ``taken`` (from the source now)."""
+    """``file``, ``pinned`` (the snapshot pinned for this ``now``), ``pinned-earlier`` (a backfill using the
+    newest earlier pin) or ``taken`` (from the source now)."""
     note: str = ""
 
 
@@ -66,6 +78,8 @@ def resolve_offsets(
     pin = read_pin(store, now_ms)
     if pin is not None:
         return ResolvedOffsets(read_snapshot(store, pin.snapshot_id), pin.snapshot_id, "pinned")
+    if choice.earlier_pin:
+        return _earlier_pin(store, now_ms)
     if choice.source is None:
         return None
     from kafka_segments.offsets.sources import take_snapshot
@@ -85,6 +99,14 @@ def resolve_offsets(
         note = f"another run pinned snapshot {pin.snapshot_id} for this time first; using it"
         return ResolvedOffsets(read_snapshot(store, pin.snapshot_id), pin.snapshot_id, "pinned", note)
     return ResolvedOffsets(snapshot, stored.snapshot_id, "taken")
+
+
+def _earlier_pin(store: ObjectStore, now_ms: int) -> ResolvedOffsets | None:
+    pin = read_pin_at_or_before(store, now_ms)
+    if pin is None:
+        return None
+    note = f"no snapshot is pinned for this time; using the one pinned for {pin.now_ms} (the newest earlier)"
+    return ResolvedOffsets(read_snapshot(store, pin.snapshot_id), pin.snapshot_id, "pinned-earlier", note)
 
 
 def _from_file(store: ObjectStore, path: str, *, now_ms: int, dry_run: bool) -> ResolvedOffsets:

@@ -31,10 +31,10 @@ from kafka_segments.lake.manifest import Manifest, PartitionState, RetiredObject
 from kafka_segments.lake.recover import RecoverReport, recover
 from kafka_segments.lake.runs import Clock, RunRecord, wall_clock_ms
 from kafka_segments.pipeline.offsets_input import OffsetsChoice, ResolvedOffsets, resolve_offsets
+from kafka_segments.pipeline.planning import Selection, plan_adopted
 from kafka_segments.pipeline.run_files import write_run_file
-from kafka_segments.retention.plan import PartitionPlan, RetentionPlan, plan_retention
+from kafka_segments.retention.plan import PartitionPlan, RetentionPlan
 from kafka_segments.storage.base import ObjectStore
-from kafka_segments.topic_partition import TopicPartition
 
 DRY_RUN_ID = "dry-run"
 
@@ -147,25 +147,13 @@ def plan_run(
     adoption: AdoptionResult, config: Config, options: RunOptions, offsets: ResolvedOffsets | None
 ) -> RetentionPlan:
     """The retention plan over the adopted state (quarantined partitions left alone)."""
-    quarantined: dict[TopicPartition, str] = {}
-    for item in adoption.quarantined:
-        quarantined.setdefault(item.topic_partition, f"quarantined: {item.key}: {item.reason}")
-    states = _selected(adoption.partitions, options.topics)
-    topics = sorted({state.topic_partition.topic for state in states})
-    return plan_retention(
-        states,
-        [config.for_topic(topic) for topic in topics],
+    return plan_adopted(
+        adoption,
+        config,
         now_ms=options.now_ms,
         snapshot=None if offsets is None else offsets.snapshot,
-        quarantined=quarantined,
+        selection=Selection(topics=options.topics),
     )
-
-
-def _selected(states: Sequence[PartitionState], topics: Sequence[str] | None) -> list[PartitionState]:
-    if topics is None:
-        return list(states)
-    wanted = set(topics)
-    return [state for state in states if state.topic_partition.topic in wanted]
 
 
 def _commit(
@@ -187,7 +175,7 @@ def _commit(
     manifest = build_manifest(
         run, base=base, partitions=partitions, newly_retired=retired, present_keys=adoption.present_keys
     )
-    write_run_file(store, run.run_id, "plan.json", _plan_document(run, plan, offsets))
+    write_run_file(store, run.run_id, "plan.json", plan_document(run, plan, offsets))
     stage_manifest(store, run, manifest)
     return commit_run(store, run.run_id, clock=clock)
 
@@ -216,7 +204,7 @@ def apply_plan(
     return partitions, retired
 
 
-def _plan_document(run: RunRecord, plan: RetentionPlan, offsets: ResolvedOffsets | None) -> dict[str, object]:
+def plan_document(run: RunRecord, plan: RetentionPlan, offsets: ResolvedOffsets | None) -> dict[str, object]:
     from kafka_segments.pipeline.report import plan_to_dict
 
     return {

@@ -1,0 +1,76 @@
+"""The plan of a run over its adopted state: which partitions, which configuration, where the work runs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kafka_segments.config import Config
+from kafka_segments.lake.adoption_report import AdoptionResult
+from kafka_segments.lake.manifest import PartitionState
+from kafka_segments.offsets.model import OffsetSnapshot
+from kafka_segments.pipeline.runners import TaskRunner, TopicPlanTask, plan_topic
+from kafka_segments.retention.plan import RetentionPlan, plan_retention
+from kafka_segments.topic_partition import TopicPartition
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """The partitions a run plans (``None``: all). Adoption always covers the whole lake."""
+
+    topics: tuple[str, ...] | None = None
+    partitions: tuple[TopicPartition, ...] | None = None
+
+    def __contains__(self, topic_partition: object) -> bool:
+        if not isinstance(topic_partition, TopicPartition):
+            return False
+        if self.topics is not None and topic_partition.topic not in self.topics:
+            return False
+        return self.partitions is None or topic_partition in self.partitions
+
+    def select(self, states: Sequence[PartitionState]) -> list[PartitionState]:
+        return [state for state in states if state.topic_partition in self]
+
+
+ALL_PARTITIONS = Selection()
+"""Plan every partition."""
+
+
+def plan_adopted(
+    adoption: AdoptionResult,
+    config: Config,
+    *,
+    now_ms: int,
+    snapshot: OffsetSnapshot | None,
+    selection: Selection = ALL_PARTITIONS,
+    runner: TaskRunner | None = None,
+) -> RetentionPlan:
+    """The retention plan over the adopted state (quarantined partitions are reported, not planned).
+
+    With a ``runner`` each topic is planned as one task on it; the result is the same as without.
+    """
+    quarantined: dict[TopicPartition, str] = {}
+    for item in adoption.quarantined:
+        quarantined.setdefault(item.topic_partition, f"quarantined: {item.key}: {item.reason}")
+    states = selection.select(adoption.partitions)
+    topics = sorted({state.topic_partition.topic for state in states})
+    if runner is None:
+        return plan_retention(
+            states,
+            [config.for_topic(topic) for topic in topics],
+            now_ms=now_ms,
+            snapshot=snapshot,
+            quarantined=quarantined,
+        )
+    tasks = [
+        TopicPlanTask(
+            states=tuple(state for state in states if state.topic_partition.topic == topic),
+            config=config.for_topic(topic),
+            now_ms=now_ms,
+            snapshot=snapshot,
+            quarantined={tp: why for tp, why in quarantined.items() if tp.topic == topic},
+        )
+        for topic in topics
+    ]
+    by_tp = {plan.topic_partition: plan for plans in runner.map(plan_topic, tasks) for plan in plans}
+    return RetentionPlan(now_ms, tuple(by_tp[state.topic_partition] for state in states))

@@ -1,0 +1,403 @@
+"""A run in stages, for orchestrators: each stage is one call, and stages hand over through the run's folder.
+
+The stages (the maintenance DAG runs one task per stage; ``run --engine spark`` runs them in sequence)::
+
+    recover          lake.recover.recover                      settle interrupted runs
+    snapshot         snapshot_offsets                          the consumer offsets of ``now`` (pinned)
+    prepare          prepare_run        -> request.json        register the run on the head, record the ask
+    execute          execute_run        -> input-manifest.json adopt + plan (threads, or Spark's executors);
+                                           plan.json           stage the new manifest (invisible to readers)
+                                           manifest.json
+                                           staged.json
+    validate         (segment_quality)  -> validation.json     expectation suites over the staged output
+    commit           commit_staged                             one conditional PUT; refuses without a
+                                                               successful validation; a dry run aborts here
+    gc               lake.gc.collect_garbage
+    report           finish_run         -> report.json         the run's report (also the DAG's last XCom)
+
+Everything a stage writes before the commit lives in ``_kafka_segments/runs/<run id>/`` and is invisible to
+readers, so a dry run or a failed validation leaves the committed state untouched; its staged objects are
+swept once another commit takes its version. Every stage may be retried: ``prepare`` re-registers the same
+run id (same base), ``execute`` overwrites its own files, ``commit`` reads back before it writes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from kafka_segments.config import Config
+from kafka_segments.errors import LakeError, ObjectNotFoundError, RunStateError
+from kafka_segments.lake.adoption import adopt_objects
+from kafka_segments.lake.codec import manifest_to_json
+from kafka_segments.lake.commit import abort_run, begin_run, build_manifest, commit_run, stage_manifest
+from kafka_segments.lake.gc import GcReport
+from kafka_segments.lake.history import location_of, read_manifest
+from kafka_segments.lake.runs import Clock, Outcome, read_outcome, read_run, wall_clock_ms
+from kafka_segments.offsets.snapshot_codec import snapshot_from_json, snapshot_to_json
+from kafka_segments.pipeline.offsets_input import OffsetsChoice, ResolvedOffsets, resolve_offsets
+from kafka_segments.pipeline.planning import ALL_PARTITIONS, Selection, plan_adopted
+from kafka_segments.pipeline.retention_run import RunResult, apply_plan, plan_document
+from kafka_segments.pipeline.run_files import run_file_key, write_run_file
+from kafka_segments.pipeline.runners import TaskRunner, read_jobs
+from kafka_segments.storage.base import ObjectStore, Overwrite
+from kafka_segments.topic_partition import TopicPartition
+
+REQUEST = "request.json"
+OFFSETS = "offsets.json"
+INPUT_MANIFEST = "input-manifest.json"
+PLAN = "plan.json"
+STAGED = "staged.json"
+VALIDATION = "validation.json"
+REPORT = "report.json"
+STAGED_FORMAT_VERSION = 1
+
+
+class ValidationGateError(LakeError):
+    """The run's staged output has no successful validation, so it is not committed."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """What a staged run was asked to do (``request.json``)."""
+
+    run_id: str
+    now_ms: int
+    base_version: int | None
+    dry_run: bool
+    topics: tuple[str, ...] | None = None
+    partitions: tuple[TopicPartition, ...] | None = None
+    offsets_snapshot_id: str | None = None
+    offsets_origin: str | None = None
+    """``None``: the run has no offsets snapshot (consumed retention cannot apply)."""
+    offsets_note: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Where the run came from (e.g. ``airflow_dag_id``, ``airflow_run_id``); reported, never interpreted."""
+
+    @property
+    def selection(self) -> Selection:
+        return Selection(topics=self.topics, partitions=self.partitions)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format_version": STAGED_FORMAT_VERSION,
+            "run_id": self.run_id,
+            "now_ms": self.now_ms,
+            "base_version": self.base_version,
+            "dry_run": self.dry_run,
+            "topics": None if self.topics is None else list(self.topics),
+            "partitions": None
+            if self.partitions is None
+            else [{"topic": tp.topic, "partition": tp.partition} for tp in self.partitions],
+            "offsets": None
+            if self.offsets_origin is None
+            else {
+                "snapshot_id": self.offsets_snapshot_id,
+                "origin": self.offsets_origin,
+                "note": self.offsets_note,
+            },
+            "labels": dict(self.labels),
+        }
+
+    @classmethod
+    def from_dict(cls, document: Mapping[str, Any]) -> RunRequest:
+        topics = document.get("topics")
+        partitions = document.get("partitions")
+        offsets = document.get("offsets")
+        return cls(
+            run_id=str(document["run_id"]),
+            now_ms=int(document["now_ms"]),
+            base_version=None if document.get("base_version") is None else int(document["base_version"]),
+            dry_run=bool(document["dry_run"]),
+            topics=None if topics is None else tuple(str(t) for t in topics),
+            partitions=None
+            if partitions is None
+            else tuple(TopicPartition(str(p["topic"]), int(p["partition"])) for p in partitions),
+            offsets_snapshot_id=None if offsets is None else offsets.get("snapshot_id"),
+            offsets_origin=None if offsets is None else str(offsets["origin"]),
+            offsets_note="" if offsets is None else str(offsets.get("note", "")),
+            labels={str(k): str(v) for k, v in (document.get("labels") or {}).items()},
+        )
+
+
+def snapshot_offsets(
+    store: ObjectStore,
+    choice: OffsetsChoice,
+    *,
+    now_ms: int,
+    dry_run: bool,
+    topics: Sequence[str] | None = None,
+) -> ResolvedOffsets | None:
+    """The consumer offsets of ``now`` (see ``offsets_input``): pinned for ``now`` unless a dry run.
+
+    The ``lake`` source reads the committed ``__consumer_offsets`` (segments uploaded since the last commit
+    count from the next run on).
+    """
+    return resolve_offsets(store, choice, now_ms=now_ms, dry_run=dry_run, topics=topics)
+
+
+def prepare_run(
+    store: ObjectStore,
+    *,
+    now_ms: int,
+    offsets: ResolvedOffsets | None,
+    dry_run: bool,
+    selection: Selection = ALL_PARTITIONS,
+    labels: Mapping[str, str] | None = None,
+    run_id: str | None = None,
+    clock: Clock = wall_clock_ms,
+) -> RunRequest:
+    """Register the run on the current head and record what it is asked to do (``request.json``), with the
+    offsets snapshot it uses (``offsets.json``: a dry run's snapshot is stored nowhere else).
+
+    Preparing an already prepared run id again returns its stored request (a retried task).
+    """
+    if run_id is not None:
+        existing = _read_json_or_none(store, run_id, REQUEST)
+        if existing is not None:
+            return RunRequest.from_dict(existing)
+    run, _base = begin_run(store, now_ms=now_ms, operation="run", run_id=run_id, clock=clock)
+    request = RunRequest(
+        run_id=run.run_id,
+        now_ms=run.now_ms,
+        base_version=run.base_version,
+        dry_run=dry_run,
+        topics=selection.topics,
+        partitions=selection.partitions,
+        offsets_snapshot_id=None if offsets is None else offsets.snapshot_id,
+        offsets_origin=None if offsets is None else offsets.origin,
+        offsets_note="" if offsets is None else offsets.note,
+        labels=dict(labels or {}),
+    )
+    if offsets is not None:
+        store.put(run_file_key(run.run_id, OFFSETS), snapshot_to_json(offsets.snapshot), mode=Overwrite())
+    write_run_file(store, run.run_id, REQUEST, request.to_dict())
+    return request
+
+
+@dataclass(frozen=True, slots=True)
+class StagedRun:
+    """What ``execute_run`` staged."""
+
+    request: RunRequest
+    result: RunResult
+    changed: bool
+    """Whether a new manifest was staged (something to commit)."""
+    engine: str
+
+
+def execute_run(
+    store: ObjectStore,
+    config: Config,
+    run_id: str,
+    *,
+    lake: str | None = None,
+    runner: TaskRunner | None = None,
+    clock: Clock = wall_clock_ms,
+) -> StagedRun:
+    """Adopt, plan and stage the run's new state (nothing visible to readers).
+
+    Args:
+        lake: the lake URI the ``runner``'s workers open (required with a runner).
+        runner: where reads and per-topic planning run (default: threads in this process).
+
+    Raises:
+        RunStateError: the run is not prepared, or already has an outcome.
+        ValueError: a runner without a lake URI.
+    """
+    if runner is not None and lake is None:
+        raise ValueError("a runner needs the lake URI its workers open")
+    request = read_request(store, run_id)
+    if read_outcome(store, run_id) is not None:
+        raise RunStateError(
+            f"run {run_id!r} has already ended", location=location_of(store, run_file_key(run_id, ""))
+        )
+    run = read_run(store, run_id)
+    base = None if run.base_version is None else read_manifest(store, run.base_version)
+    reader = None if runner is None or lake is None else partial(read_jobs, runner, lake, run)
+    adoption = adopt_objects(store, base=base, run=run, reader=reader)
+    offsets = read_run_offsets(store, request)
+    plan = plan_adopted(
+        adoption,
+        config,
+        now_ms=request.now_ms,
+        snapshot=None if offsets is None else offsets.snapshot,
+        selection=request.selection,
+        runner=runner,
+    )
+    adopted_view = build_manifest(
+        run, base=base, partitions=adoption.partitions, present_keys=adoption.present_keys
+    )
+    store.put(run_file_key(run_id, INPUT_MANIFEST), manifest_to_json(adopted_view), mode=Overwrite())
+    write_run_file(store, run_id, PLAN, plan_document(run, plan, offsets))
+    changed = plan.changed or adoption.changed
+    if changed:
+        partitions, retired = apply_plan(run, adoption.partitions, plan.partitions, config)
+        manifest = build_manifest(
+            run, base=base, partitions=partitions, newly_retired=retired, present_keys=adoption.present_keys
+        )
+        stage_manifest(store, run, manifest)
+    result = RunResult(
+        run_id, request.now_ms, request.dry_run, run.base_version, None, offsets, adoption, plan
+    )
+    engine = "inline" if runner is None else runner.name
+    staged = StagedRun(request, result, changed, engine)
+    write_run_file(store, run_id, STAGED, _staged_document(staged))
+    return staged
+
+
+def _staged_document(staged: StagedRun) -> dict[str, Any]:
+    from kafka_segments.pipeline.report import run_to_dict
+
+    report = run_to_dict(staged.result)
+    report["outcome"] = "staged" if staged.changed else "nothing to change"
+    report["engine"] = staged.engine
+    report["labels"] = dict(staged.request.labels)
+    return {
+        "format_version": STAGED_FORMAT_VERSION,
+        "run_id": staged.request.run_id,
+        "changed": staged.changed,
+        "report": report,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class CommitOutcome:
+    run_id: str
+    outcome: str
+    """``committed``, ``dry run`` or ``nothing to change``."""
+    version: int | None
+
+
+def commit_staged(
+    store: ObjectStore, run_id: str, *, require_validation: bool = True, clock: Clock = wall_clock_ms
+) -> CommitOutcome:
+    """Commit what ``execute_run`` staged (one conditional PUT), or end the run without a commit.
+
+    A dry run and a run with nothing to change are aborted (recorded, nothing committed). Idempotent: a run
+    that already ended reports how.
+
+    Raises:
+        ValidationGateError: ``require_validation`` and the staged output has no successful validation.
+        CommitConflictError: another run committed first (re-plan from the new head).
+        CommitStateUnknownError: the commit's outcome could not be read back (call again or ``recover``).
+        RunStateError: the run was not executed, or was aborted (e.g. its validation failed).
+    """
+    request = read_request(store, run_id)
+    staged = read_run_json(store, run_id, STAGED)
+    ended = read_outcome(store, run_id)
+    if ended is not None:
+        if ended.outcome is Outcome.COMMITTED:
+            return CommitOutcome(run_id, "committed", ended.version)
+        if request.dry_run or not staged["changed"]:
+            return CommitOutcome(run_id, "dry run" if request.dry_run else "nothing to change", None)
+        raise RunStateError(f"run {run_id!r} was aborted: {ended.reason}", location=store.describe())
+    if require_validation:
+        _check_validation(store, run_id)
+    if request.dry_run:
+        abort_run(store, run_id, reason="dry run: planned and validated, nothing committed", clock=clock)
+        return CommitOutcome(run_id, "dry run", None)
+    if not staged["changed"]:
+        abort_run(store, run_id, reason="nothing to change", clock=clock)
+        return CommitOutcome(run_id, "nothing to change", None)
+    manifest = commit_run(store, run_id, clock=clock)
+    return CommitOutcome(run_id, "committed", manifest.version)
+
+
+def reject_run(store: ObjectStore, run_id: str, *, reason: str, clock: Clock = wall_clock_ms) -> None:
+    """End the run without a commit (its validation failed); its staged objects are swept later."""
+    if read_outcome(store, run_id) is None:
+        abort_run(store, run_id, reason=reason, clock=clock)
+
+
+def _check_validation(store: ObjectStore, run_id: str) -> None:
+    location = location_of(store, run_file_key(run_id, VALIDATION))
+    document = _read_json_or_none(store, run_id, VALIDATION)
+    if document is None:
+        raise ValidationGateError(
+            f"run {run_id!r} has no validation result: validate its staged output before committing",
+            location=location,
+        )
+    if document.get("run_id") != run_id or document.get("success") is not True:
+        raise ValidationGateError(
+            f"run {run_id!r} failed validation; nothing is committed (see its validation result)",
+            location=location,
+        )
+
+
+def finish_run(store: ObjectStore, run_id: str, *, gc: GcReport | None = None) -> dict[str, Any]:
+    """The run's report (``report.json``): the staged report with the outcome, the committed version, the
+    validation summary and gc. Returns the document."""
+    staged = read_run_json(store, run_id, STAGED)
+    report: dict[str, Any] = dict(staged["report"])
+    ended = read_outcome(store, run_id)
+    if ended is None:
+        report["outcome"] = "not committed"
+    elif ended.outcome is Outcome.COMMITTED:
+        report["outcome"] = "committed"
+        report["committed_version"] = ended.version
+    else:
+        report["outcome"] = "dry run" if report.get("dry_run") else ended.reason or "aborted"
+    validation = _read_json_or_none(store, run_id, VALIDATION)
+    report["validation"] = None if validation is None else _validation_summary(validation)
+    report["gc"] = None if gc is None else gc.to_dict()
+    report["report_key"] = run_file_key(run_id, REPORT)
+    write_run_file(store, run_id, REPORT, report)
+    return report
+
+
+def _validation_summary(document: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "success": document.get("success"),
+        "suites": [
+            {"name": suite.get("name"), "success": suite.get("success")}
+            for suite in document.get("suites", [])
+        ],
+        "data_docs": document.get("data_docs"),
+        "key": run_file_key(str(document.get("run_id")), VALIDATION),
+    }
+
+
+def read_request(store: ObjectStore, run_id: str) -> RunRequest:
+    """The run's ``request.json``. Raises ``RunStateError`` when the run was never prepared."""
+    return RunRequest.from_dict(read_run_json(store, run_id, REQUEST))
+
+
+def read_run_offsets(store: ObjectStore, request: RunRequest) -> ResolvedOffsets | None:
+    """The offsets snapshot the run uses (from its folder)."""
+    if request.offsets_origin is None:
+        return None
+    key = run_file_key(request.run_id, OFFSETS)
+    snapshot = snapshot_from_json(store.get(key), location=location_of(store, key))
+    return ResolvedOffsets(
+        snapshot, request.offsets_snapshot_id, request.offsets_origin, request.offsets_note
+    )
+
+
+def read_run_json(store: ObjectStore, run_id: str, name: str) -> dict[str, Any]:
+    """A JSON document of the run's folder. Raises ``RunStateError`` when it does not exist."""
+    document = _read_json_or_none(store, run_id, name)
+    if document is None:
+        raise RunStateError(
+            f"run {run_id!r} has no {name} (has the stage that writes it run?)",
+            location=location_of(store, run_file_key(run_id, name)),
+        )
+    return document
+
+
+def _read_json_or_none(store: ObjectStore, run_id: str, name: str) -> dict[str, Any] | None:
+    key = run_file_key(run_id, name)
+    try:
+        data = store.get(key)
+    except ObjectNotFoundError:
+        return None
+    try:
+        document = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RunStateError(f"{name} is not valid JSON: {exc}", location=location_of(store, key)) from exc
+    if not isinstance(document, dict):
+        raise RunStateError(f"{name} is not a JSON object", location=location_of(store, key))
+    return document
