@@ -7,6 +7,7 @@ they have not read, and why a partition was skipped.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from kafka_segments.retention.consumed import ConsumedBound, ConsumedStatus
@@ -149,107 +150,126 @@ def run_to_dict(result: RunResult) -> dict[str, Any]:
 
 def render_text(result: RunResult) -> str:
     """The readable summary of a run."""
-    lines = [_headline(result)]
-    lines.extend(_offsets_lines(result))
-    adoption = result.adoption
-    if adoption.adopted or adoption.regrown or adoption.quarantined:
+    return render_report(run_to_dict(result))
+
+
+def render_report(document: Mapping[str, Any]) -> str:
+    """The readable summary of a run report document (``run_to_dict``, or a staged run's ``report.json``)."""
+    lines = [_headline(document)]
+    lines.extend(_offsets_lines(document.get("offsets_snapshot")))
+    adoption = document.get("adoption") or {}
+    adopted, regrown = adoption.get("adopted_segments", 0), adoption.get("regrown_segments", 0)
+    quarantined = adoption.get("quarantined", [])
+    if adopted or regrown or quarantined:
         lines.append(
-            f"adopted {len(adoption.adopted)} new segment(s), {len(adoption.regrown)} regrown, "
-            f"{len(adoption.quarantined)} problem(s) (partitions quarantined for this run)"
+            f"adopted {adopted} new segment(s), {regrown} regrown, "
+            f"{len(quarantined)} problem(s) (partitions quarantined for this run)"
         )
-    for plan in result.plan.partitions:
-        lines.extend(partition_lines(plan))
-    summary = totals(result.plan)
+    plan = document["plan"]
+    for partition in plan["partitions"]:
+        lines.extend(partition_report_lines(partition))
+    summary = plan["totals"]
     lines.append(
         f"total: {summary['segments_deleted']} segment(s), {summary['bytes_deleted']} bytes deleted in "
         f"{summary['partitions_changed']} of {summary['partitions']} partition(s)"
         + (f"; {summary['partitions_skipped']} skipped" if summary["partitions_skipped"] else "")
     )
-    if result.gc is not None:
-        gc = result.gc
+    validation = document.get("validation")
+    if validation is not None:
+        verdict = "passed" if validation.get("success") else "FAILED"
+        docs = validation.get("data_docs")
+        lines.append(f"validation: {verdict}" + (f"; Data Docs: {docs}" if docs else ""))
+    gc = document.get("gc")
+    if gc is not None:
         lines.append(
-            f"gc: deleted {len(gc.deleted)} retired segment(s), {len(gc.waiting)} waiting for "
+            f"gc: deleted {len(gc['deleted'])} retired segment(s), {len(gc['waiting'])} waiting for "
             "file.delete.delay.ms"
         )
     return "\n".join(lines) + "\n"
 
 
-def _headline(result: RunResult) -> str:
-    if result.dry_run:
-        return f"dry run at now={result.now_ms} on version {result.base_version}: nothing was changed"
-    if result.committed_version is None:
-        return (
-            f"run {result.run_id} at now={result.now_ms}: nothing to change (version {result.base_version})"
-        )
-    return (
-        f"run {result.run_id} at now={result.now_ms}: committed version {result.committed_version} "
-        f"(base {result.base_version})"
-    )
+def _headline(document: Mapping[str, Any]) -> str:
+    run_id, now_ms, base = document["run_id"], document["now_ms"], document["base_version"]
+    if document["dry_run"]:
+        return f"dry run at now={now_ms} on version {base}: nothing was changed"
+    committed = document.get("committed_version")
+    if committed is not None:
+        return f"run {run_id} at now={now_ms}: committed version {committed} (base {base})"
+    outcome = document.get("outcome") or "nothing to change"
+    if outcome in {"nothing to change", "committed"}:
+        return f"run {run_id} at now={now_ms}: nothing to change (version {base})"
+    return f"run {run_id} at now={now_ms}: {outcome} (version {base})"
 
 
-def _offsets_lines(result: RunResult) -> list[str]:
-    offsets = result.offsets
+def _offsets_lines(offsets: Mapping[str, Any] | None) -> list[str]:
     if offsets is None:
         return ["offsets: no snapshot (consumed retention cannot apply)"]
-    snapshot = offsets.snapshot
     line = (
-        f"offsets: snapshot {offsets.snapshot_id or '(not stored)'} ({offsets.origin}, source "
-        f"{snapshot.source}, taken at {snapshot.taken_at_ms}): {len(snapshot.groups)} group(s)"
+        f"offsets: snapshot {offsets['id'] or '(not stored)'} ({offsets['origin']}, source "
+        f"{offsets['source']}, taken at {offsets['taken_at_ms']}): {offsets['groups']} group(s)"
     )
     lines = [line]
-    if snapshot.errors:
-        failed = ", ".join(f"{e.group_id} ({e.error})" for e in snapshot.errors)
+    if offsets["errors"]:
+        failed = ", ".join(f"{e['group_id']} ({e['error']})" for e in offsets["errors"])
         lines.append(f"  unreadable groups: {failed} -> consumed retention skipped (M = -1)")
-    if offsets.note:
-        lines.append(f"  note: {offsets.note}")
+    if offsets["note"]:
+        lines.append(f"  note: {offsets['note']}")
     return lines
 
 
 def partition_lines(plan: PartitionPlan) -> list[str]:
     """The summary lines of one partition."""
-    tp = plan.topic_partition
-    if plan.skipped is not None:
-        return [f"{tp}: skipped ({plan.skipped})"]
-    head = f"{tp}: log start {plan.old_log_start_offset}"
-    if plan.new_log_start_offset != plan.old_log_start_offset:
-        head += f" -> {plan.new_log_start_offset}"
-    head += f", log end {plan.log_end_offset}"
-    parts = []
-    for reason in PASS_ORDER:
-        segments = plan.deleted_by(reason)
-        if segments:
-            parts.append(f"{reason.value}: {len(segments)} segment(s) {sum(s.size for s in segments)} B")
+    return partition_report_lines(partition_to_dict(plan))
+
+
+def partition_report_lines(partition: Mapping[str, Any]) -> list[str]:
+    """The summary lines of one partition of a report document (``partition_to_dict``)."""
+    tp = f"{partition['topic']}-{partition['partition']}"
+    if partition["skipped"] is not None:
+        return [f"{tp}: skipped ({partition['skipped']})"]
+    before, after = partition["log_start_offset"]["before"], partition["log_start_offset"]["after"]
+    head = f"{tp}: log start {before}"
+    if after != before:
+        head += f" -> {after}"
+    head += f", log end {partition['log_end_offset']}"
+    parts = [
+        f"{reason}: {deleted['segments']} segment(s) {deleted['bytes']} B"
+        for reason, deleted in partition["deleted"].items()
+    ]
     head += "; deleted " + ", ".join(parts) if parts else "; nothing deleted"
     lines = [head]
-    consumed = _consumed_line(plan)
+    consumed = _consumed_line(partition)
     if consumed:
         lines.append("  " + consumed)
-    for loss in plan.unread_loss:
+    for loss in partition["unread_loss"]:
         lines.append(
-            f"  WARNING: group {loss.group_id} (committed offset {loss.committed_offset}) loses "
-            f"{loss.records} unread record(s)"
+            f"  WARNING: group {loss['group_id']} (committed offset {loss['committed_offset']}) loses "
+            f"{loss['records']} unread record(s)"
         )
     return lines
 
 
-def _consumed_line(plan: PartitionPlan) -> str:
-    bound = plan.consumed
-    if bound.status is ConsumedStatus.DISABLED:
+def _consumed_line(partition: Mapping[str, Any]) -> str:
+    bound = partition["consumed"]
+    status = bound["status"]
+    if status == ConsumedStatus.DISABLED.value:
         return ""
-    if bound.status is ConsumedStatus.ACTIVE and plan.holder is not None:
-        holder = plan.holder
+    holder = partition["holder"]
+    if status == ConsumedStatus.ACTIVE.value and holder is not None:
         committed = (
-            "no committed offset" if holder.committed_offset is None else f"at {holder.committed_offset}"
+            "no committed offset"
+            if holder["committed_offset"] is None
+            else f"at {holder['committed_offset']}"
         )
         expires = (
             "its offsets do not expire as things stand"
-            if holder.expires_at_ms is None
-            else f"its offsets expire at {holder.expires_at_ms}"
+            if holder["expires_at_ms"] is None
+            else f"its offsets expire at {holder['expires_at_ms']}"
         )
         return (
-            f"consumed: M = {bound.min_offset}, held back by group {holder.group_id} ({committed}; lag "
-            f"{holder.lag_records} records, {holder.lag_bytes} B; {expires})"
+            f"consumed: M = {bound['min_committed_offset']}, held back by group {holder['group_id']} "
+            f"({committed}; lag {holder['lag_records']} records, {holder['lag_bytes']} B; {expires})"
         )
-    if bound.status is ConsumedStatus.UNREADABLE_GROUPS:
-        return f"consumed: skipped, M = -1 (unreadable groups: {', '.join(bound.unreadable_groups)})"
-    return f"consumed: {bound.status.value}"
+    if status == ConsumedStatus.UNREADABLE_GROUPS.value:
+        return f"consumed: skipped, M = -1 (unreadable groups: {', '.join(bound['unreadable_groups'])})"
+    return f"consumed: {status}"

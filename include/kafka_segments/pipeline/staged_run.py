@@ -328,9 +328,12 @@ def _check_validation(store: ObjectStore, run_id: str) -> None:
         )
 
 
-def finish_run(store: ObjectStore, run_id: str, *, gc: GcReport | None = None) -> dict[str, Any]:
+def finish_run(
+    store: ObjectStore, run_id: str, *, gc: GcReport | Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """The run's report (``report.json``): the staged report with the outcome, the committed version, the
-    validation summary and gc. Returns the document."""
+    validation summary and gc (the report, or its ``to_dict()`` as an orchestrator passes it between tasks).
+    Returns the document."""
     staged = read_run_json(store, run_id, STAGED)
     report: dict[str, Any] = dict(staged["report"])
     ended = read_outcome(store, run_id)
@@ -343,7 +346,7 @@ def finish_run(store: ObjectStore, run_id: str, *, gc: GcReport | None = None) -
         report["outcome"] = "dry run" if report.get("dry_run") else ended.reason or "aborted"
     validation = _read_json_or_none(store, run_id, VALIDATION)
     report["validation"] = None if validation is None else _validation_summary(validation)
-    report["gc"] = None if gc is None else gc.to_dict()
+    report["gc"] = None if gc is None else dict(gc) if isinstance(gc, Mapping) else gc.to_dict()
     report["report_key"] = run_file_key(run_id, REPORT)
     write_run_file(store, run_id, REPORT, report)
     return report
