@@ -1,0 +1,37 @@
+"""A cleaned segment as Kafka segment files: ``.log`` plus rebuilt ``.index``, ``.timeindex``, ``.txnindex``.
+
+Kafka appends the cleaned batches to a fresh segment (``Cleaner.cleanInto`` -> ``LogSegment.append``), which
+builds the offset and time indexes as any append does (``segment.writer``), closes it
+(``onBecomeInactiveSegment``) and stamps the last source segment's mtime. Its transaction index is *not*
+rebuilt from the markers: ``CleanedTransactionMetadata`` appends the aborts whose ABORT marker it kept
+because a batch of the transaction was seen in the round — even when that batch was then removed — so the
+entries come from the round (``CleanedSegment.aborted``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from kafka_segments.compaction.results import CleanedSegment
+from kafka_segments.config.model import TopicConfig
+from kafka_segments.segment.txn_index import build_txn_index
+from kafka_segments.segment.writer import SegmentFiles, write_segment
+
+
+def cleaned_segment_files(cleaned: CleanedSegment, config: TopicConfig) -> SegmentFiles:
+    """The files of one cleaned segment (indexes per ``index.interval.bytes``; no size limit is applied:
+    grouping already bounded the segment by ``segment.bytes`` and ``segment.index.bytes``).
+
+    Raises:
+        SegmentWriteError: the batches do not form a valid segment (offsets not increasing).
+    """
+    files = write_segment(
+        cleaned.batches,
+        base_offset=cleaned.base_offset,
+        index_interval_bytes=config.index_interval_bytes,
+        segment_index_bytes=None,
+        segment=f"cleaned {cleaned.base_offset}",
+        verify_crc=False,
+    )
+    txn_index = build_txn_index(cleaned.aborted, base_offset=cleaned.base_offset)
+    return replace(files, txn_index=txn_index, aborted_txns=cleaned.aborted)

@@ -1,0 +1,171 @@
+"""The cleanable range of one partition: ``LogCleanerManager.cleanableOffsets`` and ``LogToClean``.
+
+Kafka's rules (``storage/.../log/LogCleanerManager.java`` ``cleanableOffsets``, ``calculateCleanableBytes``,
+``findFirstUncleanableSegment``; ``LogToClean.java``):
+
+* **First dirty offset.** The cleaner checkpoint, or the log start offset when there is none. A checkpoint
+  below the log start offset (retention or deleteRecords moved the start past it) or above the log end offset
+  (the log was truncated) is invalid: the first dirty offset becomes the log start offset and the checkpoint
+  must be rewritten right away (``forceUpdateCheckpoint``), whether or not the partition is then cleaned.
+* **First uncleanable dirty offset** = the minimum of the last stable offset (start of the earliest open
+  transaction, else the high watermark = LEO on a lake), the active segment's base offset, and, only when
+  ``min.compaction.lag.ms > 0``, the base offset of the first non-active segment at or after the first dirty
+  offset's segment whose largest timestamp is ``> now - min.compaction.lag.ms``. The result is
+  ``max(firstDirty, that minimum)``; it may fall inside a segment (an LSO mid-segment).
+* **Segment rounding** (``calculateCleanableBytes``): the round really stops at the base offset of the segment
+  *containing* that offset (the floor segment among the non-active ones, else the active segment). Only whole
+  segments strictly before it are ever cleaned.
+* **Bytes** (``LogToClean``): ``cleanBytes`` = sizes of the segments whose base offset is below the first
+  dirty offset; ``cleanableBytes`` = sizes of the segments from the floor segment of
+  ``min(firstDirty, firstUncleanableOffset)`` up to (excluding) ``firstUncleanableOffset``; a segment holding
+  the first dirty offset mid-way counts in both. ``cleanableRatio = cleanable / (clean + cleanable)``.
+
+Segment ranges use Kafka's ``LogSegments.values(from, to)``: from the floor segment of ``from`` (or the first
+segment when none is at or below it) to the segments with a base offset below ``to``; ``from == to`` is empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from kafka_segments.config.model import TopicConfig
+from kafka_segments.lake.manifest import PartitionState, SegmentEntry
+
+
+class CheckpointState(Enum):
+    """Where the first dirty offset came from (``cleanableOffsets``)."""
+
+    VALID = "valid"
+    """The cleaner checkpoint, inside [log start offset, log end offset]."""
+    ABSENT = "absent"
+    """No checkpoint yet: the log start offset (no forced rewrite)."""
+    BELOW_LOG_START = "below-log-start"
+    """Checkpoint < log start offset: reset to the log start offset and rewritten immediately."""
+    ABOVE_LOG_END = "above-log-end"
+    """Checkpoint > log end offset: reset to the log start offset and rewritten immediately."""
+
+
+class UncleanableBound(Enum):
+    """Which rule set the first uncleanable offset (the smallest wins; ties in this order)."""
+
+    LAST_STABLE_OFFSET = "last-stable-offset"
+    ACTIVE_SEGMENT = "active-segment"
+    MIN_COMPACTION_LAG = "min.compaction.lag.ms"
+
+
+@dataclass(frozen=True, slots=True)
+class CleanableRange:
+    """One partition's dirty section as Kafka's cleaner sees it at ``now``."""
+
+    first_dirty_offset: int
+    first_uncleanable_dirty_offset: int
+    """``max(firstDirty, min(LSO, active base, min-lag segment base))``: may be mid-segment."""
+    first_uncleanable_offset: int
+    """Rounded down to the base offset of the segment containing the offset above: the round's upper bound."""
+    checkpoint: CheckpointState
+    bound: UncleanableBound
+    clean_bytes: int
+    cleanable_bytes: int
+
+    @property
+    def force_update_checkpoint(self) -> bool:
+        """The stored checkpoint was invalid and must be rewritten as ``first_dirty_offset`` now."""
+        return self.checkpoint in (CheckpointState.BELOW_LOG_START, CheckpointState.ABOVE_LOG_END)
+
+    @property
+    def total_bytes(self) -> int:
+        return self.clean_bytes + self.cleanable_bytes
+
+    @property
+    def cleanable_ratio(self) -> float:
+        """``cleanableBytes / totalBytes`` (0.0 when the log has no bytes; Kafka drops such logs)."""
+        total = self.total_bytes
+        return self.cleanable_bytes / total if total else 0.0
+
+
+def first_dirty_offset(state: PartitionState) -> tuple[int, CheckpointState]:
+    """The first dirty offset and whether the checkpoint was valid (``cleanableOffsets`` steps 1-2)."""
+    checkpoint = state.cleaner_checkpoint
+    if checkpoint is None:
+        return state.log_start_offset, CheckpointState.ABSENT
+    if checkpoint < state.log_start_offset:
+        return state.log_start_offset, CheckpointState.BELOW_LOG_START
+    if checkpoint > state.log_end_offset:
+        return state.log_start_offset, CheckpointState.ABOVE_LOG_END
+    return checkpoint, CheckpointState.VALID
+
+
+def cleanable_range(state: PartitionState, config: TopicConfig, *, now_ms: int) -> CleanableRange:
+    """The cleanable range of ``state`` at ``now_ms`` (``cleanableOffsets`` + ``LogToClean``)."""
+    first_dirty, checkpoint = first_dirty_offset(state)
+    segments = state.segments
+    if not segments:
+        return CleanableRange(
+            first_dirty, first_dirty, first_dirty, checkpoint, UncleanableBound.ACTIVE_SEGMENT, 0, 0
+        )
+    uncleanable, bound = _first_uncleanable_dirty_offset(state, config, first_dirty, now_ms)
+    uncleanable = max(first_dirty, uncleanable)
+    upper = _segment_aligned(segments, uncleanable)
+    clean_bytes = sum(segment.size for segment in segments if segment.base_offset < first_dirty)
+    cleanable_bytes = sum(
+        segment.size for segment in segments_between(segments, min(first_dirty, upper), upper)
+    )
+    return CleanableRange(first_dirty, uncleanable, upper, checkpoint, bound, clean_bytes, cleanable_bytes)
+
+
+def segments_between(segments: Sequence[SegmentEntry], start: int, end: int) -> tuple[SegmentEntry, ...]:
+    """Kafka's ``LogSegments.values(start, end)``: from the floor segment of ``start``, bases < ``end``."""
+    if start >= end:
+        return ()
+    first = floor_index(segments, start)
+    return tuple(segment for segment in segments[max(first, 0) :] if segment.base_offset < end)
+
+
+def floor_index(segments: Sequence[SegmentEntry], offset: int) -> int:
+    """Index of the last segment whose base offset is <= ``offset`` (-1 when none is)."""
+    index = -1
+    for position, segment in enumerate(segments):
+        if segment.base_offset > offset:
+            break
+        index = position
+    return index
+
+
+def non_active_segments_from(segments: Sequence[SegmentEntry], offset: int) -> tuple[SegmentEntry, ...]:
+    """Kafka's ``nonActiveLogSegmentsFrom``: empty when ``offset`` is past the active segment's base."""
+    active_base = segments[-1].base_offset
+    if offset > active_base:
+        return ()
+    return segments_between(segments, offset, active_base)
+
+
+def _first_uncleanable_dirty_offset(
+    state: PartitionState, config: TopicConfig, first_dirty: int, now_ms: int
+) -> tuple[int, UncleanableBound]:
+    candidates = [
+        (state.last_stable_offset, UncleanableBound.LAST_STABLE_OFFSET),
+        (state.segments[-1].base_offset, UncleanableBound.ACTIVE_SEGMENT),
+    ]
+    lag = max(config.min_compaction_lag_ms, 0)
+    if lag > 0:
+        young = _first_young_segment(state.segments, first_dirty, now_ms - lag)
+        if young is not None:
+            candidates.append((young, UncleanableBound.MIN_COMPACTION_LAG))
+    return min(candidates, key=lambda candidate: candidate[0])
+
+
+def _first_young_segment(segments: Sequence[SegmentEntry], first_dirty: int, limit_ms: int) -> int | None:
+    """``findFirstUncleanableSegment``: the first dirty non-active segment with largestTimestamp > limit."""
+    for segment in non_active_segments_from(segments, first_dirty):
+        if segment.largest_timestamp_ms > limit_ms:
+            return segment.base_offset
+    return None
+
+
+def _segment_aligned(segments: Sequence[SegmentEntry], uncleanable: int) -> int:
+    """``calculateCleanableBytes``: the base offset of the first non-active segment from ``uncleanable``'s
+    floor segment, else the active segment's base offset."""
+    candidates = non_active_segments_from(segments, uncleanable)
+    return candidates[0].base_offset if candidates else segments[-1].base_offset

@@ -1,0 +1,136 @@
+"""One cleaning round over a partition's segments: bytes in, cleaned segments out (``Cleaner.doClean``).
+
+Kafka's round (``storage/.../log/Cleaner.java`` ``doClean``, ``cleanSegments``, ``cleanInto``;
+``clients/.../record/MemoryRecords.java`` ``filterTo``, ``buildRetainedRecordsInto``;
+``DefaultRecordBatch.writeEmptyHeader``):
+
+1. Build the offset map of the dirty range ``[firstDirty, firstUncleanableOffset)`` (``offset_map``). The
+   round's end offset — and the new cleaner checkpoint — is ``map.latestOffset + 1``.
+2. Recopy **every** segment with a base offset below the end offset, the clean section included (that is
+   how tombstones and markers in the clean section eventually go), grouped by ``grouping``. One transaction
+   state (``txn_state``) is shared by all groups; each group becomes one new segment.
+3. Each batch gets its retention (``decisions.decide_batch``) and, unless deleted outright, each record its
+   fate (``decisions.decide_record``, computed over record columns by ``fates``). The batch is then written
+   as ``filterTo`` does (``filtering``):
+   * all records kept, a v2 batch, and no delete horizon to stamp: **the original bytes**, untouched
+     (compression, CRC, timestamps: nothing is re-encoded);
+   * some records kept, or a horizon to stamp, or a legacy v0/v1 entry: **rebuilt** as v2 with the source's
+     codec, timestamp type (v0 -> CreateTime), producer id/epoch, base sequence, flags and leader epoch,
+     keeping baseOffset and lastOffsetDelta for v2 sources (a legacy entry starts at its first retained
+     record); a horizon already on the batch is kept;
+   * nothing kept and ``RETAIN_EMPTY``: the 61-byte **empty batch header** (no horizon); otherwise nothing.
+4. A kept ABORT marker whose transaction still had data in this round is re-indexed in the new segment's
+   transaction index (``output.cleaned_segment_files`` writes the segment files).
+
+The round's clock ``now`` is the run's logical time (Part L); producer liveness comes from the log
+(``producers``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kafka_segments.compaction.decisions import legacy_delete_horizon
+from kafka_segments.compaction.errors import CompactionError
+from kafka_segments.compaction.filtering import clean_group
+from kafka_segments.compaction.grouping import group_segments
+from kafka_segments.compaction.offset_map import OffsetLookup, build_offset_map
+from kafka_segments.compaction.producers import ProducerState, active_producers, replay_producers
+from kafka_segments.compaction.results import (
+    BatchAction,
+    BatchOutcome,
+    CleanedSegment,
+    RoundContext,
+    RoundResult,
+)
+from kafka_segments.compaction.source import (
+    SourceSegment,
+    aborted_from_markers,
+    aborted_in_range,
+    check_order,
+)
+from kafka_segments.compaction.txn_state import TransactionState
+from kafka_segments.config.model import TopicConfig
+from kafka_segments.records.log import scan_headers
+from kafka_segments.segment.txn_index import AbortedTxn
+
+__all__ = ["BatchAction", "BatchOutcome", "CleanedSegment", "EmptyRoundError", "RoundResult", "clean_round"]
+
+
+class EmptyRoundError(CompactionError):
+    """The cleanable range is empty: Kafka never runs such a round."""
+
+
+def clean_round(
+    segments: Sequence[SourceSegment],
+    *,
+    first_dirty: int,
+    end_offset: int,
+    config: TopicConfig,
+    now_ms: int,
+    txn_indexes: Sequence[Sequence[AbortedTxn]] | None = None,
+    offset_map: OffsetLookup | None = None,
+) -> RoundResult:
+    """Clean the partition whose whole log is ``segments`` (active segment included, in offset order).
+
+    Args:
+        first_dirty: the first dirty offset (``CleanableRange.first_dirty_offset``).
+        end_offset: the round's upper bound (``CleanableRange.first_uncleanable_offset``).
+        txn_indexes: each segment's ``.txnindex`` entries; ``None``: rebuilt from the markers.
+        offset_map: a map built beforehand (e.g. in key-hash parts); ``None``: built here.
+
+    Raises:
+        EmptyRoundError: ``first_dirty >= end_offset`` and no map was given.
+        CompactionError: a legacy entry would have to be kept as an empty batch (Kafka fails the round).
+        CorruptRecordError: a damaged batch.
+    """
+    check_order(segments)
+    indexes = tuple(txn_indexes) if txn_indexes is not None else aborted_from_markers(segments)
+    if offset_map is None:
+        offset_map = _build_map(segments, indexes, first_dirty, end_offset)
+    round_end = offset_map.latest_offset + 1
+    to_clean = [segment for segment in segments if segment.base_offset < round_end]
+    if not to_clean:
+        return RoundResult(first_dirty, round_end, (), ())
+    context = RoundContext(
+        offset_map=offset_map,
+        active=dict(_active(segments, config, now_ms)),
+        upper_bound=end_offset,
+        now_ms=now_ms,
+        delete_retention_ms=config.delete_retention_ms,
+        legacy_horizon_ms=legacy_delete_horizon(
+            [s.last_modified_ms for s in segments if s.base_offset < first_dirty],
+            delete_retention_ms=config.delete_retention_ms,
+        ),
+    )
+    state = TransactionState(aborted_in_range(segments, indexes, to_clean[0].base_offset, round_end))
+    groups = group_segments(
+        to_clean,
+        segment_bytes=config.segment_bytes,
+        segment_index_bytes=config.segment_index_bytes,
+        first_uncleanable_offset=end_offset,
+    )
+    outcomes: list[BatchOutcome] = []
+    cleaned = tuple(clean_group(group, context, state, outcomes) for group in groups)
+    return RoundResult(first_dirty, round_end, cleaned, tuple(outcomes))
+
+
+def _build_map(
+    segments: Sequence[SourceSegment],
+    indexes: Sequence[Sequence[AbortedTxn]],
+    first_dirty: int,
+    end_offset: int,
+) -> OffsetLookup:
+    if first_dirty >= end_offset:
+        raise EmptyRoundError(
+            f"nothing to clean: first dirty offset {first_dirty} is not below the upper bound {end_offset}",
+            location=segments[0].name if segments else "<no segments>",
+        )
+    aborted = aborted_in_range(segments, indexes, first_dirty, end_offset)
+    return build_offset_map(segments, first_dirty=first_dirty, end_offset=end_offset, aborted=aborted)
+
+
+def _active(segments: Sequence[SourceSegment], config: TopicConfig, now_ms: int) -> dict[int, ProducerState]:
+    headers = (h for s in segments for h in scan_headers(s.data, segment=s.name))
+    states = replay_producers(headers)
+    return dict(active_producers(states, now_ms=now_ms, expiration_ms=config.producer_id_expiration_ms))

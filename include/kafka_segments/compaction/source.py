@@ -1,0 +1,105 @@
+"""The input of a cleaning round: a partition's segments as bytes, and the aborted transactions in them.
+
+A round reads segments the way Kafka's cleaner reads ``log.logSegments(from, to)``: from the segment
+containing ``from`` (its floor segment) through the segments whose base offset is below ``to``.
+
+Aborted transactions come from the transaction indexes when the caller has them, searched as
+``UnifiedLog.collectAbortedTransactions`` -> ``LocalLog.collectAbortedTransactions`` does: entries with
+``lastOffset >= from`` and ``firstOffset < to``, going on through later segments until an entry's last
+stable offset reaches ``to``. Without indexes they are rebuilt from the markers in the ``.log`` bytes
+(Part L: both routes give the same answer).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kafka_segments.compaction.errors import SegmentOrderError
+from kafka_segments.records.log import iter_batches
+from kafka_segments.segment.transactions import AbortedTxnTracker
+from kafka_segments.segment.txn_index import AbortedTxn, collect_aborted_txns_from_segments
+
+Buffer = bytes | bytearray | memoryview
+
+
+@dataclass(frozen=True, slots=True)
+class SourceSegment:
+    """One live segment of the partition: its ``.log`` bytes and what Kafka knows about the file."""
+
+    name: str
+    """The segment's object key or file name, for error messages."""
+    base_offset: int
+    data: Buffer
+    last_modified_ms: int = 0
+    """The file's last-modified time: the legacy (v0/v1) delete horizon and the cleaned segment's mtime."""
+    offset_index_bytes: int = 0
+    """Size of its ``.index`` (8 bytes per entry), for grouping; 0 when unknown."""
+    time_index_bytes: int = 0
+    """Size of its ``.timeindex`` (12 bytes per entry), for grouping; 0 when unknown."""
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+
+def check_order(segments: Sequence[SourceSegment]) -> None:
+    """Raises SegmentOrderError unless base offsets strictly increase."""
+    for previous, current in itertools.pairwise(segments):
+        if current.base_offset <= previous.base_offset:
+            raise SegmentOrderError(
+                f"base offset {current.base_offset} does not follow {previous.base_offset} ({previous.name})",
+                location=current.name,
+            )
+
+
+def segment_slice(segments: Sequence[SourceSegment], start: int, end: int) -> Sequence[SourceSegment]:
+    """Kafka's ``LogSegments.values(start, end)`` over source segments (``start == end``: none)."""
+    if start >= end:
+        return ()
+    first = 0
+    for index, segment in enumerate(segments):
+        if segment.base_offset > start:
+            break
+        first = index
+    return [segment for segment in segments[first:] if segment.base_offset < end]
+
+
+def aborted_from_markers(segments: Sequence[SourceSegment]) -> tuple[tuple[AbortedTxn, ...], ...]:
+    """The ``.txnindex`` entries of every segment, rebuilt from the markers (``segment.transactions``).
+
+    Segments must be the partition's whole log from its first segment, so transactions that started in an
+    earlier segment are known when their marker is read.
+    """
+    tracker = AbortedTxnTracker()
+    per_segment: list[tuple[AbortedTxn, ...]] = []
+    for segment in segments:
+        found = []
+        for entry in iter_batches(segment.data, segment=segment.name, verify_crc=False):
+            txn = tracker.observe(entry)
+            if txn is not None:
+                found.append(txn)
+        per_segment.append(tuple(found))
+    return tuple(per_segment)
+
+
+def aborted_in_range(
+    segments: Sequence[SourceSegment],
+    indexes: Sequence[Sequence[AbortedTxn]],
+    start: int,
+    end: int,
+) -> tuple[AbortedTxn, ...]:
+    """``collectAbortedTransactions(start, end)``: search the indexes of ``start``'s floor segment and on.
+
+    Args:
+        indexes: the transaction-index entries of each of ``segments`` (same order and length).
+    """
+    if start >= end or not segments:
+        return ()
+    first = 0
+    for index, segment in enumerate(segments):
+        if segment.base_offset > start:
+            break
+        first = index
+    return collect_aborted_txns_from_segments(indexes[first:], start, end)
