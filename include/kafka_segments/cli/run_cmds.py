@@ -55,6 +55,12 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         sub.add_argument("--now", type=parse_time_ms, metavar="T", help="epoch ms or ISO-8601 (default: now)")
         sub.add_argument("--topics", nargs="+", metavar="T", help="plan only these topics")
         sub.add_argument("--engine", choices=ENGINES, default="inline", help="where the work runs")
+        sub.add_argument(
+            "--spark-master",
+            default="local[*]",
+            metavar="URL",
+            help="with --engine spark: the Spark master (local[*], local[N], spark://host:port)",
+        )
         sub.add_argument("--report", metavar="OUT.json", help="also write the JSON report to this file")
         sub.add_argument("--json", action="store_true", help="print the JSON report instead of the summary")
         if name == "run":
@@ -111,12 +117,9 @@ def _retention(args: argparse.Namespace, *, dry_run: bool) -> int:
     from kafka_segments.pipeline.retention_run import RunOptions, run_retention
 
     if args.engine == "spark":
-        print(
-            f"kafka-segments {args.command}: --engine spark is not available in this release; "
-            "use --engine inline",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
+        from kafka_segments.cli.spark_engine import run_spark_engine
+
+        return run_spark_engine(args, dry_run=dry_run)
     try:
         config = load_config(args.config)
         store = open_lake(args.lake)

@@ -23,7 +23,6 @@ only) replaces ``segment.bytes`` when set, as ``LogConfig.segmentSize()`` does.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import MappingProxyType
 
 from kafka_segments.config.catalogue import (
     MINUTES_TO_MS,
@@ -135,7 +134,9 @@ def _effective_topic_setting(setting: Setting, topic: Section, broker: Section) 
 def to_topic_config(topic: str, settings: tuple[EffectiveSetting, ...]) -> TopicConfig:
     """The ``TopicConfig`` the rules read, from a complete set of effective settings."""
     values: dict[str, Value | None] = {setting.name: setting.value for setting in settings}
-    sources = MappingProxyType({setting.name: setting.source for setting in settings})
+    # A plain dict (never mutated: the field is read-only by convention) so that a TopicConfig pickles, as
+    # the Spark engine ships it to executors; MappingProxyType does not pickle.
+    sources = {setting.name: setting.source for setting in settings}
     internal = values["internal.segment.bytes"]
     return TopicConfig(
         topic=topic,

@@ -1,0 +1,208 @@
+"""``run --engine spark`` and ``plan --engine spark``: the maintenance DAG's stages, in sequence, from the
+command line (``pipeline/staged_run.py``)::
+
+    recover            settle interrupted runs (not in a dry run)
+    snapshot_offsets   the consumer offsets of --now (pinned unless a dry run)
+    prepare_run        register the run on the head: request.json, offsets.json
+    spark-submit       spark_jobs/retention_job.py (adopt + plan on Spark's executors, stage the manifest)
+    validate           python -m segment_quality validate (validation.json; exit 1 = failed, 2 = could
+                       not run: either way the run ends uncommitted)
+    commit_staged      one conditional PUT (a dry run or a run with nothing to change ends here)
+    collect_garbage    unless --no-gc or a dry run
+    finish_run         report.json, printed as the inline engine prints its report
+
+A dry run stages and validates but commits nothing: its run folder is written, the committed state is not.
+Exit codes as the inline engine: 0 ok; 1 a problem (quarantined partitions, a failed validation or Spark
+job, a commit conflict); 2 bad input (configuration, snapshot file, lake URI).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kafka_segments.cli.output import emit
+from kafka_segments.errors import KafkaSegmentsError
+
+if TYPE_CHECKING:
+    from kafka_segments.lake.gc import GcReport
+    from kafka_segments.pipeline.staged_run import RunRequest
+    from kafka_segments.storage.base import ObjectStore
+
+EXIT_OK = 0
+EXIT_PROBLEM = 1
+EXIT_USAGE = 2
+DEFAULT_MASTER = "local[*]"
+VALIDATOR_MODULE = "segment_quality"
+
+Progress = Callable[[str], None]
+
+
+def run_spark_engine(args: argparse.Namespace, *, dry_run: bool) -> int:
+    """The stages of a run on Spark (see the module docstring); prints the report, returns the exit code."""
+    from kafka_segments.config import ConfigError
+    from kafka_segments.offsets.snapshot_codec import SnapshotFormatError
+
+    step = _progress(args.command)
+    try:
+        store, request = _prepare(args, dry_run=dry_run, step=step)
+    except (ConfigError, SnapshotFormatError) as exc:
+        print(f"kafka-segments {args.command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    failure = _execute(args, store, request, step=step)
+    if failure is not None:
+        _end_run(store, request.run_id, reason=failure)
+        print(f"kafka-segments {args.command}: {failure}", file=sys.stderr)
+        return EXIT_PROBLEM
+    failure = _validate(args, request.run_id, step=step)
+    if failure is not None:
+        _end_run(store, request.run_id, reason=failure)
+        _report(args, store, request.run_id, gc=None)
+        print(f"kafka-segments {args.command}: {failure}", file=sys.stderr)
+        return EXIT_PROBLEM
+    return _commit_and_report(args, store, request, dry_run=dry_run, step=step)
+
+
+def _prepare(args: argparse.Namespace, *, dry_run: bool, step: Progress) -> tuple[ObjectStore, RunRequest]:
+    from kafka_segments.cli.lake_cmds import open_lake
+    from kafka_segments.config import load_config
+    from kafka_segments.lake.recover import recover
+    from kafka_segments.lake.runs import wall_clock_ms
+    from kafka_segments.pipeline.offsets_input import OffsetsChoice
+    from kafka_segments.pipeline.planning import Selection
+    from kafka_segments.pipeline.staged_run import prepare_run, snapshot_offsets
+
+    load_config(args.config)  # bad configuration: exit 2 before anything runs
+    store = open_lake(args.lake)
+    now_ms = args.now if args.now is not None else wall_clock_ms()
+    topics = None if args.topics is None else tuple(args.topics)
+    if not dry_run:
+        step("recover: settling interrupted runs")
+        recover(store)
+    step("offsets: resolving the consumer-offset snapshot")
+    choice = OffsetsChoice(
+        file=args.offsets,
+        source=args.offsets_source,
+        groups=None if args.groups is None else tuple(args.groups),
+    )
+    offsets = snapshot_offsets(store, choice, now_ms=now_ms, dry_run=dry_run, topics=topics)
+    request = prepare_run(
+        store,
+        now_ms=now_ms,
+        offsets=offsets,
+        dry_run=dry_run,
+        selection=Selection(topics=topics),
+        labels={"engine": "spark", "command": f"kafka-segments {args.command}"},
+    )
+    step(f"prepare: run {request.run_id} on version {request.base_version}")
+    return store, request
+
+
+def _execute(
+    args: argparse.Namespace, store: ObjectStore, request: RunRequest, *, step: Progress
+) -> str | None:
+    """The Spark job; the reason the run must end uncommitted, or ``None``."""
+    from kafka_segments.pipeline.spark_submit import (
+        SparkJobError,
+        SparkJobNotFoundError,
+        retention_job_spec,
+        run_spark_submit,
+    )
+
+    master = getattr(args, "spark_master", None) or DEFAULT_MASTER
+    try:
+        spec = retention_job_spec(lake=args.lake, run_id=request.run_id, config_path=args.config)
+        step(f"execute: spark-submit {spec.name} on {master} (adopt and plan on Spark's executors)")
+        result = run_spark_submit(spec, master=master, progress=lambda line: step(f"spark: {line}"))
+    except (SparkJobError, SparkJobNotFoundError) as exc:
+        return f"the Spark job failed, nothing is committed: {exc}"
+    step(f"execute: done in {result.seconds:.1f} s")
+    return None
+
+
+def _validate(args: argparse.Namespace, run_id: str, *, step: Progress) -> str | None:
+    """Run the validation stage in its own process (Great Expectations loads for seconds and stays out of
+    this one); ``None`` when it passed, else the reason."""
+    step(f"validate: python -m {VALIDATOR_MODULE} validate")
+    if importlib.util.find_spec(VALIDATOR_MODULE) is None:
+        return f"validation could not run, nothing is committed: {VALIDATOR_MODULE} is not installed"
+    argv = [sys.executable, "-m", VALIDATOR_MODULE, "validate", "--lake", args.lake, "--run-id", run_id]
+    if args.config is not None:
+        argv += ["--config", args.config]
+    completed = subprocess.run(argv, capture_output=True, text=True, check=False)
+    for line in completed.stdout.splitlines():
+        step(f"validate: {line}")
+    if completed.returncode == 0:
+        return None
+    lines = [line.strip() for line in completed.stderr.splitlines() if line.strip()]
+    reason = lines[-1] if lines else f"exit code {completed.returncode}"
+    verdict = "failed" if completed.returncode == EXIT_PROBLEM else "could not run"
+    return f"validation {verdict}, nothing is committed: {reason}"
+
+
+def _commit_and_report(
+    args: argparse.Namespace, store: ObjectStore, request: RunRequest, *, dry_run: bool, step: Progress
+) -> int:
+    from kafka_segments.lake.gc import collect_garbage
+    from kafka_segments.pipeline.staged_run import commit_staged
+
+    step("commit: committing the staged state" if not dry_run else "commit: a dry run commits nothing")
+    outcome = commit_staged(store, request.run_id)
+    step(f"commit: {outcome.outcome}")
+    gc = None
+    if getattr(args, "gc", True) and not dry_run:
+        step("gc: deleting retired objects whose file.delete.delay.ms has passed")
+        gc = collect_garbage(store, dry_run=False)
+    report = _report(args, store, request.run_id, gc=gc)
+    return _quarantine_status(args, report)
+
+
+def _report(
+    args: argparse.Namespace, store: ObjectStore, run_id: str, *, gc: GcReport | None
+) -> dict[str, Any]:
+    """``finish_run``'s report, printed (``--json``: the document) and written to ``--report``."""
+    from kafka_segments.pipeline.report import render_report
+    from kafka_segments.pipeline.staged_run import finish_run
+
+    report = finish_run(store, run_id, gc=gc)
+    if args.report:
+        Path(args.report).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    emit(report, render_report(report), as_json=args.json)
+    return report
+
+
+def _quarantine_status(args: argparse.Namespace, report: dict[str, Any]) -> int:
+    """Exit 1 when partitions were quarantined (as the inline engine), else 0."""
+    quarantined = sorted(
+        {f"{item['topic']}-{item['partition']}" for item in report["adoption"]["quarantined"]}
+    )
+    if quarantined:
+        print(
+            f"kafka-segments {args.command}: {len(quarantined)} partition(s) quarantined and left alone: "
+            f"{', '.join(quarantined)}",
+            file=sys.stderr,
+        )
+        return EXIT_PROBLEM
+    return EXIT_OK
+
+
+def _end_run(store: ObjectStore, run_id: str, *, reason: str) -> None:
+    """End a run that will not commit (recorded with the reason; its staged objects are swept later)."""
+    from kafka_segments.pipeline.staged_run import reject_run
+
+    with contextlib.suppress(KafkaSegmentsError):
+        reject_run(store, run_id, reason=reason)
+
+
+def _progress(command: str) -> Progress:
+    def step(line: str) -> None:
+        print(f"[{command}] {line}", file=sys.stderr, flush=True)
+
+    return step

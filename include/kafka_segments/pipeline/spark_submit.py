@@ -1,0 +1,351 @@
+"""How a Spark job of this project is submitted: the job's spec, the library archive, and ``spark-submit``.
+
+This module never imports pyspark: it builds what a launcher needs (``run --engine spark`` runs
+``spark-submit`` itself; the Airflow DAG hands the same spec to ``SparkSubmitOperator``) and runs the
+``spark-submit`` script that the pyspark wheel installs next to the interpreter.
+
+A ``SparkJobSpec`` is complete for any launcher:
+
+* ``application`` is the job's entry script in ``spark_jobs/`` (next to ``include/``: the project runs from
+  its source tree; ``KAFKA_SEGMENTS_SPARK_JOBS`` points elsewhere);
+* ``py_files`` is a zip of the ``kafka_segments`` package, which Spark puts on the executors' (and the
+  driver's) ``sys.path`` — executors of a cluster need not have the project installed;
+* ``env`` is for the ``spark-submit`` process: the Python that runs the driver and the workers
+  (``PYSPARK_PYTHON``, ``PYSPARK_DRIVER_PYTHON``: this interpreter unless set), ``SPARK_LOCAL_IP``
+  (``127.0.0.1`` unless set: quiet, correct local runs; set a routable address when executors run on other
+  hosts) and the ``AWS_*`` settings the lake needs;
+* ``conf`` repeats the ``AWS_*`` settings as ``spark.executorEnv.*``: executors of a standalone cluster are
+  started by the worker daemon and do not inherit the launcher's environment. The values are on the
+  ``spark-submit`` command line (Spark redacts ``secret``/``token``/``access.key`` names in its UI); prefer
+  instance roles or profiles to keys in the environment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from kafka_segments.errors import LocatedError
+
+RETENTION_JOB_NAME = "kafka-segments-retention"
+"""The retention job's Spark application name; the job's one-line summary and errors start with it."""
+RETENTION_JOB_SCRIPT = "retention_job.py"
+SPARK_JOBS_ENV = "KAFKA_SEGMENTS_SPARK_JOBS"
+"""Where the ``spark_jobs`` folder is when the project does not run from its source tree."""
+CACHE_DIR_ENV = "KAFKA_SEGMENTS_CACHE_DIR"
+"""Where ``library_archive`` keeps its zips (in ``spark/``; default ``$XDG_CACHE_HOME/kafka-segments``, else
+``~/.cache/kafka-segments``)."""
+DEFAULT_LOCAL_IP = "127.0.0.1"
+OUTPUT_TAIL_LINES = 40
+_ARCHIVE_SUFFIXES = (".py", ".typed")
+_ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+_URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+class SparkJobNotFoundError(LocatedError):
+    """A job script, the ``spark_jobs`` folder, the library's source or ``spark-submit`` is not where it must
+    be (``location``: the path looked at)."""
+
+
+class SparkJobError(LocatedError):
+    """``spark-submit`` failed (``location``: the application and the master).
+
+    Attributes:
+        exit_code: ``spark-submit``'s exit code (``None``: it could not be started).
+        output_tail: its last lines of output (stdout and stderr together).
+    """
+
+    def __init__(
+        self, reason: str, *, location: str, exit_code: int | None, output_tail: tuple[str, ...] = ()
+    ) -> None:
+        self.exit_code = exit_code
+        self.output_tail = tuple(output_tail)
+        super().__init__(reason, location=location)
+
+
+@dataclass(frozen=True, slots=True)
+class SparkJobSpec:
+    """Everything needed to submit one job (see the module docstring)."""
+
+    name: str
+    application: str
+    application_args: tuple[str, ...]
+    py_files: tuple[str, ...]
+    env: Mapping[str, str]
+    conf: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class SparkJobResult:
+    """A finished ``spark-submit``."""
+
+    argv: tuple[str, ...]
+    exit_code: int
+    seconds: float
+    output_tail: tuple[str, ...]
+    summary: str | None
+    """The job's one-line summary (its last line starting with the job's name), if it printed one."""
+
+
+def spark_jobs_dir() -> Path:
+    """The ``spark_jobs`` folder: ``$KAFKA_SEGMENTS_SPARK_JOBS``, else ``<repo>/spark_jobs`` beside
+    ``include/``. Raises ``SparkJobNotFoundError`` when it is not a directory."""
+    configured = os.environ.get(SPARK_JOBS_ENV)
+    if configured:
+        folder = Path(configured).expanduser().resolve()
+        where = f"${SPARK_JOBS_ENV}"
+    else:
+        folder = _package_dir().parents[1] / "spark_jobs"
+        where = "the project's source tree"
+    if not folder.is_dir():
+        raise SparkJobNotFoundError(
+            f"no spark_jobs folder ({where}); run from the project's source tree or set {SPARK_JOBS_ENV}",
+            location=str(folder),
+        )
+    return folder
+
+
+def library_archive(*, cache_dir: Path | None = None) -> Path:
+    """A zip of the ``kafka_segments`` package (``.py`` and ``py.typed`` files only) for ``--py-files``.
+
+    Its name carries a hash of the content, so an archive is built once per version of the source and then
+    reused; it is written to a temporary file and renamed, so a reader never sees a partial archive. The zip
+    is deterministic (sorted entries, fixed timestamps).
+    """
+    package = _package_dir()
+    files = _archive_files(package)
+    digest = hashlib.sha256()
+    for relative, path in files:
+        data = path.read_bytes()
+        digest.update(relative.encode() + b"\0" + len(data).to_bytes(8, "big") + data)
+    folder = _cache_dir(cache_dir)
+    target = folder / f"kafka_segments-{digest.hexdigest()[:20]}.zip"
+    if target.is_file():
+        return target
+    handle, temporary = tempfile.mkstemp(prefix=".kafka_segments-", suffix=".zip.tmp", dir=folder)
+    try:
+        with os.fdopen(handle, "wb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as archive:
+            for folder_name in _folders(files):
+                entry = zipfile.ZipInfo(f"kafka_segments/{folder_name}", date_time=_ZIP_EPOCH)
+                entry.external_attr = (0o40755 << 16) | 0x10
+                archive.writestr(entry, b"")
+            for relative, path in files:
+                info = zipfile.ZipInfo(f"kafka_segments/{relative}", date_time=_ZIP_EPOCH)
+                info.compress_type = zipfile.ZIP_DEFLATED
+                info.external_attr = 0o644 << 16
+                archive.writestr(info, path.read_bytes())
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def retention_job_spec(
+    *, lake: str, run_id: str, config_path: str | None, environ: Mapping[str, str] | None = None
+) -> SparkJobSpec:
+    """The retention job (``spark_jobs/retention_job.py``) of the prepared run ``run_id``: it executes the
+    run (``staged_run.execute_run``) with its reads and per-topic planning on Spark's executors.
+
+    A local lake path and the configuration path are made absolute (executors of a cluster do not share the
+    launcher's working directory). ``environ`` defaults to ``os.environ``.
+    """
+    env_in = os.environ if environ is None else environ
+    application = spark_jobs_dir() / RETENTION_JOB_SCRIPT
+    if not application.is_file():
+        raise SparkJobNotFoundError("the retention job's script is missing", location=str(application))
+    args = ["--lake", _absolute_lake(lake), "--run-id", run_id]
+    if config_path is not None:
+        args += ["--config", os.path.abspath(config_path)]
+    return SparkJobSpec(
+        name=RETENTION_JOB_NAME,
+        application=str(application),
+        application_args=tuple(args),
+        py_files=(str(library_archive()),),
+        env=launcher_env(env_in),
+        conf=job_conf(env_in),
+    )
+
+
+def launcher_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment ``spark-submit`` needs on top of the launcher's (see the module docstring)."""
+    python = environ.get("PYSPARK_PYTHON") or sys.executable
+    env = {
+        "PYSPARK_PYTHON": python,
+        "PYSPARK_DRIVER_PYTHON": environ.get("PYSPARK_DRIVER_PYTHON") or python,
+        "SPARK_LOCAL_IP": environ.get("SPARK_LOCAL_IP") or DEFAULT_LOCAL_IP,
+    }
+    env.update(_aws_settings(environ))
+    return env
+
+
+def job_conf(environ: Mapping[str, str]) -> dict[str, str]:
+    """The Spark configuration of a job: the workers' Python, the ``AWS_*`` settings for executors, no UI,
+    warnings and errors only in the log."""
+    python = environ.get("PYSPARK_PYTHON") or sys.executable
+    conf = {
+        "spark.pyspark.python": python,
+        "spark.pyspark.driver.python": environ.get("PYSPARK_DRIVER_PYTHON") or python,
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.log.level": "WARN",
+    }
+    conf.update({f"spark.executorEnv.{name}": value for name, value in _aws_settings(environ).items()})
+    return conf
+
+
+def find_spark_submit() -> str:
+    """The ``spark-submit`` next to this interpreter (the pyspark wheel installs it there), else on ``PATH``.
+
+    Raises ``SparkJobNotFoundError``."""
+    beside = Path(sys.executable).parent / "spark-submit"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    found = shutil.which("spark-submit")
+    if found is None:
+        raise SparkJobNotFoundError(
+            "spark-submit is neither next to this Python nor on PATH (install pyspark)", location=str(beside)
+        )
+    return found
+
+
+def spark_submit_argv(spec: SparkJobSpec, *, master: str) -> list[str]:
+    """The ``spark-submit`` command line of ``spec`` on ``master`` (client deploy mode)."""
+    argv = [find_spark_submit(), "--master", master, "--name", spec.name]
+    if spec.py_files:
+        argv += ["--py-files", ",".join(spec.py_files)]
+    for key, value in sorted(spec.conf.items()):
+        argv += ["--conf", f"{key}={value}"]
+    return [*argv, spec.application, *spec.application_args]
+
+
+def run_spark_submit(
+    spec: SparkJobSpec, *, master: str = "local[*]", progress: Callable[[str], None] | None = None
+) -> SparkJobResult:
+    """Run ``spark-submit`` for ``spec`` and wait for it; each output line goes to ``progress``.
+
+    Raises:
+        SparkJobError: ``spark-submit`` could not be started or exited non-zero (with its exit code and the
+            tail of its output; the reason is the job's own one-line error when it printed one).
+        SparkJobNotFoundError: no ``spark-submit``.
+    """
+    argv = spark_submit_argv(spec, master=master)
+    location = f"{spec.application} on {master}"
+    env = {**os.environ, **spec.env}
+    tail: deque[str] = deque(maxlen=OUTPUT_TAIL_LINES)
+    started = time.monotonic()
+    try:
+        code = _stream(argv, env, tail, progress)
+    except OSError as exc:
+        raise SparkJobError(f"cannot start spark-submit: {exc}", location=location, exit_code=None) from exc
+    lines = tuple(tail)
+    if code != 0:
+        raise SparkJobError(
+            f"spark-submit exited with code {code}: {_failure_line(spec.name, lines)}",
+            location=location,
+            exit_code=code,
+            output_tail=lines,
+        )
+    return SparkJobResult(
+        tuple(argv), code, time.monotonic() - started, lines, _last_line_of(spec.name, lines)
+    )
+
+
+def _stream(
+    argv: list[str], env: Mapping[str, str], tail: deque[str], progress: Callable[[str], None] | None
+) -> int:
+    process = subprocess.Popen(
+        argv, env=dict(env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
+    )
+    try:
+        for line in _lines(process):
+            tail.append(line)
+            if progress is not None:
+                progress(line)
+        return process.wait()
+    except BaseException:
+        process.kill()
+        process.wait()
+        raise
+
+
+def _lines(process: subprocess.Popen[str]) -> Iterator[str]:
+    if process.stdout is None:
+        return
+    with process.stdout:
+        for line in process.stdout:
+            yield line.rstrip("\n")
+
+
+def _failure_line(name: str, lines: tuple[str, ...]) -> str:
+    own = _last_line_of(name, lines)
+    if own is not None:
+        return own
+    meaningful = [line.strip() for line in lines if line.strip()]
+    return meaningful[-1] if meaningful else "no output"
+
+
+def _last_line_of(name: str, lines: tuple[str, ...]) -> str | None:
+    prefix = f"{name}: "
+    return next((line for line in reversed(lines) if line.startswith(prefix)), None)
+
+
+def _aws_settings(environ: Mapping[str, str]) -> dict[str, str]:
+    return {name: value for name, value in sorted(environ.items()) if name.startswith("AWS_") and value}
+
+
+def _absolute_lake(lake: str) -> str:
+    return lake if _URI_SCHEME.match(lake) else os.path.abspath(lake)
+
+
+def _package_dir() -> Path:
+    import kafka_segments
+
+    package = Path(kafka_segments.__file__).resolve().parent
+    if not package.is_dir():
+        raise SparkJobNotFoundError(
+            "the kafka_segments package is not a source directory (imported from an archive?)",
+            location=str(package),
+        )
+    return package
+
+
+def _archive_files(package: Path) -> list[tuple[str, Path]]:
+    files = [
+        (path.relative_to(package).as_posix(), path)
+        for path in package.rglob("*")
+        if path.is_file() and path.suffix in _ARCHIVE_SUFFIXES and "__pycache__" not in path.parts
+    ]
+    return sorted(files)
+
+
+def _folders(files: list[tuple[str, Path]]) -> list[str]:
+    """Every folder of the archive as a directory entry (``name/``): ``zipimport`` finds a namespace package
+    (a folder without ``__init__.py``, e.g. ``kafka_segments/retention``) only through its entry."""
+    folders = {""}
+    for relative, _path in files:
+        parts = relative.split("/")[:-1]
+        folders.update("/".join(parts[: index + 1]) + "/" for index in range(len(parts)))
+    return sorted(folders)
+
+
+def _cache_dir(cache_dir: Path | None) -> Path:
+    """``cache_dir`` as given, else ``$KAFKA_SEGMENTS_CACHE_DIR/spark``, else the user's cache folder."""
+    folder = cache_dir
+    if folder is None:
+        configured = os.environ.get(CACHE_DIR_ENV)
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        folder = (Path(configured) if configured else Path(base) / "kafka-segments") / "spark"
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return folder

@@ -1,0 +1,95 @@
+"""``validate_run``: the validation stage of a staged run (between ``execute_run`` and ``commit_staged``).
+
+frames (``quality_frames``) → pandas DataFrames → the suites (GX, ``gx_runtime``) → Data Docs built in a
+temporary folder and uploaded to ``_kafka_segments/runs/<id>/data-docs/`` → ``validation.json`` written
+(overwriting an earlier one) → on failure the run is rejected (``staged_run.reject_run``: it can never commit,
+and its staged objects are swept once another commit takes its version) and ``ValidationFailedError`` is
+raised. ``commit_staged`` reads ``validation.json`` and commits only a run whose validation succeeded.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from pathlib import Path
+
+from kafka_segments.config import Config
+from kafka_segments.errors import LakeError
+from kafka_segments.lake.history import location_of
+from kafka_segments.lake.runs import Clock, wall_clock_ms
+from kafka_segments.pipeline.quality_frames import quality_frames
+from kafka_segments.pipeline.run_files import run_file_key, write_run_file
+from kafka_segments.pipeline.staged_run import VALIDATION, reject_run
+from kafka_segments.storage.base import ObjectStore
+
+from segment_quality.docs import upload_site
+from segment_quality.results import NOTHING_STAGED, SuiteResult, ValidationReport
+from segment_quality.suites import SuiteSpec, suite_specs
+
+log = logging.getLogger("segment_quality")
+
+
+class ValidationFailedError(LakeError):
+    """The run's staged output broke at least one expectation: the run is rejected and nothing is committed.
+
+    The message lists the failed expectations (``suite/invariant (type)``) and where the Data Docs are;
+    ``report`` holds the whole verdict, ``location`` is the run's ``validation.json``.
+    """
+
+    def __init__(self, reason: str, *, location: str, report: ValidationReport | None = None) -> None:
+        self.report = report
+        super().__init__(reason, location=location)
+
+
+def validate_run(
+    store: ObjectStore,
+    run_id: str,
+    *,
+    config: Config,
+    specs: tuple[SuiteSpec, ...] | None = None,
+    clock: Clock = wall_clock_ms,
+) -> ValidationReport:
+    """Validate run ``run_id``'s staged output; return the report when every expectation passed.
+
+    Args:
+        config: the configuration the run was planned with (the rule limits come from it).
+        specs: the suites (default: ``suite_specs()``).
+
+    Raises:
+        ValidationFailedError: an expectation failed (``validation.json`` and the Data Docs are written and
+            the run is rejected first).
+        RunStateError: the run was not prepared or executed.
+        ManifestFormatError, QualityInputError: the run's files are not valid or contradict each other.
+    """
+    frames = quality_frames(store, run_id, config=config)
+    with tempfile.TemporaryDirectory(prefix="kafka-segments-data-docs-") as folder:
+        from segment_quality.gx_runtime import run_suites
+
+        suites = run_suites(
+            frames, suite_specs() if specs is None else specs, run_name=run_id, docs_dir=Path(folder)
+        )
+        docs_key = upload_site(store, run_id, Path(folder))
+    report = _report(store, run_id, suites, docs_key, note="" if frames.staged else NOTHING_STAGED)
+    write_run_file(store, run_id, VALIDATION, report.to_document())
+    if report.success:
+        log.info("%s; result: %s", report.summary(), report.validation_location)
+        return report
+    log.error("%s; result: %s", report.summary(), report.validation_location)
+    reject_run(store, run_id, reason=f"validation failed: {', '.join(report.failed_invariants)}", clock=clock)
+    raise ValidationFailedError(report.summary(), location=str(report.validation_location), report=report)
+
+
+def _report(
+    store: ObjectStore, run_id: str, suites: tuple[SuiteResult, ...], docs_key: str, *, note: str
+) -> ValidationReport:
+    key = run_file_key(run_id, VALIDATION)
+    return ValidationReport(
+        run_id=run_id,
+        success=all(suite.success for suite in suites),
+        suites=suites,
+        validation_key=key,
+        data_docs_key=docs_key,
+        data_docs_location=location_of(store, docs_key),
+        validation_location=location_of(store, key),
+        note=note,
+    )

@@ -1,0 +1,146 @@
+"""spark-submit entry point of a retention run's ``execute`` stage (``staged_run.execute_run``).
+
+    spark-submit --py-files kafka_segments-<hash>.zip retention_job.py --lake L --run-id R [--config F]
+
+The run must have been prepared (``staged_run.prepare_run``: ``request.json`` in its folder). The job adopts
+the lake's new segments with the reads fanned out to the executors, plans each topic on an executor, and
+stages the new manifest in the run's folder (nothing is committed: validation and the commit are later
+stages). It prints a one-line summary and exits 0; a library error (``KafkaSegmentsError``, also one raised
+on an executor and returned by Spark) exits 1 with a one-line reason as the last line on stderr, bad
+arguments exit 2. No rules live here.
+
+``kafka_segments.pipeline.spark_submit.retention_job_spec`` builds the matching ``spark-submit`` call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TextIO
+
+from kafka_segments.errors import KafkaSegmentsError
+from kafka_segments.pipeline.spark_submit import RETENTION_JOB_NAME
+
+if TYPE_CHECKING:
+    from kafka_segments.config import Config
+    from kafka_segments.pipeline.staged_run import StagedRun
+    from kafka_segments.storage.base import ObjectStore
+    from pyspark.sql import SparkSession
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+@dataclass(frozen=True, slots=True)
+class JobArgs:
+    lake: str
+    run_id: str
+    config: str | None
+
+
+def parse_args(argv: Sequence[str] | None = None) -> JobArgs:
+    """The job's arguments (``SystemExit(2)`` with a usage line for bad ones)."""
+    parser = argparse.ArgumentParser(prog=RETENTION_JOB_NAME, description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lake", required=True, help="the lake URI: s3://bucket/prefix or a local path")
+    parser.add_argument("--run-id", required=True, help="the prepared run to execute")
+    parser.add_argument("--config", help="the YAML configuration (default: Kafka's defaults)")
+    args = parser.parse_args(argv)
+    return JobArgs(lake=args.lake, run_id=args.run_id, config=args.config)
+
+
+def load_inputs(args: JobArgs) -> tuple[ObjectStore, Config]:
+    """The lake's store and the configuration, checked before Spark starts: an unprepared run id, a bad
+    configuration or lake URI fails in a second, not after the JVM's start.
+
+    Raises ``KafkaSegmentsError`` (``ConfigError``, ``InvalidLakeUriError``, ``RunStateError``, ...)."""
+    from kafka_segments.config import Config, load_config
+    from kafka_segments.pipeline.staged_run import read_request
+    from kafka_segments.storage.uri import open_store
+
+    config = Config.default() if args.config is None else load_config(args.config)
+    store = open_store(args.lake)
+    read_request(store, args.run_id)
+    return store, config
+
+
+def run_job(spark: SparkSession, args: JobArgs, store: ObjectStore, config: Config) -> StagedRun:
+    """Execute the prepared run with its fan-outs on ``spark``'s executors."""
+    from kafka_segments.pipeline.staged_run import execute_run
+    from spark_runner import SparkRunner
+
+    return execute_run(store, config, args.run_id, lake=args.lake, runner=SparkRunner(spark.sparkContext))
+
+
+def summary_line(staged: StagedRun) -> str:
+    """``kafka-segments-retention: run R: staged a new manifest (engine spark); ...`` (one line)."""
+    result = staged.result
+    adoption = result.adoption
+    plans = result.plan.partitions
+    outcome = "staged a new manifest" if staged.changed else "nothing to change"
+    deleted = sum(len(plan.deletions) for plan in plans)
+    return (
+        f"{RETENTION_JOB_NAME}: run {staged.request.run_id}: {outcome} (engine {staged.engine}); "
+        f"adopted {len(adoption.adopted)} segment(s), {len(adoption.quarantined)} quarantined; "
+        f"planned {len(plans)} partition(s), {deleted} segment(s) to delete"
+    )
+
+
+def build_session(args: JobArgs) -> SparkSession:
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.appName(f"{RETENTION_JOB_NAME} {args.run_id}").getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = parse_args(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    try:
+        store, config = load_inputs(args)
+    except KafkaSegmentsError as exc:
+        _say(sys.stderr, f"{RETENTION_JOB_NAME}: {exc}")
+        return EXIT_FAILED
+    return _execute(args, store, config)
+
+
+def _execute(args: JobArgs, store: ObjectStore, config: Config) -> int:
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+
+    spark = build_session(args)
+    try:
+        staged = run_job(spark, args, store, config)
+    except KafkaSegmentsError as exc:
+        _say(sys.stderr, f"{RETENTION_JOB_NAME}: {exc}")
+        return EXIT_FAILED
+    except (PySparkException, Py4JError) as exc:
+        sys.stderr.write(f"{exc}\n")  # the executor's traceback, for the log
+        _say(sys.stderr, f"{RETENTION_JOB_NAME}: a Spark task failed: {failure_reason(exc)}")
+        return EXIT_FAILED
+    finally:
+        spark.stop()
+    _say(sys.stdout, summary_line(staged))
+    return EXIT_OK
+
+
+def failure_reason(exc: BaseException) -> str:
+    """The last line of a Spark error: for an executor's Python error (``PythonException``) that is the
+    exception itself, e.g. ``kafka_segments.errors.TransientStoreError: s3://...: ...``."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[-1] if lines else type(exc).__name__
+
+
+def _say(stream: TextIO, line: str) -> None:
+    """One line, flushed at once (spark-submit's output interleaves the JVM's)."""
+    stream.write(line.replace("\n", " ") + "\n")
+    stream.flush()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

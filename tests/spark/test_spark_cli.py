@@ -1,0 +1,165 @@
+"""``kafka-segments plan|run --engine spark`` as a user runs them, on moto's S3: real processes, a real
+``spark-submit`` (``local[2]``), the validation stage in its own process. The spark run commits what
+``--engine inline`` commits on an identical copy of the lake; the plan changes no committed state. And the
+stages' failure paths in this process: bad input exits 2 before any stage, a run whose validation cannot
+pass ends uncommitted with its report."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kafka_segments.cli import spark_engine
+from kafka_segments.cli.main import main
+from kafka_segments.config import load_config
+from kafka_segments.embedded_s3 import EmbeddedS3
+from kafka_segments.lake.codec import manifest_to_json
+from kafka_segments.lake.history import manifest_versions
+from kafka_segments.lake.reader import resolve_manifest
+from kafka_segments.lake.runs import Outcome, list_runs, read_outcome
+from kafka_segments.pipeline import spark_submit
+from kafka_segments.pipeline.spark_submit import SparkJobResult, SparkJobSpec
+from kafka_segments.pipeline.staged_run import execute_run
+from kafka_segments.storage import LocalStore, S3Store
+from kafka_segments.topic_partition import TopicPartition
+from lake.helpers import T0
+from lake.retention_helpers import group, upload_fifteen_records, write_snapshot
+from s3_fixtures import BUCKET, new_s3_store
+from spark_helpers import normalized
+
+pytestmark = pytest.mark.spark
+
+CLI = Path(sys.executable).parent / "kafka-segments"
+DAY = 86_400_000
+CONFIG = """\
+topics:
+  t:
+    retention.ms: 10000
+    file.delete.delay.ms: 0
+  c:
+    retention.commitoffset.enable: true
+    retention.commitoffset.ms: 86400000
+    retention.ms: 2592000000
+"""
+C0 = TopicPartition("c", 0)
+
+
+def fill(store: S3Store) -> None:
+    for partition in (0, 1):
+        upload_fifteen_records(store, ts=10, tp=TopicPartition("t", partition))
+    upload_fifteen_records(store, ts=T0 - 2 * DAY, tp=C0)
+
+
+def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(CLI), *args], capture_output=True, text=True, timeout=600, check=False, env=env
+    )
+
+
+def committed(store: S3Store, run_ids: frozenset[str]) -> Any:
+    return normalized(json.loads(manifest_to_json(resolve_manifest(store))), run_ids, wall_clock=True)
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("segment_quality.__main__") is None,
+    reason="the validation stage (python -m segment_quality) is not installed",
+)
+def test_run_engine_spark_commits_what_inline_commits(
+    s3_server: EmbeddedS3, process_env: dict[str, str], tmp_path: Path
+) -> None:
+    on_spark, inline = new_s3_store(s3_server), new_s3_store(s3_server)
+    fill(on_spark)
+    fill(inline)
+    config_file = tmp_path / "config.yaml"
+    config_file.write_text(CONFIG)
+    snapshot = write_snapshot(
+        tmp_path / "offsets.json", [group("slow", [(0, 7, T0)], subscribed=["c"], topic="c")], taken_at_ms=T0
+    )
+    common = ["--config", str(config_file), "--now", str(T0), "--offsets", str(snapshot)]
+    spark_args = [*common, "--lake", f"s3://{BUCKET}/{on_spark.prefix}", "--engine", "spark"]
+    spark_args += ["--spark-master", "local[2]"]
+
+    planned = cli("plan", *spark_args, "--json", env=process_env)
+    assert planned.returncode == 0, planned.stderr
+    plan = json.loads(planned.stdout)
+    assert (plan["outcome"], plan["engine"], plan["validation"]["success"]) == ("dry run", "spark", True)
+    assert manifest_versions(on_spark) == []  # staged and validated, nothing committed
+
+    report_file = tmp_path / "report.json"
+    ran = cli("run", *spark_args, "--report", str(report_file), env=process_env)
+    assert ran.returncode == 0, ran.stderr
+    assert "[run] execute: spark-submit kafka-segments-retention on local[2]" in ran.stderr
+    assert "[run] validate: python -m segment_quality validate" in ran.stderr
+    assert "[run] gc: deleting retired objects" in ran.stderr
+    assert "committed version 1 (base None)" in ran.stdout
+    assert "c-0: log start 0 -> 5, log end 15; deleted consumed: 1 segment(s)" in ran.stdout
+    report = json.loads(report_file.read_text())
+    assert (report["outcome"], report["engine"], report["committed_version"]) == ("committed", "spark", 1)
+    assert len(report["gc"]["deleted"]) == 6  # t's segments: file.delete.delay.ms 0
+
+    reference = cli("run", *common, "--lake", f"s3://{BUCKET}/{inline.prefix}", "--json", env=process_env)
+    assert reference.returncode == 0, reference.stderr
+    expected = json.loads(reference.stdout)
+
+    run_ids = frozenset({plan["run_id"], report["run_id"], expected["run_id"]})
+    assert committed(on_spark, run_ids) == committed(inline, run_ids)
+    assert normalized(report["plan"], run_ids) == normalized(expected["plan"], run_ids)
+    assert normalized(plan["plan"], run_ids) == normalized(report["plan"], run_ids)
+    assert [len(p.segments) for p in resolve_manifest(on_spark).partitions] == [2, 0, 0]
+
+
+def test_a_bad_configuration_exits_2_before_any_stage(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = LocalStore(tmp_path / "lake")
+    upload_fifteen_records(store, ts=10)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("topics:\n  t:\n    retention.ms: soon\n")
+
+    code = main(["run", "--lake", str(tmp_path / "lake"), "--config", str(bad), "--engine", "spark"])
+
+    assert code == 2
+    assert "retention.ms" in capsys.readouterr().err
+    assert list(list_runs(store)) == []
+
+
+def test_a_run_whose_validation_cannot_run_ends_uncommitted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Spark job is replaced by the inline execute stage (this test is about the stages around it)."""
+    store = LocalStore(tmp_path / "lake")
+    upload_fifteen_records(store, ts=10)
+    config_file = tmp_path / "config.yaml"
+    config_file.write_text(CONFIG)
+    submitted: list[tuple[SparkJobSpec, str]] = []
+
+    def execute_inline(spec: SparkJobSpec, *, master: str, progress: object) -> SparkJobResult:
+        submitted.append((spec, master))
+        args = dict(zip(spec.application_args[::2], spec.application_args[1::2], strict=True))
+        execute_run(store, load_config(args["--config"]), args["--run-id"])
+        return SparkJobResult(argv=(), exit_code=0, seconds=0.0, output_tail=(), summary=None)
+
+    monkeypatch.setattr(spark_submit, "run_spark_submit", execute_inline)
+    monkeypatch.setattr(spark_engine, "VALIDATOR_MODULE", "no_such_validator_module")
+    argv = ["run", "--lake", str(tmp_path / "lake"), "--config", str(config_file), "--now", str(T0)]
+
+    code = main([*argv, "--engine", "spark", "--spark-master", "spark://127.0.0.1:7077", "--json"])
+
+    assert code == 1
+    captured = capsys.readouterr()
+    assert "validation could not run, nothing is committed: no_such_validator_module" in captured.err
+    report = json.loads(captured.out)
+    assert report["outcome"].startswith("validation could not run")
+    assert report["plan"]["totals"]["segments_deleted"] == 3
+    assert [(spec.application_args[1], master) for spec, master in submitted] == [
+        (str(tmp_path / "lake"), "spark://127.0.0.1:7077")
+    ]
+    assert manifest_versions(store) == []
+    ended = read_outcome(store, report["run_id"])
+    assert ended is not None
+    assert ended.outcome is Outcome.ABORTED

@@ -1,0 +1,89 @@
+"""``spark_jobs/retention_job.py`` in this process: its exit codes for bad arguments and library errors
+(checked before any Spark starts), and the execute stage on the session's Spark."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+import retention_job
+from kafka_segments.checkpoint import parse_offset_checkpoint
+from kafka_segments.pipeline.spark_submit import RETENTION_JOB_NAME
+from kafka_segments.pipeline.staged_run import STAGED, prepare_run, read_run_json
+from lake.helpers import T0, FakeClock
+from lake.retention_helpers import topic_yaml, upload_fifteen_records
+from spark_helpers import PANDAS_WARNING, Lake
+from spark_runner import SparkRunner
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = [pytest.mark.spark, pytest.mark.filterwarnings(PANDAS_WARNING)]
+
+
+def test_bad_arguments_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert retention_job.main(["--lake", "/tmp/lake"]) == retention_job.EXIT_USAGE
+    assert "--run-id" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("run_id", "config_text", "reason"),
+    [
+        pytest.param("never-prepared", None, "has no request.json", id="an_unprepared_run"),
+        pytest.param(
+            "r", "topics:\n  t:\n    retention.ms: soon\n", "retention.ms", id="a_bad_configuration"
+        ),
+    ],
+)
+def test_library_errors_exit_1_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], run_id: str, config_text: str | None, reason: str
+) -> None:
+    argv = ["--lake", str(tmp_path / "lake"), "--run-id", run_id]
+    if config_text is not None:
+        (tmp_path / "c.yaml").write_text(config_text)
+        argv += ["--config", str(tmp_path / "c.yaml")]
+
+    assert retention_job.main(argv) == retention_job.EXIT_FAILED
+
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    (line,) = captured.err.splitlines()
+    assert line.startswith(f"{RETENTION_JOB_NAME}: ")
+    assert reason in line
+
+
+def test_the_job_executes_a_prepared_run_on_spark(
+    lake: Lake, spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in lake.environ.items():
+        monkeypatch.setenv(name, value)
+    upload_fifteen_records(lake.store, ts=10)
+    config_file = tmp_path / "c.yaml"
+    config_file.write_text(topic_yaml(retention_ms=10_000))
+    run_id = prepare_run(lake.store, now_ms=T0, offsets=None, dry_run=False, clock=FakeClock()).run_id
+    args = retention_job.parse_args(["--lake", lake.uri, "--run-id", run_id, "--config", str(config_file)])
+
+    store, config = retention_job.load_inputs(args)
+    staged = retention_job.run_job(spark, args, store, config)
+
+    assert staged.engine == "spark"
+    assert read_run_json(lake.store, run_id, STAGED)["report"]["engine"] == "spark"
+    assert retention_job.summary_line(staged) == (
+        f"{RETENTION_JOB_NAME}: run {run_id}: staged a new manifest (engine spark); adopted 3 segment(s), "
+        "0 quarantined; planned 1 partition(s), 3 segment(s) to delete"
+    )
+
+
+def test_an_executor_error_is_reported_by_its_last_line(spark: SparkSession) -> None:
+    """A library error raised on an executor comes back as Spark's ``PythonException`` (the worker's whole
+    traceback); the job's one-line reason is the error itself."""
+    from pyspark.errors import PySparkException
+
+    with pytest.raises(PySparkException) as failed:
+        SparkRunner(spark.sparkContext).map(parse_offset_checkpoint, [b"garbage"])
+
+    assert retention_job.failure_reason(failed.value) == (
+        "kafka_segments.errors.CheckpointFileError: <memory> line 1: "
+        "Malformed line in checkpoint file [<memory>]: garbage"
+    )
