@@ -30,8 +30,17 @@ from kafka_segments.pipeline.staged_run import (
 )
 from kafka_segments.storage import LocalStore, ObjectStore, S3Store
 from kafka_segments.topic_partition import TopicPartition
+from unit.coordinator_records import (
+    CoordinatorLog,
+    consumer_subscription,
+    group_metadata_key,
+    group_metadata_value,
+    member,
+    offset_commit_key,
+    offset_commit_value,
+)
 
-from lake.helpers import FakeClock
+from lake.helpers import FakeClock, upload_segment
 from lake.retention_helpers import (
     TP,
     bases,
@@ -230,3 +239,33 @@ def test_a_backfill_uses_the_newest_earlier_pin_and_never_a_source(
     assert later.snapshot_id == stored.snapshot_id
     assert "500" in later.note
     assert before is None
+
+
+def test_the_lake_offsets_source_sees_uploaded_consumer_offsets_segments(
+    store: ObjectStore, clock: FakeClock
+) -> None:
+    """As the inline run does after its adoption: the snapshot stage reads ``__consumer_offsets`` segments
+    uploaded since the last commit (nothing is committed by the snapshot stage itself)."""
+    upload_fifteen_records(store, segment_ts=[10, 20, 30])
+    log = CoordinatorLog(timestamp=NOW - 60_000)
+    log.append(
+        (
+            group_metadata_key("billing"),
+            group_metadata_value(members=[member("m1", subscription=consumer_subscription(["t"]))]),
+        )
+    )
+    log.append((offset_commit_key("billing", "t", 0), offset_commit_value(7, commit_timestamp=NOW - 60_000)))
+    upload_segment(store, TopicPartition("__consumer_offsets", 0), log.segment())
+
+    offsets = snapshot_offsets(store, OffsetsChoice(source="lake"), now_ms=NOW, dry_run=False)
+
+    assert offsets is not None
+    assert offsets.origin == "taken"
+    assert [g.group_id for g in offsets.snapshot.groups] == ["billing"]
+    assert head_version(store) is None
+    request = prepare_run(store, now_ms=NOW, offsets=offsets, dry_run=False, clock=clock)
+    staged = execute_run(store, config(CONSUMED), request.run_id, clock=clock)
+    plan = staged.result.plan.partition(TP)
+    assert plan is not None
+    assert plan.holder is not None
+    assert (plan.holder.group_id, plan.holder.committed_offset) == ("billing", 7)

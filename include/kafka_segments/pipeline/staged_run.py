@@ -35,9 +35,12 @@ from kafka_segments.lake.adoption import adopt_objects
 from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.commit import abort_run, begin_run, build_manifest, commit_run, stage_manifest
 from kafka_segments.lake.gc import GcReport
-from kafka_segments.lake.history import location_of, read_manifest
-from kafka_segments.lake.runs import Clock, Outcome, read_outcome, read_run, wall_clock_ms
+from kafka_segments.lake.history import location_of, read_head, read_manifest
+from kafka_segments.lake.manifest import Manifest
+from kafka_segments.lake.runs import Clock, Outcome, RunRecord, read_outcome, read_run, wall_clock_ms
+from kafka_segments.offsets.lake_source import CONSUMER_OFFSETS_TOPIC
 from kafka_segments.offsets.snapshot_codec import snapshot_from_json, snapshot_to_json
+from kafka_segments.offsets.snapshot_store import read_pin
 from kafka_segments.pipeline.offsets_input import OffsetsChoice, ResolvedOffsets, resolve_offsets
 from kafka_segments.pipeline.planning import ALL_PARTITIONS, Selection, plan_adopted
 from kafka_segments.pipeline.retention_run import RunResult, apply_plan, plan_document
@@ -54,6 +57,8 @@ STAGED = "staged.json"
 VALIDATION = "validation.json"
 REPORT = "report.json"
 STAGED_FORMAT_VERSION = 1
+VIEW_RUN_ID = "offsets-view"
+"""The run id of the throwaway adoption that lets the ``lake`` offsets source see uploaded segments."""
 
 
 class ValidationGateError(LakeError):
@@ -133,10 +138,26 @@ def snapshot_offsets(
 ) -> ResolvedOffsets | None:
     """The consumer offsets of ``now`` (see ``offsets_input``): pinned for ``now`` unless a dry run.
 
-    The ``lake`` source reads the committed ``__consumer_offsets`` (segments uploaded since the last commit
-    count from the next run on).
+    The ``lake`` source reads ``__consumer_offsets`` as the run will see it, uploaded segments included: the
+    same view the inline engine passes after its adoption (only that topic's objects are listed and read).
     """
-    return resolve_offsets(store, choice, now_ms=now_ms, dry_run=dry_run, topics=topics)
+    lake_view = None
+    if choice.source == "lake" and not choice.earlier_pin and read_pin(store, now_ms) is None:
+        lake_view = _offsets_topic_view(store)
+    return resolve_offsets(store, choice, now_ms=now_ms, dry_run=dry_run, topics=topics, lake_view=lake_view)
+
+
+def _offsets_topic_view(store: ObjectStore) -> Manifest | None:
+    """The head with ``__consumer_offsets``' uploaded segments adopted (read only; ``None``: no head and
+    nothing to adopt). Other partitions keep their committed state (absent from the listing, they count as
+    quarantined in this throwaway adoption, which leaves them as they are)."""
+    base = read_head(store)
+    run = RunRecord(VIEW_RUN_ID, "view", None if base is None else base.version, 0, 0)
+    listing = list(store.list(CONSUMER_OFFSETS_TOPIC + "-"))
+    adoption = adopt_objects(store, base=base, run=run, listing=listing)
+    if base is None and not adoption.partitions:
+        return None
+    return build_manifest(run, base=base, partitions=adoption.partitions)
 
 
 def prepare_run(
