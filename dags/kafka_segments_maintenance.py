@@ -1,0 +1,102 @@
+"""Kafka log retention on the lake: recover → snapshot consumer offsets → prepare → Spark → validate →
+commit → gc → report.
+
+* **When**: every hour by default (environment variable `KAFKA_SEGMENTS_SCHEDULE`: a cron expression or
+  preset, `none` for no schedule); one run at a time. The run's `now` is its data interval end (scheduled and
+  backfill runs) or its trigger time (manual runs).
+* **Where**: Variable `kafka_segments_lake` (`s3://bucket/prefix` or a local path), Variable
+  `kafka_segments_config` (the YAML configuration; unset: Kafka's defaults), Variable
+  `kafka_segments_offsets_source`, Connection `aws_default` (S3 credentials and endpoint) and Connection
+  `spark_default` (the Spark master; absent: `local[*]`).
+* **Manual triggers are dry runs** unless `dry_run` is false: everything runs up to validation and nothing is
+  committed. Backfill runs use the consumer offsets pinned for their date (or the newest earlier pin).
+* **Failures**: transient store errors are retried; a commit conflict, a failed validation or bad input
+  fails the task at once with the reason. The report (last task's XCom, and `report.json` in the lake run's
+  folder) lists per partition the log start offsets before and after, what was deleted and why, and the
+  consumer group holding the partition back. Each commit emits an event for the lake's Asset through the
+  alias `kafka_segments_lakes`.
+
+See docs/airflow.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airflow.sdk import dag, get_current_context, task
+from orchestration.assets import lakes_alias
+from orchestration.declarations import (
+    MAINTENANCE_DAG_ID,
+    START_DATE,
+    TAGS,
+    default_args,
+    maintenance_params,
+    maintenance_schedule,
+)
+from orchestration.spark_operator import RetentionSparkSubmitOperator
+
+
+@dag(
+    dag_id=MAINTENANCE_DAG_ID,
+    schedule=maintenance_schedule(),
+    start_date=START_DATE,
+    catchup=False,
+    max_active_runs=1,
+    tags=TAGS,
+    params=maintenance_params(),
+    default_args=default_args(),
+    doc_md=__doc__,
+)
+def kafka_segments_maintenance() -> None:
+    @task
+    def recover() -> dict[str, Any]:
+        from orchestration.maintenance import recover_lake
+
+        return recover_lake(get_current_context())
+
+    @task
+    def snapshot_offsets(recovered: dict[str, Any]) -> dict[str, Any]:
+        from orchestration.maintenance import snapshot_consumer_offsets
+
+        return snapshot_consumer_offsets(get_current_context(), recovered)
+
+    @task
+    def prepare(snapshot: dict[str, Any]) -> dict[str, Any]:
+        from orchestration.maintenance import prepare as prepare_run
+
+        return prepare_run(get_current_context(), snapshot)
+
+    @task
+    def validate(prepared: dict[str, Any]) -> dict[str, Any]:
+        from orchestration.maintenance import validate as validate_run
+
+        return validate_run(get_current_context(), prepared)
+
+    @task(outlets=[lakes_alias()])
+    def commit(prepared: dict[str, Any]) -> dict[str, Any]:
+        from orchestration.maintenance import commit as commit_run
+
+        return commit_run(get_current_context(), prepared)
+
+    @task
+    def gc(prepared: dict[str, Any]) -> dict[str, Any]:
+        from orchestration.maintenance import collect_garbage
+
+        return collect_garbage(get_current_context(), prepared)
+
+    @task
+    def report(prepared: dict[str, Any], collected: dict[str, Any]) -> dict[str, Any]:
+        from orchestration.maintenance import publish_report
+
+        return publish_report(get_current_context(), prepared, collected)
+
+    prepared = prepare(snapshot_offsets(recover()))
+    spark = RetentionSparkSubmitOperator(task_id="spark_retention", prepare_task_id="prepare")
+    validated = validate(prepared)
+    committed = commit(prepared)
+    collected = gc(prepared)
+    prepared >> spark >> validated >> committed >> collected
+    report(prepared, collected)
+
+
+kafka_segments_maintenance()

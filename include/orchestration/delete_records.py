@@ -1,0 +1,138 @@
+"""The delete-records DAG's task: KIP-107's ``deleteRecords`` on the lake
+(``kafka_segments.pipeline.delete_records_run.delete_records``), from the ``kafka-delete-records.sh`` JSON.
+
+As Kafka's tool (``DeleteRecordsCommand``) does, the request is refused as a whole when it is malformed
+(not version 1, a partition listed twice, a field of the wrong type), and otherwise every partition gets its
+own result: the new low watermark, or Kafka's error (``OFFSET_OUT_OF_RANGE``, ``POLICY_VIOLATION``,
+``UNKNOWN_TOPIC_OR_PARTITION``, ``KAFKA_STORAGE_ERROR`` for a quarantined partition). A partition's error
+does not fail the task (the tool prints it and exits normally); it is logged as a warning and counted in the
+report. All partitions that succeed are committed together, in one commit.
+
+The report (the task's XCom) is also written to the lake: ``_kafka_segments/runs/<run id>/report.json`` of
+the lake run that committed (or ended with nothing to change); a dry run registers no lake run, so its
+report goes to the folder named by the Airflow run's lake run id (``orchestration.run_parameters``), which
+holds no run record and is never swept.
+
+The newest consumer-offset snapshot pinned at or before the run's time (the maintenance runs pin one per
+run) is used, read-only, to warn about groups that would lose records they have not read.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from orchestration.failures import task_failures
+from orchestration.run_parameters import lake_run_id, run_labels, run_now_ms
+from orchestration.settings import lake_store, load_run_config, read_lake_settings
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+    from kafka_segments.pipeline.delete_records_run import DeleteRecordsOutcome
+
+log = logging.getLogger(__name__)
+
+REQUEST_LOCATION = "the run's Param 'request'"
+OPERATION = "delete-records"
+REPORT = "report.json"
+
+
+def delete_records_run(context: Context) -> dict[str, Any]:
+    """Task ``delete_records``: apply the request (or preview it in a dry run), write and return the report;
+    a commit emits an event for the lake's Asset through the ``kafka_segments_lakes`` alias."""
+    from kafka_segments.lake.history import location_of
+    from kafka_segments.pipeline.delete_records_run import delete_records
+    from kafka_segments.pipeline.offsets_input import OffsetsChoice, resolve_offsets
+    from kafka_segments.pipeline.run_files import run_file_key, write_run_file
+    from kafka_segments.retention.delete_records import parse_delete_records
+
+    from orchestration.assets import record_lake_event
+
+    params = context["params"]
+    dag_run = context["dag_run"]
+    dry_run = params.get("dry_run", True) is not False
+    now_ms = run_now_ms(dag_run)
+    with task_failures("delete_records"):
+        settings = read_lake_settings()
+        requests = parse_delete_records(json.dumps(params.get("request")), location=REQUEST_LOCATION)
+        config = load_run_config(settings.config_path)
+        log.info(
+            "%s: %d partition(s) on lake %s at now=%d%s",
+            OPERATION,
+            len(requests),
+            settings.lake,
+            now_ms,
+            " (dry run: nothing is changed)" if dry_run else "",
+        )
+        with lake_store(settings.lake) as store:
+            offsets = resolve_offsets(store, OffsetsChoice(earlier_pin=True), now_ms=now_ms, dry_run=True)
+            outcome = delete_records(
+                store,
+                requests,
+                config=config,
+                now_ms=now_ms,
+                snapshot=None if offsets is None else offsets.snapshot,
+                dry_run=dry_run,
+            )
+            report_run_id = lake_run_id(dag_run) if dry_run else outcome.run_id
+            document = report_document(outcome, now_ms=now_ms, dry_run=dry_run, labels=run_labels(dag_run))
+            document["report_key"] = run_file_key(report_run_id, REPORT)
+            write_run_file(store, report_run_id, REPORT, document)
+            where = location_of(store, document["report_key"])
+    _log_results(outcome, dry_run=dry_run)
+    if outcome.committed_version is not None:
+        asset = record_lake_event(
+            context["outlet_events"],
+            settings.lake,
+            extra={"run_id": outcome.run_id, "version": outcome.committed_version, "now_ms": now_ms},
+        )
+        log.info("asset event for %s (version %d)", asset.uri, outcome.committed_version)
+    log.info("report: %s", where)
+    return document
+
+
+def report_document(
+    outcome: DeleteRecordsOutcome, *, now_ms: int, dry_run: bool, labels: dict[str, str]
+) -> dict[str, Any]:
+    """The run's report: ``outcome_to_dict`` with the operation, the outcome and where the run came from."""
+    from kafka_segments.pipeline.delete_records_run import outcome_to_dict
+
+    if dry_run:
+        verdict = "dry run"
+    elif outcome.committed_version is not None:
+        verdict = "committed"
+    else:
+        verdict = "nothing to change"
+    document: dict[str, Any] = {
+        "operation": OPERATION,
+        "outcome": verdict,
+        "now_ms": now_ms,
+        "dry_run": dry_run,
+        **outcome_to_dict(outcome),
+    }
+    document["failed_partitions"] = len(outcome.failed)
+    document["labels"] = labels
+    return document
+
+
+def _log_results(outcome: DeleteRecordsOutcome, *, dry_run: bool) -> None:
+    log.info("Dry run (nothing changed):" if dry_run else "Records delete operation completed:")
+    for result in outcome.results:
+        if result.ok:
+            log.info("%s", result.line())
+        else:
+            log.warning("%s", result.line())
+    for plan in outcome.plans:
+        for loss in plan.unread_loss:
+            log.warning(
+                "%s: group %s (committed offset %s) loses %d unread record(s)",
+                plan.topic_partition,
+                loss.group_id,
+                loss.committed_offset,
+                loss.records,
+            )
+    if outcome.failed:
+        log.warning("%d of %d partition(s) failed", len(outcome.failed), len(outcome.results))
+    if outcome.committed_version is not None:
+        log.info("committed version %d (lake run %s)", outcome.committed_version, outcome.run_id)

@@ -1,0 +1,234 @@
+"""The maintenance DAG's tasks: one function per task, each one call into ``kafka_segments`` (or the quality
+package), with the run's context in and a small JSON document out (``orchestration.handover``).
+
+``recover`` → ``snapshot_offsets`` → ``prepare`` → ``spark_retention`` (``orchestration.spark_operator``) →
+``validate`` → ``commit`` → ``gc`` → ``report``: the stages of ``kafka_segments.pipeline.staged_run``, which
+hand over through the lake run's folder. A dry run skips recovery (a fence would be a commit), runs the
+rest up to validation, and ends the run without a commit; its gc only reports.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from orchestration.failures import task_failures
+from orchestration.handover import RunHandle, offsets_from_xcom, offsets_to_xcom
+from orchestration.run_parameters import RunParameters, lake_run_id, maintenance_parameters
+from orchestration.settings import LakeSettings, lake_store, load_run_config, read_lake_settings
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+    from kafka_segments.pipeline.offsets_input import ResolvedOffsets
+
+log = logging.getLogger(__name__)
+
+
+def recover_lake(context: Context) -> dict[str, Any]:
+    """Task ``recover``: read the settings, resolve the run's parameters, and finish or discard interrupted
+    runs (``lake.recover.recover``; skipped in a dry run)."""
+    with task_failures("recover"):
+        settings = read_lake_settings()
+        parameters = maintenance_parameters(context, default_offsets_source=settings.offsets_source)
+        _log_parameters(settings, parameters)
+        recovered: dict[str, Any] | None = None
+        if parameters.dry_run:
+            log.info("dry run: recovery skipped (fencing an interrupted run would commit)")
+        else:
+            from kafka_segments.lake.recover import recover
+
+            with lake_store(settings.lake) as store:
+                report = recover(store)
+            log.info("%s", report.to_text().rstrip())
+            recovered = report.to_dict()
+    return {"settings": settings.to_dict(), "parameters": parameters.to_dict(), "recovered": recovered}
+
+
+def snapshot_consumer_offsets(context: Context, recovered: Mapping[str, Any]) -> dict[str, Any]:
+    """Task ``snapshot_offsets``: the consumer offsets of the run's ``now``, pinned in the lake (unless a dry
+    run) so that a rerun of the same time uses the same offsets (``staged_run.snapshot_offsets``)."""
+    from kafka_segments.pipeline.staged_run import snapshot_offsets
+
+    settings = LakeSettings.from_dict(recovered["settings"])
+    parameters = RunParameters.from_dict(recovered["parameters"])
+    with task_failures("snapshot_offsets"), lake_store(settings.lake) as store:
+        resolved = snapshot_offsets(
+            store,
+            parameters.offsets_choice(),
+            now_ms=parameters.now_ms,
+            dry_run=parameters.dry_run,
+            topics=parameters.topics,
+        )
+    _log_offsets(resolved)
+    return {
+        "settings": settings.to_dict(),
+        "parameters": parameters.to_dict(),
+        "offsets": offsets_to_xcom(resolved),
+    }
+
+
+def prepare(context: Context, snapshot: Mapping[str, Any]) -> dict[str, Any]:
+    """Task ``prepare``: register the lake run on the current head with its request and offsets
+    (``staged_run.prepare_run``; a retried task registers the same run id again)."""
+    from kafka_segments.pipeline.staged_run import prepare_run
+
+    settings = LakeSettings.from_dict(snapshot["settings"])
+    parameters = RunParameters.from_dict(snapshot["parameters"])
+    with task_failures("prepare"), lake_store(settings.lake) as store:
+        request = prepare_run(
+            store,
+            now_ms=parameters.now_ms,
+            offsets=offsets_from_xcom(store, snapshot.get("offsets")),
+            dry_run=parameters.dry_run,
+            selection=parameters.selection(),
+            labels=parameters.labels,
+            run_id=lake_run_id(context["dag_run"]),
+        )
+    handle = RunHandle(settings.lake, settings.config_path, request.run_id, request.dry_run, request.now_ms)
+    log.info(
+        "lake run %s prepared on base version %s (now=%d, %s)",
+        request.run_id,
+        request.base_version,
+        request.now_ms,
+        "dry run" if request.dry_run else "will commit if validated",
+    )
+    return handle.to_dict()
+
+
+def validate(context: Context, prepared: Mapping[str, Any]) -> dict[str, Any]:
+    """Task ``validate``: the expectation suites over the staged output (``segment_quality.validate_run``,
+    which writes ``validation.json`` and, on failure, ends the run without a commit)."""
+    handle = RunHandle.from_dict(prepared)
+    with task_failures("validate"):
+        from segment_quality import validate_run
+
+        config = load_run_config(handle.config_path)
+        with lake_store(handle.lake) as store:
+            try:
+                report = validate_run(store, handle.run_id, config=config)
+            except Exception:
+                _log_validation_file(store, handle.run_id)
+                raise
+    log.info(
+        "validation %s for lake run %s; results: %s; Data Docs: %s",
+        "passed" if report.success else "FAILED",
+        handle.run_id,
+        report.validation_key,
+        report.data_docs_location,
+    )
+    return {
+        "run_id": report.run_id,
+        "success": report.success,
+        "validation_key": report.validation_key,
+        "data_docs_key": report.data_docs_key,
+        "data_docs_location": report.data_docs_location,
+    }
+
+
+def commit(context: Context, prepared: Mapping[str, Any]) -> dict[str, Any]:
+    """Task ``commit``: one conditional PUT of the staged manifest, only after a successful validation
+    (``staged_run.commit_staged``); a dry run or a run with nothing to change ends without a commit. A
+    commit emits an event for the lake's Asset through the ``kafka_segments_lakes`` alias."""
+    from kafka_segments.pipeline.staged_run import commit_staged
+
+    from orchestration.assets import record_lake_event
+
+    handle = RunHandle.from_dict(prepared)
+    with task_failures("commit"), lake_store(handle.lake) as store:
+        outcome = commit_staged(store, handle.run_id)
+    if outcome.outcome == "committed":
+        asset = record_lake_event(
+            context["outlet_events"],
+            handle.lake,
+            extra={"run_id": handle.run_id, "version": outcome.version, "now_ms": handle.now_ms},
+        )
+        log.info(
+            "lake run %s committed version %s; asset event for %s", handle.run_id, outcome.version, asset.uri
+        )
+    else:
+        log.info("lake run %s: %s; nothing committed", handle.run_id, outcome.outcome)
+    return {"run_id": outcome.run_id, "outcome": outcome.outcome, "version": outcome.version}
+
+
+def collect_garbage(context: Context, prepared: Mapping[str, Any]) -> dict[str, Any]:
+    """Task ``gc``: delete retired objects whose ``file.delete.delay.ms`` has passed, orphans of runs that can
+    no longer commit and old manifests (``lake.gc.collect_garbage``; a dry run only reports)."""
+    from kafka_segments.lake.gc import collect_garbage as gc
+
+    handle = RunHandle.from_dict(prepared)
+    with task_failures("gc"), lake_store(handle.lake) as store:
+        report = gc(store, dry_run=handle.dry_run)
+    log.info("%s", report.to_text().rstrip())
+    return report.to_dict()
+
+
+def publish_report(
+    context: Context, prepared: Mapping[str, Any], gc: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """Task ``report``: the run's report (``staged_run.finish_run``), written to the lake run's folder as
+    ``report.json``, shown in the log and returned as the task's XCom."""
+    from kafka_segments.lake.history import location_of
+    from kafka_segments.pipeline.report import render_report
+    from kafka_segments.pipeline.staged_run import finish_run
+
+    handle = RunHandle.from_dict(prepared)
+    with task_failures("report"), lake_store(handle.lake) as store:
+        document = finish_run(store, handle.run_id, gc=gc)
+        where = location_of(store, document["report_key"])
+    for line in render_report(document).splitlines():
+        log.info("%s", line)
+    log.info("report of lake run %s: %s", handle.run_id, where)
+    return document
+
+
+def _log_parameters(settings: LakeSettings, parameters: RunParameters) -> None:
+    log.info(
+        "lake %s, configuration %s, now=%d, %s, topics %s, partitions %s, offsets %s",
+        settings.lake,
+        settings.config_path or "(Kafka's defaults)",
+        parameters.now_ms,
+        "dry run" if parameters.dry_run else "committing run",
+        ", ".join(parameters.topics) if parameters.topics else "all",
+        ", ".join(parameters.partitions) if parameters.partitions else "all",
+        "pinned for this time or the newest earlier pin (backfill)"
+        if parameters.earlier_pin
+        else parameters.offsets_source or "only snapshots pinned in the lake",
+    )
+
+
+def _log_offsets(resolved: ResolvedOffsets | None) -> None:
+    if resolved is None:
+        log.info("offsets: no snapshot for this time (consumed retention cannot apply)")
+        return
+    snapshot = resolved.snapshot
+    log.info(
+        "offsets: snapshot %s (%s, source %s): %d group(s)%s",
+        resolved.snapshot_id or "(not stored: dry run)",
+        resolved.origin,
+        snapshot.source,
+        len(snapshot.groups),
+        f"; note: {resolved.note}" if resolved.note else "",
+    )
+    for error in snapshot.errors:
+        log.warning("offsets: group %s could not be read (%s)", error.group_id, error.error)
+
+
+def _log_validation_file(store: Any, run_id: str) -> None:
+    """On a failed validation: where its results and Data Docs are (from ``validation.json``)."""
+    from kafka_segments.errors import KafkaSegmentsError
+    from kafka_segments.lake.history import location_of
+    from kafka_segments.pipeline.run_files import run_file_key
+    from kafka_segments.pipeline.staged_run import VALIDATION, read_run_json
+
+    try:
+        document = read_run_json(store, run_id, VALIDATION)
+    except KafkaSegmentsError:
+        return
+    for suite in document.get("suites", []):
+        log.error("suite %s: %s", suite.get("name"), "passed" if suite.get("success") else "FAILED")
+    log.error(
+        "validation results: %s; Data Docs: %s",
+        location_of(store, run_file_key(run_id, VALIDATION)),
+        document.get("data_docs"),
+    )

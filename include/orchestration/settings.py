@@ -1,0 +1,170 @@
+"""Where a run works and with what: Airflow Variables and Connections, read when a task runs (never at parse).
+
+* Variable ``kafka_segments_lake`` (required): the lake URI, ``s3://bucket/prefix`` or a local path;
+* Variable ``kafka_segments_config``: the path of the YAML configuration (unset: Kafka's defaults);
+* Variable ``kafka_segments_offsets_source``: where consumer offsets come from when the run's Param does not
+  say (``kafka://host:port``, ``lake`` or a snapshot file; unset: only snapshots pinned in the lake);
+* Connection ``aws_default`` (optional, conn_type ``aws``): login = access key id, password = secret key,
+  extra ``endpoint_url``, ``region_name`` (and ``aws_session_token``); absent: the standard AWS settings of
+  the worker's environment (variables, profiles, instance roles);
+* Connection ``spark_default``: the Spark master (``orchestration.spark_operator``; absent: ``local[*]``).
+
+Variables and Connections also come from the environment (``AIRFLOW_VAR_KAFKA_SEGMENTS_LAKE``,
+``AIRFLOW_CONN_AWS_DEFAULT`` in JSON form) or any secrets backend, as Airflow resolves them.
+
+The library reads the standard ``AWS_*`` environment (``storage.uri.open_store``), so a task applies the
+connection by setting those variables for the duration of its work (``lake_store``), and the Spark step
+passes the same variables to ``spark-submit``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kafka_segments.errors import LocatedError
+
+if TYPE_CHECKING:
+    from kafka_segments.config import Config
+    from kafka_segments.storage.base import ObjectStore
+
+LAKE_VARIABLE = "kafka_segments_lake"
+CONFIG_VARIABLE = "kafka_segments_config"
+OFFSETS_SOURCE_VARIABLE = "kafka_segments_offsets_source"
+AWS_CONN_ID = "aws_default"
+SPARK_CONN_ID = "spark_default"
+DEFAULT_SPARK_MASTER = "local[*]"
+
+
+class SettingsError(LocatedError):
+    """A required Airflow Variable or Connection is missing or unusable (``location`` names it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LakeSettings:
+    """The run's lake, configuration and default offsets source (no secrets: safe in XCom)."""
+
+    lake: str
+    config_path: str | None = None
+    offsets_source: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"lake": self.lake, "config_path": self.config_path, "offsets_source": self.offsets_source}
+
+    @classmethod
+    def from_dict(cls, document: Mapping[str, Any]) -> LakeSettings:
+        return cls(
+            lake=str(document["lake"]),
+            config_path=_optional_text(document.get("config_path")),
+            offsets_source=_optional_text(document.get("offsets_source")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AwsSettings:
+    """The ``aws_default`` connection as the standard AWS settings."""
+
+    access_key_id: str | None = None
+    secret_access_key: str | None = None
+    session_token: str | None = None
+    endpoint_url: str | None = None
+    region_name: str | None = None
+
+    def environ(self) -> dict[str, str]:
+        """The ``AWS_*`` environment variables these settings stand for (unset ones left out)."""
+        pairs = {
+            "AWS_ACCESS_KEY_ID": self.access_key_id,
+            "AWS_SECRET_ACCESS_KEY": self.secret_access_key,
+            "AWS_SESSION_TOKEN": self.session_token,
+            "AWS_ENDPOINT_URL": self.endpoint_url,
+            "AWS_DEFAULT_REGION": self.region_name,
+            "AWS_REGION": self.region_name,
+        }
+        return {name: value for name, value in pairs.items() if value}
+
+
+def read_lake_settings() -> LakeSettings:
+    """The Variables of the run. Raises ``SettingsError`` when ``kafka_segments_lake`` is unset or empty."""
+    from airflow.sdk import Variable
+
+    lake = _optional_text(Variable.get(LAKE_VARIABLE, default=None))
+    if lake is None:
+        raise SettingsError(
+            "the lake is not configured: set it to s3://bucket/prefix or a local path "
+            "(or the environment variable AIRFLOW_VAR_KAFKA_SEGMENTS_LAKE)",
+            location=f"Airflow Variable {LAKE_VARIABLE}",
+        )
+    return LakeSettings(
+        lake=lake,
+        config_path=_optional_text(Variable.get(CONFIG_VARIABLE, default=None)),
+        offsets_source=_optional_text(Variable.get(OFFSETS_SOURCE_VARIABLE, default=None)),
+    )
+
+
+def read_aws_settings() -> AwsSettings | None:
+    """The ``aws_default`` connection, ``None`` when it does not exist (the worker's AWS settings apply)."""
+    from airflow.sdk import Connection
+    from airflow.sdk.exceptions import AirflowNotFoundException
+
+    try:
+        connection = Connection.get(AWS_CONN_ID)
+    except AirflowNotFoundException:
+        return None
+    extra = connection.extra_dejson
+    if not isinstance(extra, dict):
+        raise SettingsError("its extra must be a JSON object", location=f"Airflow Connection {AWS_CONN_ID}")
+    return AwsSettings(
+        access_key_id=_optional_text(connection.login),
+        secret_access_key=_optional_text(connection.password),
+        session_token=_optional_text(extra.get("aws_session_token")),
+        endpoint_url=_optional_text(extra.get("endpoint_url")),
+        region_name=_optional_text(extra.get("region_name")),
+    )
+
+
+def aws_environ() -> dict[str, str]:
+    """The ``AWS_*`` variables of the ``aws_default`` connection (empty without one)."""
+    settings = read_aws_settings()
+    return {} if settings is None else settings.environ()
+
+
+@contextmanager
+def patched_environ(values: Mapping[str, str]) -> Iterator[None]:
+    """Set ``values`` in ``os.environ`` and restore the previous values afterwards."""
+    previous = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@contextmanager
+def lake_store(lake: str) -> Iterator[ObjectStore]:
+    """The lake's object store, with the ``aws_default`` connection applied while the block runs (an S3
+    store builds its client on first use: use the store inside the block only)."""
+    from kafka_segments.storage.uri import open_store
+
+    with patched_environ(aws_environ()):
+        yield open_store(lake)
+
+
+def load_run_config(config_path: str | None) -> Config:
+    """The YAML configuration at ``config_path`` (``ConfigError`` if it is not valid), or Kafka's defaults."""
+    from kafka_segments.config import Config, load_config
+
+    return Config.default() if config_path is None else load_config(config_path)
+
+
+def _optional_text(value: object) -> str | None:
+    if value is None:
+        return None
+    text = str(value).strip()
+    return text or None

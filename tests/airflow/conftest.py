@@ -1,0 +1,34 @@
+"""Real Airflow for the DAG tests: one SQLite metadata database per test session, in a temporary
+``AIRFLOW_HOME``, with the repository's ``dags/`` as the DAG folder.
+
+Airflow reads its configuration when it is first imported, so the environment is set here, at import time
+of this conftest (before any test module of this folder imports airflow). ``airflow_db`` resets the
+database once per session (``airflow db reset``); every test in this folder uses it.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DAGS = REPO / "dags"
+
+_HOME = tempfile.mkdtemp(prefix="kafka-segments-airflow-")
+os.environ["AIRFLOW_HOME"] = _HOME
+os.environ["AIRFLOW__CORE__LOAD_EXAMPLES"] = "False"
+os.environ["AIRFLOW__CORE__UNIT_TEST_MODE"] = "True"
+os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(DAGS)
+os.environ.pop("KAFKA_SEGMENTS_SCHEDULE", None)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def airflow_db() -> Path:
+    """A fresh metadata database for the session; returns ``AIRFLOW_HOME``."""
+    from airflow.utils import db
+
+    db.resetdb()
+    return Path(_HOME)

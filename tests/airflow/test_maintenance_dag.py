@@ -1,0 +1,227 @@
+"""The maintenance DAG for real (``dag.test()``): recover → snapshot → prepare → spark-submit on
+``local[*]`` → GX validation → commit → gc → report, on moto's S3 server through the ``aws_default``
+connection.
+
+Three Spark submits in all: a committing run, a manual dry run, and a run whose staged output is corrupted
+between the Spark job and the validation. A run with an unusable lake fails at once, without Spark.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dag_helpers import AIRFLOW_WARNINGS, asset_events, return_value, run_dag, task_states, try_numbers
+from kafka_segments.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS, EmbeddedS3
+from kafka_segments.lake.checkpoint_files import checkpoint_files_match
+from kafka_segments.lake.history import head_version
+from kafka_segments.lake.reader import resolve_manifest
+from kafka_segments.lake.runs import Outcome, read_outcome
+from kafka_segments.pipeline.run_files import run_file_key
+from kafka_segments.pipeline.staged_run import VALIDATION
+from kafka_segments.segment.writer import write_segment
+from kafka_segments.storage import S3Store
+from kafka_segments.topic_partition import TopicPartition
+from lake.helpers import upload_segment
+from lake.retention_helpers import bases, group, partition, single_record_batch, write_snapshot
+from s3_fixtures import BUCKET, new_s3_store
+
+pytestmark = [pytest.mark.airflow, *(pytest.mark.filterwarnings(w) for w in AIRFLOW_WARNINGS)]
+
+DAG_ID = "kafka_segments_maintenance"
+HOUR = 3_600_000
+DAY = 24 * HOUR
+RETAINED = TopicPartition("t", 0)
+"""retention.ms = 7 days: two segments are 10 days old."""
+CONSUMED = TopicPartition("c", 0)
+"""Consumed retention (KIP-68): group g has committed offset 7."""
+CONFIG = """\
+topics:
+  t:
+    retention.ms: 604800000
+  c:
+    retention.commitoffset.enable: true
+    retention.commitoffset.ms: 0
+"""
+AFTER_VALIDATE = ("commit", "gc", "report")
+
+
+@dataclasses.dataclass(frozen=True)
+class Lake:
+    store: S3Store
+    uri: str
+    snapshot: Path
+
+
+@pytest.fixture
+def lake(s3_server: EmbeddedS3, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Lake:
+    """Segments [0-4] [5-9] [10-14] in t-0 and c-0 on a fresh S3 prefix, the Variables and the
+    ``aws_default`` connection pointing at them; the process's own AWS settings removed, so the tasks reach
+    S3 only through the connection (and the Spark job through the settings the operator passes on)."""
+    store = new_s3_store(s3_server)
+    now = int(time.time() * 1000)
+    for tp, stamps in (
+        (RETAINED, (now - 10 * DAY, now - 10 * DAY, now - HOUR)),
+        (CONSUMED, (now - HOUR,) * 3),
+    ):
+        for base, stamp in zip((0, 5, 10), stamps, strict=True):
+            batches = [single_record_batch(o, ts=stamp) for o in range(base, base + 5)]
+            upload_segment(store, tp, write_segment(batches, base_offset=base))
+    config = tmp_path / "kafka-segments.yaml"
+    config.write_text(CONFIG)
+    snapshot = write_snapshot(
+        tmp_path / "offsets.json", [group("g", [(0, 7, now - HOUR)], topic="c")], taken_at_ms=now - 60_000
+    )
+    uri = f"s3://{BUCKET}/{store.prefix}"
+    connection = {
+        "conn_type": "aws",
+        "login": EMBEDDED_CREDENTIALS["aws_access_key_id"],
+        "password": EMBEDDED_CREDENTIALS["aws_secret_access_key"],
+        "extra": {"endpoint_url": s3_server.endpoint_url, "region_name": DEFAULT_REGION},
+    }
+    monkeypatch.setenv("AIRFLOW_VAR_KAFKA_SEGMENTS_LAKE", uri)
+    monkeypatch.setenv("AIRFLOW_VAR_KAFKA_SEGMENTS_CONFIG", str(config))
+    monkeypatch.delenv("AIRFLOW_VAR_KAFKA_SEGMENTS_OFFSETS_SOURCE", raising=False)
+    monkeypatch.setenv("AIRFLOW_CONN_AWS_DEFAULT", json.dumps(connection))
+    monkeypatch.delenv("AIRFLOW_CONN_SPARK_DEFAULT", raising=False)
+    monkeypatch.setenv("KAFKA_SEGMENTS_CACHE_DIR", str(tmp_path / "cache"))
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    return Lake(store, uri, snapshot)
+
+
+def _partitions(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {f"{p['topic']}-{p['partition']}": p for p in report["plan"]["partitions"]}
+
+
+def test_a_committing_run_applies_retention_and_publishes_its_report(lake: Lake) -> None:
+    from orchestration.assets import lake_asset
+
+    run = run_dag(DAG_ID, {"dry_run": False, "offsets_source": str(lake.snapshot)})
+
+    assert run.state == "success", task_states(run)
+    assert head_version(lake.store) == 1
+    assert partition(lake.store, RETAINED).log_start_offset == 10
+    assert bases(lake.store, RETAINED) == [10]
+    assert partition(lake.store, CONSUMED).log_start_offset == 5
+    assert bases(lake.store, CONSUMED) == [5, 10]
+    head = resolve_manifest(lake.store)
+    assert checkpoint_files_match(lake.store, head)
+    # LogManager.checkpointLogStartOffsetsInDir lists only log start offsets above the first segment's base;
+    # both partitions now start exactly at a segment (version 0, no entries)
+    assert lake.store.get("log-start-offset-checkpoint").decode().splitlines() == ["0", "0"]
+    assert lake.store.get("cleaner-offset-checkpoint").decode().splitlines() == ["0", "0"]
+
+    report = return_value(run, "report")
+    assert report["outcome"] == "committed"
+    assert report["committed_version"] == 1
+    assert report["now_ms"] == int(run.run_after.timestamp() * 1000)  # a manual run's now: its trigger time
+    assert report["labels"]["airflow_run_id"] == run.run_id
+    partitions = _partitions(report)
+    assert partitions["t-0"]["log_start_offset"] == {"before": 0, "after": 10}
+    assert partitions["t-0"]["deleted"]["retention.ms"]["segments"] == 2
+    assert partitions["c-0"]["log_start_offset"] == {"before": 0, "after": 5}
+    assert partitions["c-0"]["deleted"]["consumed"]["segments"] == 1
+    assert partitions["c-0"]["holder"]["group_id"] == "g"
+    assert report["plan"]["totals"]["by_reason"]["retention.ms"]["bytes"] > 0
+    assert report["validation"]["success"] is True
+    assert report["validation"]["data_docs"].endswith("index.html")
+    assert report["gc"]["dry_run"] is False
+    assert json.loads(lake.store.get(report["report_key"])) == report
+    events = asset_events(lake_asset(lake.uri).uri)
+    assert [(e["extra"]["version"], e["extra"]["run_id"], e["source_run_id"]) for e in events] == [
+        (1, report["run_id"], run.run_id)
+    ]
+
+
+def test_a_manual_trigger_is_a_dry_run_that_commits_nothing(lake: Lake) -> None:
+    from orchestration.assets import lake_asset
+
+    run = run_dag(DAG_ID, {"offsets_source": str(lake.snapshot)})
+
+    assert run.state == "success", task_states(run)
+    report = return_value(run, "report")
+    assert report["outcome"] == "dry run"
+    assert report["dry_run"] is True
+    assert report["committed_version"] is None
+    assert report["validation"]["success"] is True
+    assert _partitions(report)["t-0"]["log_start_offset"] == {"before": 0, "after": 10}  # what would happen
+    assert report["gc"]["dry_run"] is True
+    assert head_version(lake.store) is None
+    ended = read_outcome(lake.store, report["run_id"])
+    assert ended is not None
+    assert ended.outcome is Outcome.ABORTED
+    assert report["offsets_snapshot"]["id"] is None  # a dry run stores and pins nothing
+    assert json.loads(lake.store.get(report["report_key"])) == report
+    assert asset_events(lake_asset(lake.uri).uri) == []
+
+
+def test_a_corrupted_staged_output_fails_validation_and_is_never_committed(
+    lake: Lake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orchestration import maintenance
+
+    validate = maintenance.validate
+    corrupted: list[str] = []
+
+    def corrupt_then_validate(context: Any, prepared: dict[str, Any]) -> dict[str, Any]:
+        _corrupt_staged_manifest(lake.store, prepared["run_id"])
+        corrupted.append(prepared["run_id"])
+        return validate(context, prepared)
+
+    monkeypatch.setattr(maintenance, "validate", corrupt_then_validate)
+
+    run = run_dag(DAG_ID, {"dry_run": False, "offsets_source": str(lake.snapshot)})
+
+    assert run.state == "failed"
+    states = task_states(run)
+    assert states["spark_retention"] == "success"
+    assert states["validate"] == "failed"
+    assert {states[task] for task in AFTER_VALIDATE} == {"upstream_failed"}
+    assert try_numbers(run)["validate"] == 1  # no retry: the data will not get better
+    assert head_version(lake.store) is None
+    [run_id] = corrupted
+    validation = json.loads(lake.store.get(run_file_key(run_id, VALIDATION)))
+    assert validation["success"] is False
+    failed = [e["invariant"] for s in validation["suites"] for e in s["expectations"] if not e["success"]]
+    assert "log-end-offset-unchanged" in failed
+    ended = read_outcome(lake.store, run_id)
+    assert ended is not None
+    assert ended.outcome is Outcome.ABORTED
+
+
+def test_an_unusable_lake_fails_the_run_at_once_without_a_retry(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AIRFLOW_VAR_KAFKA_SEGMENTS_LAKE", "ftp://example.com/lake")
+
+    run = run_dag(DAG_ID, {"dry_run": False})
+
+    assert run.state == "failed"
+    states = task_states(run)
+    assert states["recover"] == "failed"
+    assert try_numbers(run)["recover"] == 1
+    assert {state for task, state in states.items() if task != "recover"} == {"upstream_failed"}
+
+
+def _corrupt_staged_manifest(store: S3Store, run_id: str) -> None:
+    """Move t-0's log end offset in the run's staged manifest: deleting segments never does that."""
+    from kafka_segments.lake.codec import manifest_to_json
+    from kafka_segments.lake.commit import read_staged_manifest
+    from kafka_segments.lake.layout import staged_manifest_key
+    from kafka_segments.storage import Overwrite
+
+    staged = read_staged_manifest(store, run_id)
+    partitions = tuple(
+        dataclasses.replace(state, log_end_offset=state.log_end_offset + 1000)
+        if state.topic_partition == RETAINED
+        else state
+        for state in staged.partitions
+    )
+    store.put(
+        staged_manifest_key(run_id),
+        manifest_to_json(dataclasses.replace(staged, partitions=partitions)),
+        mode=Overwrite(),
+    )

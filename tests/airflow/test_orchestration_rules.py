@@ -1,0 +1,254 @@
+"""The orchestration helpers' rules, without running a DAG: which errors are retried, how library errors fail
+a task, what a run's ``now``, dry run and offsets are, the lake run id, the settings and the XCom handover."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from airflow.sdk import RetryAction
+from airflow.sdk.exceptions import AirflowFailException
+from hypothesis import given
+from hypothesis import strategies as st
+from kafka_segments.errors import (
+    CommitConflictError,
+    CommitStateUnknownError,
+    ConditionalWriteConflictError,
+    InvalidLakeUriError,
+    RunStateError,
+    TransientStoreError,
+)
+from kafka_segments.lake.layout import validate_run_id
+from kafka_segments.storage import LocalStore
+from lake.retention_helpers import group, write_snapshot
+from orchestration.declarations import maintenance_schedule
+from orchestration.failures import task_failures
+from orchestration.retries import TransientOnlyRetryPolicy
+from orchestration.run_parameters import (
+    RunParameterError,
+    RunParameters,
+    lake_run_id,
+    maintenance_parameters,
+    run_now_ms,
+)
+
+pytestmark = pytest.mark.airflow
+
+INTERVAL_END = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
+TRIGGERED = datetime(2025, 6, 1, 12, 7, 30, tzinfo=UTC)
+WHERE = "s3://bucket/lake"
+
+
+def dag_run(
+    run_type: str, *, run_id: str = "manual__2025-06-01T12:07:30+00:00", clear_number: int = 0
+) -> Any:
+    return SimpleNamespace(
+        dag_id="kafka_segments_maintenance",
+        run_id=run_id,
+        run_type=run_type,
+        run_after=TRIGGERED,
+        data_interval_end=INTERVAL_END,
+        clear_number=clear_number,
+        triggering_user_name="alice",
+    )
+
+
+def context(run_type: str, **params: Any) -> Any:
+    defaults = {"topics": None, "partitions": None, "dry_run": None, "offsets_source": None}
+    return {"dag_run": dag_run(run_type), "params": {**defaults, **params}}
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        TransientStoreError("503 SlowDown after retries", location=WHERE),
+        ConditionalWriteConflictError("409 ConditionalRequestConflict", location=WHERE),
+        CommitStateUnknownError("the commit's response was lost", location=WHERE),
+        ConnectionError("reset by peer"),
+        TimeoutError("timed out"),
+    ],
+)
+def test_transient_errors_are_retried(error: Exception) -> None:
+    decision = TransientOnlyRetryPolicy().evaluate(error, try_number=1, max_tries=4)
+    assert decision.action is RetryAction.RETRY
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        CommitConflictError("version 3 was taken by run r2", location=WHERE),
+        RunStateError("run r1 was aborted", location=WHERE),
+        InvalidLakeUriError("lake URI 'ftp://x': unsupported scheme"),
+        KeyError("a bug"),
+    ],
+)
+def test_every_other_error_fails_at_once(error: Exception) -> None:
+    decision = TransientOnlyRetryPolicy().evaluate(error, try_number=1, max_tries=4)
+    assert decision.action is RetryAction.FAIL
+
+
+def test_a_library_error_becomes_a_non_retried_failure_with_its_message() -> None:
+    conflict = CommitConflictError("version 3 was committed by run r2", location=WHERE)
+
+    with pytest.raises(AirflowFailException) as failure, task_failures("commit"):
+        raise conflict
+
+    message = str(failure.value)
+    assert message.startswith(f"commit: CommitConflictError: {WHERE}: version 3 was committed by run r2")
+    assert "another run committed first" in message
+    assert failure.value.__cause__ is conflict
+
+
+@pytest.mark.parametrize("error", [TransientStoreError("throttled", location=WHERE), KeyError("a bug")])
+def test_transient_errors_and_bugs_pass_through_unchanged(error: Exception) -> None:
+    with pytest.raises(type(error)) as raised, task_failures("gc"):
+        raise error
+    assert raised.value is error
+
+
+def test_a_scheduled_or_backfill_run_commits_at_its_data_interval_end() -> None:
+    for run_type in ("scheduled", "backfill"):
+        parameters = maintenance_parameters(context(run_type), default_offsets_source="lake")
+        assert parameters.now_ms == int(INTERVAL_END.timestamp() * 1000)
+        assert parameters.dry_run is False
+
+
+def test_a_manual_run_is_a_dry_run_at_its_trigger_time_unless_told_otherwise() -> None:
+    parameters = maintenance_parameters(context("manual"), default_offsets_source=None)
+    assert parameters.now_ms == int(TRIGGERED.timestamp() * 1000) == run_now_ms(dag_run("manual"))
+    assert parameters.dry_run is True
+    assert (
+        maintenance_parameters(context("manual", dry_run=False), default_offsets_source=None).dry_run is False
+    )
+    assert (
+        maintenance_parameters(context("scheduled", dry_run=True), default_offsets_source=None).dry_run
+        is True
+    )
+
+
+def test_a_backfill_uses_pinned_offsets_only() -> None:
+    parameters = maintenance_parameters(
+        context("backfill", offsets_source="kafka://broker:9092"), default_offsets_source="lake"
+    )
+    assert parameters.offsets_choice().earlier_pin is True
+    assert parameters.offsets_choice().source is None
+
+
+def test_the_offsets_param_wins_over_the_variable() -> None:
+    assert (
+        maintenance_parameters(
+            context("scheduled", offsets_source=" kafka://b:9092 "), default_offsets_source="lake"
+        )
+        .offsets_choice()
+        .source
+        == "kafka://b:9092"
+    )
+    assert (
+        maintenance_parameters(context("scheduled"), default_offsets_source="lake").offsets_source == "lake"
+    )
+
+
+def test_topics_and_partitions_select_what_is_planned() -> None:
+    from kafka_segments.topic_partition import TopicPartition
+
+    parameters = maintenance_parameters(
+        context("manual", topics=["orders", "orders"], partitions=["my-topic-3", "orders-0"]),
+        default_offsets_source=None,
+    )
+    selection = parameters.selection()
+    assert selection.topics == ("orders",)
+    assert selection.partitions == (TopicPartition("my-topic", 3), TopicPartition("orders", 0))
+    assert maintenance_parameters(context("manual", topics=[]), default_offsets_source=None).topics is None
+    assert RunParameters.from_dict(json.loads(json.dumps(parameters.to_dict()))) == parameters
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [("partitions", ["orders"]), ("topics", [".."]), ("dry_run", "no")]
+)
+def test_an_unusable_param_is_refused(name: str, value: Any) -> None:
+    with pytest.raises(RunParameterError, match=f"Param {name}"):
+        maintenance_parameters(context("manual", **{name: value}), default_offsets_source=None)
+
+
+@given(run_id=st.text(max_size=300), clear_number=st.integers(0, 10**6))
+def test_the_lake_run_id_is_a_valid_run_id_stable_per_airflow_run_and_clear(
+    run_id: str, clear_number: int
+) -> None:
+    first = lake_run_id(dag_run("manual", run_id=run_id, clear_number=clear_number))
+
+    assert validate_run_id(first) == first
+    assert lake_run_id(dag_run("scheduled", run_id=run_id, clear_number=clear_number)) == first
+    assert lake_run_id(dag_run("manual", run_id=run_id, clear_number=clear_number + 1)) != first
+
+
+def test_the_schedule_variable() -> None:
+    assert maintenance_schedule({}) == "@hourly"
+    assert maintenance_schedule({"KAFKA_SEGMENTS_SCHEDULE": " */15 * * * * "}) == "*/15 * * * *"
+    assert maintenance_schedule({"KAFKA_SEGMENTS_SCHEDULE": "None"}) is None
+    assert maintenance_schedule({"KAFKA_SEGMENTS_SCHEDULE": ""}) is None
+
+
+def test_settings_come_from_variables_and_the_aws_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    from orchestration.settings import SettingsError, read_aws_settings, read_lake_settings
+
+    monkeypatch.delenv("AIRFLOW_VAR_KAFKA_SEGMENTS_LAKE", raising=False)
+    with pytest.raises(SettingsError, match="Airflow Variable kafka_segments_lake"):
+        read_lake_settings()
+    monkeypatch.setenv("AIRFLOW_VAR_KAFKA_SEGMENTS_LAKE", "s3://bucket/lake")
+    monkeypatch.setenv("AIRFLOW_VAR_KAFKA_SEGMENTS_CONFIG", "/etc/kafka-segments.yaml")
+    monkeypatch.setenv("AIRFLOW_VAR_KAFKA_SEGMENTS_OFFSETS_SOURCE", "")
+    settings = read_lake_settings()
+    assert (settings.lake, settings.config_path, settings.offsets_source) == (
+        "s3://bucket/lake",
+        "/etc/kafka-segments.yaml",
+        None,
+    )
+
+    monkeypatch.delenv("AIRFLOW_CONN_AWS_DEFAULT", raising=False)
+    assert read_aws_settings() is None
+    connection = {
+        "conn_type": "aws",
+        "login": "AKIDEXAMPLE",
+        "password": "secret-key-example",
+        "extra": {"endpoint_url": "http://minio:9000", "region_name": "eu-west-1"},
+    }
+    monkeypatch.setenv("AIRFLOW_CONN_AWS_DEFAULT", json.dumps(connection))
+    aws = read_aws_settings()
+    assert aws is not None
+    assert aws.environ() == {
+        "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
+        "AWS_SECRET_ACCESS_KEY": "secret-key-example",
+        "AWS_ENDPOINT_URL": "http://minio:9000",
+        "AWS_DEFAULT_REGION": "eu-west-1",
+        "AWS_REGION": "eu-west-1",
+    }
+
+
+def test_a_dry_runs_fresh_snapshot_travels_whole_and_a_stored_one_by_id(tmp_path: Path) -> None:
+    from kafka_segments.offsets.snapshot_codec import load_snapshot_file
+    from kafka_segments.offsets.snapshot_store import store_snapshot
+    from kafka_segments.pipeline.offsets_input import ResolvedOffsets
+    from orchestration.handover import offsets_from_xcom, offsets_to_xcom
+
+    store = LocalStore(tmp_path / "lake")
+    path = write_snapshot(tmp_path / "s.json", [group("g", [(0, 7, 1000)])], taken_at_ms=2000)
+    snapshot = load_snapshot_file(path)
+    fresh = ResolvedOffsets(snapshot, None, "taken")
+    stored = ResolvedOffsets(snapshot, store_snapshot(store, snapshot).snapshot_id, "taken", "a note")
+
+    for resolved in (fresh, stored):
+        document = json.loads(json.dumps(offsets_to_xcom(resolved)))
+        assert ("snapshot" in document) is (resolved.snapshot_id is None)
+        assert offsets_from_xcom(store, document) == resolved
+    assert offsets_from_xcom(store, offsets_to_xcom(None)) is None
+
+
+def test_a_lake_asset_is_named_by_its_uri() -> None:
+    from orchestration.assets import lake_asset
+
+    assert lake_asset("s3://bucket/prefix/").uri == "s3://bucket/prefix"
+    assert lake_asset("/data/lake").uri == "file:///data/lake"
