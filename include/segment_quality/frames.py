@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from kafka_segments.pipeline.quality_frames import ColumnKind
 
 if TYPE_CHECKING:
-    import pandas as pd  # type: ignore[import-untyped]  # no pandas-stubs in the environment
+    import pandas as pd
 
 DTYPES: Mapping[ColumnKind, str] = {
     ColumnKind.INT: "Int64",

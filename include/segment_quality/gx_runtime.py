@@ -208,7 +208,7 @@ def plain(value: Any) -> Any:
     item = getattr(value, "item", None)
     if callable(item):
         return plain(item())
-    import pandas as pd  # type: ignore[import-untyped]  # no pandas-stubs in the environment
+    import pandas as pd
 
     if value is pd.NA:
         return None
