@@ -1,0 +1,339 @@
+"""The demo stack's processes on one machine: the environment Airflow needs, Airflow CLI steps, long-running
+components (``airflow standalone``, ``scheduler``, ``api-server``) and their REST API.
+
+Used by ``scripts/demo_airflow.py`` (``./scripts/demo``, ``./scripts/airflow-standalone``) and by the
+backfill test. Never imported by a DAG file, and imports no Airflow: everything Airflow does here runs in
+child processes configured through the environment, exactly as a user's shell would run them.
+
+Facts this encodes (Airflow 3.3 on SQLite, Spark provider 6.3):
+
+* ``airflow standalone`` and the Spark provider start ``airflow`` and ``spark-submit`` by name, so the
+  virtualenv's ``bin`` must come first on ``PATH``; ``java`` must be on it too.
+* Variables and Connections come from ``AIRFLOW_VAR_*`` / ``AIRFLOW_CONN_*`` (JSON connections); Airflow 3
+  creates no default connections, and a missing ``spark_default`` silently means ``--master yarn``.
+* Backfill runs are only started by a running scheduler, whose task workers need the API server's
+  Execution API (``[core] execution_api_server_url``), for an unpaused DAG.
+* Components started in the background ignore SIGINT, and SIGTERM to ``airflow standalone`` alone orphans
+  its components: stop = SIGTERM to each component, then to the parent, then SIGKILL to what is left of the
+  process group this module created (and nothing else).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from kafka_segments.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS
+
+MAINTENANCE_DAG_ID = "kafka_segments_maintenance"
+LOCAL_SPARK = json.dumps({"conn_type": "spark", "host": "local[*]"})
+LOG_TAIL_LINES = 40
+_DROPPED_ENV = ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_DEFAULT_PROFILE", "KAFKA_SEGMENTS_SCHEDULE")
+_DROPPED_PREFIXES = ("AIRFLOW", "_AIRFLOW")
+
+
+class DemoStackError(Exception):
+    """A step of the demo stack failed: ``step`` says which, ``log`` where its output is."""
+
+    def __init__(self, reason: str, *, step: str, log: Path | None = None) -> None:
+        self.reason = reason
+        self.step = step
+        self.log = log
+        super().__init__(f"{step}: {reason}" + ("" if log is None else f" (log: {log})"))
+
+
+# ---------------------------------------------------------------------------------------------- environment
+
+
+@dataclass(frozen=True, slots=True)
+class StackSettings:
+    """Where the demo's Airflow works and on what."""
+
+    project: Path
+    """The project's source tree (``dags/``, ``plugins/``, ``.venv/``)."""
+    airflow_home: Path
+    lake_uri: str
+    s3_endpoint: str | None
+    """The S3 endpoint of an ``s3://`` lake (the embedded server); ``None`` for a local lake."""
+    config: Path | None
+    offsets_source: str | None = "lake"
+    spark_connection: str = LOCAL_SPARK
+    api_port: int = 8080
+    extra: Mapping[str, str] = field(default_factory=dict)
+    """Anything else (``KAFKA_SEGMENTS_SCHEDULE``, Airflow settings), applied last."""
+
+
+def venv_bin(project: Path) -> Path:
+    """The ``bin`` folder of the interpreter that runs the stack (the project's ``.venv`` when present)."""
+    candidate = project / ".venv" / "bin"
+    return candidate if (candidate / "airflow").exists() else Path(sys.executable).parent
+
+
+def airflow_environment(settings: StackSettings, *, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of every Airflow process of the stack (the DAG contract's Variables and Connections,
+    the lake's AWS settings for tasks and Spark, and a throwaway SQLite ``AIRFLOW_HOME``).
+
+    Nothing Airflow-related is inherited from ``base`` (default ``os.environ``): an ``AIRFLOW__*`` setting of
+    the calling process (a test session's unit-test mode, a developer's own Airflow) would change the stack.
+    """
+    env = {
+        key: value
+        for key, value in (os.environ if base is None else base).items()
+        if key not in _DROPPED_ENV and not key.startswith(_DROPPED_PREFIXES)
+    }
+    bin_dir = venv_bin(settings.project)
+    env.update(
+        PATH=os.pathsep.join([str(bin_dir), env.get("PATH", os.defpath)]),
+        AIRFLOW_HOME=str(settings.airflow_home),
+        AIRFLOW__CORE__DAGS_FOLDER=str(settings.project / "dags"),
+        AIRFLOW__CORE__PLUGINS_FOLDER=str(settings.project / "plugins"),
+        AIRFLOW__CORE__LOAD_EXAMPLES="False",
+        AIRFLOW__CORE__EXECUTOR="LocalExecutor",
+        AIRFLOW__CORE__PARALLELISM="2",
+        AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS="True",
+        AIRFLOW__API__HOST="127.0.0.1",  # this machine only
+        AIRFLOW__API__PORT=str(settings.api_port),
+        AIRFLOW__CORE__EXECUTION_API_SERVER_URL=f"http://127.0.0.1:{settings.api_port}/execution/",
+        AIRFLOW_VAR_KAFKA_SEGMENTS_LAKE=settings.lake_uri,
+        AIRFLOW_CONN_SPARK_DEFAULT=settings.spark_connection,
+        SPARK_LOCAL_IP="127.0.0.1",
+        PYSPARK_PYTHON=str(bin_dir / "python"),
+        PYTHONUNBUFFERED="1",
+    )
+    if settings.config is not None:
+        env["AIRFLOW_VAR_KAFKA_SEGMENTS_CONFIG"] = str(settings.config)
+    if settings.offsets_source is not None:
+        env["AIRFLOW_VAR_KAFKA_SEGMENTS_OFFSETS_SOURCE"] = settings.offsets_source
+    if settings.s3_endpoint is not None:
+        env.update(s3_environment(settings.s3_endpoint))
+        env["AIRFLOW_CONN_AWS_DEFAULT"] = aws_connection(settings.s3_endpoint)
+    env.update(settings.extra)
+    return env
+
+
+def s3_environment(endpoint_url: str) -> dict[str, str]:
+    """The standard AWS settings for the embedded S3 server (what the library and Spark read)."""
+    return {
+        "AWS_ENDPOINT_URL": endpoint_url,
+        "AWS_ACCESS_KEY_ID": EMBEDDED_CREDENTIALS["aws_access_key_id"],
+        "AWS_SECRET_ACCESS_KEY": EMBEDDED_CREDENTIALS["aws_secret_access_key"],
+        "AWS_DEFAULT_REGION": DEFAULT_REGION,
+        "AWS_REGION": DEFAULT_REGION,
+    }
+
+
+def aws_connection(endpoint_url: str) -> str:
+    """``aws_default`` for the embedded server, in Airflow's JSON connection form."""
+    return json.dumps(
+        {
+            "conn_type": "aws",
+            "login": EMBEDDED_CREDENTIALS["aws_access_key_id"],
+            "password": EMBEDDED_CREDENTIALS["aws_secret_access_key"],
+            "extra": {"endpoint_url": endpoint_url, "region_name": DEFAULT_REGION},
+        }
+    )
+
+
+def free_port() -> int:
+    """A TCP port free on loopback right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+# ------------------------------------------------------------------------------------------------ processes
+
+
+def log_tail(log: Path, lines: int = LOG_TAIL_LINES) -> str:
+    """The last ``lines`` lines of a log file ("" when it does not exist)."""
+    if not log.exists():
+        return ""
+    with log.open(encoding="utf-8", errors="replace") as handle:
+        return "".join(deque(handle, maxlen=lines))
+
+
+def run_step(
+    step: str, args: Sequence[str], *, env: Mapping[str, str], log: Path, timeout_s: float = 600
+) -> None:
+    """Run one command to completion with its output appended to ``log``.
+
+    Raises:
+        DemoStackError: it failed (non-zero exit, not found, or ``timeout_s`` passed).
+    """
+    with log.open("a", encoding="utf-8") as out:
+        out.write(f"\n===== {step}: {' '.join(args)}\n")
+        out.flush()
+        try:
+            completed = subprocess.run(
+                list(args),
+                env=dict(env),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                timeout=timeout_s,
+                check=False,
+            )
+        except FileNotFoundError as exc:
+            raise DemoStackError(f"{args[0]} not found: {exc}", step=step, log=log) from exc
+        except subprocess.TimeoutExpired as exc:
+            raise DemoStackError(f"did not finish within {timeout_s:.0f} s", step=step, log=log) from exc
+    if completed.returncode != 0:
+        raise DemoStackError(f"exited with {completed.returncode}", step=step, log=log)
+
+
+class Component:
+    """A long-running process in a session (process group) of its own, output appended to a log file.
+
+    ``children_first``: stop its direct children before it (``airflow standalone``, whose children are the
+    components); otherwise it is asked to stop first and takes its workers down itself (``scheduler``).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        args: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        log: Path,
+        children_first: bool = False,
+    ) -> None:
+        self.name = name
+        self.log = log
+        self.children_first = children_first
+        self._out: IO[str] = log.open("a", encoding="utf-8")
+        self._out.write(f"\n===== {name}: {' '.join(args)}\n")
+        self._out.flush()
+        self.process = subprocess.Popen(
+            list(args), env=dict(env), stdout=self._out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self, *, timeout_s: float = 30) -> None:
+        """SIGTERM (its direct children, then) itself; SIGKILL whatever is left of its process group."""
+        try:
+            if self.children_first:
+                self._terminate_children(timeout_s)
+            if self.running():
+                self.process.terminate()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.process.wait(timeout=timeout_s)
+        finally:
+            self._kill_group()
+            self._out.close()
+
+    def _terminate_children(self, timeout_s: float) -> None:
+        import psutil  # type: ignore[import-untyped, unused-ignore]  # Airflow's dependency; no stubs in the lock
+
+        if not self.running():
+            return
+        with contextlib.suppress(psutil.NoSuchProcess):
+            children = psutil.Process(self.pid).children()
+            for child in children:
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    child.terminate()
+            psutil.wait_procs(children, timeout=timeout_s)
+
+    def _kill_group(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)  # our own session: the component and its orphans only
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=5)
+
+
+# ------------------------------------------------------------------------------------------------- REST API
+
+
+def api_request(base_url: str, path: str, *, method: str = "GET", body: object = None) -> Any:
+    """One JSON request to Airflow's REST API (``SIMPLE_AUTH_MANAGER_ALL_ADMINS``: no token needed).
+
+    Raises:
+        urllib.error.URLError: not reachable; ``HTTPError`` for an error status.
+    """
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(
+        f"{base_url.rstrip('/')}{path}",
+        data=data,
+        method=method,
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        payload = response.read()
+    return json.loads(payload) if payload else None
+
+
+def wait_until(
+    what: str,
+    check: Callable[[], bool],
+    *,
+    timeout_s: float,
+    interval_s: float = 1.0,
+    alive: Callable[[], bool] | None = None,
+) -> None:
+    """Poll ``check`` until it is true.
+
+    Raises:
+        DemoStackError: ``timeout_s`` passed, or ``alive`` says the process being waited on has died.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with contextlib.suppress(OSError, ValueError):
+            if check():
+                return
+        if alive is not None and not alive():
+            raise DemoStackError("the process exited", step=what)
+        if time.monotonic() > deadline:
+            raise DemoStackError(f"not done after {timeout_s:.0f} s", step=what)
+        time.sleep(interval_s)
+
+
+def api_healthy(base_url: str) -> bool:
+    """Whether the API server answers and reports its metadatabase healthy."""
+    try:
+        health = api_request(base_url, "/api/v2/monitor/health")
+    except urllib.error.URLError:
+        return False
+    return bool(health) and health.get("metadatabase", {}).get("status") == "healthy"
+
+
+OUTPUT_MARKER = ".kafka-segments-demo-output"
+
+
+def fresh_output_dir(path: Path) -> Path:
+    """``path`` as a new, empty output folder of the demo, marked as such.
+
+    What an earlier demo left there is removed; a folder that is not empty and was not made by the demo is
+    never touched.
+
+    Raises:
+        DemoStackError: ``path`` is a file, or a non-empty folder the demo did not make.
+    """
+    if path.exists():
+        if not path.is_dir() or (any(path.iterdir()) and not (path / OUTPUT_MARKER).exists()):
+            raise DemoStackError(
+                f"{path} exists and is not a demo output folder; choose another --output",
+                step="output folder",
+            )
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+    (path / OUTPUT_MARKER).write_text("made by the kafka-segments demo; removed by its next run\n")
+    return path

@@ -1,0 +1,333 @@
+"""The quick start's drivers: the maintenance DAG on the demo lake, under Airflow, on one machine.
+
+    demo_airflow.py demo [--output DIR]                 # ./scripts/demo
+    demo_airflow.py standalone [--output DIR] [--port N] # ./scripts/airflow-standalone
+    demo_airflow.py lake --lake URI                     # the demo lake into any lake (docker-compose)
+
+Both start the embedded S3 server in this process, build the demo lake in it
+(``kafka_segments.demo_lake``) and run Airflow 3 with SQLite in a throwaway ``AIRFLOW_HOME`` under the
+output folder (default ``demo-output/<command>/``), with the DAG contract's Variables and Connections in the
+environment and local Spark.
+
+``demo`` runs ``airflow dags test kafka_segments_maintenance`` twice (a manual run with ``dry_run: false``:
+its ``now`` is the trigger time) and prints each run's per-partition report read from the lake: the first
+deletes segments by the log start offset, consumed retention and retention.ms; the second finds nothing
+left to do. The lake is then copied to ``<output>/lake`` (report, Data Docs, manifests) because the embedded
+server's data goes when it stops. Airflow's and Spark's output goes to ``<output>/demo.log``; on failure its
+tail is shown and the exit status is 1.
+
+``standalone`` runs ``airflow standalone`` on the same kind of stack, prints the URL and login, and keeps
+everything (the embedded S3 server too) running until Ctrl-C, then stops each Airflow component cleanly.
+
+``lake`` builds the demo lake (with the offsets pinned at the last two midnights) into the lake a URI names
+(``s3://bucket/prefix`` with the standard AWS settings, or a local path), unless it already has a committed
+manifest: the docker-compose stack's one-shot ``demo-lake`` service.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from kafka_segments.demo_lake import DEMO_BUCKET, DEMO_PREFIX, DemoLake, build_demo_lake, pin_demo_offsets
+from kafka_segments.demo_lake_log import DAY_MS, MINUTE_MS
+from kafka_segments.embedded_s3 import DEFAULT_REGION, EmbeddedS3, embedded_s3_server
+from kafka_segments.errors import KafkaSegmentsError
+from kafka_segments.pipeline.report import render_report
+from kafka_segments.storage import LocalStore, ObjectStore, S3Store
+from orchestration.demo_stack import (
+    MAINTENANCE_DAG_ID,
+    Component,
+    DemoStackError,
+    StackSettings,
+    airflow_environment,
+    api_healthy,
+    fresh_output_dir,
+    log_tail,
+    run_step,
+    wait_until,
+)
+
+PROJECT = Path(__file__).resolve().parents[1]
+RUNS_PREFIX = "_kafka_segments/runs/"
+REPORT_SUFFIX = "/report.json"
+LOG_NAME = "demo.log"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    demo = commands.add_parser("demo", help="run the maintenance DAG twice on the demo lake")
+    demo.add_argument("--output", type=Path, default=PROJECT / "demo-output" / "demo")
+    standalone = commands.add_parser("standalone", help="airflow standalone on the demo lake")
+    standalone.add_argument("--output", type=Path, default=PROJECT / "demo-output" / "standalone")
+    standalone.add_argument("--port", type=int, default=8080)
+    lake = commands.add_parser("lake", help="build the demo lake into a lake URI (once)")
+    lake.add_argument("--lake", required=True, help="s3://bucket/prefix or a local path")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "demo":
+            return run_demo(args.output.resolve())
+        if args.command == "lake":
+            return build_lake(args.lake)
+        return run_standalone(args.output.resolve(), port=args.port)
+    except DemoStackError as exc:
+        say(f"FAILED: {exc}")
+        if exc.log is not None:
+            say(f"---- last lines of {exc.log} ----\n{log_tail(exc.log).rstrip()}\n----")
+        return 1
+    except KafkaSegmentsError as exc:  # the lake could not be built or read
+        say(f"FAILED: {exc}")
+        return 1
+    except KeyboardInterrupt:
+        say("interrupted")
+        return 130
+
+
+def say(message: str) -> None:
+    print(message, flush=True)
+
+
+def minute_now_ms() -> int:
+    return int(time.time() * 1000) // MINUTE_MS * MINUTE_MS
+
+
+def iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat()
+
+
+# ------------------------------------------------------------------------------------------------- the lake
+
+
+@contextmanager
+def demo_lake_on_s3(*, now_ms: int, history: bool) -> Iterator[tuple[EmbeddedS3, S3Store, DemoLake]]:
+    """The embedded S3 server with the demo lake built and committed (version 1) in it."""
+    with embedded_s3_server() as s3:
+        s3.client().create_bucket(Bucket=DEMO_BUCKET)
+        store = S3Store(
+            DEMO_BUCKET,
+            DEMO_PREFIX,
+            endpoint_url=s3.endpoint_url,
+            region=DEFAULT_REGION,
+            client_factory=s3.client,
+        )
+        lake = build_demo_lake(store, now_ms=now_ms)
+        if history:
+            pin_history(store, now_ms)
+        say(f"embedded S3 server on {s3.endpoint_url}")
+        say(
+            f"demo lake s3://{DEMO_BUCKET}/{DEMO_PREFIX} built for now={iso(now_ms)}: "
+            f"{lake.segments} segments ({lake.objects} objects, {lake.bytes} bytes): customers (compacted), "
+            "clickstream (consumed retention) and __consumer_offsets (groups billing, analytics, audit); "
+            f"committed as version {lake.committed_version}"
+        )
+        yield s3, store, lake
+
+
+def build_lake(uri: str) -> int:
+    """The demo lake in ``uri`` for now (and the offsets history), unless the lake already has a manifest."""
+    from kafka_segments.lake.history import head_version
+    from kafka_segments.storage import open_store
+
+    store = open_store(uri)
+    version = head_version(store)
+    if version is not None:
+        say(f"{store.describe()} already holds a lake (manifest version {version}); left as it is")
+        return 0
+    now_ms = minute_now_ms()
+    lake = build_demo_lake(store, now_ms=now_ms)
+    pin_history(store, now_ms)
+    say(
+        f"demo lake built in {store.describe()} for now={iso(now_ms)}: {lake.segments} segments, "
+        f"committed as version {lake.committed_version}"
+    )
+    return 0
+
+
+def pin_history(store: ObjectStore, now_ms: int) -> None:
+    """The offsets a deployment would have pinned at the last two midnights (backfills of those days)."""
+    midnight = now_ms // DAY_MS * DAY_MS
+    for days in (2, 1):
+        pin_demo_offsets(store, now_ms=now_ms, at_ms=midnight - days * DAY_MS)
+
+
+def settings_for(output: Path, s3: EmbeddedS3, *, port: int = 8080, **extra: str) -> StackSettings:
+    return StackSettings(
+        project=PROJECT,
+        airflow_home=output / "airflow-home",
+        lake_uri=f"s3://{DEMO_BUCKET}/{DEMO_PREFIX}",
+        s3_endpoint=s3.endpoint_url,
+        config=PROJECT / "config" / "demo.yaml",
+        offsets_source="lake",
+        api_port=port,
+        extra=extra,
+    )
+
+
+def report_keys(store: ObjectStore) -> set[str]:
+    return {meta.key for meta in store.list(RUNS_PREFIX) if meta.key.endswith(REPORT_SUFFIX)}
+
+
+def copy_lake(source: ObjectStore, target: Path) -> LocalStore:
+    """Copy every object of the lake to a local folder (a lake of its own: ``kafka-segments describe``)."""
+    target.mkdir()
+    local = LocalStore(str(target))
+    for meta in source.list():
+        local.put(meta.key, source.get(meta.key))
+    return local
+
+
+# ---------------------------------------------------------------------------------------------------- demo
+
+
+def run_demo(output: Path) -> int:
+    started = time.monotonic()
+    fresh_output_dir(output)
+    log = output / LOG_NAME
+    now_ms = minute_now_ms()
+    with demo_lake_on_s3(now_ms=now_ms, history=False) as (s3, store, _lake):
+        env = airflow_environment(settings_for(output, s3))
+        step_started = time.monotonic()
+        run_step("airflow db migrate", ["airflow", "db", "migrate"], env=env, log=log)
+        say(f"Airflow metadata database (SQLite) ready in {time.monotonic() - step_started:.1f} s")
+        first = dags_test(store, env, log, logical_ms=now_ms, label="run 1")
+        later_ms = max(now_ms + 1000, int(time.time()) * 1000)  # a logical date of its own, not in the future
+        second = dags_test(store, env, log, logical_ms=later_ms, label="run 2")
+        local = copy_lake(store, output / "lake")
+    problems = check_outcomes(first, second)
+    finish(output, local, first, problems, seconds=time.monotonic() - started)
+    return 1 if problems else 0
+
+
+def dags_test(
+    store: ObjectStore, env: dict[str, str], log: Path, *, logical_ms: int, label: str
+) -> dict[str, Any]:
+    """One manual run of the maintenance DAG (committing); returns its report read from the lake."""
+    before = report_keys(store)
+    args = [
+        "airflow",
+        "dags",
+        "test",
+        MAINTENANCE_DAG_ID,
+        iso(logical_ms),
+        "-c",
+        json.dumps({"dry_run": False}),
+    ]
+    say(f"{label}: {' '.join(args[:5])} -c '{args[6]}' ...")
+    started = time.monotonic()
+    run_step(f"{label} (airflow dags test)", args, env=env, log=log)
+    new = sorted(report_keys(store) - before)
+    if len(new) != 1:
+        raise DemoStackError(
+            f"expected one new run report in the lake, found {new or 'none'}", step=label, log=log
+        )
+    report: dict[str, Any] = json.loads(store.get(new[0]))
+    say(f"\n== {label}: {report.get('outcome')} ({time.monotonic() - started:.1f} s) ==")
+    say(render_report(report).rstrip() + "\n")
+    return report
+
+
+def check_outcomes(first: dict[str, Any], second: dict[str, Any]) -> list[str]:
+    """What the demo promises: the first run commits deletions, the second has nothing left to do."""
+    problems = []
+    deleted = first["plan"]["totals"]["segments_deleted"]
+    if first.get("outcome") != "committed" or deleted == 0:
+        problems.append(f"run 1: expected a commit that deletes segments, got {first.get('outcome')!r}")
+    if second.get("outcome") != "nothing to change" or second["plan"]["totals"]["segments_deleted"]:
+        problems.append(f"run 2: expected 'nothing to change', got {second.get('outcome')!r}")
+    return problems
+
+
+def finish(
+    output: Path, local: LocalStore, first: dict[str, Any], problems: list[str], *, seconds: float
+) -> None:
+    totals = first["plan"]["totals"]
+    reasons = ", ".join(f"{reason} {item['segments']}" for reason, item in totals["by_reason"].items())
+    status = "OK" if not problems else "PROBLEMS: " + "; ".join(problems)
+    say(
+        f"demo {status} in {seconds:.0f} s: run 1 deleted {totals['segments_deleted']} segment(s) "
+        f"({reasons}) and committed version {first.get('committed_version')}; run 2 found nothing left to do."
+    )
+    lake = output / "lake"
+    say(f"  report:    {lake / first['report_key']}")
+    docs = (first.get("validation") or {}).get("data_docs")
+    say(f"  Data Docs: {(lake / docs).as_uri() if docs else '(none: the run has no validation result)'}")
+    say(f"  the lake:  {lake}   (.venv/bin/kafka-segments describe --lake {lake})")
+    say(f"  log:       {output / LOG_NAME}   (Airflow and Spark output)")
+
+
+# ---------------------------------------------------------------------------------------------- standalone
+
+
+class _StopRequestedError(Exception):
+    """SIGTERM: stop as on Ctrl-C."""
+
+
+def _on_sigterm(_signum: int, _frame: FrameType | None) -> None:
+    raise _StopRequestedError
+
+
+def run_standalone(output: Path, *, port: int) -> int:
+    fresh_output_dir(output)
+    log = output / "airflow.log"
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started with SIGINT ignored
+    now_ms = minute_now_ms()
+    with demo_lake_on_s3(now_ms=now_ms, history=True) as (s3, _store, _lake):
+        settings = settings_for(output, s3, port=port, AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS="False")
+        env = airflow_environment(settings)
+        run_step("airflow db migrate", ["airflow", "db", "migrate"], env=env, log=log)
+        airflow = Component(
+            "airflow standalone", ["airflow", "standalone"], env=env, log=log, children_first=True
+        )
+        try:
+            base_url = f"http://127.0.0.1:{port}"
+            say(f"starting airflow standalone (30 s to a minute); its output goes to {log}")
+            wait_until(
+                "airflow standalone health",
+                lambda: api_healthy(base_url),
+                timeout_s=300,
+                alive=airflow.running,
+            )
+            say(f"\nAirflow is up: http://localhost:{port}   login: {login(settings.airflow_home)}")
+            say(
+                f"DAGs: {MAINTENANCE_DAG_ID} (paused: unpause it, or trigger it with Params; a manual "
+                "trigger is a dry run unless dry_run is false) and kafka_segments_delete_records"
+            )
+            say(
+                f"lake: {settings.lake_uri} on {s3.endpoint_url} "
+                "(set AWS_ENDPOINT_URL to it for kafka-segments commands)"
+            )
+            say("Press Ctrl-C to stop.")
+            while airflow.running():
+                time.sleep(1)
+            raise DemoStackError("airflow standalone exited", step="airflow standalone", log=log)
+        except (KeyboardInterrupt, _StopRequestedError):
+            say("\nstopping Airflow ...")
+            return 0
+        finally:
+            airflow.stop()
+            say("Airflow stopped; stopping the embedded S3 server")
+
+
+def login(airflow_home: Path) -> str:
+    """The admin login ``airflow standalone`` generated."""
+    generated = airflow_home / "simple_auth_manager_passwords.json.generated"
+    try:
+        passwords = json.loads(generated.read_text())
+    except (OSError, ValueError):
+        return f"see {generated}"
+    return ", ".join(f"{user} / {password}" for user, password in passwords.items())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,225 @@
+"""Backfills of the maintenance DAG: ``airflow backfill create`` over three past dates, run by a real
+scheduler and API server (SQLite, LocalExecutor, local Spark) against the demo lake on the embedded S3 server.
+
+Each backfill run's ``now`` is its date (the data interval end of a daily trigger), its offsets are the
+snapshot pinned for that date or the newest earlier pin (never a live source), and a date already applied
+changes nothing when it is run again. The demo lake is built for 2025-11-21T00:00Z with offsets pinned for
+11-19 (what the ``lake`` source saw then: analytics at 90/25/80, billing at 150) and 11-21 (analytics at
+170/25/130); 11-20 has no pin of its own. With ``config/demo.yaml`` (retention.ms 7 days, consumed
+retention after 1 day) the dates delete:
+
+* 11-19 (pin 11-19): clickstream-0 two segments by consumed retention (M = 90); clickstream-2 one by the
+  log start offset (kafka-delete-records moved it to 50) and one by consumed retention (M = 80);
+* 11-20 (pin 11-19, the newest earlier): clickstream-1 its first segment by retention.ms (8.5 days old
+  on 11-21, 7.5 on 11-20);
+* 11-21 (pin 11-21): clickstream-0 two more by consumed retention (M = 170), clickstream-1 one more by
+  retention.ms, clickstream-2 one more by consumed retention (M = 130).
+
+Reprocessing the same dates (``--reprocess-behavior completed``) clears the runs; each gets a new lake run
+that finds nothing to change, and the lake's head version does not move.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from kafka_segments.demo_lake import build_demo_lake, pin_demo_offsets
+from kafka_segments.demo_lake_log import DAY_MS
+from kafka_segments.embedded_s3 import EmbeddedS3
+from kafka_segments.lake.history import head_version
+from kafka_segments.storage import S3Store
+from orchestration.demo_stack import (
+    MAINTENANCE_DAG_ID,
+    Component,
+    StackSettings,
+    airflow_environment,
+    api_healthy,
+    api_request,
+    free_port,
+    log_tail,
+    run_step,
+    wait_until,
+)
+from s3_fixtures import BUCKET, new_s3_store
+
+pytestmark = pytest.mark.airflow
+
+ROOT = Path(__file__).resolve().parents[2]
+LAKE_NOW = datetime(2025, 11, 21, tzinfo=UTC)
+NOW_MS = int(LAKE_NOW.timestamp() * 1000)
+DATES = ("2025-11-19", "2025-11-20", "2025-11-21")
+DATE_MS = {date: NOW_MS - (2 - index) * DAY_MS for index, date in enumerate(DATES)}
+RUN_TIMEOUT_S = 600
+
+
+@dataclass(frozen=True, slots=True)
+class Stack:
+    env: dict[str, str]
+    api: str
+    log: Path
+    store: S3Store
+    pins: dict[str, str]
+    """Date → the snapshot id pinned for it."""
+
+
+@pytest.fixture(scope="module")
+def stack(s3_server: EmbeddedS3, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """The demo lake with two pinned snapshots, and Airflow's scheduler and API server on a fresh SQLite."""
+    home = tmp_path_factory.mktemp("backfill")
+    store = new_s3_store(s3_server)
+    build_demo_lake(store, now_ms=NOW_MS)
+    pins = {
+        date: pin_demo_offsets(store, now_ms=NOW_MS, at_ms=DATE_MS[date]).snapshot_id
+        for date in (DATES[0], DATES[2])
+    }
+    port = free_port()
+    settings = StackSettings(
+        project=ROOT,
+        airflow_home=home / "airflow-home",
+        lake_uri=f"s3://{BUCKET}/{store.prefix.rstrip('/')}",
+        s3_endpoint=s3_server.endpoint_url,
+        config=ROOT / "config" / "demo.yaml",
+        offsets_source="lake",  # never asked by a backfill run
+        api_port=port,
+        extra={
+            "KAFKA_SEGMENTS_SCHEDULE": "@daily",
+            "AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE": "False",  # no scheduled run of "today" on unpausing
+            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",  # queued backfill runs need it unpaused
+        },
+    )
+    env = airflow_environment(settings)
+    log = home / "airflow.log"
+    run_step("airflow db migrate", ["airflow", "db", "migrate"], env=env, log=log)
+    run_step("airflow dags reserialize", ["airflow", "dags", "reserialize"], env=env, log=log)
+    components: list[Component] = []
+    try:
+        components.append(
+            Component("api-server", ["airflow", "api-server", "--port", str(port)], env=env, log=log)
+        )
+        components.append(Component("scheduler", ["airflow", "scheduler"], env=env, log=log))
+        api = f"http://127.0.0.1:{port}"
+        wait_until("api-server health", lambda: api_healthy(api), timeout_s=120, alive=components[0].running)
+        yield Stack(env, api, log, store, pins)
+    finally:
+        for component in reversed(components):
+            component.stop()
+
+
+def backfill(stack: Stack, *extra: str) -> None:
+    args = ["airflow", "backfill", "create", "--dag-id", MAINTENANCE_DAG_ID]
+    args += ["--from-date", DATES[0], "--to-date", DATES[-1], "--max-active-runs", "1", *extra]
+    run_step("airflow backfill create", args, env=stack.env, log=stack.log)
+
+
+def backfill_runs(stack: Stack) -> list[dict[str, Any]]:
+    document = api_request(stack.api, f"/api/v2/dags/{MAINTENANCE_DAG_ID}/dagRuns?limit=50")
+    return [run for run in document["dag_runs"] if run["run_type"] == "backfill"]
+
+
+def backfills_completed(stack: Stack) -> bool:
+    """Whether every backfill of the DAG is completed (only then may another one be created)."""
+    document = api_request(stack.api, f"/api/v2/backfills?dag_id={MAINTENANCE_DAG_ID}")
+    return all(backfill["completed_at"] is not None for backfill in document["backfills"])
+
+
+def lake_reports(stack: Stack) -> list[dict[str, Any]]:
+    keys = [
+        meta.key for meta in stack.store.list("_kafka_segments/runs/") if meta.key.endswith("/report.json")
+    ]
+    return [json.loads(stack.store.get(key)) for key in keys]
+
+
+def wait_for_reports(stack: Stack, count: int) -> list[dict[str, Any]]:
+    """Wait until the three backfill runs succeeded and the lake holds ``count`` run reports; returns them."""
+
+    def done() -> bool:
+        runs = backfill_runs(stack)
+        failed = [run["dag_run_id"] for run in runs if run["state"] == "failed"]
+        if failed:
+            pytest.fail(f"backfill runs failed: {failed}\n{log_tail(stack.log)}")
+        finished = len(runs) == len(DATES) and all(run["state"] == "success" for run in runs)
+        return finished and len(lake_reports(stack)) >= count and backfills_completed(stack)
+
+    wait_until("backfill runs", done, timeout_s=RUN_TIMEOUT_S, interval_s=2)
+    reports = lake_reports(stack)
+    assert len(reports) == count
+    return reports
+
+
+def by_date(reports: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """One report per backfill date (from the Airflow run id the lake run is labelled with)."""
+    found: dict[str, dict[str, Any]] = {}
+    for report in reports:
+        labels = report["labels"]
+        assert labels["airflow_run_type"] == "backfill", labels
+        date = labels["airflow_run_id"].removeprefix("backfill__")[:10]
+        assert date not in found, f"two reports for {date}"
+        found[date] = report
+    return found
+
+
+def deleted(report: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """``topic-partition`` → segments deleted by reason."""
+    return {
+        f"{p['topic']}-{p['partition']}": {reason: item["segments"] for reason, item in p["deleted"].items()}
+        for p in report["plan"]["partitions"]
+        if p["deleted"]
+    }
+
+
+def test_backfill_runs_each_date_with_its_pinned_offsets_and_a_rerun_changes_nothing(stack: Stack) -> None:
+    backfill(stack)
+    reports = by_date(wait_for_reports(stack, len(DATES)))
+    assert sorted(reports) == list(DATES)
+    for date, report in reports.items():
+        assert report["now_ms"] == DATE_MS[date], date
+        assert report["outcome"] == "committed", (date, report["outcome"])
+        assert report["validation"]["success"] is True, date
+    assert [reports[date]["committed_version"] for date in DATES] == [2, 3, 4]
+
+    offsets = {date: report["offsets_snapshot"] for date, report in reports.items()}
+    assert (offsets[DATES[0]]["origin"], offsets[DATES[0]]["id"]) == ("pinned", stack.pins[DATES[0]])
+    assert (offsets[DATES[1]]["origin"], offsets[DATES[1]]["id"]) == ("pinned-earlier", stack.pins[DATES[0]])
+    assert (offsets[DATES[2]]["origin"], offsets[DATES[2]]["id"]) == ("pinned", stack.pins[DATES[2]])
+
+    assert deleted(reports[DATES[0]]) == {
+        "clickstream-0": {"consumed": 2},
+        "clickstream-2": {"log-start-offset": 1, "consumed": 1},
+    }
+    assert deleted(reports[DATES[1]]) == {"clickstream-1": {"retention.ms": 1}}
+    assert deleted(reports[DATES[2]]) == {
+        "clickstream-0": {"consumed": 2},
+        "clickstream-1": {"retention.ms": 1},
+        "clickstream-2": {"consumed": 1},
+    }
+    last_run = reports[DATES[2]]["labels"]["airflow_run_id"]
+    xcom = api_request(
+        stack.api,
+        f"/api/v2/dags/{MAINTENANCE_DAG_ID}/dagRuns/{quote(last_run, safe='')}"
+        "/taskInstances/report/xcomEntries/return_value?deserialize=true",
+    )
+    assert _xcom_value(xcom)["run_id"] == reports[DATES[2]]["run_id"]
+    assert head_version(stack.store) == 4
+
+    backfill(stack, "--reprocess-behavior", "completed")
+    first_runs = {report["run_id"] for report in reports.values()}
+    reruns = by_date([r for r in wait_for_reports(stack, 2 * len(DATES)) if r["run_id"] not in first_runs])
+    assert sorted(reruns) == list(DATES)
+    for date, rerun in reruns.items():
+        assert rerun["now_ms"] == DATE_MS[date], date
+        assert rerun["outcome"] == "nothing to change", (date, rerun["outcome"])
+        assert rerun["plan"]["totals"]["segments_deleted"] == 0, date
+    assert head_version(stack.store) == 4
+
+
+def _xcom_value(entry: dict[str, Any]) -> dict[str, Any]:
+    value = entry["value"]
+    parsed: dict[str, Any] = json.loads(value) if isinstance(value, str) else value
+    return parsed
