@@ -23,14 +23,13 @@ run id (same base), ``execute`` overwrites its own files, ``commit`` reads back 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from kafka_segments.config import Config
-from kafka_segments.errors import LakeError, ObjectNotFoundError, RunStateError
+from kafka_segments.errors import LakeError, RunStateError
 from kafka_segments.lake.adoption import adopt_objects
 from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.commit import abort_run, begin_run, build_manifest, commit_run, stage_manifest
@@ -39,93 +38,60 @@ from kafka_segments.lake.history import location_of, read_head, read_manifest
 from kafka_segments.lake.manifest import Manifest
 from kafka_segments.lake.runs import Clock, Outcome, RunRecord, read_outcome, read_run, wall_clock_ms
 from kafka_segments.offsets.lake_source import CONSUMER_OFFSETS_TOPIC
-from kafka_segments.offsets.snapshot_codec import snapshot_from_json, snapshot_to_json
+from kafka_segments.offsets.snapshot_codec import snapshot_to_json
 from kafka_segments.offsets.snapshot_store import read_pin
 from kafka_segments.pipeline.offsets_input import OffsetsChoice, ResolvedOffsets, resolve_offsets
 from kafka_segments.pipeline.planning import ALL_PARTITIONS, Selection, plan_adopted
 from kafka_segments.pipeline.retention_run import RunResult, apply_plan, plan_document
-from kafka_segments.pipeline.run_files import run_file_key, write_run_file
+from kafka_segments.pipeline.run_files import (
+    INPUT_MANIFEST,
+    OFFSETS,
+    PLAN,
+    REPORT,
+    REQUEST,
+    STAGED,
+    STAGED_FORMAT_VERSION,
+    VALIDATION,
+    RunRequest,
+    read_request,
+    read_run_json,
+    read_run_json_or_none,
+    read_run_offsets,
+    run_file_key,
+    write_run_file,
+)
 from kafka_segments.pipeline.runners import TaskRunner, read_jobs
 from kafka_segments.storage.base import ObjectStore, Overwrite
-from kafka_segments.topic_partition import TopicPartition
 
-REQUEST = "request.json"
-OFFSETS = "offsets.json"
-INPUT_MANIFEST = "input-manifest.json"
-PLAN = "plan.json"
-STAGED = "staged.json"
-VALIDATION = "validation.json"
-REPORT = "report.json"
-STAGED_FORMAT_VERSION = 1
+__all__ = [
+    "INPUT_MANIFEST",
+    "OFFSETS",
+    "PLAN",
+    "REPORT",
+    "REQUEST",
+    "STAGED",
+    "VALIDATION",
+    "CommitOutcome",
+    "RunRequest",
+    "StagedRun",
+    "ValidationGateError",
+    "commit_staged",
+    "execute_run",
+    "finish_run",
+    "prepare_run",
+    "read_request",
+    "read_run_json",
+    "read_run_offsets",
+    "reject_run",
+    "snapshot_offsets",
+]
+
 VIEW_RUN_ID = "offsets-view"
 """The run id of the throwaway adoption that lets the ``lake`` offsets source see uploaded segments."""
 
 
 class ValidationGateError(LakeError):
     """The run's staged output has no successful validation, so it is not committed."""
-
-
-@dataclass(frozen=True, slots=True)
-class RunRequest:
-    """What a staged run was asked to do (``request.json``)."""
-
-    run_id: str
-    now_ms: int
-    base_version: int | None
-    dry_run: bool
-    topics: tuple[str, ...] | None = None
-    partitions: tuple[TopicPartition, ...] | None = None
-    offsets_snapshot_id: str | None = None
-    offsets_origin: str | None = None
-    """``None``: the run has no offsets snapshot (consumed retention cannot apply)."""
-    offsets_note: str = ""
-    labels: Mapping[str, str] = field(default_factory=dict)
-    """Where the run came from (e.g. ``airflow_dag_id``, ``airflow_run_id``); reported, never interpreted."""
-
-    @property
-    def selection(self) -> Selection:
-        return Selection(topics=self.topics, partitions=self.partitions)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "format_version": STAGED_FORMAT_VERSION,
-            "run_id": self.run_id,
-            "now_ms": self.now_ms,
-            "base_version": self.base_version,
-            "dry_run": self.dry_run,
-            "topics": None if self.topics is None else list(self.topics),
-            "partitions": None
-            if self.partitions is None
-            else [{"topic": tp.topic, "partition": tp.partition} for tp in self.partitions],
-            "offsets": None
-            if self.offsets_origin is None
-            else {
-                "snapshot_id": self.offsets_snapshot_id,
-                "origin": self.offsets_origin,
-                "note": self.offsets_note,
-            },
-            "labels": dict(self.labels),
-        }
-
-    @classmethod
-    def from_dict(cls, document: Mapping[str, Any]) -> RunRequest:
-        topics = document.get("topics")
-        partitions = document.get("partitions")
-        offsets = document.get("offsets")
-        return cls(
-            run_id=str(document["run_id"]),
-            now_ms=int(document["now_ms"]),
-            base_version=None if document.get("base_version") is None else int(document["base_version"]),
-            dry_run=bool(document["dry_run"]),
-            topics=None if topics is None else tuple(str(t) for t in topics),
-            partitions=None
-            if partitions is None
-            else tuple(TopicPartition(str(p["topic"]), int(p["partition"])) for p in partitions),
-            offsets_snapshot_id=None if offsets is None else offsets.get("snapshot_id"),
-            offsets_origin=None if offsets is None else str(offsets["origin"]),
-            offsets_note="" if offsets is None else str(offsets.get("note", "")),
-            labels={str(k): str(v) for k, v in (document.get("labels") or {}).items()},
-        )
 
 
 def snapshot_offsets(
@@ -177,7 +143,7 @@ def prepare_run(
     Preparing an already prepared run id again returns its stored request (a retried task).
     """
     if run_id is not None:
-        existing = _read_json_or_none(store, run_id, REQUEST)
+        existing = read_run_json_or_none(store, run_id, REQUEST)
         if existing is not None:
             return RunRequest.from_dict(existing)
     run, _base = begin_run(store, now_ms=now_ms, operation="run", run_id=run_id, clock=clock)
@@ -336,7 +302,7 @@ def reject_run(store: ObjectStore, run_id: str, *, reason: str, clock: Clock = w
 
 def _check_validation(store: ObjectStore, run_id: str) -> None:
     location = location_of(store, run_file_key(run_id, VALIDATION))
-    document = _read_json_or_none(store, run_id, VALIDATION)
+    document = read_run_json_or_none(store, run_id, VALIDATION)
     if document is None:
         raise ValidationGateError(
             f"run {run_id!r} has no validation result: validate its staged output before committing",
@@ -365,7 +331,7 @@ def finish_run(
         report["committed_version"] = ended.version
     else:
         report["outcome"] = "dry run" if report.get("dry_run") else ended.reason or "aborted"
-    validation = _read_json_or_none(store, run_id, VALIDATION)
+    validation = read_run_json_or_none(store, run_id, VALIDATION)
     report["validation"] = None if validation is None else _validation_summary(validation)
     report["gc"] = None if gc is None else dict(gc) if isinstance(gc, Mapping) else gc.to_dict()
     report["report_key"] = run_file_key(run_id, REPORT)
@@ -383,45 +349,3 @@ def _validation_summary(document: Mapping[str, Any]) -> dict[str, Any]:
         "data_docs": document.get("data_docs"),
         "key": run_file_key(str(document.get("run_id")), VALIDATION),
     }
-
-
-def read_request(store: ObjectStore, run_id: str) -> RunRequest:
-    """The run's ``request.json``. Raises ``RunStateError`` when the run was never prepared."""
-    return RunRequest.from_dict(read_run_json(store, run_id, REQUEST))
-
-
-def read_run_offsets(store: ObjectStore, request: RunRequest) -> ResolvedOffsets | None:
-    """The offsets snapshot the run uses (from its folder)."""
-    if request.offsets_origin is None:
-        return None
-    key = run_file_key(request.run_id, OFFSETS)
-    snapshot = snapshot_from_json(store.get(key), location=location_of(store, key))
-    return ResolvedOffsets(
-        snapshot, request.offsets_snapshot_id, request.offsets_origin, request.offsets_note
-    )
-
-
-def read_run_json(store: ObjectStore, run_id: str, name: str) -> dict[str, Any]:
-    """A JSON document of the run's folder. Raises ``RunStateError`` when it does not exist."""
-    document = _read_json_or_none(store, run_id, name)
-    if document is None:
-        raise RunStateError(
-            f"run {run_id!r} has no {name} (has the stage that writes it run?)",
-            location=location_of(store, run_file_key(run_id, name)),
-        )
-    return document
-
-
-def _read_json_or_none(store: ObjectStore, run_id: str, name: str) -> dict[str, Any] | None:
-    key = run_file_key(run_id, name)
-    try:
-        data = store.get(key)
-    except ObjectNotFoundError:
-        return None
-    try:
-        document = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RunStateError(f"{name} is not valid JSON: {exc}", location=location_of(store, key)) from exc
-    if not isinstance(document, dict):
-        raise RunStateError(f"{name} is not a JSON object", location=location_of(store, key))
-    return document
