@@ -98,3 +98,29 @@ def test_quick_retention_plan_bench_plans_from_the_manifest_without_segment_read
     assert child["body_reads"] == 0
     assert child["segments_deleted"] == plan["segments_deleted"]
     assert child["max_rss"] >= child["max_rss_before"] > 0
+
+
+COMPACTION_BENCH = BENCH.parent / "compaction_bench.py"
+
+
+def test_quick_compaction_bench_compacts_s3_to_s3(tmp_path: Path) -> None:
+    out = tmp_path / "compaction.json"
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(COMPACTION_BENCH),
+            "--quick",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=180,
+    )
+    assert "**Compaction, S3 (moto) to S3, per core**" in result.stdout
+    report = json.loads(out.read_text())
+    assert [r["segment"] for r in report["results"]] == ["100 B none", "100 B lz4", "100 B zstd"]
+    assert all(r["ratio"] > 0 and r["retained"] > 0 for r in report["results"])

@@ -18,4 +18,15 @@ The modules follow the cleaner's own steps, each naming the Kafka source it reim
   its values are in ``results``.
 * ``output``: a cleaned segment as Kafka segment files, with its rebuilt transaction index.
 * ``source`` (the round's input segments and aborted transactions) and ``errors``.
+
+The hot paths (same decisions, same bytes; ``tests/unit/test_fast_rebuild.py`` compares a round with and
+without them):
+
+* ``decoded``: each segment decoded once (record columns, key MD5s) for both passes when memory allows;
+* ``digests`` / ``key_kernels``: the keys' MD5s in one numba call per segment, last-offset dedupe, and the
+  round's lookup table (``fates.DigestTable``);
+* ``batch_kinds`` / ``batch_decisions``: plain batches (v2 data, neither transactional nor control) decided
+  over header columns;
+* ``records.fast_rebuild``: all of a segment's rebuilt batches written by one numba call;
+* ``gc_pause``: the cyclic garbage collector paused while a round allocates its per-batch objects.
 """

@@ -3,19 +3,29 @@
 Same rule, same precedence (``Cleaner.cleanInto``'s filter, then ``Cleaner.shouldRetainRecord``): records of a
 discarded batch go; control records stay; records past the map's latest offset stay; unkeyed records go; a
 record older than its key's mapped offset goes; the latest record stays if it has a value, or if deletes are
-still retained. Only the keys that reach the map lookup are hashed (MD5, as ``SkimpyOffsetMap``); everything
-else is numpy arithmetic over the record columns of ``records.fast``.
+still retained. Only the keys that reach the map lookup are hashed (MD5, as ``SkimpyOffsetMap``), all of a
+segment's in one numba call (``digests``), and looked up in one call in a ``DigestTable`` built once per round
+from the map's entries; everything else is numpy arithmetic over the record columns of ``records.fast``.
+
+A digest absent from the table is absent from the map when the map is a complete ``OffsetMap``; otherwise
+(a partitioned or partial map) the map's own ``get`` answers the table's misses, so a partial map still raises
+``KeyOutsideMapError`` for the first key of a part it does not cover, exactly as a per-key lookup does. A
+caller's own ``OffsetLookup`` (no entries to build a table from) is asked key by key.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
+from kafka_segments.compaction import key_kernels as _k
 from kafka_segments.compaction.decisions import RecordDecision
-from kafka_segments.compaction.offset_map import NO_OFFSET, OffsetLookup
+from kafka_segments.compaction.digests import digest_bytes, digest_columns, key_digests
+from kafka_segments.compaction.offset_map import NO_OFFSET, OffsetLookup, OffsetMap, PartitionedOffsetMap
 
 FATES = tuple(RecordDecision)
 """Fate code -> decision (codes are positions in this tuple)."""
@@ -28,12 +38,65 @@ I64 = npt.NDArray[np.int64]
 I32 = npt.NDArray[np.int32]
 U8 = npt.NDArray[np.uint8]
 Codes = npt.NDArray[np.int8]
+U64 = npt.NDArray[np.uint64]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class DigestTable:
+    """A round's offset map as an open-addressing table: digest -> offset of its latest mapped record."""
+
+    slots: I64
+    hi: U64
+    lo: U64
+    offsets: I64
+    complete: bool
+    """Every digest absent from the table is absent from the map (no need to ask the map)."""
+
+    @classmethod
+    def of(cls, offset_map: OffsetLookup) -> DigestTable | None:
+        """The table of a map whose entries are known (``OffsetMap``, ``PartitionedOffsetMap``), else None."""
+        if isinstance(offset_map, OffsetMap):
+            maps: Sequence[OffsetMap] = (offset_map,)
+            complete = offset_map.is_complete
+        elif isinstance(offset_map, PartitionedOffsetMap):
+            maps, complete = offset_map.parts, False
+        else:
+            return None
+        digests = [digest for part in maps for digest in part.entries]
+        offsets = np.fromiter(
+            (offset for part in maps for offset in part.entries.values()), dtype=np.int64, count=len(digests)
+        )
+        hi, lo = digest_columns(digests)
+        slots, _, _, _ = _k.build_table(hi, lo, offsets)
+        return cls(slots, hi, lo, offsets, complete)
+
+    def lookup(self, hi: U64, lo: U64, offset_map: OffsetLookup) -> I64:
+        """The map's offset of every digest (-1 when absent), asking ``offset_map`` for the table's misses
+        unless the table is complete."""
+        found = np.empty(len(hi), dtype=np.int64)
+        misses = _k.lookup_table(self.slots, self.hi, self.lo, self.offsets, hi, lo, found)
+        if misses and not self.complete:
+            rows = np.flatnonzero(found < 0)
+            get = offset_map.get
+            answers = [get(digest) for digest in digest_bytes(hi[rows], lo[rows])]
+            found[rows] = np.array(answers, dtype=np.int64)
+        return found
 
 
 def mapped_offsets(
-    buffer: U8, key_start: I64, key_length: I32, rows: npt.NDArray[np.intp], offset_map: OffsetLookup
+    buffer: U8,
+    key_start: I64,
+    key_length: I32,
+    rows: npt.NDArray[np.intp],
+    offset_map: OffsetLookup,
+    *,
+    table: DigestTable | None = None,
 ) -> I64:
-    """The map's offset for the key of each of ``rows`` (-1 when absent)."""
+    """The map's offset for the key of each of ``rows`` (-1 when absent); ``table``: the map's
+    ``DigestTable`` (``None``: the map is asked key by key)."""
+    if table is not None:
+        hi, lo = key_digests(buffer, key_start[rows], key_length[rows])
+        return table.lookup(hi, lo, offset_map)
     view = buffer.data
     md5 = hashlib.md5
     get = offset_map.get
@@ -93,10 +156,12 @@ def found_offsets(
     key_length: I32,
     lookup: Bools,
     offset_map: OffsetLookup,
+    *,
+    table: DigestTable | None = None,
 ) -> I64:
     """``mapped_offsets`` for the rows flagged in ``lookup``, -1 for the others."""
     found = np.full(len(lookup), NO_OFFSET, dtype=np.int64)
     rows = np.flatnonzero(lookup)
     if rows.size:
-        found[rows] = mapped_offsets(buffer, key_start, key_length, rows, offset_map)
+        found[rows] = mapped_offsets(buffer, key_start, key_length, rows, offset_map, table=table)
     return found

@@ -35,10 +35,12 @@ from typing import Protocol
 
 import numpy as np
 
+from kafka_segments.compaction import batch_kinds
+from kafka_segments.compaction.decoded import DecodedSegment, DecodedSegments, decode_segment
+from kafka_segments.compaction.digests import digest_bytes, key_parts, last_of_each
 from kafka_segments.compaction.errors import CompactionError, KeyOutsideMapError, OffsetMapFullError
 from kafka_segments.compaction.source import SourceSegment, segment_slice
 from kafka_segments.compaction.txn_state import TransactionState, control_type_from_key
-from kafka_segments.records.fast import decode_record_columns
 from kafka_segments.segment.txn_index import AbortedTxn
 
 NO_OFFSET = -1
@@ -153,6 +155,7 @@ def build_offset_map(
     aborted: Iterable[AbortedTxn] = (),
     key_range: KeyHashRange = KeyHashRange(),
     max_keys: int | None = None,
+    decoded: DecodedSegments | None = None,
 ) -> OffsetMap:
     """The map of the keys in ``key_range`` over the dirty range ``[first_dirty, end_offset)``.
 
@@ -160,6 +163,7 @@ def build_offset_map(
         segments: the partition's segments (at least those of the dirty range), in offset order.
         aborted: the aborted transactions overlapping the range (``source.aborted_in_range``).
         max_keys: the most distinct keys this part may hold (``None``: unbounded).
+        decoded: where to decode the segments (a round shares one with its cleaning pass); ``None``: here.
 
     Raises:
         OffsetMapFullError: more than ``max_keys`` distinct keys fall in ``key_range``.
@@ -169,7 +173,8 @@ def build_offset_map(
     entries: dict[bytes, int] = {}
     state = TransactionState(aborted)
     for segment in dirty:
-        _map_segment(segment, first_dirty, state, entries, key_range, max_keys)
+        found = decoded.get(segment) if decoded is not None else decode_segment(segment)
+        _map_segment(segment, found, first_dirty, state, entries, key_range, max_keys)
     latest = end_offset - 1 if dirty else NO_OFFSET
     return OffsetMap(
         first_dirty,
@@ -183,19 +188,27 @@ def build_offset_map(
 
 def _map_segment(
     segment: SourceSegment,
+    decoded: DecodedSegment,
     first_dirty: int,
     state: TransactionState,
     entries: dict[bytes, int],
     key_range: KeyHashRange,
     max_keys: int | None,
 ) -> None:
-    """Map one segment through the codec's columnar fast path (``records.fast``): batch headers feed the
-    transaction state, then one lean loop hashes the keys of the records to map."""
-    columns = decode_record_columns(segment.data, segment=segment.name, verify_crc=False)
-    headers = columns.batches.to_headers()
-    first_row = np.searchsorted(columns.batch_index, np.arange(len(headers)))
-    mapped = np.zeros(len(headers), dtype=np.bool_)
-    for index, header in enumerate(headers):
+    """Map one segment over its record columns (``records.fast``): the non-plain batch headers feed the
+    transaction state in log order, the records to map are selected over columns, and among their key
+    digests (MD5s computed in one numba call, ``decoded``) each distinct digest takes the offset of its last
+    occurrence (later offsets overwrite, as ``put``). The map holds distinct keys only, so it overflows
+    ``max_keys`` in this segment exactly when the per-record ``put`` would have."""
+    columns = decoded.columns
+    table = columns.batches
+    first_row = np.searchsorted(columns.batch_index, np.arange(len(table)))
+    # a plain batch (v2 data, neither transactional nor control) is never aborted data: mapped from
+    # first_dirty; only the others go through the transaction state, in log order
+    plain = batch_kinds.plain_batches(table)
+    mapped = plain & (table.last_offset >= first_dirty)
+    for index in np.flatnonzero(~plain).tolist():
+        header = table.header(index)
         if header.is_control:
             control = None
             if header.records_count:
@@ -207,18 +220,15 @@ def _map_segment(
     rows = np.flatnonzero(
         mapped[columns.batch_index] & (columns.key_length >= 0) & (columns.offset >= first_dirty)
     )
-    view = columns.buffer.data
-    starts = columns.key_start[rows].tolist()
-    ends = (columns.key_start[rows] + columns.key_length[rows]).tolist()
-    offsets = columns.offset[rows].tolist()
-    count, wanted = key_range.count, key_range.index
-    md5 = hashlib.md5
-    for start, end, offset in zip(starts, ends, offsets, strict=True):
-        digest = md5(view[start:end], usedforsecurity=False).digest()
-        if count == 1 or part_of(digest, count) == wanted:
-            entries[digest] = offset
-            if max_keys is not None and len(entries) > max_keys:
-                raise _full(first_dirty, segment.name, key_range, max_keys)
+    hi, lo = decoded.hi[rows], decoded.lo[rows]
+    offsets = columns.offset[rows]
+    if key_range.count > 1:
+        mine = key_parts(hi, key_range.count) == key_range.index
+        hi, lo, offsets = hi[mine], lo[mine], offsets[mine]
+    last = last_of_each(hi, lo)
+    entries.update(zip(digest_bytes(hi[last], lo[last]), offsets[last].tolist(), strict=True))
+    if max_keys is not None and len(entries) > max_keys:
+        raise _full(first_dirty, segment.name, key_range, max_keys)
 
 
 def build_offset_map_in_parts(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from kafka_segments.compaction.gc_pause import cyclic_gc_paused
 from kafka_segments.compaction.results import CleanedSegment
 from kafka_segments.config.model import TopicConfig
 from kafka_segments.segment.txn_index import build_txn_index
@@ -25,13 +26,14 @@ def cleaned_segment_files(cleaned: CleanedSegment, config: TopicConfig) -> Segme
     Raises:
         SegmentWriteError: the batches do not form a valid segment (offsets not increasing).
     """
-    files = write_segment(
-        cleaned.batches,
-        base_offset=cleaned.base_offset,
-        index_interval_bytes=config.index_interval_bytes,
-        segment_index_bytes=None,
-        segment=f"cleaned {cleaned.base_offset}",
-        verify_crc=False,
-    )
+    with cyclic_gc_paused():
+        files = write_segment(
+            cleaned.batches,
+            base_offset=cleaned.base_offset,
+            index_interval_bytes=config.index_interval_bytes,
+            segment_index_bytes=None,
+            segment=f"cleaned {cleaned.base_offset}",
+            verify_crc=False,
+        )
     txn_index = build_txn_index(cleaned.aborted, base_offset=cleaned.base_offset)
     return replace(files, txn_index=txn_index, aborted_txns=cleaned.aborted)

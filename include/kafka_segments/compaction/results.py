@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from kafka_segments.compaction.decisions import BatchDecision
+from kafka_segments.compaction.fates import DigestTable
 from kafka_segments.compaction.offset_map import OffsetLookup
 from kafka_segments.compaction.producers import ProducerState
 from kafka_segments.segment.txn_index import AbortedTxn
@@ -92,3 +93,5 @@ class RoundContext:
     now_ms: int
     delete_retention_ms: int
     legacy_horizon_ms: int
+    digest_table: DigestTable | None = None
+    """``offset_map`` as a lookup table (built once per round); ``None``: the map is asked key by key."""

@@ -16,7 +16,12 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from kafka_segments.compaction.errors import SegmentOrderError
+from kafka_segments.records.attributes import CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK
+from kafka_segments.records.batch import MAGIC_VALUE_V2
+from kafka_segments.records.fast import scan_header_table
 from kafka_segments.records.log import iter_batches
 from kafka_segments.segment.transactions import AbortedTxnTracker
 from kafka_segments.segment.txn_index import AbortedTxn, collect_aborted_txns_from_segments
@@ -75,6 +80,9 @@ def aborted_from_markers(segments: Sequence[SourceSegment]) -> tuple[tuple[Abort
     tracker = AbortedTxnTracker()
     per_segment: list[tuple[AbortedTxn, ...]] = []
     for segment in segments:
+        if not _has_transaction_entries(segment):
+            per_segment.append(())
+            continue
         found = []
         for entry in iter_batches(segment.data, segment=segment.name, verify_crc=False):
             txn = tracker.observe(entry)
@@ -82,6 +90,14 @@ def aborted_from_markers(segments: Sequence[SourceSegment]) -> tuple[tuple[Abort
                 found.append(txn)
         per_segment.append(tuple(found))
     return tuple(per_segment)
+
+
+def _has_transaction_entries(segment: SourceSegment) -> bool:
+    """Whether a segment has a v2 transactional or control batch: the tracker ignores every other entry
+    (``AbortedTxnTracker.observe``), so a segment without one is skipped after a header scan."""
+    table = scan_header_table(segment.data, segment=segment.name)
+    flags = (table.attributes & (TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK)) != 0
+    return bool(np.any(flags & (table.magic >= MAGIC_VALUE_V2)))
 
 
 def aborted_in_range(

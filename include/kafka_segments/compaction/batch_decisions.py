@@ -1,0 +1,83 @@
+"""The batch decisions of one segment, over its header columns: ``decisions.decide_batch`` without a Python
+call for every plain batch.
+
+Most batches of a compacted topic are *plain* (``batch_kinds``): v2 data batches that are neither
+transactional nor control. For them ``Cleaner.cleanInto``'s filter needs nothing from the transaction state —
+``CleanedTransactionMetadata.onBatchRead`` only starts the aborted transactions up to the batch (which the
+next transactional or control batch does anyway, the pending aborts being ordered by first offset) and
+returns false — so ``checkBatchRetention`` reduces to:
+
+* ``RETAIN_EMPTY`` (last batch of an active producer) when the batch has a producer id and is the last data
+  batch of an active producer (``producers.is_last_batch_of_active_producer``; only the batches whose last
+  offset is some active producer's last data offset are asked);
+* else ``RETAIN_EMPTY`` (end of round) when ``nextOffset == upperBoundOffsetOfCleaningRound``;
+* else ``DELETE_EMPTY`` (the records decide); records never discarded, never a marker of an emptied
+  transaction.
+
+Every other batch (transactional, control, legacy v0/v1) goes through ``decide`` — the transaction state and
+``decide_batch`` — one by one in log order, exactly as before.
+
+``deletes_retained`` is ``decisions.retain_deletes`` over the same columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from kafka_segments.compaction import batch_kinds
+from kafka_segments.compaction.batch_kinds import has_delete_horizon
+from kafka_segments.compaction.decisions import BatchDecision, BatchReason, BatchRetention
+from kafka_segments.compaction.producers import (
+    NO_DATA_OFFSET,
+    ProducerState,
+    is_last_batch_of_active_producer,
+)
+from kafka_segments.records.batch import MAGIC_VALUE_V2, NO_PRODUCER_ID, BatchHeader
+from kafka_segments.records.fast_columns import HeaderTable
+
+Bools = npt.NDArray[np.bool_]
+
+LAST_OF_ACTIVE = BatchDecision(
+    BatchRetention.RETAIN_EMPTY, BatchReason.LAST_BATCH_OF_ACTIVE_PRODUCER, False, False
+)
+END_OF_ROUND = BatchDecision(BatchRetention.RETAIN_EMPTY, BatchReason.END_OF_ROUND, False, False)
+RECORDS_DECIDE = BatchDecision(BatchRetention.DELETE_EMPTY, BatchReason.RECORDS_DECIDE, False, False)
+
+
+def batch_decisions(
+    table: HeaderTable,
+    headers: Sequence[BatchHeader],
+    *,
+    active: dict[int, ProducerState],
+    upper_bound: int,
+    decide: Callable[[int], BatchDecision],
+) -> list[BatchDecision]:
+    """The decision of every batch: plain batches here, the others by ``decide(index)``, in log order."""
+    plain = batch_kinds.plain_batches(table)
+    last_offset = table.last_offset
+    decisions = [RECORDS_DECIDE] * len(table)
+    for index in np.flatnonzero(last_offset + 1 == upper_bound).tolist():
+        decisions[index] = END_OF_ROUND
+    ends = [s.last_data_offset for s in active.values() if s.last_data_offset != NO_DATA_OFFSET]
+    if ends:
+        candidates = plain & (table.producer_id != NO_PRODUCER_ID) & np.isin(last_offset, ends)
+        for index in np.flatnonzero(candidates).tolist():
+            if is_last_batch_of_active_producer(headers[index], active):
+                decisions[index] = LAST_OF_ACTIVE
+    for index in np.flatnonzero(~plain).tolist():
+        decisions[index] = decide(index)
+    return decisions
+
+
+def deletes_retained(
+    table: HeaderTable, *, now_ms: int, segment_last_modified_ms: int, legacy_horizon_ms: int
+) -> Bools:
+    """``decisions.retain_deletes`` of every batch."""
+    v2 = table.magic >= MAGIC_VALUE_V2
+    current = ~has_delete_horizon(table) | (now_ms < table.base_timestamp)
+    legacy = segment_last_modified_ms > legacy_horizon_ms
+    retained: Bools = np.where(v2, current, legacy)
+    return retained

@@ -1,0 +1,90 @@
+"""The decoded segments of one round, kept between the map pass and the cleaning pass when memory allows.
+
+Kafka's cleaner reads every dirty segment twice: once to build the offset map (``Cleaner.buildOffsetMap``),
+once to clean it (``Cleaner.cleanSegments``), decompressing and hashing its keys each time. Both passes need
+the same things from a segment — its record columns (``records.fast.decode_record_columns``) and the MD5 of
+its keys — so a round may keep them from the first pass for the second. That changes no decision, only the
+work: the cache is bounded by a byte budget (decoded buffers not shared with the segment's own bytes, the
+columns, the digests) and a segment that does not fit is simply decoded again, as in Kafka.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from kafka_segments.compaction.digests import distinct_key_digests
+from kafka_segments.compaction.source import SourceSegment
+from kafka_segments.records.fast import RecordColumns, decode_record_columns
+
+DEFAULT_BUDGET_BYTES = 2 << 30
+"""Decoded bytes a round may keep between its passes (2 GiB: one 1 GiB segment of highly compressed data)."""
+
+U64 = npt.NDArray[np.uint64]
+U8 = npt.NDArray[np.uint8]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class DecodedSegment:
+    """One segment's record columns and the MD5 (hi, lo) of every key (zeros for unkeyed records)."""
+
+    columns: RecordColumns
+    hi: U64
+    lo: U64
+    nbytes: int
+    """Memory held by the decoding beyond the segment's own bytes."""
+
+
+class DecodedSegments:
+    """Decodes segments (columns and key digests) for a round, keeping them up to ``budget_bytes``."""
+
+    def __init__(self, *, budget_bytes: int = DEFAULT_BUDGET_BYTES, arena: U8 | None = None) -> None:
+        """``arena``: a reusable buffer to decompress one segment into (``decode_record_columns(arena=)``);
+        the first compressed segment that fits uses it, the others get fresh memory."""
+        self._budget = budget_bytes
+        self._used = 0
+        self._kept: dict[tuple[str, int, int], DecodedSegment] = {}
+        self._arena = arena
+
+    def get(self, segment: SourceSegment) -> DecodedSegment:
+        """The segment decoded (kept from an earlier call, or decoded now and kept if it fits).
+
+        Raises:
+            CorruptRecordError: a damaged batch (as ``decode_record_columns``).
+        """
+        key = (segment.name, segment.base_offset, id(segment.data))
+        found = self._kept.get(key)
+        if found is not None:
+            return found
+        decoded = decode_segment(segment, arena=self._arena)
+        if self._arena is not None and np.may_share_memory(decoded.columns.buffer, self._arena):
+            self._arena = None  # in use until the round ends
+        size = decoded.nbytes
+        if self._used + size <= self._budget:
+            self._kept[key] = decoded
+            self._used += size
+        return decoded
+
+
+def decode_segment(segment: SourceSegment, *, arena: U8 | None = None) -> DecodedSegment:
+    """The record columns of ``segment`` (CRCs not verified, as the cleaner) and the MD5 of every key
+    (``arena``: as ``decode_record_columns``)."""
+    columns = decode_record_columns(segment.data, segment=segment.name, verify_crc=False, arena=arena)
+    keyed = columns.key_length >= 0
+    hi = np.zeros(len(columns), dtype=np.uint64)
+    lo = np.zeros(len(columns), dtype=np.uint64)
+    if keyed.all():
+        hi, lo = distinct_key_digests(columns.buffer, columns.key_start, columns.key_length)
+    elif keyed.any():
+        rows = np.flatnonzero(keyed)
+        hi[rows], lo[rows] = distinct_key_digests(
+            columns.buffer, columns.key_start[rows], columns.key_length[rows]
+        )
+    arrays = (columns.offset, columns.timestamp, columns.key_start, columns.key_length, columns.value_start)
+    more = (columns.value_length, columns.headers_count, columns.record_start, columns.record_size, hi, lo)
+    size = sum(array.nbytes for array in (*arrays, *more, columns.batch_index, columns.is_control))
+    if not np.may_share_memory(columns.buffer, np.frombuffer(segment.data, dtype=np.uint8)):
+        size += columns.buffer.nbytes
+    return DecodedSegment(columns, hi, lo, size)

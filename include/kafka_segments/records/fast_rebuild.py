@@ -1,0 +1,242 @@
+"""Rebuilding a v2 batch from decoded record columns, without a Python call per record.
+
+A compaction rebuild (``builder.rebuild_batch``; Kafka's ``MemoryRecords.buildRetainedRecordsInto`` through a
+``MemoryRecordsBuilder``) writes the retained records of a source batch into a new batch with the source's
+metadata. What changes and what does not, per Kafka's ``MemoryRecordsBuilder`` and ``DefaultRecord.writeTo``:
+
+* **baseOffset** stays (v2 source), so every record's **offset delta** stays.
+* **baseTimestamp** becomes the delete horizon when one is stamped or already on the batch (attribute bit 6),
+  else the *first retained* record's timestamp; every record's **timestamp delta** is re-encoded against it
+  (absolute timestamps survive; a delta's varlong may change length, and so the record's length varint).
+* Every record is written by ``DefaultRecord.writeTo``: attributes byte 0, minimal zigzag varints, the key,
+  the value and the headers, whose keys are Java ``String``s: bytes that are not UTF-8 were read as U+FFFD
+  and are written back as its UTF-8 bytes.
+* **maxTimestamp**: the largest retained timestamp (CreateTime) or the source's log-append time; the
+  attributes keep codec, timestamp type, transactional and control flags and gain the horizon flag; the
+  **record count**, **length** and **CRC-32C** are recomputed; the records stream is compressed again with
+  the source's codec.
+
+``rebuild_batches`` does the same for many batches of one segment at once: one numba call
+(``fast_rebuild_kernels.write_batches``) writes every batch, header and records; only the CRC-32C (and the
+codec, for a compressed batch) is a call per batch.
+
+``encode_retained`` re-encodes the retained rows of ``records.fast.RecordColumns`` in one numba call
+(``fast_rebuild_kernels.encode_rows``): byte for byte what ``record.encode_records`` writes for the same
+``Record`` objects. ``rebuild_from_columns`` then seals the batch as ``builder.rebuild_batch`` does.
+Cases that this path does not write itself return ``None`` so the caller takes the per-record path (which
+then raises what it raises): a legacy (v0/v1) source, offsets not strictly increasing within the source's
+span, a timestamp delta outside int64, or a header key that is not valid UTF-8.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from kafka_segments.records import fast_rebuild_kernels as _k
+from kafka_segments.records.attributes import (
+    COMPRESSION_CODEC_MASK,
+    DELETE_HORIZON_FLAG_MASK,
+    CompressionType,
+    TimestampType,
+    compute_attributes,
+)
+from kafka_segments.records.batch import (
+    ATTRIBUTES_OFFSET,
+    CRC_OFFSET,
+    HEADER,
+    LOG_OVERHEAD,
+    MAGIC_VALUE_V2,
+    PARTITION_LEADER_EPOCH_OFFSET,
+    SIZE_OFFSET,
+    BatchHeader,
+)
+from kafka_segments.records.compression import compress
+from kafka_segments.records.crc import crc32c
+from kafka_segments.records.fast_columns import RecordColumns
+
+__all__ = ["encode_retained", "rebuild_batches", "rebuild_from_columns"]
+
+I64 = npt.NDArray[np.int64]
+U8 = npt.NDArray[np.uint8]
+_INT64_MIN = -(2**63)
+_INT64_MAX = 2**63 - 1
+_MAX_VARINT_GROWTH = 15
+"""Bytes a re-encoded record can grow by: a 10-byte timestamp delta and a 5-byte length."""
+
+
+def encode_retained(
+    columns: RecordColumns, rows: I64, *, base_offset: int, base_timestamp: int
+) -> bytes | None:
+    """The records stream of ``rows`` (record-column rows) re-encoded against the given bases, as
+    ``record.encode_records`` writes the same records; ``None`` when a header key is not valid UTF-8 or a
+    timestamp delta does not fit an int64 (the per-record path handles those)."""
+    if not len(rows):
+        return b""
+    stamps = columns.timestamp[rows]
+    low, high = int(stamps.min()), int(stamps.max())
+    if not (
+        _INT64_MIN <= low - base_timestamp <= _INT64_MAX and _INT64_MIN <= high - base_timestamp <= _INT64_MAX
+    ):
+        return None
+    capacity = int(columns.record_size[rows].sum()) + _MAX_VARINT_GROWTH * len(rows)
+    out = np.empty(capacity, dtype=np.uint8)
+    written = _k.encode_rows(
+        columns.buffer,
+        rows,
+        columns.offset,
+        columns.timestamp,
+        columns.key_start,
+        columns.key_length,
+        columns.value_start,
+        columns.value_length,
+        columns.headers_count,
+        base_offset,
+        base_timestamp,
+        out,
+    )
+    if written < 0:
+        return None
+    return out[:written].tobytes()
+
+
+def rebuild_from_columns(
+    header: BatchHeader, columns: RecordColumns, rows: I64, *, delete_horizon_ms: int | None = None
+) -> bytes | None:
+    """``builder.rebuild_batch(source, [columns.record(r) for r in rows], delete_horizon_ms=...)`` for a v2
+    source batch ``header`` whose records are ``rows`` of ``columns`` (at least one, in offset order).
+
+    Returns ``None`` for what this path does not write itself (see the module doc): the caller then takes
+    the per-record path.
+    """
+    if header.magic < MAGIC_VALUE_V2 or not len(rows):
+        return None
+    offsets = columns.offset[rows]
+    if offsets[0] < header.base_offset or offsets[-1] > header.last_offset:
+        return None
+    if len(offsets) > 1 and not bool(np.all(offsets[1:] > offsets[:-1])):
+        return None
+    horizon = header.delete_horizon_ms if header.has_delete_horizon else delete_horizon_ms
+    base_timestamp = horizon if horizon is not None else int(columns.timestamp[rows[0]])
+    payload = encode_retained(columns, rows, base_offset=header.base_offset, base_timestamp=base_timestamp)
+    if payload is None:
+        return None
+    timestamp_type = header.timestamp_type
+    if timestamp_type == TimestampType.LOG_APPEND_TIME:
+        max_timestamp = header.max_timestamp
+    else:
+        timestamp_type = TimestampType.CREATE_TIME
+        max_timestamp = int(columns.timestamp[rows].max())
+    body = compress(header.compression, payload)
+    attributes = compute_attributes(
+        compression=header.compression,
+        timestamp_type=timestamp_type,
+        is_transactional=header.is_transactional,
+        is_control=header.is_control,
+        has_delete_horizon=horizon is not None,
+    )
+    return _seal(header, attributes, base_timestamp, max_timestamp, len(rows), body)
+
+
+def _seal(
+    header: BatchHeader, attributes: int, base_timestamp: int, max_timestamp: int, count: int, body: bytes
+) -> bytes:
+    """The 61-byte header (CRC-32C over attributes .. end) followed by ``body``."""
+    buf = bytearray(HEADER.size + len(body))
+    HEADER.pack_into(
+        buf,
+        0,
+        header.base_offset,
+        HEADER.size - LOG_OVERHEAD + len(body),
+        header.partition_leader_epoch,
+        MAGIC_VALUE_V2,
+        0,
+        attributes,
+        header.last_offset_delta,
+        base_timestamp,
+        max_timestamp,
+        header.producer_id,
+        header.producer_epoch,
+        header.base_sequence,
+        count,
+    )
+    buf[HEADER.size :] = body
+    buf[CRC_OFFSET:ATTRIBUTES_OFFSET] = crc32c(memoryview(buf)[ATTRIBUTES_OFFSET:]).to_bytes(4, "big")
+    return bytes(buf)
+
+
+def rebuild_batches(
+    columns: RecordColumns,
+    keep: npt.NDArray[np.bool_],
+    batches: Sequence[int],
+    new_horizons: Sequence[int | None],
+) -> list[bytes | None]:
+    """``rebuild_from_columns`` of each of ``batches`` (rows of ``columns.batches``, v2, in order), its
+    retained records being its rows with ``keep`` set (at least one), stamping ``new_horizons[i]`` unless
+    the batch has a horizon already; ``None`` for a batch the per-record path must write (module doc)."""
+    if not len(batches):
+        return []
+    table = columns.batches
+    index = np.asarray(batches, dtype=np.int64)
+    first_row = np.searchsorted(columns.batch_index, index)
+    end_row = np.searchsorted(columns.batch_index, index, side="right")
+    stamped = (table.attributes[index] & DELETE_HORIZON_FLAG_MASK) != 0
+    new = np.array([h is not None for h in new_horizons], dtype=np.bool_)
+    horizon = np.where(
+        stamped, table.base_timestamp[index], np.array([h or 0 for h in new_horizons], dtype=np.int64)
+    )
+    header_fields = (
+        table.base_offset,
+        table.last_offset_delta,
+        table.partition_leader_epoch,
+        table.attributes,
+        table.max_timestamp,
+        table.producer_id,
+        table.producer_epoch,
+        table.base_sequence,
+    )
+    headers = np.stack([column[index].astype(np.int64) for column in header_fields], axis=1)
+    sizes = np.where(keep, columns.record_size.astype(np.int64) + _MAX_VARINT_GROWTH, 0)
+    spans = np.concatenate([[0], np.cumsum(sizes)])
+    capacity = int((spans[end_row] - spans[first_row]).sum()) + HEADER.size * len(index)
+    out = np.empty(capacity, dtype=np.uint8)
+    bounds = np.empty((len(index), 3), dtype=np.int64)
+    fields = (
+        columns.offset,
+        columns.timestamp,
+        columns.key_start,
+        columns.key_length,
+        columns.value_start,
+        columns.value_length,
+        columns.headers_count,
+    )
+    _k.write_batches(
+        columns.buffer, first_row, end_row, keep, fields, headers, horizon, stamped | new, out, bounds
+    )
+    codecs = (table.attributes[index] & COMPRESSION_CODEC_MASK).tolist()
+    magics = table.magic[index].tolist()
+    return [
+        _finish(out, start, end, codec) if count >= 0 and magic >= MAGIC_VALUE_V2 else None
+        for (start, end, count), codec, magic in zip(bounds.tolist(), codecs, magics, strict=True)
+    ]
+
+
+def _finish(out: U8, start: int, end: int, codec: int) -> bytes:
+    """The batch at ``out[start:end]`` (CRC 0) with its records compressed by ``codec`` and its CRC-32C."""
+    if codec == CompressionType.NONE:
+        batch = out[start:end]
+        batch[CRC_OFFSET:ATTRIBUTES_OFFSET] = np.frombuffer(
+            crc32c(batch[ATTRIBUTES_OFFSET:].data).to_bytes(4, "big"), dtype=np.uint8
+        )
+        return batch.tobytes()
+    body = compress(codec, out[start + HEADER.size : end].data)
+    buf = bytearray(HEADER.size + len(body))
+    buf[: HEADER.size] = out[start : start + HEADER.size].data
+    buf[SIZE_OFFSET:PARTITION_LEADER_EPOCH_OFFSET] = (HEADER.size - LOG_OVERHEAD + len(body)).to_bytes(
+        4, "big"
+    )
+    buf[HEADER.size :] = body
+    buf[CRC_OFFSET:ATTRIBUTES_OFFSET] = crc32c(memoryview(buf)[ATTRIBUTES_OFFSET:]).to_bytes(4, "big")
+    return bytes(buf)
