@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 from kafka_segments.embedded_s3 import EmbeddedS3
-from s3_fixtures import s3_server_fixture
+from kafka_segments.storage import LocalStore, ObjectStore
+from lake.helpers import FakeClock
+from s3_fixtures import new_s3_store, s3_server_fixture
 
 settings.register_profile("ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=50, deadline=None)
@@ -19,3 +22,22 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 def s3_server() -> Iterator[EmbeddedS3]:
     """moto's S3 server on loopback for the whole session, bucket ``s3_fixtures.BUCKET`` created."""
     yield from s3_server_fixture()
+
+
+@pytest.fixture(params=["local", "s3"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> ObjectStore:
+    """A fresh lake on a local directory and on S3 (moto's server over real HTTP on loopback)."""
+    if request.param == "local":
+        return LocalStore(tmp_path / "lake")
+    return new_s3_store(request.getfixturevalue("s3_server"))
+
+
+@pytest.fixture
+def local_store(tmp_path: Path) -> LocalStore:
+    return LocalStore(tmp_path / "lake")
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    """A settable wall clock."""
+    return FakeClock()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from kafka_segments.cli.output import emit
@@ -143,10 +144,15 @@ def _retention(args: argparse.Namespace, *, dry_run: bool) -> int:
     if args.report:
         Path(args.report).write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     emit(document, render_text(result), as_json=args.json)
-    quarantined = sorted({str(item.topic_partition) for item in result.adoption.quarantined})
+    return quarantine_exit(args.command, (str(item.topic_partition) for item in result.adoption.quarantined))
+
+
+def quarantine_exit(command: str, partitions: Iterable[str]) -> int:
+    """Exit 1 (after one line on stderr) when partitions were quarantined and left alone, else 0."""
+    quarantined = sorted(set(partitions))
     if quarantined:
         print(
-            f"kafka-segments {args.command}: {len(quarantined)} partition(s) quarantined and left alone: "
+            f"kafka-segments {command}: {len(quarantined)} partition(s) quarantined and left alone: "
             f"{', '.join(quarantined)}",
             file=sys.stderr,
         )

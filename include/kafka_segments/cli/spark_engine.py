@@ -180,17 +180,10 @@ def _report(
 
 def _quarantine_status(args: argparse.Namespace, report: dict[str, Any]) -> int:
     """Exit 1 when partitions were quarantined (as the inline engine), else 0."""
-    quarantined = sorted(
-        {f"{item['topic']}-{item['partition']}" for item in report["adoption"]["quarantined"]}
-    )
-    if quarantined:
-        print(
-            f"kafka-segments {args.command}: {len(quarantined)} partition(s) quarantined and left alone: "
-            f"{', '.join(quarantined)}",
-            file=sys.stderr,
-        )
-        return EXIT_PROBLEM
-    return EXIT_OK
+    from kafka_segments.cli.run_cmds import quarantine_exit
+
+    quarantined = report["adoption"]["quarantined"]
+    return quarantine_exit(args.command, (f"{item['topic']}-{item['partition']}" for item in quarantined))
 
 
 def _end_run(store: ObjectStore, run_id: str, *, reason: str) -> None:
