@@ -6,8 +6,9 @@ The run must have been prepared (``staged_run.prepare_run``: ``request.json`` in
 the lake's new segments with the reads fanned out to the executors, plans each topic on an executor, and
 stages the new manifest in the run's folder (nothing is committed: validation and the commit are later
 stages). It prints a one-line summary and exits 0; a library error (``KafkaSegmentsError``, also one raised
-on an executor and returned by Spark) exits 1 with a one-line reason as the last line on stderr, bad
-arguments exit 2. No rules live here.
+on an executor and returned by Spark) exits 1 with a one-line reason as the last line on stderr, or 75
+(``EX_TEMPFAIL``) when the error is one a retry can cure (the library marks those ``retriable``: an
+unreachable or throttling store, a concurrent conditional write); bad arguments exit 2. No rules live here.
 
 ``kafka_segments.pipeline.spark_submit.retention_job_spec`` builds the matching ``spark-submit`` call.
 """
@@ -15,6 +16,7 @@ arguments exit 2. No rules live here.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_TRANSIENT = 75
+"""``EX_TEMPFAIL`` (sysexits.h): the job failed on an error a retry can cure; the Airflow task retries it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         store, config = load_inputs(args)
     except KafkaSegmentsError as exc:
         _say(sys.stderr, f"{RETENTION_JOB_NAME}: {exc}")
-        return EXIT_FAILED
+        return failure_exit(exc)
     return _execute(args, store, config)
 
 
@@ -118,11 +122,12 @@ def _execute(args: JobArgs, store: ObjectStore, config: Config) -> int:
         staged = run_job(spark, args, store, config)
     except KafkaSegmentsError as exc:
         _say(sys.stderr, f"{RETENTION_JOB_NAME}: {exc}")
-        return EXIT_FAILED
+        return failure_exit(exc)
     except (PySparkException, Py4JError) as exc:
         sys.stderr.write(f"{exc}\n")  # the executor's traceback, for the log
-        _say(sys.stderr, f"{RETENTION_JOB_NAME}: a Spark task failed: {failure_reason(exc)}")
-        return EXIT_FAILED
+        reason = failure_reason(exc)
+        _say(sys.stderr, f"{RETENTION_JOB_NAME}: a Spark task failed: {reason}")
+        return EXIT_TRANSIENT if names_retriable_error(reason) else EXIT_FAILED
     finally:
         spark.stop()
     _say(sys.stdout, summary_line(staged))
@@ -134,6 +139,21 @@ def failure_reason(exc: BaseException) -> str:
     exception itself, e.g. ``kafka_segments.errors.TransientStoreError: s3://...: ...``."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     return lines[-1] if lines else type(exc).__name__
+
+
+def failure_exit(exc: KafkaSegmentsError) -> int:
+    """75 for an error the library marks ``retriable``, else 1."""
+    return EXIT_TRANSIENT if type(exc).retriable else EXIT_FAILED
+
+
+def names_retriable_error(reason: str) -> bool:
+    """Whether an executor's error line (``kafka_segments.errors.<Name>: ...``) names a retriable library
+    error (Spark returns the executor's exception as text only)."""
+    from kafka_segments import errors
+
+    match = re.match(r"kafka_segments\.errors\.([A-Za-z_]\w*)\b", reason)
+    error = None if match is None else getattr(errors, match.group(1), None)
+    return isinstance(error, type) and issubclass(error, KafkaSegmentsError) and error.retriable
 
 
 def _say(stream: TextIO, line: str) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -75,6 +76,8 @@ class RetentionSparkSubmitOperator(SparkSubmitOperator):
             try:
                 with default_spark_connection(self.spark_conn_id):
                     super().execute(context)
+            except Exception as exc:
+                raise submit_failure(exc) from exc
             finally:
                 self._close_submit_output()
 
@@ -85,6 +88,26 @@ class RetentionSparkSubmitOperator(SparkSubmitOperator):
         output = getattr(process, "stdout", None)
         if output is not None:
             output.close()
+
+
+class SparkJobTransientError(RuntimeError):
+    """The Spark job failed on an error a retry can cure (it exited 75, ``EX_TEMPFAIL``): retried."""
+
+    retriable = True
+
+
+TRANSIENT_EXIT_CODE = 75
+_EXIT_CODE = re.compile(r"Error code is: (-?\d+)\.")
+
+
+def submit_failure(exc: Exception) -> Exception:
+    """The error the task raises for a failed ``spark-submit``: a ``SparkJobTransientError`` (retried) when
+    the job exited 75, else ``exc`` itself (failing without a retry). The provider's hook reports the exit
+    code only in its message (``Error code is: N.``)."""
+    match = _EXIT_CODE.search(str(exc))
+    if match is not None and int(match.group(1)) == TRANSIENT_EXIT_CODE:
+        return SparkJobTransientError(f"the Spark job failed on a transient error; retrying: {exc}")
+    return exc
 
 
 def retention_job(lake: str, run_id: str, config_path: str | None) -> tuple[SparkJobSpec, dict[str, str]]:

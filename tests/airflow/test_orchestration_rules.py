@@ -252,3 +252,19 @@ def test_a_lake_asset_is_named_by_its_uri() -> None:
 
     assert lake_asset("s3://bucket/prefix/").uri == "s3://bucket/prefix"
     assert lake_asset("/data/lake").uri == "file:///data/lake"
+
+
+def test_a_spark_job_that_exits_75_is_retried_and_any_other_exit_fails_at_once() -> None:
+    """The job exits 75 (``EX_TEMPFAIL``) for a retriable library error; the provider's hook reports the
+    code only in its message."""
+    from airflow.providers.common.compat.sdk import AirflowException
+    from orchestration.spark_operator import SparkJobTransientError, submit_failure
+
+    transient = submit_failure(AirflowException("Cannot execute: spark-submit ... Error code is: 75."))
+    permanent = AirflowException("Cannot execute: spark-submit ... Error code is: 1.")
+
+    assert isinstance(transient, SparkJobTransientError)
+    policy = TransientOnlyRetryPolicy()
+    assert policy.evaluate(transient, try_number=1, max_tries=4).action is RetryAction.RETRY
+    assert submit_failure(permanent) is permanent
+    assert policy.evaluate(permanent, try_number=1, max_tries=4).action is RetryAction.FAIL

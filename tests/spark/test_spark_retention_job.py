@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 import retention_job
 from kafka_segments.checkpoint import parse_offset_checkpoint
+from kafka_segments.errors import TransientStoreError
 from kafka_segments.pipeline.spark_submit import RETENTION_JOB_NAME
 from kafka_segments.pipeline.staged_run import STAGED, prepare_run, read_run_json
 from lake.helpers import T0, FakeClock
@@ -87,3 +88,33 @@ def test_an_executor_error_is_reported_by_its_last_line(spark: SparkSession) -> 
         "kafka_segments.errors.CheckpointFileError: <memory> line 1: "
         "Malformed line in checkpoint file [<memory>]: garbage"
     )
+
+
+def test_a_retriable_library_error_exits_75(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """EX_TEMPFAIL: the Airflow task retries the job; a permanent error (above) exits 1."""
+
+    def unreachable(args: object) -> None:
+        raise TransientStoreError("503 SlowDown after retries", location="s3://lake/x")
+
+    monkeypatch.setattr(retention_job, "load_inputs", unreachable)
+
+    assert retention_job.main(["--lake", str(tmp_path), "--run-id", "r"]) == retention_job.EXIT_TRANSIENT
+    assert "503 SlowDown" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("reason", "retriable"),
+    [
+        ("kafka_segments.errors.TransientStoreError: s3://lake/x: 503 SlowDown", True),
+        ("kafka_segments.errors.ConditionalWriteConflictError: s3://lake/x: 409", True),
+        ("kafka_segments.errors.InvalidCrcError: t-0/0.log: CRC mismatch", False),
+        ("kafka_segments.errors.NoSuchErrorClass: x", False),
+        ("java.lang.OutOfMemoryError: Java heap space", False),
+    ],
+)
+def test_an_executor_error_is_transient_only_when_it_names_a_retriable_library_error(
+    reason: str, retriable: bool
+) -> None:
+    assert retention_job.names_retriable_error(reason) is retriable
