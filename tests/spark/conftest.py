@@ -8,6 +8,7 @@ a ``kafka-segments`` or ``spark-submit`` process.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Iterator
@@ -53,6 +54,9 @@ def spark(s3_server: EmbeddedS3) -> Iterator[SparkSession]:
             yield session
         finally:
             session.stop()
+            # py4j's client closes its connection from __del__ at interpreter exit and logs that at INFO,
+            # after pytest has closed the streams ("--- Logging error ---"): nothing to say by then.
+            logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
 @pytest.fixture(params=["local", "s3"])
