@@ -40,7 +40,7 @@ from typing import Any
 
 from kafka_segments.demo_lake import DEMO_BUCKET, DEMO_PREFIX, DemoLake, build_demo_lake, pin_demo_offsets
 from kafka_segments.demo_lake_log import DAY_MS, MINUTE_MS
-from kafka_segments.embedded_s3 import DEFAULT_REGION, EmbeddedS3, embedded_s3_server
+from kafka_segments.embedded_s3 import EmbeddedS3, embedded_s3_server
 from kafka_segments.errors import KafkaSegmentsError
 from kafka_segments.pipeline.report import render_report
 from kafka_segments.storage import LocalStore, ObjectStore, S3Store
@@ -113,13 +113,7 @@ def demo_lake_on_s3(*, now_ms: int, history: bool) -> Iterator[tuple[EmbeddedS3,
     """The embedded S3 server with the demo lake built and committed (version 1) in it."""
     with embedded_s3_server() as s3:
         s3.client().create_bucket(Bucket=DEMO_BUCKET)
-        store = S3Store(
-            DEMO_BUCKET,
-            DEMO_PREFIX,
-            endpoint_url=s3.endpoint_url,
-            region=DEFAULT_REGION,
-            client_factory=s3.client,
-        )
+        store = s3.store(DEMO_BUCKET, DEMO_PREFIX)
         lake = build_demo_lake(store, now_ms=now_ms)
         if history:
             pin_history(store, now_ms)

@@ -10,7 +10,10 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kafka_segments.storage.s3 import S3Store
 
 LOOPBACK = "127.0.0.1"
 DEFAULT_REGION = "us-east-1"
@@ -35,6 +38,14 @@ class EmbeddedS3:
             region_name=DEFAULT_REGION,
             config=Config(s3={"addressing_style": "path"}, retries={"mode": "standard"}),
             **EMBEDDED_CREDENTIALS,
+        )
+
+    def store(self, bucket: str, prefix: str = "") -> S3Store:
+        """A store on ``bucket``/``prefix`` of this server (the bucket must exist)."""
+        from kafka_segments.storage.s3 import S3Store
+
+        return S3Store(
+            bucket, prefix, endpoint_url=self.endpoint_url, region=DEFAULT_REGION, client_factory=self.client
         )
 
 

@@ -6,12 +6,9 @@ import io
 import os
 import pickle
 import threading
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kafka_segments.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS, EmbeddedS3, embedded_s3_server
 from kafka_segments.errors import (
     InvalidObjectKeyError,
     ObjectAlreadyExistsError,
@@ -23,27 +20,6 @@ from kafka_segments.storage import Create, LocalStore, ObjectStore, S3Store, Upd
 from kafka_segments.storage import local as local_module
 
 pytestmark = pytest.mark.contract
-
-
-@pytest.fixture(scope="module")
-def s3_server() -> Iterator[EmbeddedS3]:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AWS_ACCESS_KEY_ID", EMBEDDED_CREDENTIALS["aws_access_key_id"])
-        mp.setenv("AWS_SECRET_ACCESS_KEY", EMBEDDED_CREDENTIALS["aws_secret_access_key"])
-        mp.delenv("AWS_PROFILE", raising=False)
-        mp.delenv("AWS_SESSION_TOKEN", raising=False)
-        with embedded_s3_server() as server:
-            server.client().create_bucket(Bucket="lake")
-            yield server
-
-
-@pytest.fixture(params=["local", "s3"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> ObjectStore:
-    if request.param == "local":
-        return LocalStore(tmp_path / "lake")
-    server: EmbeddedS3 = request.getfixturevalue("s3_server")
-    # A unique prefix per test keeps tests independent within the one bucket.
-    return S3Store("lake", f"t-{uuid.uuid4().hex}", endpoint_url=server.endpoint_url, region=DEFAULT_REGION)
 
 
 def test_put_get_head_list_round_trip(store: ObjectStore) -> None:

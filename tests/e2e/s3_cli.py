@@ -23,12 +23,5 @@ def s3_lake_env(bucket: str, prefix: str, fill: Callable[[S3Store], object]) -> 
     with embedded_s3_server() as server:
         server.client().create_bucket(Bucket=bucket)
         env["AWS_ENDPOINT_URL"] = server.endpoint_url
-        store = S3Store(
-            bucket,
-            prefix,
-            endpoint_url=server.endpoint_url,
-            region=DEFAULT_REGION,
-            client_factory=server.client,
-        )
-        fill(store)
+        fill(server.store(bucket, prefix))
         yield env

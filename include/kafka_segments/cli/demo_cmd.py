@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kafka_segments.cli.inspect_cmd import inspect_file
-from kafka_segments.embedded_s3 import DEFAULT_REGION, EmbeddedS3, embedded_s3_server
+from kafka_segments.embedded_s3 import EmbeddedS3, embedded_s3_server
 from kafka_segments.sample import SAMPLE_START_MS, SAMPLE_TOPIC, sample_topic
 from kafka_segments.storage import ObjectStore, S3Store
 from kafka_segments.topic_partition import TopicPartition
@@ -67,13 +67,7 @@ def _export_target(output: str | None) -> Iterator[Path]:
 
 def _lake(s3: EmbeddedS3) -> S3Store:
     s3.client().create_bucket(Bucket=DEMO_BUCKET)
-    return S3Store(
-        DEMO_BUCKET,
-        DEMO_PREFIX,
-        endpoint_url=s3.endpoint_url,
-        region=DEFAULT_REGION,
-        client_factory=s3.client,
-    )
+    return s3.store(DEMO_BUCKET, DEMO_PREFIX)
 
 
 def _upload_sample(store: ObjectStore) -> int:
