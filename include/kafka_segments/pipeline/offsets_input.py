@@ -17,7 +17,7 @@ A dry run reads the same way but stores and pins nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kafka_segments.lake.manifest import Manifest
@@ -69,10 +69,11 @@ def resolve_offsets(
     now_ms: int,
     dry_run: bool,
     topics: Sequence[str] | None = None,
-    lake_view: Manifest | None = None,
+    lake_view: Callable[[], Manifest | None] | None = None,
 ) -> ResolvedOffsets | None:
-    """The run's snapshot (``None``: no offsets at all). ``lake_view``: the run's adopted state, which the
-    ``lake`` source reads (it may hold ``__consumer_offsets`` segments not committed yet)."""
+    """The run's snapshot (``None``: no offsets at all). ``lake_view`` builds the run's adopted state, which
+    the ``lake`` source reads (it may hold ``__consumer_offsets`` segments not committed yet); it is called
+    only when a snapshot is taken from that source."""
     if choice.file is not None:
         return _from_file(store, choice.file, now_ms=now_ms, dry_run=dry_run)
     pin = read_pin(store, now_ms)
@@ -84,9 +85,8 @@ def resolve_offsets(
         return None
     from kafka_segments.offsets.sources import take_snapshot
 
-    snapshot = take_snapshot(
-        store, source=choice.source, groups=choice.groups, topics=topics, lake_view=lake_view
-    )
+    view = lake_view() if lake_view is not None and choice.source == "lake" else None
+    snapshot = take_snapshot(store, source=choice.source, groups=choice.groups, topics=topics, lake_view=view)
     if dry_run:
         return ResolvedOffsets(snapshot, None, "taken")
     stored = store_snapshot(store, snapshot)

@@ -47,8 +47,14 @@ from kafka_segments.lake.codec import manifest_from_json
 from kafka_segments.lake.history import location_of
 from kafka_segments.lake.layout import staged_manifest_key
 from kafka_segments.lake.manifest import Manifest, PartitionState, RetiredObject, SegmentEntry
-from kafka_segments.pipeline.run_files import run_file_key
-from kafka_segments.pipeline.staged_run import INPUT_MANIFEST, PLAN, STAGED, read_request, read_run_json
+from kafka_segments.pipeline.run_files import (
+    INPUT_MANIFEST,
+    PLAN,
+    STAGED,
+    read_request,
+    read_run_json,
+    run_file_key,
+)
 from kafka_segments.retention.rules import DeletionReason, last_offset_of, passes_for
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.topic_partition import TopicPartition

@@ -104,7 +104,7 @@ def run_retention(
             now_ms=options.now_ms,
             dry_run=options.dry_run,
             topics=options.topics,
-            lake_view=build_manifest(run, base=base, partitions=adoption.partitions),
+            lake_view=lambda: build_manifest(run, base=base, partitions=adoption.partitions),
         )
         options.step(f"plan: {len(adoption.partitions)} partition(s)")
         plan = plan_run(adoption, config, options, offsets)

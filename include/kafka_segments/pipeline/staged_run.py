@@ -39,7 +39,6 @@ from kafka_segments.lake.manifest import Manifest
 from kafka_segments.lake.runs import Clock, Outcome, RunRecord, read_outcome, read_run, wall_clock_ms
 from kafka_segments.offsets.lake_source import CONSUMER_OFFSETS_TOPIC
 from kafka_segments.offsets.snapshot_codec import snapshot_to_json
-from kafka_segments.offsets.snapshot_store import read_pin
 from kafka_segments.pipeline.offsets_input import OffsetsChoice, ResolvedOffsets, resolve_offsets
 from kafka_segments.pipeline.planning import ALL_PARTITIONS, Selection, plan_adopted
 from kafka_segments.pipeline.retention_run import RunResult, apply_plan, plan_document
@@ -107,10 +106,8 @@ def snapshot_offsets(
     The ``lake`` source reads ``__consumer_offsets`` as the run will see it, uploaded segments included: the
     same view the inline engine passes after its adoption (only that topic's objects are listed and read).
     """
-    lake_view = None
-    if choice.source == "lake" and not choice.earlier_pin and read_pin(store, now_ms) is None:
-        lake_view = _offsets_topic_view(store)
-    return resolve_offsets(store, choice, now_ms=now_ms, dry_run=dry_run, topics=topics, lake_view=lake_view)
+    view = partial(_offsets_topic_view, store)
+    return resolve_offsets(store, choice, now_ms=now_ms, dry_run=dry_run, topics=topics, lake_view=view)
 
 
 def _offsets_topic_view(store: ObjectStore) -> Manifest | None:
