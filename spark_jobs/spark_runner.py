@@ -5,11 +5,9 @@ executor opens the lake's store itself and returns a small ``ReadResult``) and t
 (``runners.plan_topic``). Spark moves the items and results; segment bytes go straight from the store to the
 task that reads them.
 
-Items are pickled here with Spark's own cloudpickle (the pickler Spark uses for functions) and unpickled on
-the executors with the standard ``pickle.loads``: Spark's data serializer is the standard pickler, which
-cannot pickle a ``types.MappingProxyType``, and a ``TopicPlanTask``'s ``TopicConfig.sources`` is one
-(``config/resolve.py``). cloudpickle reduces it to a plain ``MappingProxyType(dict)`` call. Results
-(``ReadResult`` with its ``HeaderTable`` of numpy columns, ``PartitionPlan``) pickle as they are.
+Items and results go through Spark's data serializer (the standard pickler): every value the runners pass
+pickles as it is (``ReadJob``, ``TopicPlanTask`` with its ``TopicConfig`` and ``OffsetSnapshot``,
+``ReadResult`` with its ``HeaderTable`` of numpy columns, ``PartitionPlan``).
 
 The mapped functions are module-level functions of ``kafka_segments`` (pickled by reference): executors
 import them from the ``--py-files`` archive, and nothing of this module needs to reach them.
@@ -17,7 +15,6 @@ import them from the ``--py-files`` archive, and nothing of this module needs to
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
@@ -51,16 +48,13 @@ class SparkRunner:
 
     def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
         """``fn`` over ``items`` on the executors (no Spark job at all for no items)."""
-        from pyspark import cloudpickle
-
         work = list(items)
         if not work:
             return []
-        payload = [cloudpickle.dumps(item) for item in work]
         name = getattr(fn, "__qualname__", type(fn).__name__)
         self._sc.setJobDescription(f"kafka-segments {name} over {len(work)} item(s)")
         try:
-            rdd = self._sc.parallelize(payload, numSlices=self.slices(len(work)))
-            return rdd.map(pickle.loads).map(fn).collect()
+            rdd = self._sc.parallelize(work, numSlices=self.slices(len(work)))
+            return rdd.map(fn).collect()
         finally:
             self._sc.setJobDescription(None)  # type: ignore[arg-type]

@@ -1,6 +1,6 @@
 """``SparkRunner`` keeps the TaskRunner contract (results in the items' order, no Spark job for no items), and
-everything a run sends through a runner survives the trip to an executor and back: the items as the runner
-ships them (cloudpickle, then ``pickle.loads``) and the results as Spark returns them (``pickle``)."""
+everything a run sends through a runner survives the trip to an executor and back: the items and the
+results as Spark's data serializer ships them (the standard ``pickle``)."""
 
 from __future__ import annotations
 
@@ -71,11 +71,9 @@ class RoundTripRunner:
         self.results: list[object] = []
 
     def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
-        from pyspark import cloudpickle
-
         out = []
         for item in items:
-            shipped = pickle.loads(cloudpickle.dumps(item))
+            shipped = pickle.loads(pickle.dumps(item))
             assert shipped == item
             result = fn(shipped)
             returned = pickle.loads(pickle.dumps(result))
