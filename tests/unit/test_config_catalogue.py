@@ -35,6 +35,9 @@ KAFKA_TOPIC_DEFAULTS = {
     "producer.id.expiration.ms": 86_400_000,
     "offsets.retention.minutes": 10_080,
     "log.cleaner.enable": True,
+    # broker-only, this project's: the per-run compaction budget (no limit)
+    "kafka_segments.compaction.max.bytes.per.run": -1,
+    "kafka_segments.compaction.max.partitions.per.run": -1,
 }
 """The literal values of Kafka's definitions, written out independently of the catalogue."""
 

@@ -139,3 +139,41 @@ def _budget_key(candidate: CompactionCandidate) -> tuple[int, int, float, str, i
         tp.topic,
         tp.partition,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionBudget:
+    """How much cleaning one run may do (``kafka_segments.compaction.max.*.per.run``; -1: no limit)."""
+
+    max_bytes: int = -1
+    """The rounds stop being taken once those already taken read this many bytes (clean + cleanable)."""
+    max_partitions: int = -1
+
+    @property
+    def unlimited(self) -> bool:
+        return self.max_bytes < 0 and self.max_partitions < 0
+
+
+UNLIMITED = CompactionBudget()
+
+
+def take_within_budget(
+    candidates: Iterable[CompactionCandidate], budget: CompactionBudget = UNLIMITED
+) -> tuple[tuple[CompactionCandidate, ...], tuple[CompactionCandidate, ...]]:
+    """The eligible candidates a run cleans and those it defers, in ``budget_order``.
+
+    A round is taken while fewer than ``max_partitions`` were taken and the bytes of those taken are still
+    below ``max_bytes`` (the last round taken may go past it: a partition larger than the whole budget is
+    still cleaned when it comes first, so no partition starves).
+    """
+    taken: list[CompactionCandidate] = []
+    deferred: list[CompactionCandidate] = []
+    used = 0
+    for candidate in budget_order(candidates):
+        full = (0 <= budget.max_partitions <= len(taken)) or (0 <= budget.max_bytes <= used)
+        if full:
+            deferred.append(candidate)
+            continue
+        taken.append(candidate)
+        used += candidate.range.total_bytes if candidate.range is not None else 0
+    return tuple(taken), tuple(deferred)

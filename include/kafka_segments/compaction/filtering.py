@@ -170,34 +170,51 @@ def _rebuild_per_record(
 
 @dataclass(frozen=True, slots=True)
 class _Tallies:
-    """Per batch: records read, kept, unkeyed dropped, retained tombstones (lists, one entry per batch)."""
+    """Per batch: records read, kept, unkeyed dropped, tombstones read and retained (one entry per batch)."""
 
     read: list[int]
     kept: list[int]
     unkeyed: list[int]
     tombstones: list[int]
+    tombstones_read: list[int]
 
     batch_index: I32
 
-    def row(self, span: tuple[int, int]) -> tuple[int, int, int, int]:
-        """(read, kept, unkeyed, tombstones) of the batch whose records are rows ``span``."""
+    def row(self, span: tuple[int, int]) -> _Row:
+        """The tallies of the batch whose records are rows ``span``."""
         if span[0] >= span[1]:
-            return 0, 0, 0, 0
+            return _Row(0, 0, 0, 0, 0)
         index = int(self.batch_index[span[0]])
-        return self.read[index], self.kept[index], self.unkeyed[index], self.tombstones[index]
+        return _Row(
+            self.read[index],
+            self.kept[index],
+            self.unkeyed[index],
+            self.tombstones[index],
+            self.tombstones_read[index],
+        )
 
     @classmethod
     def of(cls, columns: RecordColumns, fates: Codes, count: int) -> _Tallies:
         batch = columns.batch_index
         keep = RETAINED_CODES[fates]
-        tombstones = keep & (columns.value_length < 0) & ~columns.is_control
+        all_tombstones = (columns.value_length < 0) & ~columns.is_control
         return cls(
             np.bincount(batch, minlength=count).tolist(),
             np.bincount(batch[keep], minlength=count).tolist(),
             np.bincount(batch[fates == _UNKEYED], minlength=count).tolist(),
-            np.bincount(batch[tombstones], minlength=count).tolist(),
+            np.bincount(batch[keep & all_tombstones], minlength=count).tolist(),
+            np.bincount(batch[all_tombstones], minlength=count).tolist(),
             batch,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    read: int
+    kept: int
+    unkeyed: int
+    tombstones: int
+    tombstones_read: int
 
 
 def _decide(
@@ -293,39 +310,49 @@ def _write_batch(
 ) -> tuple[BatchOutcome, bytes | _Rebuild | None]:
     """``filterTo`` for batch ``index`` (its records are rows ``span`` of the columns): nothing, the original
     bytes, a batch to rebuild, or an empty header."""
+    row = tallies.row(span)
     if decision.retention is BatchRetention.DELETE:
-        return _outcome(header, decision, BatchAction.DELETED, 0, 0, 0, horizon=False), None
-    read, kept, unkeyed, tombstones = tallies.row(span)
+        return _outcome(header, decision, BatchAction.DELETED, row, horizon=False), None
+    kept = row.kept
     if not kept:
         if decision.retention is not BatchRetention.RETAIN_EMPTY:
-            return _outcome(header, decision, BatchAction.DELETED, read, 0, unkeyed, horizon=False), None
+            return _outcome(header, decision, BatchAction.DELETED, row, horizon=False), None
         if header.magic < MAGIC_VALUE_V2:
             raise CompactionError(
                 f"legacy entry at offset {header.last_offset} would have to be kept as an empty batch",
                 location=segment.name,
             )
         empty = empty_batch_header(header)
-        return _outcome(header, decision, BatchAction.EMPTY_HEADER, read, 0, unkeyed, horizon=False), empty
+        return _outcome(header, decision, BatchAction.EMPTY_HEADER, row, horizon=False), empty
     # filterTo's needToSetDeleteHorizon (decisions.needs_delete_horizon) over the tallies
-    stamp = (tombstones > 0 or decision.marker_for_empty_txn) and not has_horizon
-    if header.magic >= MAGIC_VALUE_V2 and kept == read and not stamp:
+    stamp = (row.tombstones > 0 or decision.marker_for_empty_txn) and not has_horizon
+    if header.magic >= MAGIC_VALUE_V2 and kept == row.read and not stamp:
         raw = bytes(memoryview(segment.data)[header.position : header.position + header.size_in_bytes])
-        return _outcome(header, decision, BatchAction.COPIED, read, kept, unkeyed, horizon=False), raw
+        return _outcome(header, decision, BatchAction.COPIED, row, horizon=False), raw
     horizon = context.now_ms + context.delete_retention_ms if stamp else None
     request = _Rebuild(header, index, span[0], span[1], horizon)
-    return _outcome(header, decision, BatchAction.REBUILT, read, kept, unkeyed, horizon=stamp), request
+    return _outcome(header, decision, BatchAction.REBUILT, row, horizon=stamp), request
 
 
 def _outcome(
-    header: BatchHeader,
-    decision: BatchDecision,
-    action: BatchAction,
-    read: int,
-    kept: int,
-    unkeyed: int,
-    *,
-    horizon: bool,
+    header: BatchHeader, decision: BatchDecision, action: BatchAction, row: _Row, *, horizon: bool
 ) -> BatchOutcome:
+    """The batch's outcome; nothing of a deleted batch is retained (its records may never have been
+    decided: ``DELETE`` drops them unread, as Kafka does, but they are still counted as read)."""
+    deleted = action is BatchAction.DELETED
+    aborted = not header.is_control and decision.discard_records
     return BatchOutcome(
-        header.base_offset, header.last_offset, decision, action, read, kept, unkeyed, horizon
+        base_offset=header.base_offset,
+        last_offset=header.last_offset,
+        decision=decision,
+        action=action,
+        records_read=row.read,
+        records_retained=0 if deleted else row.kept,
+        unkeyed_dropped=row.unkeyed,
+        horizon_stamped=horizon,
+        bytes_read=header.size_in_bytes,
+        is_control=header.is_control,
+        tombstones_read=row.tombstones_read,
+        tombstones_retained=0 if deleted else row.tombstones,
+        aborted_removed=row.read if aborted else 0,
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 from kafka_segments.compaction.decisions import BatchDecision
@@ -30,9 +30,17 @@ class BatchOutcome:
     decision: BatchDecision
     action: BatchAction
     records_read: int
+    """Every record of the batch (a deleted batch's records are counted though Kafka never decodes them)."""
     records_retained: int
     unkeyed_dropped: int
     horizon_stamped: bool
+    bytes_read: int = 0
+    is_control: bool = False
+    tombstones_read: int = 0
+    """Data records with a null value."""
+    tombstones_retained: int = 0
+    aborted_removed: int = 0
+    """Records of aborted transactional data removed (the whole batch, whatever its keys)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +71,8 @@ class RoundResult:
     """``map.latestOffset + 1``: the new cleaner checkpoint; every segment below it was rewritten."""
     segments: tuple[CleanedSegment, ...]
     batches: tuple[BatchOutcome, ...]
+    map_keys: int = field(default=0, compare=False)
+    """Distinct keys (key digests) in the round's offset map (0 when the map given cannot tell)."""
 
     @property
     def replaced(self) -> tuple[str, ...]:
@@ -76,6 +86,26 @@ class RoundResult:
     @property
     def records_retained(self) -> int:
         return sum(outcome.records_retained for outcome in self.batches)
+
+    @property
+    def tombstones_read(self) -> int:
+        return sum(outcome.tombstones_read for outcome in self.batches)
+
+    @property
+    def tombstones_retained(self) -> int:
+        return sum(outcome.tombstones_retained for outcome in self.batches)
+
+    @property
+    def aborted_removed(self) -> int:
+        return sum(outcome.aborted_removed for outcome in self.batches)
+
+    def count(self, action: BatchAction) -> int:
+        """How many source batches the round handled with ``action``."""
+        return sum(1 for outcome in self.batches if outcome.action is action)
+
+    @property
+    def horizons_stamped(self) -> int:
+        return sum(1 for outcome in self.batches if outcome.horizon_stamped)
 
     @property
     def unkeyed_dropped(self) -> int:

@@ -31,7 +31,7 @@ The round's clock ``now`` is the run's logical time (Part L); producer liveness 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Sized
 
 import numpy as np
 import numpy.typing as npt
@@ -142,7 +142,8 @@ def _clean_round(
     )
     outcomes: list[BatchOutcome] = []
     cleaned = tuple(clean_group(group, context, state, outcomes, decoded) for group in groups)
-    return RoundResult(first_dirty, round_end, cleaned, tuple(outcomes))
+    keys = len(offset_map) if isinstance(offset_map, Sized) else 0
+    return RoundResult(first_dirty, round_end, cleaned, tuple(outcomes), keys)
 
 
 def _build_map(

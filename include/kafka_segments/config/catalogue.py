@@ -247,6 +247,14 @@ def broker_settings() -> tuple[Setting, ...]:
         _broker("offsets.retention.minutes", _T.INT, 10_080, Range(1),
                 "committed offsets expire after this (KIP-211), for consumed retention",
                 "GroupCoordinatorConfig"),
+        _broker("kafka_segments.compaction.max.bytes.per.run", _T.LONG, -1, Range(-1),
+                "per-run compaction budget: once the rounds taken read this many bytes (clean + dirty), "
+                "the remaining eligible partitions wait for the next run (-1: no limit)",
+                "kafka-segments extension"),
+        _broker("kafka_segments.compaction.max.partitions.per.run", _T.INT, -1, Range(-1),
+                "per-run compaction budget: at most this many partitions get a cleaning round (-1: no "
+                "limit); overdue partitions (max.compaction.lag.ms) first, then the dirtiest",
+                "kafka-segments extension"),
         _broker("log.cleaner.enable", _T.BOOLEAN, True, None,
                 "false: compacted topics get neither compaction nor deletion (deprecated since Kafka 4.1)",
                 "CleanerConfig"),

@@ -121,9 +121,13 @@ def stage_segment(
     topic_partition: TopicPartition,
     base_offset: int,
     files: Mapping[FileKind, bytes],
+    last_modified_ms: int | None = None,
     clock: Clock = wall_clock_ms,
 ) -> SegmentEntry:
     """Write a new segment's objects under the run's unique names and return its manifest entry.
+
+    ``last_modified_ms`` is the segment's mtime as Kafka would see it (a cleaned segment takes its last
+    source segment's, ``Cleaner.cleanSegments``); default: the wall clock now.
 
     The indexes go first and the ``.log`` last. Every object is created only if absent; finding one with the
     same bytes is fine (a retried task), different bytes are a ``RunStateError`` (never overwrite).
@@ -141,7 +145,7 @@ def stage_segment(
         key=log_key,
         base_offset=base_offset,
         etag=etag,
-        last_modified_ms=clock(),
+        last_modified_ms=clock() if last_modified_ms is None else last_modified_ms,
         origin=SegmentOrigin.WRITTEN,
         run_id=run.run_id,
     )

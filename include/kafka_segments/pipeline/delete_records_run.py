@@ -19,7 +19,7 @@ from kafka_segments.lake.history import read_head
 from kafka_segments.lake.recover import recover
 from kafka_segments.lake.runs import Clock, RunRecord, wall_clock_ms
 from kafka_segments.offsets.model import OffsetSnapshot
-from kafka_segments.pipeline.retention_run import apply_plan
+from kafka_segments.pipeline.run_changes import apply_plan
 from kafka_segments.pipeline.run_files import write_run_file
 from kafka_segments.retention.consumed import ConsumedIndexes
 from kafka_segments.retention.delete_records import (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from kafka_segments.config import Config
@@ -36,6 +36,14 @@ ALL_PARTITIONS = Selection()
 """Plan every partition."""
 
 
+def adoption_quarantine(adoption: AdoptionResult) -> dict[TopicPartition, str]:
+    """The partitions an adoption quarantined, with the first problem found in each."""
+    quarantined: dict[TopicPartition, str] = {}
+    for item in adoption.quarantined:
+        quarantined.setdefault(item.topic_partition, f"quarantined: {item.key}: {item.reason}")
+    return quarantined
+
+
 def plan_adopted(
     adoption: AdoptionResult,
     config: Config,
@@ -44,15 +52,21 @@ def plan_adopted(
     snapshot: OffsetSnapshot | None,
     selection: Selection = ALL_PARTITIONS,
     runner: TaskRunner | None = None,
+    states: Sequence[PartitionState] | None = None,
+    also_quarantined: Mapping[TopicPartition, str] | None = None,
 ) -> RetentionPlan:
     """The retention plan over the adopted state (quarantined partitions are reported, not planned).
 
     With a ``runner`` each topic is planned as one task on it; the result is the same as without.
+
+    Args:
+        states: the partitions to plan instead of the adopted ones (the state a compaction round left).
+        also_quarantined: more partitions to leave alone, with the reason (e.g. a failed cleaning round).
     """
-    quarantined: dict[TopicPartition, str] = {}
-    for item in adoption.quarantined:
-        quarantined.setdefault(item.topic_partition, f"quarantined: {item.key}: {item.reason}")
-    states = selection.select(adoption.partitions)
+    quarantined = adoption_quarantine(adoption)
+    for tp, reason in (also_quarantined or {}).items():
+        quarantined.setdefault(tp, reason)
+    states = selection.select(adoption.partitions if states is None else states)
     topics = sorted({state.topic_partition.topic for state in states})
     if runner is None:
         return plan_retention(

@@ -1,8 +1,12 @@
-"""``kafka-segments run --engine inline``: recover → adopt → snapshot → plan → apply → commit → gc.
+"""``kafka-segments run --engine inline``: recover → adopt → snapshot → compact → plan → apply → commit → gc.
 
 Every rule uses the run's logical ``now``; the same lake, configuration, snapshot and ``now`` give the same
 result, and a second run with the same ``now`` finds nothing left to do. A dry run reads exactly what a real
 run reads and writes nothing (no recovery, no snapshot stored, no run registered).
+
+Compacted topics get their cleaning rounds first and the deletion passes then run over what the rounds left
+(``run_changes``); the rounds' output segments are written under the run's own object names before the
+commit, so a run that never commits leaves nothing a reader sees (its objects are swept later).
 
 Deletion is logical: the committed manifest drops the segments and moves the log start offsets; the objects
 stay, listed as retired with the topic's ``file.delete.delay.ms``, until ``gc`` deletes them.
@@ -11,29 +15,24 @@ stay, listed as retired with the topic's ``file.delete.delay.ms``, until ``gc`` 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafka_segments.config import Config
 from kafka_segments.errors import KafkaSegmentsError
 from kafka_segments.lake.adoption import AdoptionResult, adopt_objects
-from kafka_segments.lake.commit import (
-    abort_run,
-    begin_run,
-    build_manifest,
-    commit_run,
-    retire,
-    stage_manifest,
-)
+from kafka_segments.lake.commit import abort_run, begin_run, build_manifest, commit_run, stage_manifest
 from kafka_segments.lake.gc import GcReport, collect_garbage
 from kafka_segments.lake.history import head_version, read_head
-from kafka_segments.lake.manifest import Manifest, PartitionState, RetiredObject
+from kafka_segments.lake.manifest import Manifest
 from kafka_segments.lake.recover import RecoverReport, recover
 from kafka_segments.lake.runs import Clock, RunRecord, wall_clock_ms
+from kafka_segments.pipeline.compaction_stage import CompactionResult
 from kafka_segments.pipeline.offsets_input import OffsetsChoice, ResolvedOffsets, resolve_offsets
-from kafka_segments.pipeline.planning import Selection, plan_adopted
+from kafka_segments.pipeline.planning import Selection
+from kafka_segments.pipeline.run_changes import RunChanges, plan_changes
 from kafka_segments.pipeline.run_files import write_run_file
-from kafka_segments.retention.plan import PartitionPlan, RetentionPlan
+from kafka_segments.retention.plan import RetentionPlan
 from kafka_segments.storage.base import ObjectStore
 
 DRY_RUN_ID = "dry-run"
@@ -71,6 +70,7 @@ class RunResult:
     recovered: RecoverReport | None = None
     gc: GcReport | None = None
     note: str = ""
+    compaction: CompactionResult = field(default_factory=CompactionResult)
 
     @property
     def outcome(self) -> str:
@@ -106,25 +106,54 @@ def run_retention(
             topics=options.topics,
             lake_view=lambda: build_manifest(run, base=base, partitions=adoption.partitions),
         )
-        options.step(f"plan: {len(adoption.partitions)} partition(s)")
-        plan = plan_run(adoption, config, options, offsets)
+        options.step(f"compact and plan: {len(adoption.partitions)} partition(s)")
+        changes = plan_changes(
+            adoption,
+            config,
+            run=run,
+            store=store,
+            snapshot=None if offsets is None else offsets.snapshot,
+            selection=Selection(topics=options.topics),
+            write=not options.dry_run,
+        )
     except Exception as exc:
         if not options.dry_run:
             with contextlib.suppress(KafkaSegmentsError):
                 abort_run(store, run.run_id, reason=f"run failed before its commit: {exc}", clock=clock)
         raise
+    plan = changes.plan
     if options.dry_run:
-        return RunResult(run.run_id, options.now_ms, True, run.base_version, None, offsets, adoption, plan)
+        return RunResult(
+            run.run_id,
+            options.now_ms,
+            True,
+            run.base_version,
+            None,
+            offsets,
+            adoption,
+            plan,
+            compaction=changes.compaction,
+        )
     # From here on a failure is left to ``recover``: aborting could contradict a commit whose outcome is
     # unknown, and a run that never committed is fenced and swept like any interrupted run.
     options.step("commit: staging and committing the new state")
-    committed = _commit(store, run, base, adoption, plan, config, offsets, clock=clock)
+    committed = _commit(store, run, base, adoption, changes, offsets, clock=clock)
     if options.gc:
         options.step("gc: deleting retired objects whose file.delete.delay.ms has passed")
     gc = collect_garbage(store, dry_run=False, clock=clock) if options.gc else None
     version = None if committed is None else committed.version
     result = RunResult(
-        run.run_id, options.now_ms, False, run.base_version, version, offsets, adoption, plan, recovered, gc
+        run.run_id,
+        options.now_ms,
+        False,
+        run.base_version,
+        version,
+        offsets,
+        adoption,
+        plan,
+        recovered,
+        gc,
+        compaction=changes.compaction,
     )
     if committed is not None:
         from kafka_segments.pipeline.report import run_to_dict
@@ -143,68 +172,33 @@ def _begin(store: ObjectStore, options: RunOptions, *, clock: Clock) -> tuple[Ru
     return run, base
 
 
-def plan_run(
-    adoption: AdoptionResult, config: Config, options: RunOptions, offsets: ResolvedOffsets | None
-) -> RetentionPlan:
-    """The retention plan over the adopted state (quarantined partitions left alone)."""
-    return plan_adopted(
-        adoption,
-        config,
-        now_ms=options.now_ms,
-        snapshot=None if offsets is None else offsets.snapshot,
-        selection=Selection(topics=options.topics),
-    )
-
-
 def _commit(
     store: ObjectStore,
     run: RunRecord,
     base: Manifest | None,
     adoption: AdoptionResult,
-    plan: RetentionPlan,
-    config: Config,
+    changes: RunChanges,
     offsets: ResolvedOffsets | None,
     *,
     clock: Clock,
 ) -> Manifest | None:
     """Stage and commit the new state (or abort the run when nothing changes)."""
-    if not plan.changed and not adoption.changed:
+    if not changes.changed_from(adoption):
         abort_run(store, run.run_id, reason="nothing to change", clock=clock)
         return None
-    partitions, retired = apply_plan(run, adoption.partitions, plan.partitions, config)
     manifest = build_manifest(
-        run, base=base, partitions=partitions, newly_retired=retired, present_keys=adoption.present_keys
+        run,
+        base=base,
+        partitions=changes.partitions,
+        newly_retired=changes.retired,
+        present_keys=adoption.present_keys,
     )
-    write_run_file(store, run.run_id, "plan.json", plan_document(run, plan, offsets))
+    write_run_file(store, run.run_id, "plan.json", plan_document(run, changes, offsets))
     stage_manifest(store, run, manifest)
     return commit_run(store, run.run_id, clock=clock)
 
 
-def apply_plan(
-    run: RunRecord,
-    states: Sequence[PartitionState],
-    plans: Sequence[PartitionPlan],
-    config: Config,
-) -> tuple[list[PartitionState], list[RetiredObject]]:
-    """The partitions after ``plans`` and the segments they retire (each with its pass as the reason)."""
-    by_tp = {plan.topic_partition: plan for plan in plans}
-    partitions: list[PartitionState] = []
-    retired: list[RetiredObject] = []
-    for state in states:
-        plan = by_tp.get(state.topic_partition)
-        if plan is None or not plan.changed:
-            partitions.append(state)
-            continue
-        partitions.append(plan.new_state(state, run_id=run.run_id))
-        delay = config.for_topic(state.topic_partition.topic).file_delete_delay_ms
-        retired.extend(
-            retire(d.segment, state.topic_partition, run, reason=d.reason.value, delete_delay_ms=delay)
-            for d in plan.deletions
-        )
-    return partitions, retired
-
-
-def plan_document(run: RunRecord, plan: RetentionPlan, offsets: ResolvedOffsets | None) -> dict[str, object]:
+def plan_document(run: RunRecord, changes: RunChanges, offsets: ResolvedOffsets | None) -> dict[str, object]:
     from kafka_segments.pipeline.report import plan_to_dict
 
     return {
@@ -212,5 +206,6 @@ def plan_document(run: RunRecord, plan: RetentionPlan, offsets: ResolvedOffsets 
         "now_ms": run.now_ms,
         "base_version": run.base_version,
         "offsets_snapshot": None if offsets is None else offsets.snapshot_id,
-        "plan": plan_to_dict(plan),
+        "compaction": changes.compaction.to_dict(),
+        "plan": plan_to_dict(changes.plan),
     }

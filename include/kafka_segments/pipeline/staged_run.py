@@ -5,7 +5,7 @@ The stages (the maintenance DAG runs one task per stage; ``run --engine spark`` 
     recover          lake.recover.recover                      settle interrupted runs
     snapshot         snapshot_offsets                          the consumer offsets of ``now`` (pinned)
     prepare          prepare_run        -> request.json        register the run on the head, record the ask
-    execute          execute_run        -> input-manifest.json adopt + plan (threads, or Spark's executors);
+    execute          execute_run        -> input-manifest.json adopt, compact, plan (here or on Spark);
                                            plan.json           stage the new manifest (invisible to readers)
                                            manifest.json
                                            staged.json
@@ -40,8 +40,9 @@ from kafka_segments.lake.runs import Clock, Outcome, RunRecord, read_outcome, re
 from kafka_segments.offsets.lake_source import CONSUMER_OFFSETS_TOPIC
 from kafka_segments.offsets.snapshot_codec import snapshot_to_json
 from kafka_segments.pipeline.offsets_input import OffsetsChoice, ResolvedOffsets, resolve_offsets
-from kafka_segments.pipeline.planning import ALL_PARTITIONS, Selection, plan_adopted
-from kafka_segments.pipeline.retention_run import RunResult, apply_plan, plan_document
+from kafka_segments.pipeline.planning import ALL_PARTITIONS, Selection
+from kafka_segments.pipeline.retention_run import RunResult, plan_document
+from kafka_segments.pipeline.run_changes import plan_changes
 from kafka_segments.pipeline.run_files import (
     INPUT_MANIFEST,
     OFFSETS,
@@ -182,11 +183,14 @@ def execute_run(
     runner: TaskRunner | None = None,
     clock: Clock = wall_clock_ms,
 ) -> StagedRun:
-    """Adopt, plan and stage the run's new state (nothing visible to readers).
+    """Adopt, compact, plan and stage the run's new state (nothing visible to readers).
+
+    The compaction rounds write their output segments under the run's own names (a dry run too: its
+    validation checks them; they are swept with the run's other objects).
 
     Args:
         lake: the lake URI the ``runner``'s workers open (required with a runner).
-        runner: where reads and per-topic planning run (default: threads in this process).
+        runner: where reads, compaction rounds and per-topic planning run (default: this process).
 
     Raises:
         RunStateError: the run is not prepared, or already has an outcome.
@@ -204,28 +208,41 @@ def execute_run(
     reader = None if runner is None or lake is None else partial(read_jobs, runner, lake, run)
     adoption = adopt_objects(store, base=base, run=run, reader=reader)
     offsets = read_run_offsets(store, request)
-    plan = plan_adopted(
+    changes = plan_changes(
         adoption,
         config,
-        now_ms=request.now_ms,
+        run=run,
+        store=store,
         snapshot=None if offsets is None else offsets.snapshot,
         selection=request.selection,
         runner=runner,
+        lake=lake,
     )
     adopted_view = build_manifest(
         run, base=base, partitions=adoption.partitions, present_keys=adoption.present_keys
     )
     store.put(run_file_key(run_id, INPUT_MANIFEST), manifest_to_json(adopted_view), mode=Overwrite())
-    write_run_file(store, run_id, PLAN, plan_document(run, plan, offsets))
-    changed = plan.changed or adoption.changed
+    write_run_file(store, run_id, PLAN, plan_document(run, changes, offsets))
+    changed = changes.changed_from(adoption)
     if changed:
-        partitions, retired = apply_plan(run, adoption.partitions, plan.partitions, config)
         manifest = build_manifest(
-            run, base=base, partitions=partitions, newly_retired=retired, present_keys=adoption.present_keys
+            run,
+            base=base,
+            partitions=changes.partitions,
+            newly_retired=changes.retired,
+            present_keys=adoption.present_keys,
         )
         stage_manifest(store, run, manifest)
     result = RunResult(
-        run_id, request.now_ms, request.dry_run, run.base_version, None, offsets, adoption, plan
+        run_id,
+        request.now_ms,
+        request.dry_run,
+        run.base_version,
+        None,
+        offsets,
+        adoption,
+        changes.plan,
+        compaction=changes.compaction,
     )
     engine = "inline" if runner is None else runner.name
     staged = StagedRun(request, result, changed, engine)

@@ -1,0 +1,133 @@
+"""What a run changes: compaction rounds, then the deletion passes over the state they leave, as one change.
+
+Both engines (``retention_run`` inline, ``staged_run`` for orchestrators and Spark) call ``plan_changes``:
+
+1. partitions the adoption quarantined are left alone;
+2. every eligible partition of a compacted topic gets a cleaning round within the run's budget
+   (``compaction_stage``), on the runner's workers or in this process; a round that fails on bad data
+   quarantines its partition for the rest of the run;
+3. the retention plan is made over the partitions as the rounds left them (Kafka's cleaner thread cleans,
+   then deletes old segments);
+4. the new states: the plan applied, checkpoints left invalid by the deletion passes reset to the log start
+   offset; the retired segments: the ones replaced by compaction output, then the ones the passes deleted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+
+from kafka_segments.config import Config
+from kafka_segments.lake.adoption_report import AdoptionResult
+from kafka_segments.lake.commit import retire
+from kafka_segments.lake.manifest import PartitionState, RetiredObject
+from kafka_segments.lake.runs import RunRecord
+from kafka_segments.offsets.model import OffsetSnapshot
+from kafka_segments.pipeline.compaction_stage import (
+    CompactionResult,
+    compact_states,
+    compaction_task,
+    in_process,
+    settle_checkpoint,
+)
+from kafka_segments.pipeline.planning import Selection, adoption_quarantine, plan_adopted
+from kafka_segments.pipeline.runners import TaskRunner
+from kafka_segments.retention.plan import PartitionPlan, RetentionPlan
+from kafka_segments.storage.base import ObjectStore
+
+
+@dataclass(frozen=True, slots=True)
+class RunChanges:
+    """A run's compaction and retention, and the partitions and retired objects they give."""
+
+    compaction: CompactionResult
+    plan: RetentionPlan
+    partitions: tuple[PartitionState, ...]
+    """Every adopted partition after the run (unselected and untouched ones as they were)."""
+    retired: tuple[RetiredObject, ...]
+
+    def changed_from(self, adoption: AdoptionResult) -> bool:
+        """Whether the run has anything to commit (the adoption's own changes included)."""
+        return adoption.changed or bool(self.retired) or self.partitions != tuple(adoption.partitions)
+
+
+def plan_changes(
+    adoption: AdoptionResult,
+    config: Config,
+    *,
+    run: RunRecord,
+    store: ObjectStore,
+    snapshot: OffsetSnapshot | None,
+    selection: Selection,
+    runner: TaskRunner | None = None,
+    lake: str | None = None,
+    write: bool = True,
+) -> RunChanges:
+    """Compact, then plan retention over the result (see the module docstring).
+
+    Args:
+        run: the run (its id names written segments; its ``now_ms`` is every rule's clock).
+        store: where the inline rounds read and write (a runner's workers open ``lake`` instead).
+        runner: where rounds and per-topic planning run; ``None``: in this process.
+        write: stage the rounds' output segments (``False`` for a dry run: nothing is written).
+
+    Raises:
+        ValueError: a runner without a lake URI.
+        ObjectStoreError: the store failed during a round (nothing of this run is referenced yet).
+    """
+    if runner is not None and lake is None:
+        raise ValueError("a runner needs the lake URI its workers open")
+    quarantined = adoption_quarantine(adoption)
+    candidates = [s for s in selection.select(adoption.partitions) if s.topic_partition not in quarantined]
+    compact = in_process(store) if runner is None else partial(runner.map, compaction_task)
+    compaction = compact_states(candidates, config, run=run, compact=compact, lake=lake or "", write=write)
+    after = compaction.states_after(adoption.partitions, run_id=run.run_id)
+    plan = plan_adopted(
+        adoption,
+        config,
+        now_ms=run.now_ms,
+        snapshot=snapshot,
+        selection=selection,
+        runner=runner,
+        states=after,
+        also_quarantined=compaction.quarantined(),
+    )
+    partitions, deleted = apply_plan(run, after, plan.partitions, config)
+    skipped = {p.topic_partition for p in plan.partitions if p.skipped is not None}
+    settled = tuple(
+        state
+        if state.topic_partition in skipped or state.topic_partition not in selection
+        else _settled(state, config, run)
+        for state in partitions
+    )
+    return RunChanges(compaction, plan, settled, (*compaction.retired(run, config), *deleted))
+
+
+def _settled(state: PartitionState, config: Config, run: RunRecord) -> PartitionState:
+    settled = settle_checkpoint(state, config.for_topic(state.topic_partition.topic))
+    return state if settled is state else replace(settled, run_id=run.run_id)
+
+
+def apply_plan(
+    run: RunRecord,
+    states: Sequence[PartitionState],
+    plans: Sequence[PartitionPlan],
+    config: Config,
+) -> tuple[list[PartitionState], list[RetiredObject]]:
+    """The partitions after ``plans`` and the segments they retire (each with its pass as the reason)."""
+    by_tp = {plan.topic_partition: plan for plan in plans}
+    partitions: list[PartitionState] = []
+    retired: list[RetiredObject] = []
+    for state in states:
+        plan = by_tp.get(state.topic_partition)
+        if plan is None or not plan.changed:
+            partitions.append(state)
+            continue
+        partitions.append(plan.new_state(state, run_id=run.run_id))
+        delay = config.for_topic(state.topic_partition.topic).file_delete_delay_ms
+        retired.extend(
+            retire(d.segment, state.topic_partition, run, reason=d.reason.value, delete_delay_ms=delay)
+            for d in plan.deletions
+        )
+    return partitions, retired
