@@ -60,6 +60,7 @@ from kafka_segments.lake.reader import read_segment
 from kafka_segments.lake.runs import RunRecord
 from kafka_segments.lake.scan import summarize_segment
 from kafka_segments.segment.files import FileKind
+from kafka_segments.segment.index_sizes import index_sizes
 from kafka_segments.segment.txn_index import AbortedTxn
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
@@ -384,7 +385,7 @@ def _compact(
     if cleanable is None:  # checked by the caller; narrows the type
         raise ValueError("no cleanable range")
     started = time.perf_counter()
-    sources = [_source(store, entry) for entry in state.segments]
+    sources = [_source(store, entry, config) for entry in state.segments]
     read_done = time.perf_counter()
     result = clean_round(
         sources,
@@ -434,12 +435,17 @@ def _compact(
     )
 
 
-def _source(store: ObjectStore, entry: SegmentEntry) -> SourceSegment:
+def _source(store: ObjectStore, entry: SegmentEntry, config: TopicConfig) -> SourceSegment:
+    """The segment's bytes, with the index sizes its rebuilt indexes have (for segment.index.bytes)."""
+    data = read_segment(store, entry)
+    sizes = index_sizes(data, index_interval_bytes=config.index_interval_bytes, segment=entry.key)
     return SourceSegment(
         name=entry.key,
         base_offset=entry.base_offset,
-        data=read_segment(store, entry),
+        data=data,
         last_modified_ms=entry.last_modified_ms,
+        offset_index_bytes=sizes.offset_index_bytes,
+        time_index_bytes=sizes.time_index_bytes,
     )
 
 
