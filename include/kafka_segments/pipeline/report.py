@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from kafka_segments.pipeline.compaction_report import compaction_report_lines
 from kafka_segments.retention.consumed import ConsumedBound, ConsumedStatus
 from kafka_segments.retention.plan import PartitionPlan, RetentionPlan
 from kafka_segments.retention.rules import PASS_ORDER
@@ -143,6 +144,7 @@ def run_to_dict(result: RunResult) -> dict[str, Any]:
             ],
             "ignored_objects": len(adoption.ignored),
         },
+        "compaction": result.compaction.to_dict(),
         "plan": plan_to_dict(result.plan),
         "gc": None if result.gc is None else result.gc.to_dict(),
     }
@@ -165,6 +167,7 @@ def render_report(document: Mapping[str, Any]) -> str:
             f"adopted {adopted} new segment(s), {regrown} regrown, "
             f"{len(quarantined)} problem(s) (partitions quarantined for this run)"
         )
+    lines.extend(compaction_report_lines(document.get("compaction")))
     plan = document["plan"]
     for partition in plan["partitions"]:
         lines.extend(partition_report_lines(partition))
