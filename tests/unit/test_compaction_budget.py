@@ -1,0 +1,122 @@
+"""A run's compaction budget (``take_within_budget``) and the checkpoint a run leaves (``settle_checkpoint``).
+
+Kafka's cleaner takes the single dirtiest log; a run takes every eligible partition unless
+``kafka_segments.compaction.max.*.per.run`` limits it, in KIP-354's order (overdue first, then dirtiest).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from kafka_segments.compaction.eligibility import (
+    CompactionBudget,
+    CompactionCandidate,
+    assess,
+    take_within_budget,
+)
+from kafka_segments.config import parse_config
+from kafka_segments.lake.manifest import PartitionState
+from kafka_segments.pipeline.compaction_stage import compaction_budget, settle_checkpoint
+from kafka_segments.topic_partition import TopicPartition
+from unit.retention_helpers import seg, state, topic_config
+
+pytestmark = pytest.mark.unit
+
+NOW = 1_400_000_000_000
+COMPACT = topic_config(cleanup_policy="compact", min_cleanable_dirty_ratio=0.1)
+
+
+def dirty(partition: int, *, clean_bytes: int) -> CompactionCandidate:
+    """A partition with ``clean_bytes`` clean and 100 dirty bytes, then a 10-byte active segment."""
+    segments = [
+        seg(0, 4, size=clean_bytes, ts=NOW),
+        seg(5, 9, size=100, ts=NOW),
+        seg(10, 14, size=10, ts=NOW),
+    ]
+    partition_state = replace(
+        state(segments), cleaner_checkpoint=5, topic_partition=TopicPartition("t", partition)
+    )
+    return assess(partition_state, COMPACT, now_ms=NOW)
+
+
+CANDIDATES = [dirty(0, clean_bytes=300), dirty(1, clean_bytes=10), dirty(2, clean_bytes=100)]
+"""Dirty ratios 0.25, 0.91, 0.5; total bytes read by a round: 400, 110, 200."""
+
+
+def partitions(candidates: tuple[CompactionCandidate, ...]) -> list[int]:
+    return [candidate.topic_partition.partition for candidate in candidates]
+
+
+@pytest.mark.parametrize(
+    ("budget", "taken", "deferred"),
+    [
+        pytest.param(CompactionBudget(), [1, 2, 0], [], id="no_limit_cleans_every_eligible_partition"),
+        pytest.param(
+            CompactionBudget(max_partitions=2), [1, 2], [0], id="partition_limit_takes_the_dirtiest"
+        ),
+        pytest.param(CompactionBudget(max_partitions=0), [], [1, 2, 0], id="partition_limit_zero_defers_all"),
+        pytest.param(CompactionBudget(max_bytes=110), [1], [2, 0], id="byte_limit_reached_exactly_stops"),
+        pytest.param(
+            CompactionBudget(max_bytes=111), [1, 2], [0], id="byte_limit_lets_the_last_round_go_over"
+        ),
+        pytest.param(
+            CompactionBudget(max_bytes=1), [1], [2, 0], id="a_partition_larger_than_the_budget_goes_first"
+        ),
+        pytest.param(CompactionBudget(max_bytes=0), [], [1, 2, 0], id="byte_limit_zero_defers_all"),
+    ],
+)
+def test_budget_takes_rounds_in_order_until_a_limit_is_reached(
+    budget: CompactionBudget, taken: list[int], deferred: list[int]
+) -> None:
+    got_taken, got_deferred = take_within_budget(CANDIDATES, budget)
+    assert (partitions(got_taken), partitions(got_deferred)) == (taken, deferred)
+
+
+def test_ineligible_partitions_are_neither_taken_nor_deferred() -> None:
+    below = assess(
+        replace(state([seg(0, 4, size=100, ts=NOW), seg(5, 9, size=10, ts=NOW)]), cleaner_checkpoint=5),
+        COMPACT,
+        now_ms=NOW,
+    )
+    assert take_within_budget([below], CompactionBudget(max_partitions=5)) == ((), ())
+
+
+def test_the_budget_comes_from_the_broker_section() -> None:
+    config = parse_config(
+        "broker:\n"
+        "  kafka_segments.compaction.max.bytes.per.run: 1000000\n"
+        "  kafka_segments.compaction.max.partitions.per.run: 3\n",
+        source="test.yaml",
+    )
+    assert compaction_budget(config) == CompactionBudget(max_bytes=1_000_000, max_partitions=3)
+    assert compaction_budget(parse_config("{}\n", source="t.yaml")).unlimited
+
+
+def _partition(*, log_start: int, checkpoint: int | None) -> PartitionState:
+    segments = [seg(10, 19, size=100, ts=NOW), seg(20, 29, size=100, ts=NOW)]
+    return replace(state(segments, log_start=log_start), cleaner_checkpoint=checkpoint)
+
+
+@pytest.mark.parametrize(
+    ("policy", "checkpoint", "settled"),
+    [
+        pytest.param("compact", 5, 12, id="below_log_start_is_reset_to_log_start"),
+        pytest.param("compact,delete", 5, 12, id="below_log_start_is_reset_for_compact_delete_too"),
+        pytest.param("compact", 1_000, 12, id="above_log_end_is_reset_to_log_start"),
+        pytest.param("compact", 15, 15, id="a_valid_checkpoint_stays"),
+        pytest.param("compact", None, None, id="no_checkpoint_stays_absent"),
+        pytest.param("delete", 5, 5, id="a_delete_topic_is_not_the_cleaners_business"),
+    ],
+)
+def test_settle_checkpoint_resets_what_the_cleaner_would_reset(
+    policy: str, checkpoint: int | None, settled: int | None
+) -> None:
+    config = topic_config(cleanup_policy=policy)
+    result = settle_checkpoint(_partition(log_start=12, checkpoint=checkpoint), config)
+    assert result.cleaner_checkpoint == settled
+
+
+def test_settle_checkpoint_leaves_the_checkpoint_when_the_cleaner_is_disabled() -> None:
+    config = replace(topic_config(cleanup_policy="compact"), cleaner_enabled=False)
+    assert settle_checkpoint(_partition(log_start=12, checkpoint=5), config).cleaner_checkpoint == 5
