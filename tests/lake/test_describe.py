@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 from kafka_segments.errors import PartitionNotFoundError
 from kafka_segments.lake.describe import COLUMNS, describe_lake, iso_utc
+from kafka_segments.lake.describe_compaction import COMPACTION_KEYS
 from kafka_segments.lake.reader import partition_state
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
@@ -41,6 +42,7 @@ PARTITION_KEYS = {
     "last_stable_offset",
     "open_transactions",
     "run_id",
+    *COMPACTION_KEYS,  # added by the compaction view; null without a configuration
 }
 
 
@@ -115,6 +117,7 @@ def test_json_has_stable_keys_and_values(local_store: LocalStore, clock: FakeClo
         "last_stable_offset": 11,
         "open_transactions": 1,
         "run_id": manifest.run_id,
+        **dict.fromkeys(COMPACTION_KEYS),
     }
     empty = document["partitions"][3]
     assert (empty["log_start_offset"], empty["log_end_offset"], empty["segment_count"]) == (40, 40, 0)

@@ -1,29 +1,38 @@
 """``describe --config F [--offsets S] [--now T]``: consumed retention per partition, as a run at ``T`` would
-see it — KIP-68's M, the group holding it back (lag, expiry) and what the next run would delete."""
+see it — KIP-68's M, the group holding it back (lag, expiry) and what the next run would delete.
+
+The configuration and the time are the ones the compaction view used (``cli/compaction_view.py``), so both
+views describe the same instant."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
+from kafka_segments.config import Config
 from kafka_segments.lake.manifest import Manifest
 from kafka_segments.offsets.model import OffsetSnapshot
 from kafka_segments.storage.base import ObjectStore
 
 
 def consumed_view(
-    store: ObjectStore, manifest: Manifest, args: argparse.Namespace, document: dict[str, Any]
+    store: ObjectStore,
+    manifest: Manifest,
+    args: argparse.Namespace,
+    document: dict[str, Any],
+    *,
+    config: Config,
+    now_ms: int,
 ) -> str:
-    """Add ``consumed``/``holder``/``next_run`` to each partition of ``document``; return the text section."""
-    from kafka_segments.config import load_config
-    from kafka_segments.lake.runs import wall_clock_ms
+    """Add ``consumed``/``holder``/``next_run`` to each partition of ``document``; return the text section.
+
+    ``args``: ``--offsets`` (a snapshot file; else the snapshot pinned in the lake) and ``--topic``.
+    """
     from kafka_segments.offsets.snapshot_codec import load_snapshot_file
     from kafka_segments.offsets.snapshot_store import read_pinned_snapshot
     from kafka_segments.pipeline.report import partition_lines, partition_to_dict
     from kafka_segments.retention.plan import plan_retention
 
-    config = load_config(args.config)
-    now_ms = args.now if args.now is not None else wall_clock_ms()
     snapshot: OffsetSnapshot | None
     if args.offsets is not None:
         snapshot = load_snapshot_file(args.offsets)

@@ -1,7 +1,10 @@
 """The read-side lake commands: ``describe``, ``dump`` and ``export`` (DESIGN §6).
 
 * ``describe --lake L [--topic T ...] [--version N] [--json]``: per partition offsets, segments, bytes,
-  records, timestamps, cleaner checkpoint, last stable offset, open transactions (``lake/describe.py``).
+  records, timestamps, cleaner checkpoint, last stable offset, open transactions (``lake/describe.py``);
+  with ``--config F [--now T] [--offsets S]`` also, per partition of a compacted topic, the first dirty and
+  first uncleanable offsets, dirty ratio, compaction delay and the next run's verdict
+  (``cli/compaction_view.py``), and consumed retention (``cli/consumed_view.py``).
 * ``dump --lake L --topic T --partition P [--version N] [--json]``: the visible records (offset >= log start
   offset) with their batches, in ``kafka-dump-log.sh --print-data-log``'s line format (as ``inspect``).
 * ``export --lake L --to DIR [--version N] [--json]``: the committed state as a Kafka log directory.
@@ -54,13 +57,20 @@ def run_describe(args: argparse.Namespace) -> int:
 
     store = open_lake(args.lake)
     manifest = resolve_manifest(store, args.version)
-    description = describe_manifest(manifest, location=store.describe(), topics=args.topics)
+    context = None
+    if getattr(args, "config", None):
+        from kafka_segments.cli.compaction_view import describe_context
+
+        context = describe_context(args)
+    description = describe_manifest(
+        manifest, location=store.describe(), topics=args.topics, compaction=context
+    )
     document = description.to_dict()
     text = description.to_text()
-    if getattr(args, "config", None):
+    if context is not None:
         from kafka_segments.cli.consumed_view import consumed_view
 
-        text += consumed_view(store, manifest, args, document)
+        text += consumed_view(store, manifest, args, document, config=context.config, now_ms=context.now_ms)
     if args.json:
         print_json(document)
     else:

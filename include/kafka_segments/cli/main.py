@@ -93,7 +93,9 @@ def _add_lake_read_commands(commands: argparse._SubParsersAction[argparse.Argume
         description=(
             "Describe the lake's committed state from its manifest: per partition the log start and end "
             "offsets, segments, bytes, records, the range of the segments' largest timestamps, the cleaner "
-            "checkpoint, the last stable offset, open transactions and the run that last changed it."
+            "checkpoint, the last stable offset, open transactions and the run that last changed it. With "
+            "--config: each compacted partition's first dirty and first uncleanable offsets, dirty ratio, "
+            "compaction delay and what a run at --now would do, and consumed retention per partition."
         ),
     )
     sub.add_argument("--lake", required=True, help=lake_help)
@@ -104,12 +106,20 @@ def _add_lake_read_commands(commands: argparse._SubParsersAction[argparse.Argume
     sub.add_argument(
         "--config",
         metavar="F",
-        help="also show consumed retention (M, the group holding it back) per partition",
+        help=(
+            "also show compaction (dirty ratio, compaction delay, the next run's verdict) and consumed "
+            "retention (M, the group holding it back) per partition"
+        ),
     )
     sub.add_argument(
         "--offsets", metavar="SNAPSHOT.json", help="with --config: the offsets (default: pinned)"
     )
-    sub.add_argument("--now", type=parse_time_ms, metavar="T", help="with --config: the time (default: now)")
+    sub.add_argument(
+        "--now",
+        type=parse_time_ms,
+        metavar="T",
+        help="with --config: the time of the compaction and retention views (default: now)",
+    )
     sub.add_argument("--json", action="store_true", help="one JSON document on stdout, for programs")
     sub.set_defaults(handler=lake_cmds.run_describe)
 

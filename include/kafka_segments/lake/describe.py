@@ -3,10 +3,13 @@
 No segment body is read: every figure comes from the manifest (one GET), so describing a large lake is
 cheap. ``to_text`` is an aligned table for people, ``to_dict`` the stable form behind ``--json``.
 
-Columns planned for later issues (the partition's dirty ratio, its compaction delay, the consumer group that
-holds consumed retention back) need the configuration and an offsets snapshot; they will be added as new
-keys of each partition's dict (``dirty_ratio``, ``compaction_delay_ms``, ``consumed_retention_group``) and
-new table columns, never by changing the existing ones. Until then they are absent, not guessed.
+With a configuration and a time (``compaction=CompactionContext(...)``; ``describe --config F [--now T]``),
+each partition of a topic whose ``cleanup.policy`` contains ``compact`` also gets what Kafka's cleaner would
+see at ``now`` (``LogCleanerManager.cleanableOffsets``, ``LogToClean``, ``maxCompactionDelay``,
+``grabFilthiestCompactedLog``; KIP-354): first dirty and first uncleanable offsets, dirty ratio, compaction
+delay and the run's verdict (``COMPACTION_KEYS``, ``null`` otherwise; a second table after the summary).
+The CLI adds consumed retention (``cli/consumed_view.py``). Keys and columns are only ever added. The view
+reads the committed state: segments uploaded since, which a run adopts first, are not counted.
 """
 
 from __future__ import annotations
@@ -16,7 +19,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from kafka_segments.compaction.eligibility import UNLIMITED, CompactionBudget
 from kafka_segments.errors import PartitionNotFoundError
+from kafka_segments.lake.describe_compaction import (
+    COMPACTION_KEYS,
+    CompactionContext,
+    CompactionOutlook,
+    compaction_outlooks,
+)
 from kafka_segments.lake.manifest import Manifest, PartitionState
 from kafka_segments.lake.reader import resolve_manifest
 from kafka_segments.storage.base import ObjectStore
@@ -59,9 +69,11 @@ class PartitionDescription:
     last_stable_offset: int
     open_transactions: int
     run_id: str
+    compaction: CompactionOutlook | None = None
+    """``None`` for a topic that is not compacted, or when described without a configuration."""
 
     @classmethod
-    def of(cls, state: PartitionState) -> PartitionDescription:
+    def of(cls, state: PartitionState, compaction: CompactionOutlook | None = None) -> PartitionDescription:
         timestamps = [segment.largest_timestamp_ms for segment in state.segments]
         return cls(
             topic=state.topic_partition.topic,
@@ -77,6 +89,7 @@ class PartitionDescription:
             last_stable_offset=state.last_stable_offset,
             open_transactions=len(state.open_transactions),
             run_id=state.run_id,
+            compaction=compaction,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -96,6 +109,20 @@ class PartitionDescription:
             "last_stable_offset": self.last_stable_offset,
             "open_transactions": self.open_transactions,
             "run_id": self.run_id,
+            **self._compaction_dict(),
+        }
+
+    def _compaction_dict(self) -> dict[str, Any]:
+        outlook = self.compaction
+        if outlook is None:
+            return dict.fromkeys(COMPACTION_KEYS)
+        return {
+            "first_dirty_offset": outlook.first_dirty_offset,
+            "first_uncleanable_offset": outlook.first_uncleanable_offset,
+            "dirty_ratio": outlook.dirty_ratio,
+            "compaction_delay_ms": outlook.compaction_delay_ms,
+            "compaction_eligibility": outlook.eligibility.value,
+            "compaction_next_run": outlook.next_run.value,
         }
 
 
@@ -126,6 +153,23 @@ COLUMNS: tuple[Column, ...] = (
 """The table's columns, in order; later issues append theirs (see the module docstring)."""
 
 
+def _outlook_cell(read: Callable[[CompactionOutlook], object]) -> Callable[[PartitionDescription], object]:
+    return lambda p: None if p.compaction is None else read(p.compaction)
+
+
+COMPACTION_COLUMNS: tuple[Column, ...] = (
+    Column("TOPIC", lambda p: p.topic, numeric=False),
+    Column("PARTITION", lambda p: p.partition),
+    Column("FIRST-DIRTY-OFFSET", _outlook_cell(lambda o: o.first_dirty_offset)),
+    Column("FIRST-UNCLEANABLE-OFFSET", _outlook_cell(lambda o: o.first_uncleanable_offset)),
+    Column("DIRTY-RATIO", _outlook_cell(lambda o: f"{o.dirty_ratio:.4f}")),
+    Column("COMPACTION-DELAY-MS", _outlook_cell(lambda o: o.compaction_delay_ms)),
+    Column("ELIGIBILITY", _outlook_cell(lambda o: o.eligibility.value), numeric=False),
+    Column("NEXT-RUN", _outlook_cell(lambda o: o.next_run.value), numeric=False),
+)
+"""The compaction table's columns (shown after the summary line when described with a configuration)."""
+
+
 @dataclass(frozen=True, slots=True)
 class LakeDescription:
     """The committed state at one manifest version, per partition (in topic, partition order)."""
@@ -136,6 +180,9 @@ class LakeDescription:
     operation: str
     committed_at_ms: int
     partitions: tuple[PartitionDescription, ...]
+    compaction_now_ms: int | None = None
+    """The time of the compaction view; ``None`` when described without a configuration."""
+    compaction_budget: CompactionBudget = UNLIMITED
 
     @property
     def topics(self) -> tuple[str, ...]:
@@ -153,7 +200,12 @@ class LakeDescription:
             topic, partition, log_start_offset, log_end_offset, segment_count, size_bytes, record_count,
             largest_timestamp_min_ms / largest_timestamp_min (ISO-8601 UTC) and the same for _max (null
             without segments), cleaner_checkpoint (null when none), last_stable_offset,
-            open_transactions (how many), run_id (the run that last changed the partition)
+            open_transactions (how many), run_id (the run that last changed the partition);
+            with a configuration, for a compacted topic (else null): first_dirty_offset,
+            first_uncleanable_offset (segment-aligned), dirty_ratio (0.0-1.0), compaction_delay_ms,
+            compaction_eligibility (max.compaction.lag.ms or min.cleanable.dirty.ratio: eligible;
+            below-dirty-ratio, empty-log, cleaner-disabled: not), compaction_next_run (clean, defer: the
+            run's budget is used up ahead of it, skip)
         totals            topics, partitions, segments, size_bytes, record_count over the partitions shown
         """
         return {
@@ -179,10 +231,17 @@ class LakeDescription:
 
     def to_text(self) -> str:
         """An aligned table (a header row, one row per partition) and a summary line."""
-        rows = [[_cell(column.cell(p)) for column in COLUMNS] for p in self.partitions]
-        lines = _align([[column.header for column in COLUMNS], *rows], [c.numeric for c in COLUMNS])
-        lines.append(self._summary())
+        lines = [*_table(COLUMNS, self.partitions), self._summary()]
+        if self.compaction_now_ms is not None:
+            lines.extend(self._compaction_table(self.compaction_now_ms))
         return "\n".join(lines) + "\n"
+
+    def _compaction_table(self, now_ms: int) -> list[str]:
+        """A blank line, a heading with the time (and the budget when limited), and one row per partition."""
+        budget = self.compaction_budget
+        limits = f"; budget per run: {budget.max_bytes} bytes, {budget.max_partitions} partitions (-1: none)"
+        heading = f"compaction at now={now_ms} ({iso_utc(now_ms) or '-'}){'' if budget.unlimited else limits}"
+        return ["", heading, *_table(COMPACTION_COLUMNS, self.partitions)]
 
     def _summary(self) -> str:
         totals = self.totals()
@@ -192,6 +251,11 @@ class LakeDescription:
             f"{self.location} at version {self.version} ({self.operation}, run {self.run_id}, "
             f"committed {iso_utc(self.committed_at_ms) or self.committed_at_ms})"
         )
+
+
+def _table(columns: Sequence[Column], partitions: Sequence[PartitionDescription]) -> list[str]:
+    rows = [[_cell(column.cell(p)) for column in columns] for p in partitions]
+    return _align([[column.header for column in columns], *rows], [c.numeric for c in columns])
 
 
 def _cell(value: object) -> str:
@@ -210,20 +274,29 @@ def _align(rows: Sequence[Sequence[str]], numeric: Sequence[bool]) -> list[str]:
 
 
 def describe_lake(
-    store: ObjectStore, *, version: int | None = None, topics: Iterable[str] | None = None
+    store: ObjectStore,
+    *,
+    version: int | None = None,
+    topics: Iterable[str] | None = None,
+    compaction: CompactionContext | None = None,
 ) -> LakeDescription:
-    """Describe the committed state at ``version`` (the head when ``None``), optionally only ``topics``.
+    """Describe the committed state at ``version`` (the head when ``None``), optionally only ``topics``;
+    with ``compaction``, each compacted partition's outlook at its time (see the module docstring).
 
     Raises:
         NoCommittedStateError, ManifestVersionNotFoundError: see ``reader.resolve_manifest``.
         PartitionNotFoundError: a topic of ``topics`` is not in the manifest.
     """
     manifest = resolve_manifest(store, version)
-    return describe_manifest(manifest, location=store.describe(), topics=topics)
+    return describe_manifest(manifest, location=store.describe(), topics=topics, compaction=compaction)
 
 
 def describe_manifest(
-    manifest: Manifest, *, location: str, topics: Iterable[str] | None = None
+    manifest: Manifest,
+    *,
+    location: str,
+    topics: Iterable[str] | None = None,
+    compaction: CompactionContext | None = None,
 ) -> LakeDescription:
     """``describe_lake`` for a manifest already read.
 
@@ -240,11 +313,14 @@ def describe_manifest(
                 location=location,
             )
     states = [s for s in manifest.partitions if wanted is None or s.topic_partition.topic in wanted]
+    outlooks = {} if compaction is None else compaction_outlooks(states, compaction)
     return LakeDescription(
         location=location,
         version=manifest.version,
         run_id=manifest.run_id,
         operation=manifest.operation,
         committed_at_ms=manifest.committed_at_ms,
-        partitions=tuple(PartitionDescription.of(state) for state in states),
+        partitions=tuple(PartitionDescription.of(s, outlooks.get(s.topic_partition)) for s in states),
+        compaction_now_ms=None if compaction is None else compaction.now_ms,
+        compaction_budget=UNLIMITED if compaction is None else compaction.budget,
     )

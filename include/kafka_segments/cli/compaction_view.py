@@ -1,0 +1,28 @@
+"""``describe --config F [--now T]``: what the compaction view needs from the command line.
+
+The configuration file, the time (``--now``, else the wall clock, as the consumed-retention view) and the
+run's compaction budget (``kafka_segments.compaction.max.bytes.per.run`` / ``.max.partitions.per.run``, as
+``run`` reads it), so each compacted partition's dirty ratio, compaction delay and verdict are the ones a
+``run --now T`` over the same topics would compute (``lake/describe.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from kafka_segments.lake.describe_compaction import CompactionContext
+
+
+def describe_context(args: argparse.Namespace) -> CompactionContext:
+    """The compaction context of ``describe``'s ``--config`` and ``--now``.
+
+    Raises:
+        ConfigError: the configuration file cannot be read or is not valid (every problem listed).
+    """
+    from kafka_segments.config import load_config
+    from kafka_segments.lake.runs import wall_clock_ms
+    from kafka_segments.pipeline.compaction_stage import compaction_budget
+
+    config = load_config(args.config)
+    now_ms = args.now if args.now is not None else wall_clock_ms()
+    return CompactionContext(config=config, now_ms=now_ms, budget=compaction_budget(config))
