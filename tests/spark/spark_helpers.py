@@ -39,13 +39,17 @@ def s3_environ(server: EmbeddedS3) -> dict[str, str]:
     }
 
 
+PHASE_TIMES = "times"
+"""A compaction round's seconds per phase (``CleanerStats.times``): measured, never equal between runs."""
+
+
 def normalized(document: Any, run_ids: frozenset[str], *, wall_clock: bool = False) -> Any:
     """``document`` with every run id replaced by ``<run>`` (and, with ``wall_clock``, the wall-clock time
     fields by ``<time>``): two runs of the same lake compare equal when they did the same."""
     if isinstance(document, dict):
         return {
             key: "<time>"
-            if wall_clock and key in WALL_CLOCK_FIELDS
+            if (wall_clock and key in WALL_CLOCK_FIELDS) or key == PHASE_TIMES
             else normalized(value, run_ids, wall_clock=wall_clock)
             for key, value in document.items()
         }

@@ -16,8 +16,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from kafka_segments.cli.output import emit
 from kafka_segments.cli.times import parse_time_ms
@@ -144,7 +145,20 @@ def _retention(args: argparse.Namespace, *, dry_run: bool) -> int:
     if args.report:
         Path(args.report).write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     emit(document, render_text(result), as_json=args.json)
-    return quarantine_exit(args.command, (str(item.topic_partition) for item in result.adoption.quarantined))
+    return quarantine_exit(args.command, quarantined_partitions(document))
+
+
+def quarantined_partitions(report: Mapping[str, Any]) -> list[str]:
+    """The partitions a run left alone because of bad data, from its report document: quarantined by the
+    adoption, or uncleanable (their cleaning round failed)."""
+    adopted = [f"{item['topic']}-{item['partition']}" for item in report["adoption"]["quarantined"]]
+    compaction = report.get("compaction") or {"partitions": []}
+    uncleanable = [
+        f"{item['topic']}-{item['partition']}"
+        for item in compaction["partitions"]
+        if item["status"] == "quarantined"
+    ]
+    return [*adopted, *uncleanable]
 
 
 def quarantine_exit(command: str, partitions: Iterable[str]) -> int:

@@ -180,10 +180,9 @@ def _report(
 
 def _quarantine_status(args: argparse.Namespace, report: dict[str, Any]) -> int:
     """Exit 1 when partitions were quarantined (as the inline engine), else 0."""
-    from kafka_segments.cli.run_cmds import quarantine_exit
+    from kafka_segments.cli.run_cmds import quarantine_exit, quarantined_partitions
 
-    quarantined = report["adoption"]["quarantined"]
-    return quarantine_exit(args.command, (f"{item['topic']}-{item['partition']}" for item in quarantined))
+    return quarantine_exit(args.command, quarantined_partitions(report))
 
 
 def _end_run(store: ObjectStore, run_id: str, *, reason: str) -> None:

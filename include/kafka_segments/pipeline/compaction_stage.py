@@ -117,6 +117,8 @@ class PartitionCompaction:
     """The live segments below the round's end offset after the round (written or kept), in order."""
     replaced: tuple[SegmentEntry, ...] = ()
     """The segments the round's output replaced (retired with the reason ``compaction``)."""
+    kept: frozenset[str] = frozenset()
+    """Keys of the segments the round left as they were (their cleaned bytes equal their own)."""
     stats: CleanerStats | None = None
     error: str | None = None
 
@@ -152,7 +154,8 @@ class PartitionCompaction:
             "max_compaction_delay_ms": self.compaction_delay_ms,
             "max_compaction_delay_secs": self.compaction_delay_ms / 1000,
             "segments_replaced": [segment.key for segment in self.replaced],
-            "segments_written": [s.key for s in self.segments if s.origin is SegmentOrigin.WRITTEN],
+            "segments_written": [s.key for s in self.segments if s.key not in self.kept],
+            "segments_kept": sorted(self.kept),
             "stats": None if self.stats is None else self.stats.to_dict(),
             "error": self.error,
         }
@@ -431,6 +434,7 @@ def _compact(
         end_offset=result.end_offset,
         segments=output,
         replaced=replaced,
+        kept=frozenset(kept),
         stats=stats,
     )
 
