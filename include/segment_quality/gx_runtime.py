@@ -27,7 +27,8 @@ from kafka_segments.pipeline.quality_frames import QualityFrames
 
 from segment_quality.frames import to_dataframe
 from segment_quality.results import ExpectationOutcome, SuiteResult
-from segment_quality.suites import DELETIONS, FRAME_COLUMNS, PARTITIONS, Invariant, SuiteSpec, When
+from segment_quality.spec import Invariant, SuiteSpec, When, conditions_of
+from segment_quality.suites import FRAME_COLUMNS
 
 DATASOURCE = "staged-run"
 SITE = "run_site"
@@ -54,7 +55,7 @@ def _gx() -> SimpleNamespace:
             InMemoryStoreBackendDefaults,
             ProgressBarsConfig,
         )
-        from great_expectations.expectations.row_conditions import Column
+        from great_expectations.expectations.row_conditions import AndCondition, Column
     return SimpleNamespace(
         gx=gx,
         gxe=gxe,
@@ -63,6 +64,7 @@ def _gx() -> SimpleNamespace:
         InMemoryStoreBackendDefaults=InMemoryStoreBackendDefaults,
         ProgressBarsConfig=ProgressBarsConfig,
         Column=Column,
+        AndCondition=AndCondition,
     )
 
 
@@ -95,10 +97,9 @@ def run_suites(
     context = _context()
     source = context.data_sources.add_pandas(DATASOURCE)
     run_id = mods.RunIdentifier(run_name=run_name)
-    tables = {PARTITIONS: frames.partitions, DELETIONS: frames.deletions}
     results = []
     for spec in specs:
-        frame = to_dataframe(tables[spec.frame], FRAME_COLUMNS[spec.frame])
+        frame = to_dataframe(frames.table(spec.frame), FRAME_COLUMNS[spec.frame])
         definition = _validation_definition(context, source, spec)
         result_format: dict[str, Any] = {"result_format": "BOOLEAN_ONLY"}
         if detail:
@@ -130,8 +131,11 @@ def expectation(invariant: Invariant) -> Any:
     """The GX expectation of ``invariant`` (its name in ``meta["invariant"]``, its rule as description)."""
     mods = _gx()
     kwargs: dict[str, Any] = dict(invariant.kwargs)
-    if invariant.when is not None:
-        kwargs["row_condition"] = _condition(invariant.when)
+    conditions = [_condition(when) for when in conditions_of(invariant.when)]
+    if conditions:
+        kwargs["row_condition"] = (
+            conditions[0] if len(conditions) == 1 else mods.AndCondition(conditions=conditions)
+        )
     cls = getattr(mods.gxe, invariant.expectation)
     return cls(
         **kwargs, meta={"invariant": invariant.name}, description=f"{invariant.name}: {invariant.rule}"

@@ -11,13 +11,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from kafka_segments.config import Config, parse_config
 from kafka_segments.lake.manifest import Manifest, PartitionState, RetiredObject, SegmentEntry, SegmentOrigin
-from kafka_segments.pipeline.quality_frames import (
-    DELETION_COLUMNS,
-    PLANNED,
-    PlanEntry,
-    QualityFrames,
-    build_rows,
-)
+from kafka_segments.pipeline.quality_frames import PLANNED, PlanEntry, QualityFrames, frames_of
 from kafka_segments.retention.rules import LogView, PassInputs, apply_retention
 from kafka_segments.topic_partition import TopicPartition
 from segment_quality.gx_runtime import expectation, run_suites
@@ -39,9 +33,14 @@ def test_every_invariant_reads_columns_of_its_frame_and_has_a_unique_name() -> N
         assert set(spec.index_columns) <= set(columns)
 
 
-def test_the_compaction_suite_has_its_place_but_no_invariants_yet() -> None:
-    assert COMPACTION_SUITES == ()
-    assert suite_specs() == RETENTION_SUITES
+def test_the_compaction_suites_run_after_the_retention_suites() -> None:
+    assert suite_specs() == (*RETENTION_SUITES, *COMPACTION_SUITES)
+    assert [spec.name for spec in suite_specs()] == [
+        "retention.partitions",
+        "retention.deletions",
+        "compaction.partitions",
+        "compaction.segments",
+    ]
 
 
 def test_each_invariant_becomes_a_gx_expectation_named_after_it() -> None:
@@ -51,6 +50,8 @@ def test_each_invariant_becomes_a_gx_expectation_named_after_it() -> None:
             assert built.meta == {"invariant": invariant.name}
             assert invariant.rule in str(built.description)
             assert (built.row_condition is None) == (invariant.when is None)
+            if isinstance(invariant.when, tuple):
+                assert repr(built.row_condition).count(" AND ") == len(invariant.when) - 1
 
 
 # ------------------------------------------------------------------------------------------------- property
@@ -117,13 +118,7 @@ def _staged(state: PartitionState, config: Config, bound: int | None) -> tuple[M
 
 
 def _frames(before: Manifest, after: Manifest, config: Config, bound: int | None) -> QualityFrames:
-    plan = {TP: PlanEntry(PLANNED, bound)}
-    partitions, deletions = build_rows(before, after, plan, config=config, now_ms=NOW)
-    columns = FRAME_COLUMNS["partitions"]
-    return QualityFrames(
-        {name: tuple(row[name] for row in partitions) for name in columns},
-        {name: tuple(row[name] for row in deletions) for name in DELETION_COLUMNS},
-    )
+    return frames_of(before, after, {TP: PlanEntry(PLANNED, bound)}, config=config, now_ms=NOW)
 
 
 @settings(max_examples=10, deadline=None)

@@ -53,8 +53,13 @@ def test_kafkas_own_four_pass_plan_passes_and_commits(
     report = validate_run(store, run_id, config=cfg)
 
     assert report.success
-    assert [suite.name for suite in report.suites] == ["retention.partitions", "retention.deletions"]
-    assert [suite.rows for suite in report.suites] == [2, 4]
+    assert [suite.name for suite in report.suites] == [
+        "retention.partitions",
+        "retention.deletions",
+        "compaction.partitions",
+        "compaction.segments",
+    ]
+    assert [suite.rows for suite in report.suites] == [2, 4, 2, 0]  # no compacted topic: nothing cleaned
     assert report.failed == ()
     assert report.validation_key == run_file_key(run_id, VALIDATION)
     assert report.data_docs_key == run_file_key(run_id, "data-docs/index.html")
@@ -90,8 +95,8 @@ def test_the_data_docs_site_is_complete_in_the_run_folder(
     docs = [meta.key for meta in local_store.list(run_file_key(run_id, "data-docs/"))]
     pages = [key for key in docs if key.endswith(".html") and "/static/" not in key]
     assert report.data_docs_key == again.data_docs_key
-    assert len([key for key in pages if "/validations/" in key]) == 2  # the first run's pages were replaced
-    assert len([key for key in pages if "/expectations/" in key]) == 2
+    assert len([key for key in pages if "/validations/" in key]) == 4  # the first run's pages were replaced
+    assert len([key for key in pages if "/expectations/" in key]) == 4
     assert any(key.endswith(".css") for key in docs)
     assert Path(str(report.data_docs_location)).is_file()
 
@@ -108,7 +113,7 @@ def test_a_run_with_nothing_staged_passes_trivially_and_says_so(
 
     assert report.success
     assert report.note == NOTHING_STAGED
-    assert [suite.rows for suite in report.suites] == [0, 0]
+    assert [suite.rows for suite in report.suites] == [0, 0, 0, 0]
     assert read_run_json(local_store, run_id, VALIDATION)["note"] == NOTHING_STAGED
     assert commit_staged(local_store, run_id, clock=clock).outcome == "nothing to change"
     assert head_version(local_store) == 1
@@ -123,7 +128,7 @@ def test_a_dry_run_is_validated_like_a_real_one_and_commits_nothing(
     report = validate_run(local_store, run_id, config=four_pass_config())
 
     assert report.success
-    assert [suite.rows for suite in report.suites] == [2, 4]
+    assert [suite.rows for suite in report.suites] == [2, 4, 2, 0]
     assert commit_staged(local_store, run_id, clock=clock).outcome == "dry run"
     assert head_version(local_store) == 1
 
