@@ -102,8 +102,11 @@ def _outlook(
     state: PartitionState, config: TopicConfig, candidate: CompactionCandidate, *, now_ms: int, deferred: bool
 ) -> CompactionOutlook:
     """The figures come from the log itself (``assess`` computes none with the cleaner disabled)."""
-    cleanable = cleanable_range(state, config, now_ms=now_ms)
-    delay = max_compaction_delay(state, config, first_dirty=cleanable.first_dirty_offset, now_ms=now_ms)
+    cleanable = candidate.range
+    delay = candidate.compaction_delay_ms
+    if cleanable is None:
+        cleanable = cleanable_range(state, config, now_ms=now_ms)
+        delay = max_compaction_delay(state, config, first_dirty=cleanable.first_dirty_offset, now_ms=now_ms)
     next_run = NextRun.DEFER if deferred else NextRun.CLEAN if candidate.eligible else NextRun.SKIP
     return CompactionOutlook(
         first_dirty_offset=cleanable.first_dirty_offset,
