@@ -104,6 +104,7 @@ def airflow_environment(settings: StackSettings, *, base: Mapping[str, str] | No
         AIRFLOW__CORE__LOAD_EXAMPLES="False",
         AIRFLOW__CORE__EXECUTOR="LocalExecutor",
         AIRFLOW__CORE__PARALLELISM="2",
+        AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS="orchestration.sqlite_settings.CONNECT_ARGS",
         AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS="True",
         AIRFLOW__API__HOST="127.0.0.1",  # this machine only
         AIRFLOW__API__PORT=str(settings.api_port),

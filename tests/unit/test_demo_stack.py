@@ -53,6 +53,18 @@ def test_the_environment_sets_the_dag_contracts_variables_and_connections(tmp_pa
     assert env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"] == "http://127.0.0.1:8080/execution/"
 
 
+def test_sqlite_writers_wait_up_to_a_minute_for_the_lock(tmp_path: Path) -> None:
+    """The stack's Airflow processes share one SQLite file; Python's 5 s lock wait made a backfill create
+    racing the scheduler fail with "database is locked" on a loaded machine."""
+    import importlib
+
+    path = airflow_environment(settings(tmp_path))["AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS"]
+    module, _, name = path.rpartition(".")
+    connect_args = getattr(importlib.import_module(module), name)
+    assert isinstance(connect_args, dict)
+    assert connect_args["timeout"] >= 60
+
+
 def test_nothing_airflow_or_aws_profile_related_is_inherited(tmp_path: Path) -> None:
     """A test session's unit-test mode (data-interval timetables) or a developer's AWS profile would change
     what the stack does."""
