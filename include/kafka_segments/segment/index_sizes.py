@@ -10,7 +10,8 @@ Kafka groups segments for cleaning by the *current* sizes of their index files
   past the last time entry;
 * one more time-index entry when the segment is closed, again only if the largest timestamp grew.
 
-Counting needs one pass over the batch headers (``records.fast.scan_header_table``), no record decoding.
+Counting needs one pass over the batch headers (``records.fast.scan_header_table``), no record decoding,
+and the rule is the columnar writer's (``fast_writer.index_entries``).
 """
 
 from __future__ import annotations
@@ -19,10 +20,9 @@ from dataclasses import dataclass
 
 from kafka_segments.records.fast import scan_header_table
 from kafka_segments.segment import offset_index, time_index
+from kafka_segments.segment.fast_writer import index_entries
 
 Buffer = bytes | bytearray | memoryview
-
-_NO_TIMESTAMP = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,21 +38,7 @@ def index_sizes(data: Buffer, *, index_interval_bytes: int, segment: str = "<mem
         CorruptRecordError: a damaged entry (naming ``segment`` and the byte position).
     """
     table = scan_header_table(data, segment=segment)
-    sizes = table.size_in_bytes.tolist()
-    stamps = table.max_timestamp.tolist()
-    offsets = times = 0
-    since = 0
-    largest = _NO_TIMESTAMP
-    last_indexed = _NO_TIMESTAMP
-    for size, stamp in zip(sizes, stamps, strict=True):
-        largest = max(largest, stamp)
-        if since > index_interval_bytes:
-            offsets += 1
-            if largest > last_indexed:
-                times += 1
-                last_indexed = largest
-            since = 0
-        since += size
-    if largest > last_indexed:
-        times += 1
-    return IndexSizes(offsets * offset_index.ENTRY_SIZE, times * time_index.ENTRY_SIZE)
+    entries = index_entries(table, index_interval_bytes=index_interval_bytes)
+    return IndexSizes(
+        len(entries.offset_rows) * offset_index.ENTRY_SIZE, len(entries.time_rows) * time_index.ENTRY_SIZE
+    )
