@@ -22,7 +22,7 @@ Every other batch (transactional, control, legacy v0/v1) goes through ``decide``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
@@ -49,13 +49,14 @@ RECORDS_DECIDE = BatchDecision(BatchRetention.DELETE_EMPTY, BatchReason.RECORDS_
 
 def batch_decisions(
     table: HeaderTable,
-    headers: Sequence[BatchHeader],
+    header: Callable[[int], BatchHeader],
     *,
     active: dict[int, ProducerState],
     upper_bound: int,
     decide: Callable[[int], BatchDecision],
 ) -> list[BatchDecision]:
-    """The decision of every batch: plain batches here, the others by ``decide(index)``, in log order."""
+    """The decision of every batch: plain batches here, the others by ``decide(index)``, in log order
+    (``header(index)``: the batch's header, asked only for the few batches whose producer may be active)."""
     plain = batch_kinds.plain_batches(table)
     last_offset = table.last_offset
     decisions = [RECORDS_DECIDE] * len(table)
@@ -65,7 +66,7 @@ def batch_decisions(
     if ends:
         candidates = plain & (table.producer_id != NO_PRODUCER_ID) & np.isin(last_offset, ends)
         for index in np.flatnonzero(candidates).tolist():
-            if is_last_batch_of_active_producer(headers[index], active):
+            if is_last_batch_of_active_producer(header(index), active):
                 decisions[index] = LAST_OF_ACTIVE
     for index in np.flatnonzero(~plain).tolist():
         decisions[index] = decide(index)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from kafka_segments.compaction.digests import distinct_key_digests
+from kafka_segments.compaction.digests import key_identities
 from kafka_segments.compaction.source import SourceSegment
 from kafka_segments.records.fast import RecordColumns, decode_record_columns
 
@@ -24,17 +24,30 @@ DEFAULT_BUDGET_BYTES = 2 << 30
 
 U64 = npt.NDArray[np.uint64]
 U8 = npt.NDArray[np.uint8]
+I64 = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class DecodedSegment:
-    """One segment's record columns and the MD5 (hi, lo) of every key (zeros for unkeyed records)."""
+    """One segment's record columns and the identity of every key: an id per record (equal key bytes, equal
+    id; -1 for unkeyed records) and the MD5 (hi, lo) of every id."""
 
     columns: RecordColumns
-    hi: U64
-    lo: U64
+    key_id: I64
+    id_hi: U64
+    id_lo: U64
     nbytes: int
     """Memory held by the decoding beyond the segment's own bytes."""
+
+    @property
+    def key_ids(self) -> int:
+        """How many ids ``key_id`` uses (ids are ``0 .. key_ids - 1``)."""
+        return len(self.id_hi)
+
+    def digests(self, rows: npt.NDArray[np.intp]) -> tuple[U64, U64]:
+        """The MD5 (hi, lo) of the keys of ``rows`` (keyed records only)."""
+        ids = self.key_id[rows]
+        return self.id_hi[ids], self.id_lo[ids]
 
 
 class DecodedSegments:
@@ -73,18 +86,16 @@ def decode_segment(segment: SourceSegment, *, arena: U8 | None = None) -> Decode
     (``arena``: as ``decode_record_columns``)."""
     columns = decode_record_columns(segment.data, segment=segment.name, verify_crc=False, arena=arena)
     keyed = columns.key_length >= 0
-    hi = np.zeros(len(columns), dtype=np.uint64)
-    lo = np.zeros(len(columns), dtype=np.uint64)
     if keyed.all():
-        hi, lo = distinct_key_digests(columns.buffer, columns.key_start, columns.key_length)
-    elif keyed.any():
+        key_id, id_hi, id_lo = key_identities(columns.buffer, columns.key_start, columns.key_length)
+    else:
         rows = np.flatnonzero(keyed)
-        hi[rows], lo[rows] = distinct_key_digests(
-            columns.buffer, columns.key_start[rows], columns.key_length[rows]
-        )
+        ids, id_hi, id_lo = key_identities(columns.buffer, columns.key_start[rows], columns.key_length[rows])
+        key_id = np.full(len(columns), -1, dtype=np.int64)
+        key_id[rows] = ids
     arrays = (columns.offset, columns.timestamp, columns.key_start, columns.key_length, columns.value_start)
-    more = (columns.value_length, columns.headers_count, columns.record_start, columns.record_size, hi, lo)
-    size = sum(array.nbytes for array in (*arrays, *more, columns.batch_index, columns.is_control))
+    more = (columns.value_length, columns.headers_count, columns.record_start, columns.record_size, key_id)
+    size = sum(a.nbytes for a in (*arrays, *more, id_hi, id_lo, columns.batch_index, columns.is_control))
     if not np.may_share_memory(columns.buffer, np.frombuffer(segment.data, dtype=np.uint8)):
         size += columns.buffer.nbytes
-    return DecodedSegment(columns, hi, lo, size)
+    return DecodedSegment(columns, key_id, id_hi, id_lo, size)

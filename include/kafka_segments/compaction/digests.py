@@ -46,6 +46,17 @@ def distinct_key_digests(buffer: U8, key_start: I64, key_length: I32) -> tuple[U
     return hi[ids], lo[ids]
 
 
+def key_identities(buffer: U8, key_start: I64, key_length: I32) -> tuple[I64, U64, U64]:
+    """(id of every key, MD5 hi and lo of every id): equal key bytes share an id (``distinct_spans``), each
+    id is hashed once. Ids are numbered in order of first appearance."""
+    if not len(key_start):
+        empty = np.empty(0, dtype=np.uint64)
+        return np.empty(0, dtype=np.int64), empty, empty.copy()
+    ids, firsts = _k.distinct_spans(buffer, key_start, key_length)
+    hi, lo = key_digests(buffer, key_start[firsts], key_length[firsts])
+    return ids, hi, lo
+
+
 def digest_bytes(hi: U64, lo: U64) -> list[bytes]:
     """The 16-byte digests (``offset_map.key_digest`` values) of (hi, lo) columns."""
     pairs = np.empty((len(hi), 2), dtype=">u8")
@@ -72,4 +83,11 @@ def key_parts(hi: U64, count: int) -> I64:
 def last_of_each(hi: U64, lo: U64) -> I64:
     """For each distinct digest (in order of first appearance), the index of its last occurrence."""
     last: I64 = _k.last_rows(hi, lo)
+    return last
+
+
+def last_of_each_id(ids: I64, count: int) -> I64:
+    """The index of the last occurrence of each id (ids in ``0 .. count - 1``) present in ``ids``, in
+    ascending order (so a later index, a later offset, comes later)."""
+    last: I64 = _k.last_of_ids(ids, count)
     return last

@@ -15,8 +15,8 @@ holding a retained tombstone or an emptied transaction's marker, an existing hor
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,7 +33,7 @@ from kafka_segments.compaction.decoded import DecodedSegment, DecodedSegments, d
 from kafka_segments.compaction.errors import CompactionError
 from kafka_segments.compaction.fates import (
     FATES,
-    I32,
+    I64,
     RETAINED_CODES,
     Bools,
     Codes,
@@ -44,8 +44,9 @@ from kafka_segments.compaction.fates import (
 from kafka_segments.compaction.offset_map import NO_OFFSET
 from kafka_segments.compaction.producers import is_last_batch_of_active_producer
 from kafka_segments.compaction.results import (
+    ACTIONS,
     BatchAction,
-    BatchOutcome,
+    BatchOutcomes,
     CleanedSegment,
     RoundContext,
 )
@@ -54,6 +55,7 @@ from kafka_segments.compaction.txn_state import TransactionState, control_type_f
 from kafka_segments.records.batch import MAGIC_VALUE_V2, BatchHeader, RecordBatch
 from kafka_segments.records.builder import empty_batch_header, rebuild_batch
 from kafka_segments.records.fast import RecordColumns
+from kafka_segments.records.fast_columns import HeaderTable
 from kafka_segments.records.fast_rebuild import rebuild_batches
 from kafka_segments.segment.txn_index import AbortedTxn
 
@@ -62,7 +64,7 @@ def clean_group(
     group: Sequence[SourceSegment],
     context: RoundContext,
     state: TransactionState,
-    outcomes: list[BatchOutcome],
+    outcomes: list[BatchOutcomes],
     decoded: DecodedSegments | None = None,
 ) -> CleanedSegment:
     """One group of segments cleaned into one segment (``decoded``: the round's decoded segments)."""
@@ -82,139 +84,201 @@ def _clean_segment(
     decoded: DecodedSegment,
     context: RoundContext,
     state: TransactionState,
-    outcomes: list[BatchOutcome],
+    outcomes: list[BatchOutcomes],
     out: list[bytes],
     aborted: list[AbortedTxn],
 ) -> None:
     """Clean one source segment into ``out``: batch decisions in log order (``batch_decisions``), then every
-    record's fate in one pass over the segment's record columns, then each batch written."""
+    record's fate in one pass over the segment's record columns, then every batch's action over columns
+    (``_Writes``), then the output batches in order."""
     columns = decoded.columns
     table = columns.batches
-    headers = table.to_headers()
-    bounds = np.searchsorted(columns.batch_index, np.arange(len(headers) + 1))
-    starts = [int(start) if start < end else None for start, end in itertools.pairwise(bounds.tolist())]
+    bounds = np.searchsorted(columns.batch_index, np.arange(len(table) + 1))
+    header = functools.lru_cache(maxsize=None)(table.header)  # only non-plain batches are ever asked
+
+    def decide(index: int) -> BatchDecision:
+        first_row = int(bounds[index]) if bounds[index] < bounds[index + 1] else None
+        return _decide(segment, header(index), columns, first_row, context, state, aborted)
+
     decisions = batch_decisions(
-        table,
-        headers,
-        active=context.active,
-        upper_bound=context.upper_bound,
-        decide=lambda index: _decide(
-            segment, headers[index], columns, starts[index], context, state, aborted
-        ),
+        table, header, active=context.active, upper_bound=context.upper_bound, decide=decide
     )
-    fates = _record_fates(segment, decisions, decoded, context)
-    tallies = _Tallies.of(columns, fates, len(headers))
-    stamped = has_delete_horizon(table).tolist()
-    written: list[bytes | _Rebuild | None] = []
-    for index, header in enumerate(headers):
-        outcome, batch = _write_batch(
-            segment,
-            index,
-            header,
-            decisions[index],
-            (int(bounds[index]), int(bounds[index + 1])),
-            tallies,
-            stamped[index],
-            context,
+    kinds = _DecisionColumns.of(decisions)
+    fates = _record_fates(segment, kinds, decoded, context)
+    writes = _Writes.of(table, columns, fates, kinds, context)
+    legacy_empty = np.flatnonzero((writes.action == _EMPTY_HEADER) & (table.magic < MAGIC_VALUE_V2))
+    if len(legacy_empty):
+        raise CompactionError(
+            f"legacy entry at offset {header(int(legacy_empty[0])).last_offset} would have to be kept "
+            "as an empty batch",
+            location=segment.name,
         )
-        outcomes.append(outcome)
-        written.append(batch)
-    out.extend(_rebuild(segment, columns, RETAINED_CODES[fates], written))
+    outcomes.append(writes.outcomes(table, tuple(decisions)))
+    out.extend(_assemble(segment, table, columns, writes, bounds, header))
 
 
-def _rebuild(
+@dataclass(frozen=True, slots=True, eq=False)
+class _DecisionColumns:
+    """The batch decisions of a segment as columns: retention code, records discarded, marker of an
+    emptied transaction."""
+
+    retention: Codes
+    discard: Bools
+    marker_for_empty_txn: Bools
+
+    @classmethod
+    def of(cls, decisions: Sequence[BatchDecision]) -> _DecisionColumns:
+        known: dict[int, tuple[int, bool, bool]] = {}  # most batches share a few decision objects
+        rows = []
+        for decision in decisions:
+            row = known.get(id(decision))
+            if row is None:
+                row = known[id(decision)] = (
+                    _RETENTIONS.index(decision.retention),
+                    decision.discard_records,
+                    decision.marker_for_empty_txn,
+                )
+            rows.append(row)
+        table = np.array(rows, dtype=np.int64).reshape(-1, 3)
+        return cls(table[:, 0].astype(np.int8), table[:, 1] != 0, table[:, 2] != 0)
+
+
+_RETENTIONS = tuple(BatchRetention)
+_DELETE = _RETENTIONS.index(BatchRetention.DELETE)
+_RETAIN_EMPTY = _RETENTIONS.index(BatchRetention.RETAIN_EMPTY)
+_COPIED, _REBUILT, _EMPTY_HEADER, _DELETED = (
+    ACTIONS.index(action)
+    for action in (BatchAction.COPIED, BatchAction.REBUILT, BatchAction.EMPTY_HEADER, BatchAction.DELETED)
+)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Writes:
+    """``filterTo`` for every batch of a segment, over columns (one entry per batch): the action, the
+    per-batch tallies, and the delete horizon to stamp on a rebuilt batch."""
+
+    action: Codes
+    stamp: Bools
+    """A rebuilt batch gets a new delete horizon."""
+    read: I64
+    kept: I64
+    unkeyed: I64
+    tombstones_read: I64
+    tombstones_kept: I64
+    aborted: Bools
+    """Aborted transactional data: every record read is removed."""
+    keep: Bools
+    """Per record: retained."""
+    new_horizon_ms: int
+
+    @classmethod
+    def of(
+        cls,
+        table: HeaderTable,
+        columns: RecordColumns,
+        fates: Codes,
+        kinds: _DecisionColumns,
+        context: RoundContext,
+    ) -> _Writes:
+        count = len(table)
+        batch = columns.batch_index
+        keep = RETAINED_CODES[fates]
+        tombstones = (columns.value_length < 0) & ~columns.is_control
+
+        def per_batch(rows: Bools | None = None) -> I64:
+            counted: I64 = np.bincount(batch if rows is None else batch[rows], minlength=count)
+            return counted.astype(np.int64)
+
+        read, kept = per_batch(), per_batch(keep)
+        tombstones_kept = per_batch(keep & tombstones)
+        deleted = (kinds.retention == _DELETE) | ((kept == 0) & (kinds.retention != _RETAIN_EMPTY))
+        emptied = ~deleted & (kept == 0)
+        # needToSetDeleteHorizon: a retained tombstone or a marker of an emptied transaction, no horizon yet
+        stamp = ((tombstones_kept > 0) | kinds.marker_for_empty_txn) & ~has_delete_horizon(table)
+        written = ~deleted & ~emptied
+        copied = written & (table.magic >= MAGIC_VALUE_V2) & (kept == read) & ~stamp
+        action = np.full(count, _REBUILT, dtype=np.int8)
+        action[copied] = _COPIED
+        action[emptied] = _EMPTY_HEADER
+        action[deleted] = _DELETED
+        return cls(
+            action,
+            stamp & (action == _REBUILT),
+            read,
+            np.where(deleted, 0, kept),
+            per_batch(fates == _UNKEYED),
+            per_batch(tombstones),
+            np.where(deleted, 0, tombstones_kept),
+            kinds.discard & ~table.is_control,
+            keep,
+            context.now_ms + context.delete_retention_ms,
+        )
+
+    def outcomes(self, table: HeaderTable, decisions: tuple[BatchDecision, ...]) -> BatchOutcomes:
+        """The batches' outcomes; nothing of a deleted batch is retained (its records may never have been
+        decided: ``DELETE`` drops them unread, as Kafka does, but they are still counted as read)."""
+        return BatchOutcomes(
+            base_offset=table.base_offset.astype(np.int64),
+            last_offset=table.last_offset.astype(np.int64),
+            decisions=decisions,
+            action=self.action,
+            records_read=self.read,
+            records_retained=self.kept,
+            unkeyed_dropped=self.unkeyed,
+            horizon_stamped=self.stamp,
+            bytes_read=table.size_in_bytes,
+            is_control=table.is_control,
+            tombstones_read=self.tombstones_read,
+            tombstones_retained=self.tombstones_kept,
+            aborted_removed=np.where(self.aborted, self.read, 0),
+        )
+
+
+def _assemble(
     segment: SourceSegment,
+    table: HeaderTable,
     columns: RecordColumns,
-    keep: Bools,
-    written: list[bytes | _Rebuild | None],
+    writes: _Writes,
+    bounds: I64,
+    header: Callable[[int], BatchHeader],
 ) -> list[bytes]:
-    """The segment's output batches, rebuilding the requested ones all at once (``fast_rebuild``) and the
-    few it does not write itself record by record (``builder.rebuild_batch``)."""
-    requests = [batch for batch in written if isinstance(batch, _Rebuild)]
-    fast = rebuild_batches(
-        columns, keep, [r.batch for r in requests], [r.delete_horizon_ms for r in requests]
-    )
-    rebuilt = iter(fast)
+    """The segment's output batches in order: the original bytes of a copied batch, the rebuilt batches
+    (all at once, ``fast_rebuild``; the few it does not write itself record by record), empty headers."""
+    rebuilt = np.flatnonzero(writes.action == _REBUILT)
+    horizons = [writes.new_horizon_ms if stamp else None for stamp in writes.stamp[rebuilt].tolist()]
+    fast = iter(zip(rebuild_batches(columns, writes.keep, rebuilt, horizons), horizons, strict=True))
+    view = memoryview(segment.data)
+    positions = table.position.tolist()
+    ends = (table.position + table.size_in_bytes).tolist()
     out: list[bytes] = []
-    for batch in written:
-        if isinstance(batch, _Rebuild):
-            done = next(rebuilt)
-            out.append(done if done is not None else _rebuild_per_record(segment, columns, keep, batch))
-        elif batch is not None:
-            out.append(batch)
+    for index, action in enumerate(writes.action.tolist()):
+        if action == _COPIED:
+            out.append(bytes(view[positions[index] : ends[index]]))
+        elif action == _REBUILT:
+            done, horizon = next(fast)
+            if done is None:
+                span = (int(bounds[index]), int(bounds[index + 1]))
+                done = _rebuild_per_record(segment, columns, writes.keep, header(index), span, horizon)
+            out.append(done)
+        elif action == _EMPTY_HEADER:
+            out.append(empty_batch_header(header(index)))
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class _Rebuild:
-    """A batch to rebuild: its header, its row in the header table, its rows, a new horizon to stamp."""
-
-    header: BatchHeader
-    batch: int
-    first_row: int
-    end_row: int
-    delete_horizon_ms: int | None
-
-
 def _rebuild_per_record(
-    segment: SourceSegment, columns: RecordColumns, keep: Bools, request: _Rebuild
+    segment: SourceSegment,
+    columns: RecordColumns,
+    keep: Bools,
+    header: BatchHeader,
+    span: tuple[int, int],
+    delete_horizon_ms: int | None,
 ) -> bytes:
-    header = request.header
-    rows = np.arange(request.first_row, request.end_row)
-    records = [columns.record(int(row)) for row in rows[keep[request.first_row : request.end_row]]]
+    rows = np.arange(span[0], span[1])
+    records = [columns.record(int(row)) for row in rows[keep[span[0] : span[1]]]]
     raw = memoryview(segment.data)[header.position : header.position + header.size_in_bytes]
     return rebuild_batch(
-        RecordBatch(raw, header, segment=segment.name), records, delete_horizon_ms=request.delete_horizon_ms
+        RecordBatch(raw, header, segment=segment.name), records, delete_horizon_ms=delete_horizon_ms
     )
-
-
-@dataclass(frozen=True, slots=True)
-class _Tallies:
-    """Per batch: records read, kept, unkeyed dropped, tombstones read and retained (one entry per batch)."""
-
-    read: list[int]
-    kept: list[int]
-    unkeyed: list[int]
-    tombstones: list[int]
-    tombstones_read: list[int]
-
-    batch_index: I32
-
-    def row(self, span: tuple[int, int]) -> _Row:
-        """The tallies of the batch whose records are rows ``span``."""
-        if span[0] >= span[1]:
-            return _Row(0, 0, 0, 0, 0)
-        index = int(self.batch_index[span[0]])
-        return _Row(
-            self.read[index],
-            self.kept[index],
-            self.unkeyed[index],
-            self.tombstones[index],
-            self.tombstones_read[index],
-        )
-
-    @classmethod
-    def of(cls, columns: RecordColumns, fates: Codes, count: int) -> _Tallies:
-        batch = columns.batch_index
-        keep = RETAINED_CODES[fates]
-        all_tombstones = (columns.value_length < 0) & ~columns.is_control
-        return cls(
-            np.bincount(batch, minlength=count).tolist(),
-            np.bincount(batch[keep], minlength=count).tolist(),
-            np.bincount(batch[fates == _UNKEYED], minlength=count).tolist(),
-            np.bincount(batch[keep & all_tombstones], minlength=count).tolist(),
-            np.bincount(batch[all_tombstones], minlength=count).tolist(),
-            batch,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class _Row:
-    read: int
-    kept: int
-    unkeyed: int
-    tombstones: int
-    tombstones_read: int
 
 
 def _decide(
@@ -249,13 +313,12 @@ def _decide(
 
 def _record_fates(
     segment: SourceSegment,
-    decisions: Sequence[BatchDecision],
+    kinds: _DecisionColumns,
     decoded: DecodedSegment,
     context: RoundContext,
 ) -> Codes:
     """The fate code of every record of the segment (records of deleted batches: DROP_BATCH_DISCARDED)."""
-    deleted = np.array([d.retention is BatchRetention.DELETE for d in decisions], dtype=np.bool_)
-    discard = np.array([d.discard_records for d in decisions], dtype=np.bool_) | deleted
+    discard = kinds.discard | (kinds.retention == _DELETE)
     columns = decoded.columns
     deletes = deletes_retained(
         columns.batches,
@@ -278,7 +341,14 @@ def _record_fates(
     if table is not None:
         found = np.full(len(lookup), NO_OFFSET, dtype=np.int64)
         rows = np.flatnonzero(lookup)
-        found[rows] = table.lookup(decoded.hi[rows], decoded.lo[rows], context.offset_map)
+        # one lookup per distinct key asked for, then one gather per record
+        ids = decoded.key_id[rows]
+        asked = np.zeros(decoded.key_ids, dtype=np.bool_)
+        asked[ids] = True
+        wanted = np.flatnonzero(asked)
+        by_id = np.full(decoded.key_ids, NO_OFFSET, dtype=np.int64)
+        by_id[wanted] = table.lookup(decoded.id_hi[wanted], decoded.id_lo[wanted], context.offset_map)
+        found[rows] = by_id[ids]
     else:
         found = found_offsets(
             columns.buffer, columns.key_start, columns.key_length, lookup, context.offset_map
@@ -296,63 +366,3 @@ def _record_fates(
 
 
 _UNKEYED = FATES.index(RecordDecision.DROP_UNKEYED)
-
-
-def _write_batch(
-    segment: SourceSegment,
-    index: int,
-    header: BatchHeader,
-    decision: BatchDecision,
-    span: tuple[int, int],
-    tallies: _Tallies,
-    has_horizon: bool,
-    context: RoundContext,
-) -> tuple[BatchOutcome, bytes | _Rebuild | None]:
-    """``filterTo`` for batch ``index`` (its records are rows ``span`` of the columns): nothing, the original
-    bytes, a batch to rebuild, or an empty header."""
-    row = tallies.row(span)
-    if decision.retention is BatchRetention.DELETE:
-        return _outcome(header, decision, BatchAction.DELETED, row, horizon=False), None
-    kept = row.kept
-    if not kept:
-        if decision.retention is not BatchRetention.RETAIN_EMPTY:
-            return _outcome(header, decision, BatchAction.DELETED, row, horizon=False), None
-        if header.magic < MAGIC_VALUE_V2:
-            raise CompactionError(
-                f"legacy entry at offset {header.last_offset} would have to be kept as an empty batch",
-                location=segment.name,
-            )
-        empty = empty_batch_header(header)
-        return _outcome(header, decision, BatchAction.EMPTY_HEADER, row, horizon=False), empty
-    # filterTo's needToSetDeleteHorizon (decisions.needs_delete_horizon) over the tallies
-    stamp = (row.tombstones > 0 or decision.marker_for_empty_txn) and not has_horizon
-    if header.magic >= MAGIC_VALUE_V2 and kept == row.read and not stamp:
-        raw = bytes(memoryview(segment.data)[header.position : header.position + header.size_in_bytes])
-        return _outcome(header, decision, BatchAction.COPIED, row, horizon=False), raw
-    horizon = context.now_ms + context.delete_retention_ms if stamp else None
-    request = _Rebuild(header, index, span[0], span[1], horizon)
-    return _outcome(header, decision, BatchAction.REBUILT, row, horizon=stamp), request
-
-
-def _outcome(
-    header: BatchHeader, decision: BatchDecision, action: BatchAction, row: _Row, *, horizon: bool
-) -> BatchOutcome:
-    """The batch's outcome; nothing of a deleted batch is retained (its records may never have been
-    decided: ``DELETE`` drops them unread, as Kafka does, but they are still counted as read)."""
-    deleted = action is BatchAction.DELETED
-    aborted = not header.is_control and decision.discard_records
-    return BatchOutcome(
-        base_offset=header.base_offset,
-        last_offset=header.last_offset,
-        decision=decision,
-        action=action,
-        records_read=row.read,
-        records_retained=0 if deleted else row.kept,
-        unkeyed_dropped=row.unkeyed,
-        horizon_stamped=horizon,
-        bytes_read=header.size_in_bytes,
-        is_control=header.is_control,
-        tombstones_read=row.tombstones_read,
-        tombstones_retained=0 if deleted else row.tombstones,
-        aborted_removed=row.read if aborted else 0,
-    )

@@ -8,7 +8,8 @@ the same over whole record columns in one call:
 * ``md5_spans``: the MD5 (RFC 1321) of each ``(start, length)`` span of a byte buffer, as two big-endian
   uint64 halves per key (``hi`` = digest bytes 0..7, ``lo`` = bytes 8..15), so ``hi.tobytes(">")`` order
   matches the digest bytes. Checked against ``hashlib.md5`` in the tests.
-* ``last_rows``: for each distinct digest, the last row holding it (the map's "later offsets overwrite").
+* ``last_rows``: for each distinct digest, the last row holding it (the map's "later offsets overwrite");
+  ``last_of_ids`` the same over key ids (``distinct_spans``), without hashing the rows again.
 * ``build_table`` / ``lookup_table``: an open-addressing table digest -> offset (-1 when absent).
 * ``part_of_hi``: ``offset_map.part_of`` over the digests' top 64 bits.
 * ``distinct_spans``: equal key bytes grouped (so each distinct key is hashed once).
@@ -24,11 +25,6 @@ import numpy as np
 from numba import njit
 
 _MASK = 0xFFFFFFFF
-
-_S = np.array(
-    [7, 12, 17, 22] * 4 + [5, 9, 14, 20] * 4 + [4, 11, 16, 23] * 4 + [6, 10, 15, 21] * 4, dtype=np.int64
-)
-_K = np.array([int(abs(np.sin(i + 1)) * 2**32) & _MASK for i in range(64)], dtype=np.int64)
 
 
 @njit(cache=True, inline="always")
@@ -48,31 +44,110 @@ def _rotate(value: int, shift: int) -> int:
 
 
 @njit(cache=True, inline="always")
-def _compress(state: Any, block: Any, words: Any, s_table: Any, k_table: Any) -> None:
-    """One 64-byte MD5 block into ``state`` (four int64 holding uint32 values), RFC 1321's four rounds."""
-    for j in range(16):
-        words[j] = _word(block, j)
+def _ff(a: Any, b: Any, c: Any, d: Any, x: Any, s: int, t: int) -> Any:
+    return (b + _rotate((a + ((b & c) | (~b & d)) + x + t) & _MASK, s)) & _MASK
+
+
+@njit(cache=True, inline="always")
+def _gg(a: Any, b: Any, c: Any, d: Any, x: Any, s: int, t: int) -> Any:
+    return (b + _rotate((a + ((b & d) | (c & ~d)) + x + t) & _MASK, s)) & _MASK
+
+
+@njit(cache=True, inline="always")
+def _hh(a: Any, b: Any, c: Any, d: Any, x: Any, s: int, t: int) -> Any:
+    return (b + _rotate((a + (b ^ c ^ d) + x + t) & _MASK, s)) & _MASK
+
+
+@njit(cache=True, inline="always")
+def _ii(a: Any, b: Any, c: Any, d: Any, x: Any, s: int, t: int) -> Any:
+    return (b + _rotate((a + (c ^ (b | (~d & _MASK))) + x + t) & _MASK, s)) & _MASK
+
+
+@njit(cache=True, inline="always")
+def _compress(state: Any, block: Any) -> None:
+    """One 64-byte MD5 block into ``state`` (four int64 holding uint32 values): RFC 1321's 64 steps
+    written out (its reference implementation's FF/GG/HH/II), constants inline."""
+    x0 = _word(block, 0)
+    x1 = _word(block, 1)
+    x2 = _word(block, 2)
+    x3 = _word(block, 3)
+    x4 = _word(block, 4)
+    x5 = _word(block, 5)
+    x6 = _word(block, 6)
+    x7 = _word(block, 7)
+    x8 = _word(block, 8)
+    x9 = _word(block, 9)
+    x10 = _word(block, 10)
+    x11 = _word(block, 11)
+    x12 = _word(block, 12)
+    x13 = _word(block, 13)
+    x14 = _word(block, 14)
+    x15 = _word(block, 15)
     a, b, c, d = state[0], state[1], state[2], state[3]
-    for i in range(16):
-        f = (b & c) | ((~b & _MASK) & d)
-        f = (f + a + k_table[i] + words[i]) & _MASK
-        a, d, c = d, c, b
-        b = (b + _rotate(f, s_table[i])) & _MASK
-    for i in range(16, 32):
-        f = (d & b) | ((~d & _MASK) & c)
-        f = (f + a + k_table[i] + words[(5 * i + 1) & 15]) & _MASK
-        a, d, c = d, c, b
-        b = (b + _rotate(f, s_table[i])) & _MASK
-    for i in range(32, 48):
-        f = b ^ c ^ d
-        f = (f + a + k_table[i] + words[(3 * i + 5) & 15]) & _MASK
-        a, d, c = d, c, b
-        b = (b + _rotate(f, s_table[i])) & _MASK
-    for i in range(48, 64):
-        f = c ^ (b | (~d & _MASK))
-        f = (f + a + k_table[i] + words[(7 * i) & 15]) & _MASK
-        a, d, c = d, c, b
-        b = (b + _rotate(f, s_table[i])) & _MASK
+    a = _ff(a, b, c, d, x0, 7, 0xD76AA478)
+    d = _ff(d, a, b, c, x1, 12, 0xE8C7B756)
+    c = _ff(c, d, a, b, x2, 17, 0x242070DB)
+    b = _ff(b, c, d, a, x3, 22, 0xC1BDCEEE)
+    a = _ff(a, b, c, d, x4, 7, 0xF57C0FAF)
+    d = _ff(d, a, b, c, x5, 12, 0x4787C62A)
+    c = _ff(c, d, a, b, x6, 17, 0xA8304613)
+    b = _ff(b, c, d, a, x7, 22, 0xFD469501)
+    a = _ff(a, b, c, d, x8, 7, 0x698098D8)
+    d = _ff(d, a, b, c, x9, 12, 0x8B44F7AF)
+    c = _ff(c, d, a, b, x10, 17, 0xFFFF5BB1)
+    b = _ff(b, c, d, a, x11, 22, 0x895CD7BE)
+    a = _ff(a, b, c, d, x12, 7, 0x6B901122)
+    d = _ff(d, a, b, c, x13, 12, 0xFD987193)
+    c = _ff(c, d, a, b, x14, 17, 0xA679438E)
+    b = _ff(b, c, d, a, x15, 22, 0x49B40821)
+    a = _gg(a, b, c, d, x1, 5, 0xF61E2562)
+    d = _gg(d, a, b, c, x6, 9, 0xC040B340)
+    c = _gg(c, d, a, b, x11, 14, 0x265E5A51)
+    b = _gg(b, c, d, a, x0, 20, 0xE9B6C7AA)
+    a = _gg(a, b, c, d, x5, 5, 0xD62F105D)
+    d = _gg(d, a, b, c, x10, 9, 0x02441453)
+    c = _gg(c, d, a, b, x15, 14, 0xD8A1E681)
+    b = _gg(b, c, d, a, x4, 20, 0xE7D3FBC8)
+    a = _gg(a, b, c, d, x9, 5, 0x21E1CDE6)
+    d = _gg(d, a, b, c, x14, 9, 0xC33707D6)
+    c = _gg(c, d, a, b, x3, 14, 0xF4D50D87)
+    b = _gg(b, c, d, a, x8, 20, 0x455A14ED)
+    a = _gg(a, b, c, d, x13, 5, 0xA9E3E905)
+    d = _gg(d, a, b, c, x2, 9, 0xFCEFA3F8)
+    c = _gg(c, d, a, b, x7, 14, 0x676F02D9)
+    b = _gg(b, c, d, a, x12, 20, 0x8D2A4C8A)
+    a = _hh(a, b, c, d, x5, 4, 0xFFFA3942)
+    d = _hh(d, a, b, c, x8, 11, 0x8771F681)
+    c = _hh(c, d, a, b, x11, 16, 0x6D9D6122)
+    b = _hh(b, c, d, a, x14, 23, 0xFDE5380C)
+    a = _hh(a, b, c, d, x1, 4, 0xA4BEEA44)
+    d = _hh(d, a, b, c, x4, 11, 0x4BDECFA9)
+    c = _hh(c, d, a, b, x7, 16, 0xF6BB4B60)
+    b = _hh(b, c, d, a, x10, 23, 0xBEBFBC70)
+    a = _hh(a, b, c, d, x13, 4, 0x289B7EC6)
+    d = _hh(d, a, b, c, x0, 11, 0xEAA127FA)
+    c = _hh(c, d, a, b, x3, 16, 0xD4EF3085)
+    b = _hh(b, c, d, a, x6, 23, 0x04881D05)
+    a = _hh(a, b, c, d, x9, 4, 0xD9D4D039)
+    d = _hh(d, a, b, c, x12, 11, 0xE6DB99E5)
+    c = _hh(c, d, a, b, x15, 16, 0x1FA27CF8)
+    b = _hh(b, c, d, a, x2, 23, 0xC4AC5665)
+    a = _ii(a, b, c, d, x0, 6, 0xF4292244)
+    d = _ii(d, a, b, c, x7, 10, 0x432AFF97)
+    c = _ii(c, d, a, b, x14, 15, 0xAB9423A7)
+    b = _ii(b, c, d, a, x5, 21, 0xFC93A039)
+    a = _ii(a, b, c, d, x12, 6, 0x655B59C3)
+    d = _ii(d, a, b, c, x3, 10, 0x8F0CCC92)
+    c = _ii(c, d, a, b, x10, 15, 0xFFEFF47D)
+    b = _ii(b, c, d, a, x1, 21, 0x85845DD1)
+    a = _ii(a, b, c, d, x8, 6, 0x6FA87E4F)
+    d = _ii(d, a, b, c, x15, 10, 0xFE2CE6E0)
+    c = _ii(c, d, a, b, x6, 15, 0xA3014314)
+    b = _ii(b, c, d, a, x13, 21, 0x4E0811A1)
+    a = _ii(a, b, c, d, x4, 6, 0xF7537E82)
+    d = _ii(d, a, b, c, x11, 10, 0xBD3AF235)
+    c = _ii(c, d, a, b, x2, 15, 0x2AD7D2BB)
+    b = _ii(b, c, d, a, x9, 21, 0xEB86D391)
     state[0] = (state[0] + a) & _MASK
     state[1] = (state[1] + b) & _MASK
     state[2] = (state[2] + c) & _MASK
@@ -92,11 +167,8 @@ def _be_half(x: int, y: int) -> Any:
 @njit(cache=True)
 def md5_spans(buffer: Any, starts: Any, lengths: Any, hi: Any, lo: Any) -> None:
     """The MD5 of ``buffer[starts[i] : starts[i] + lengths[i]]`` into ``hi[i]``, ``lo[i]``."""
-    s_table = _S
-    k_table = _K
     block = np.empty(64, dtype=np.uint8)
     state = np.empty(4, dtype=np.int64)
-    words = np.empty(16, dtype=np.int64)
     for row in range(len(starts)):
         start = starts[row]
         length = np.int64(lengths[row])
@@ -106,7 +178,7 @@ def md5_spans(buffer: Any, starts: Any, lengths: Any, hi: Any, lo: Any) -> None:
             base = start + 64 * chunk
             for i in range(64):
                 block[i] = buffer[base + i]
-            _compress(state, block, words, s_table, k_table)
+            _compress(state, block)
         rest = length - 64 * full
         base = start + 64 * full
         for i in range(rest):
@@ -115,13 +187,13 @@ def md5_spans(buffer: Any, starts: Any, lengths: Any, hi: Any, lo: Any) -> None:
         for i in range(rest + 1, 64):
             block[i] = 0
         if rest >= 56:
-            _compress(state, block, words, s_table, k_table)
+            _compress(state, block)
             for i in range(64):
                 block[i] = 0
         bits = length * 8
         for i in range(8):
             block[56 + i] = (bits >> (8 * i)) & 0xFF
-        _compress(state, block, words, s_table, k_table)
+        _compress(state, block)
         hi[row] = _be_half(state[0], state[1])
         lo[row] = _be_half(state[2], state[3])
 
@@ -160,6 +232,26 @@ def last_rows(hi: Any, lo: Any) -> Any:
                 break
             slot = (slot + 1) & mask
     return last[:distinct].copy()
+
+
+@njit(cache=True)
+def last_of_ids(ids: Any, count: int) -> Any:
+    """The last index of each id present in ``ids`` (values in ``0 .. count - 1``), ascending."""
+    last = np.full(count, -1, dtype=np.int64)
+    for row in range(len(ids)):
+        last[ids[row]] = row
+    present = 0
+    for key_id in range(count):
+        if last[key_id] >= 0:
+            present += 1
+    out = np.empty(present, dtype=np.int64)
+    at = 0
+    for key_id in range(count):
+        if last[key_id] >= 0:
+            out[at] = last[key_id]
+            at += 1
+    out.sort()
+    return out
 
 
 @njit(cache=True)
@@ -211,14 +303,6 @@ def part_of_hi(hi: Any, count: int, out: Any) -> None:
 
 
 @njit(cache=True, inline="always")
-def _same_span(buffer: Any, a: Any, b: Any, length: Any) -> Any:
-    for i in range(length):  # noqa: SIM110 (numba compiles no generator expressions)
-        if buffer[a + i] != buffer[b + i]:
-            return False
-    return True
-
-
-@njit(cache=True, inline="always")
 def _span_hash(buffer: Any, start: Any, length: Any) -> Any:
     h = np.int64(-3750763034362895579)  # FNV-1a 64 offset basis, as a signed 64-bit value
     for i in range(length):
@@ -226,23 +310,44 @@ def _span_hash(buffer: Any, start: Any, length: Any) -> Any:
     return h
 
 
-@njit(cache=True)
-def _grown(table: Any) -> Any:
-    """The table at twice its size, every entry re-placed."""
-    size = 2 * len(table)
-    out = np.full((size, 4), -1, dtype=np.int64)
-    for slot in range(len(table)):
-        if table[slot, 1] >= 0:
-            at = _table_slot(table[slot, 0], size - 1)
-            while out[at, 1] >= 0:
-                at = (at + 1) & (size - 1)
-            out[at] = table[slot]
-    return out
-
-
 @njit(cache=True, inline="always")
 def _table_slot(h: Any, mask: Any) -> Any:
     return np.int64((np.uint64(h) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32)) & mask
+
+
+_INLINE = 16
+"""Key bytes held in the slot itself: shorter keys are compared without leaving the slot's cache line."""
+
+
+@njit(cache=True, inline="always")
+def _packed(buffer: Any, start: Any, length: Any, word: int) -> Any:
+    """Bytes ``8 * word .. 8 * word + 7`` of the span (zeros past its end) as one int64."""
+    out = np.int64(0)
+    first = 8 * word
+    for i in range(min(8, max(0, length - first))):
+        out |= np.int64(buffer[start + first + i]) << np.int64(8 * i)
+    return out
+
+
+@njit(cache=True)
+def _regrown(slots: Any) -> Any:
+    """A slot table twice as large holding the same entries."""
+    size = 2 * len(slots)
+    out = np.full((size, 4), -1, dtype=np.int64)
+    for old in range(len(slots)):
+        if slots[old, 1] >= 0:
+            at = _table_slot(slots[old, 0], size - 1)
+            while out[at, 1] >= 0:
+                at = (at + 1) & (size - 1)
+            out[at] = slots[old]
+    return out
+
+
+@njit(cache=True)
+def _grown_to(array: Any, size: int) -> Any:
+    out = np.empty(max(size, 2 * len(array)), dtype=array.dtype)
+    out[: len(array)] = array
+    return out
 
 
 @njit(cache=True)
@@ -250,11 +355,17 @@ def distinct_spans(buffer: Any, starts: Any, lengths: Any) -> Any:
     """(id of each span's bytes, index of the first span of each id): equal bytes, equal id.
 
     A 64-bit FNV-1a of the bytes finds the candidates; the bytes themselves decide, so two different keys
-    never share an id (their MD5s are then computed separately, and only equal MD5s merge them). The table
-    (hash, id, start, length per slot: one cache line per probe) grows with the distinct keys, not the rows.
+    never share an id (their MD5s are then computed separately, and only equal MD5s merge them). A slot holds
+    the hash, the id and length, and the key's first 16 bytes, so a probe for a key of up to 16 bytes reads
+    one slot; longer keys compare the rest against a compact store of each distinct key's bytes (memory the
+    size of the distinct keys, not a jump back into the segment). The table grows with the distinct keys,
+    not the rows.
     """
     n = len(starts)
-    table = np.full((1024, 4), -1, dtype=np.int64)
+    slots = np.full((1024, 4), -1, dtype=np.int64)  # hash, id | length << 32, key bytes 0..7, 8..15
+    store_at = np.empty(512, dtype=np.int64)
+    store = np.empty(8192, dtype=np.uint8)
+    stored: Any = 0
     ids = np.empty(n, dtype=np.int64)
     firsts = np.empty(n, dtype=np.int64)
     distinct = 0
@@ -262,26 +373,48 @@ def distinct_spans(buffer: Any, starts: Any, lengths: Any) -> Any:
         start = starts[row]
         length = np.int64(lengths[row])
         h = _span_hash(buffer, start, length)
-        mask = len(table) - 1
+        w0 = _packed(buffer, start, length, 0)
+        w1 = _packed(buffer, start, length, 1)
+        tag = length << np.int64(32)
+        mask = len(slots) - 1
         slot = _table_slot(h, mask)
         while True:
-            if table[slot, 1] < 0:
-                table[slot, 0] = h
-                table[slot, 1] = distinct
-                table[slot, 2] = start
-                table[slot, 3] = length
+            entry = slots[slot, 1]
+            if entry < 0:
+                if distinct == len(store_at):
+                    store_at = _grown_to(store_at, distinct + 1)
+                rest: Any = length - _INLINE if length > _INLINE else 0
+                if stored + rest > len(store):
+                    store = _grown_to(store, stored + rest)
+                for i in range(rest):
+                    store[stored + i] = buffer[start + _INLINE + i]
+                store_at[distinct] = stored
+                stored += rest
+                slots[slot, 0] = h
+                slots[slot, 1] = tag | distinct
+                slots[slot, 2] = w0
+                slots[slot, 3] = w1
                 firsts[distinct] = row
                 ids[row] = distinct
                 distinct += 1
-                if 2 * distinct > len(table):
-                    table = _grown(table)
+                if 2 * distinct > len(slots):
+                    slots = _regrown(slots)
                 break
             if (
-                table[slot, 0] == h
-                and table[slot, 3] == length
-                and _same_span(buffer, table[slot, 2], start, length)
+                slots[slot, 0] == h
+                and (entry >> np.int64(32)) == length
+                and slots[slot, 2] == w0
+                and slots[slot, 3] == w1
             ):
-                ids[row] = table[slot, 1]
-                break
+                key_id = entry & np.int64(0xFFFFFFFF)
+                same = True
+                at = store_at[key_id]
+                for i in range(length - _INLINE):
+                    if store[at + i] != buffer[start + _INLINE + i]:
+                        same = False
+                        break
+                if same:
+                    ids[row] = key_id
+                    break
             slot = (slot + 1) & mask
     return ids, firsts[:distinct].copy()

@@ -37,7 +37,7 @@ import numpy as np
 
 from kafka_segments.compaction import batch_kinds
 from kafka_segments.compaction.decoded import DecodedSegment, DecodedSegments, decode_segment
-from kafka_segments.compaction.digests import digest_bytes, key_parts, last_of_each
+from kafka_segments.compaction.digests import digest_bytes, key_parts, last_of_each_id
 from kafka_segments.compaction.errors import CompactionError, KeyOutsideMapError, OffsetMapFullError
 from kafka_segments.compaction.source import SourceSegment, segment_slice
 from kafka_segments.compaction.txn_state import TransactionState, control_type_from_key
@@ -220,13 +220,16 @@ def _map_segment(
     rows = np.flatnonzero(
         mapped[columns.batch_index] & (columns.key_length >= 0) & (columns.offset >= first_dirty)
     )
-    hi, lo = decoded.hi[rows], decoded.lo[rows]
+    ids = decoded.key_id[rows]
     offsets = columns.offset[rows]
     if key_range.count > 1:
-        mine = key_parts(hi, key_range.count) == key_range.index
-        hi, lo, offsets = hi[mine], lo[mine], offsets[mine]
-    last = last_of_each(hi, lo)
-    entries.update(zip(digest_bytes(hi[last], lo[last]), offsets[last].tolist(), strict=True))
+        mine = key_parts(decoded.id_hi, key_range.count)[ids] == key_range.index
+        ids, offsets = ids[mine], offsets[mine]
+    # each key's last occurrence, in offset order: two keys with one MD5 then end at the later offset
+    last = last_of_each_id(ids, decoded.key_ids)
+    picked = ids[last]
+    digests = digest_bytes(decoded.id_hi[picked], decoded.id_lo[picked])
+    entries.update(zip(digests, offsets[last].tolist(), strict=True))
     if max_keys is not None and len(entries) > max_keys:
         raise _full(first_dirty, segment.name, key_range, max_keys)
 

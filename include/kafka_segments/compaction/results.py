@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any, overload
+
+import numpy as np
+import numpy.typing as npt
 
 from kafka_segments.compaction.decisions import BatchDecision
 from kafka_segments.compaction.fates import DigestTable
@@ -43,6 +48,123 @@ class BatchOutcome:
     """Records of aborted transactional data removed (the whole batch, whatever its keys)."""
 
 
+ACTIONS = tuple(BatchAction)
+"""Action code -> action (codes are positions in this tuple)."""
+
+I64 = npt.NDArray[np.int64]
+Bools = npt.NDArray[np.bool_]
+Codes = npt.NDArray[np.int8]
+
+_BOOLS = ("horizon_stamped", "is_control")
+_COUNTS = (
+    "records_read",
+    "records_retained",
+    "unkeyed_dropped",
+    "bytes_read",
+    "tombstones_read",
+    "tombstones_retained",
+    "aborted_removed",
+)
+_INTS = ("base_offset", "last_offset", *_COUNTS)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class BatchOutcomes(Sequence[BatchOutcome]):
+    """The outcomes of many batches as columns (one row per source batch, in log order): a round handles
+    ~10^5 batches per GiB, so they are counted over arrays and a ``BatchOutcome`` is only built when one is
+    looked at. Two ``BatchOutcomes`` are equal when every outcome is."""
+
+    base_offset: I64
+    last_offset: I64
+    decisions: tuple[BatchDecision, ...]
+    action: Codes
+    """Positions in ``ACTIONS``."""
+    records_read: I64
+    records_retained: I64
+    unkeyed_dropped: I64
+    horizon_stamped: Bools
+    bytes_read: I64
+    is_control: Bools
+    tombstones_read: I64
+    tombstones_retained: I64
+    aborted_removed: I64
+
+    @classmethod
+    def empty(cls) -> BatchOutcomes:
+        return cls.concat(())
+
+    @classmethod
+    def of(cls, outcomes: Sequence[BatchOutcome]) -> BatchOutcomes:
+        """The columns of ``outcomes``."""
+        columns: dict[str, npt.NDArray[Any]] = {
+            name: np.array([getattr(o, name) for o in outcomes], dtype=np.int64) for name in _INTS
+        }
+        columns |= {name: np.array([getattr(o, name) for o in outcomes], dtype=np.bool_) for name in _BOOLS}
+        actions = np.array([ACTIONS.index(o.action) for o in outcomes], dtype=np.int8)
+        return cls(decisions=tuple(o.decision for o in outcomes), action=actions, **columns)
+
+    @classmethod
+    def concat(cls, parts: Sequence[BatchOutcomes]) -> BatchOutcomes:
+        """The outcomes of ``parts`` one after the other."""
+
+        def joined(name: str, dtype: type[np.generic]) -> npt.NDArray[Any]:
+            arrays = [getattr(part, name) for part in parts]
+            return np.concatenate(arrays) if arrays else np.empty(0, dtype=dtype)
+
+        columns = {name: joined(name, np.int64) for name in _INTS}
+        columns |= {name: joined(name, np.bool_) for name in _BOOLS}
+        decisions = tuple(d for part in parts for d in part.decisions)
+        return cls(decisions=decisions, action=joined("action", np.int8), **columns)
+
+    def total(self, name: str) -> int:
+        """The sum of one count column (``records_read``, ``tombstones_retained``, ...)."""
+        if name not in _COUNTS:
+            raise ValueError(f"not a count of BatchOutcome: {name!r}")
+        return int(getattr(self, name).sum())
+
+    def count(self, action: BatchAction) -> int:
+        return int(np.count_nonzero(self.action == ACTIONS.index(action)))
+
+    def __len__(self) -> int:
+        return len(self.decisions)
+
+    @overload
+    def __getitem__(self, index: int) -> BatchOutcome: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[BatchOutcome]: ...
+
+    def __getitem__(self, index: int | slice) -> BatchOutcome | Sequence[BatchOutcome]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        row = range(len(self))[index]
+        return BatchOutcome(
+            base_offset=int(self.base_offset[row]),
+            last_offset=int(self.last_offset[row]),
+            decision=self.decisions[row],
+            action=ACTIONS[int(self.action[row])],
+            records_read=int(self.records_read[row]),
+            records_retained=int(self.records_retained[row]),
+            unkeyed_dropped=int(self.unkeyed_dropped[row]),
+            horizon_stamped=bool(self.horizon_stamped[row]),
+            bytes_read=int(self.bytes_read[row]),
+            is_control=bool(self.is_control[row]),
+            tombstones_read=int(self.tombstones_read[row]),
+            tombstones_retained=int(self.tombstones_retained[row]),
+            aborted_removed=int(self.aborted_removed[row]),
+        )
+
+    def __iter__(self) -> Iterator[BatchOutcome]:
+        return (self[row] for row in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 @dataclass(frozen=True, slots=True)
 class CleanedSegment:
     """One output segment: the cleaned ``.log`` bytes of a group of source segments."""
@@ -70,7 +192,7 @@ class RoundResult:
     end_offset: int
     """``map.latestOffset + 1``: the new cleaner checkpoint; every segment below it was rewritten."""
     segments: tuple[CleanedSegment, ...]
-    batches: tuple[BatchOutcome, ...]
+    batches: BatchOutcomes
     map_keys: int = field(default=0, compare=False)
     """Distinct keys (key digests) in the round's offset map (0 when the map given cannot tell)."""
 
@@ -81,36 +203,36 @@ class RoundResult:
 
     @property
     def records_read(self) -> int:
-        return sum(outcome.records_read for outcome in self.batches)
+        return self.batches.total("records_read")
 
     @property
     def records_retained(self) -> int:
-        return sum(outcome.records_retained for outcome in self.batches)
+        return self.batches.total("records_retained")
 
     @property
     def tombstones_read(self) -> int:
-        return sum(outcome.tombstones_read for outcome in self.batches)
+        return self.batches.total("tombstones_read")
 
     @property
     def tombstones_retained(self) -> int:
-        return sum(outcome.tombstones_retained for outcome in self.batches)
+        return self.batches.total("tombstones_retained")
 
     @property
     def aborted_removed(self) -> int:
-        return sum(outcome.aborted_removed for outcome in self.batches)
+        return self.batches.total("aborted_removed")
 
     def count(self, action: BatchAction) -> int:
         """How many source batches the round handled with ``action``."""
-        return sum(1 for outcome in self.batches if outcome.action is action)
+        return self.batches.count(action)
 
     @property
     def horizons_stamped(self) -> int:
-        return sum(1 for outcome in self.batches if outcome.horizon_stamped)
+        return int(np.count_nonzero(self.batches.horizon_stamped))
 
     @property
     def unkeyed_dropped(self) -> int:
         """Kafka's ``invalidMessagesRead``: unkeyed records removed from the mapped range."""
-        return sum(outcome.unkeyed_dropped for outcome in self.batches)
+        return self.batches.total("unkeyed_dropped")
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,6 +48,7 @@ from kafka_segments.compaction.producers import ProducerState, active_producers,
 from kafka_segments.compaction.results import (
     BatchAction,
     BatchOutcome,
+    BatchOutcomes,
     CleanedSegment,
     RoundContext,
     RoundResult,
@@ -120,7 +121,7 @@ def _clean_round(
     round_end = offset_map.latest_offset + 1
     to_clean = [segment for segment in segments if segment.base_offset < round_end]
     if not to_clean:
-        return RoundResult(first_dirty, round_end, (), ())
+        return RoundResult(first_dirty, round_end, (), BatchOutcomes.empty())
     context = RoundContext(
         offset_map=offset_map,
         active=dict(_active(segments, config, now_ms)),
@@ -140,10 +141,10 @@ def _clean_round(
         segment_index_bytes=config.segment_index_bytes,
         first_uncleanable_offset=end_offset,
     )
-    outcomes: list[BatchOutcome] = []
+    outcomes: list[BatchOutcomes] = []
     cleaned = tuple(clean_group(group, context, state, outcomes, decoded) for group in groups)
     keys = len(offset_map) if isinstance(offset_map, Sized) else 0
-    return RoundResult(first_dirty, round_end, cleaned, tuple(outcomes), keys)
+    return RoundResult(first_dirty, round_end, cleaned, BatchOutcomes.concat(outcomes), keys)
 
 
 def _build_map(

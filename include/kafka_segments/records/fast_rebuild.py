@@ -30,8 +30,10 @@ span, a timestamp delta outside int64, or a header key that is not valid UTF-8.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 
+import crc32c as _crc32c
 import numpy as np
 import numpy.typing as npt
 
@@ -49,7 +51,6 @@ from kafka_segments.records.batch import (
     HEADER,
     LOG_OVERHEAD,
     MAGIC_VALUE_V2,
-    PARTITION_LEADER_EPOCH_OFFSET,
     SIZE_OFFSET,
     BatchHeader,
 )
@@ -170,7 +171,7 @@ def _seal(
 def rebuild_batches(
     columns: RecordColumns,
     keep: npt.NDArray[np.bool_],
-    batches: Sequence[int],
+    batches: Sequence[int] | npt.NDArray[np.intp],
     new_horizons: Sequence[int | None],
 ) -> list[bytes | None]:
     """``rebuild_from_columns`` of each of ``batches`` (rows of ``columns.batches``, v2, in order), its
@@ -217,26 +218,26 @@ def rebuild_batches(
     )
     codecs = (table.attributes[index] & COMPRESSION_CODEC_MASK).tolist()
     magics = table.magic[index].tolist()
+    view = memoryview(out)  # type: ignore[arg-type]
     return [
-        _finish(out, start, end, codec) if count >= 0 and magic >= MAGIC_VALUE_V2 else None
+        _finish(view, start, end, codec) if count >= 0 and magic >= MAGIC_VALUE_V2 else None
         for (start, end, count), codec, magic in zip(bounds.tolist(), codecs, magics, strict=True)
     ]
 
 
-def _finish(out: U8, start: int, end: int, codec: int) -> bytes:
-    """The batch at ``out[start:end]`` (CRC 0) with its records compressed by ``codec`` and its CRC-32C."""
+_CRC = struct.Struct(">I")
+_LENGTH = struct.Struct(">i")
+
+
+def _finish(out: memoryview, start: int, end: int, codec: int) -> bytes:
+    """The batch at ``out[start:end]`` (CRC 0) with its records compressed by ``codec`` and its CRC-32C
+    (the CRC extension called directly: this runs once per output batch)."""
     if codec == CompressionType.NONE:
-        batch = out[start:end]
-        batch[CRC_OFFSET:ATTRIBUTES_OFFSET] = np.frombuffer(
-            crc32c(batch[ATTRIBUTES_OFFSET:].data).to_bytes(4, "big"), dtype=np.uint8
-        )
-        return batch.tobytes()
-    body = compress(codec, out[start + HEADER.size : end].data)
-    buf = bytearray(HEADER.size + len(body))
-    buf[: HEADER.size] = out[start : start + HEADER.size].data
-    buf[SIZE_OFFSET:PARTITION_LEADER_EPOCH_OFFSET] = (HEADER.size - LOG_OVERHEAD + len(body)).to_bytes(
-        4, "big"
-    )
-    buf[HEADER.size :] = body
-    buf[CRC_OFFSET:ATTRIBUTES_OFFSET] = crc32c(memoryview(buf)[ATTRIBUTES_OFFSET:]).to_bytes(4, "big")
-    return bytes(buf)
+        _CRC.pack_into(out, start + CRC_OFFSET, _crc32c.crc32c(out[start + ATTRIBUTES_OFFSET : end]))
+        return bytes(out[start:end])
+    body = compress(codec, out[start + HEADER.size : end])
+    head = bytearray(out[start : start + HEADER.size])
+    _LENGTH.pack_into(head, SIZE_OFFSET, HEADER.size - LOG_OVERHEAD + len(body))
+    crc = _crc32c.crc32c(body, _crc32c.crc32c(memoryview(head)[ATTRIBUTES_OFFSET:]))
+    _CRC.pack_into(head, CRC_OFFSET, crc)
+    return bytes(head) + body
