@@ -36,7 +36,7 @@ from kafka_segments.errors import CorruptRecordError, InvalidCrcError
 from kafka_segments.records import fast_kernels as _k
 from kafka_segments.records.attributes import TIMESTAMP_TYPE_MASK, CompressionType
 from kafka_segments.records.batch import ATTRIBUTES_OFFSET, RECORDS_OFFSET, BatchHeader, RecordBatch
-from kafka_segments.records.compression import decompress
+from kafka_segments.records.compression import batch_decompressors
 from kafka_segments.records.fast_columns import (
     I64,
     TABLE_DTYPES,
@@ -245,13 +245,14 @@ def _payloads(
     payload_start = np.empty(len(table), dtype=np.int64)
     used = 0
     failed: int | None = None
-    for index, (start, end, codec) in enumerate(
-        zip(starts.tolist(), ends.tolist(), codecs.tolist(), strict=True)
+    decompressors = batch_decompressors(codecs, array, starts, ends)
+    for index, (start, end, decompress) in enumerate(
+        zip(starts.tolist(), ends.tolist(), decompressors, strict=True)
     ):
         piece: bytes | memoryview = view[start:end]
-        if codec != CompressionType.NONE:
+        if decompress is not None:
             try:
-                piece = decompress(codec, piece)
+                piece = decompress(piece)
             except Exception:  # the Python path raises it again, with the location (_raise_records)
                 failed = index
                 break
