@@ -1,4 +1,7 @@
-"""One suite, every object-store backend: a local directory and S3 (moto's server over real HTTP)."""
+"""One suite, every object-store backend: a local directory and S3 (moto's server over real HTTP).
+
+``get_into`` is exercised through ``read_into`` (which calls the backend's own ``get_into``), so the same
+tests also cover the fallback for stores without one."""
 
 from __future__ import annotations
 
@@ -6,9 +9,14 @@ import io
 import os
 import pickle
 import threading
+import uuid
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from kafka_segments.errors import (
     InvalidObjectKeyError,
     ObjectAlreadyExistsError,
@@ -16,8 +24,24 @@ from kafka_segments.errors import (
     ObjectStoreError,
     PreconditionFailedError,
 )
-from kafka_segments.storage import Create, LocalStore, ObjectStore, S3Store, UpdateIfMatch
+from kafka_segments.storage import (
+    BufferTooSmallError,
+    Create,
+    LocalStore,
+    ObjectMeta,
+    ObjectStore,
+    Overwrite,
+    PutMode,
+    PutResult,
+    ReadIntoStore,
+    S3Store,
+    UpdateIfMatch,
+    WritableBuffer,
+    read_into,
+)
 from kafka_segments.storage import local as local_module
+from kafka_segments.storage import s3 as s3_module
+from kafka_segments.storage.forwarding import ForwardingStore
 
 pytestmark = pytest.mark.contract
 
@@ -198,3 +222,173 @@ def test_a_failed_put_publishes_nothing(
     with pytest.raises(ObjectNotFoundError):
         store.get("dir/obj")
     assert list(store.list()) == []
+
+
+# --- get_into: reading an object into the caller's buffer ---------------------------------------------------
+
+SENTINEL = 0xA5
+
+
+def _buffers(size: int) -> dict[str, WritableBuffer]:
+    return {
+        "bytearray": bytearray([SENTINEL]) * size,
+        "memoryview": memoryview(bytearray([SENTINEL]) * size),
+        "numpy": np.full(size, SENTINEL, dtype=np.uint8),
+    }
+
+
+def test_every_backend_reads_into_buffers(store: ObjectStore) -> None:
+    assert isinstance(store, ReadIntoStore)
+    assert isinstance(ForwardingStore(store), ReadIntoStore)
+
+
+@pytest.mark.parametrize("kind", ["bytearray", "memoryview", "numpy"])
+def test_get_into_writes_the_object_and_leaves_the_rest_of_the_buffer(store: ObjectStore, kind: str) -> None:
+    data = bytes(range(256)) * 3 + b"tail"
+    store.put("seg/0.log", data)
+    out = _buffers(len(data) + 100)[kind]
+    assert read_into(store, "seg/0.log", out) == len(data)
+    assert bytes(out[: len(data)]) == data
+    assert bytes(out[len(data) :]) == bytes([SENTINEL]) * 100
+
+
+def test_get_into_an_exact_fit_and_an_empty_object(store: ObjectStore) -> None:
+    store.put("exact", b"12345")
+    store.put("empty", b"")
+    out = bytearray(5)
+    assert read_into(store, "exact", out) == 5
+    assert out == b"12345"
+    assert read_into(store, "empty", out) == 0
+    assert out == b"12345"
+    assert read_into(store, "empty", bytearray()) == 0
+
+
+def test_an_object_larger_than_the_buffer_is_refused_and_nothing_is_written(store: ObjectStore) -> None:
+    store.put("big.log", b"x" * 11)
+    out = bytearray([SENTINEL]) * 10
+    with pytest.raises(BufferTooSmallError, match=r"big\.log.*11 bytes.*10-byte buffer") as caught:
+        read_into(store, "big.log", out)
+    assert (caught.value.object_size, caught.value.buffer_size) == (11, 10)
+    assert isinstance(caught.value, ObjectStoreError)
+    assert out == bytes([SENTINEL]) * 10
+    assert store.get("big.log") == b"x" * 11  # the store is still usable (the unread body was dropped)
+
+
+def test_get_into_a_missing_object_is_not_found_naming_the_key(store: ObjectStore) -> None:
+    out = bytearray([SENTINEL]) * 4
+    with pytest.raises(ObjectNotFoundError, match=r"no/such\.log"):
+        read_into(store, "no/such.log", out)
+    assert out == bytes([SENTINEL]) * 4
+
+
+@pytest.mark.parametrize(
+    "out",
+    [b"read-only bytes", memoryview(bytearray(16)).toreadonly(), np.zeros(32, dtype=np.uint8)[::2]],
+    ids=["bytes", "read-only view", "strided array"],
+)
+def test_get_into_needs_a_writable_contiguous_buffer(store: ObjectStore, out: object) -> None:
+    store.put("k", b"data")
+    with pytest.raises(TypeError, match="get_into needs a"):
+        read_into(store, "k", out)  # type: ignore[arg-type]
+
+
+def test_get_into_refuses_escaping_keys(store: ObjectStore) -> None:
+    with pytest.raises(InvalidObjectKeyError):
+        read_into(store, "../x", bytearray(4))
+
+
+def test_get_into_crosses_read_chunks(store: ObjectStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(s3_module, "READ_CHUNK_BYTES", 7)  # S3 reads 7 bytes per readinto; local ignores it
+    data = bytes(range(256)) * 4 + b"odd"
+    store.put("chunks", data)
+    out = np.zeros(len(data) + 3, dtype=np.uint8)
+    for verify in (True, False):
+        out[:] = SENTINEL
+        assert read_into(store, "chunks", out, verify_checksum=verify) == len(data)
+        assert out[: len(data)].tobytes() == data
+        assert out[len(data) :].tolist() == [SENTINEL] * 3
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    data=st.binary(max_size=3000),
+    slack=st.integers(0, 64),
+    offset=st.integers(0, 16),
+    verify=st.booleans(),
+)
+def test_get_into_reads_what_get_reads(
+    store: ObjectStore, data: bytes, slack: int, offset: int, verify: bool
+) -> None:
+    key = f"prop/{uuid.uuid4().hex}"
+    store.put(key, data)
+    buffer = np.full(offset + len(data) + slack, SENTINEL, dtype=np.uint8)
+    assert read_into(store, key, buffer[offset:], verify_checksum=verify) == len(data)
+    assert buffer[offset : offset + len(data)].tobytes() == store.get(key)
+    assert buffer[:offset].tolist() == [SENTINEL] * offset
+    assert buffer[offset + len(data) :].tolist() == [SENTINEL] * slack
+
+
+class _GetOnlyStore:
+    """An ``ObjectStore`` written before ``get_into`` existed (like a test's fault injector)."""
+
+    def __init__(self, inner: ObjectStore) -> None:
+        self.inner = inner
+        self.gets: list[str] = []
+
+    def describe(self) -> str:
+        return self.inner.describe()
+
+    def get(self, key: str) -> bytes:
+        self.gets.append(key)
+        return self.inner.get(key)
+
+    def get_range(self, key: str, *, start: int, end: int) -> bytes:
+        return self.inner.get_range(key, start=start, end=end)
+
+    def head(self, key: str) -> ObjectMeta:
+        return self.inner.head(key)
+
+    def list(self, prefix: str = "") -> Iterator[ObjectMeta]:
+        return self.inner.list(prefix)
+
+    def put(self, key: str, data: bytes, *, mode: PutMode = Overwrite()) -> PutResult:  # noqa: B008
+        return self.inner.put(key, data, mode=mode)
+
+    def delete(self, key: str) -> None:
+        self.inner.delete(key)
+
+    def delete_many(self, keys: Iterable[str]) -> None:
+        self.inner.delete_many(keys)
+
+
+@pytest.mark.parametrize("wrap", [_GetOnlyStore, lambda s: ForwardingStore(_GetOnlyStore(s))])
+def test_read_into_falls_back_to_get_with_the_same_contract(
+    store: ObjectStore, wrap: Callable[[ObjectStore], ObjectStore]
+) -> None:
+    wrapped = wrap(store)
+    assert isinstance(wrapped, ObjectStore)
+    store.put("a.log", b"abcdef")
+    out = bytearray([SENTINEL]) * 8
+    assert read_into(wrapped, "a.log", out) == 6
+    assert out == b"abcdef" + bytes([SENTINEL]) * 2
+    small = bytearray([SENTINEL]) * 5
+    with pytest.raises(BufferTooSmallError, match=r"a\.log.*6 bytes.*5-byte buffer"):
+        read_into(wrapped, "a.log", small)
+    assert small == bytes([SENTINEL]) * 5
+    with pytest.raises(ObjectNotFoundError, match=r"missing\.log"):
+        read_into(wrapped, "missing.log", out)
+    with pytest.raises(TypeError, match="get_into needs a"):
+        read_into(wrapped, "a.log", b"read-only")  # type: ignore[arg-type]
+    inner = wrapped if isinstance(wrapped, _GetOnlyStore) else wrapped.inner  # type: ignore[attr-defined]
+    assert inner.gets == ["a.log", "a.log", "missing.log"]
+
+
+def test_buffer_too_small_errors_pickle() -> None:
+    error = BufferTooSmallError(location="s3://b/k", object_size=11, buffer_size=10)
+    copy = pickle.loads(pickle.dumps(error))
+    assert (type(copy), str(copy), copy.object_size, copy.buffer_size) == (
+        BufferTooSmallError,
+        str(error),
+        11,
+        10,
+    )

@@ -7,24 +7,34 @@ from kafka_segments.storage.base import (
     Overwrite,
     PutMode,
     PutResult,
+    ReadIntoStore,
     UpdateIfMatch,
+    WritableBuffer,
     validate_key,
 )
+from kafka_segments.storage.buffers import BufferTooSmallError, read_into
 from kafka_segments.storage.local import LocalStore
+from kafka_segments.storage.parallel import PutManyError, put_many
 from kafka_segments.storage.s3 import S3Store, translate_s3_error
 from kafka_segments.storage.uri import open_store
 
 __all__ = [
+    "BufferTooSmallError",
     "Create",
     "LocalStore",
     "ObjectMeta",
     "ObjectStore",
     "Overwrite",
+    "PutManyError",
     "PutMode",
     "PutResult",
+    "ReadIntoStore",
     "S3Store",
     "UpdateIfMatch",
+    "WritableBuffer",
     "open_store",
+    "put_many",
+    "read_into",
     "translate_s3_error",
     "validate_key",
 ]

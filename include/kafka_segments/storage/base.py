@@ -14,9 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
 
 from kafka_segments.errors import InvalidObjectKeyError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 # Key segments starting with this are reserved for a backend's own files (temp files, lock file).
 RESERVED_SEGMENT_PREFIX = ".kafka-segments"
@@ -59,6 +63,9 @@ class UpdateIfMatch:
 
 PutMode = Create | Overwrite | UpdateIfMatch
 
+WritableBuffer: TypeAlias = "bytearray | memoryview | npt.NDArray[np.uint8]"
+"""A buffer ``get_into`` writes an object into (writable and C-contiguous)."""
+
 
 @runtime_checkable
 class ObjectStore(Protocol):
@@ -96,6 +103,20 @@ class ObjectStore(Protocol):
     def delete_many(self, keys: Iterable[str]) -> None:
         """Delete many objects (missing ones are fine). Raises ``DeleteObjectsError`` naming the keys that
         could not be deleted."""
+        ...
+
+
+@runtime_checkable
+class ReadIntoStore(ObjectStore, Protocol):
+    """An ``ObjectStore`` that can also read an object into a caller's buffer (every backend of this
+    package, and ``ForwardingStore``). ``storage.buffers.read_into`` gives the same call on any store."""
+
+    def get_into(self, key: str, out: WritableBuffer, *, verify_checksum: bool = True) -> int:
+        """Write the object's bytes to ``out[:size]`` and return ``size``; the rest of ``out`` is left
+        alone. ``verify_checksum``: check the whole-object checksum the store keeps, if it keeps one (S3's
+        ``x-amz-checksum-*``, botocore's default); ``False`` skips that check for callers that verify the
+        content themselves. Raises ``BufferTooSmallError`` (``out`` unchanged), ``ObjectNotFoundError``;
+        ``TypeError`` if ``out`` is not a writable, C-contiguous buffer. See ``storage.buffers``."""
         ...
 
 

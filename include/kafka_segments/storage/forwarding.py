@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from kafka_segments.storage.base import ObjectMeta, ObjectStore, Overwrite, PutMode, PutResult
+from kafka_segments.storage.base import (
+    ObjectMeta,
+    ObjectStore,
+    Overwrite,
+    PutMode,
+    PutResult,
+    WritableBuffer,
+)
+from kafka_segments.storage.buffers import read_into
 
 _OVERWRITE = Overwrite()
 
@@ -24,6 +32,11 @@ class ForwardingStore:
 
     def get(self, key: str) -> bytes:
         return self.inner.get(key)
+
+    def get_into(self, key: str, out: WritableBuffer, *, verify_checksum: bool = True) -> int:
+        """``inner.get_into``; through ``inner.get`` when ``inner`` has no ``get_into`` (``read_into``).
+        A subclass that overrides ``get`` to observe or fail reads must override this as well."""
+        return read_into(self.inner, key, out, verify_checksum=verify_checksum)
 
     def get_range(self, key: str, *, start: int, end: int) -> bytes:
         return self.inner.get_range(key, start=start, end=end)

@@ -37,10 +37,12 @@ from kafka_segments.storage.base import (
     PutMode,
     PutResult,
     UpdateIfMatch,
+    WritableBuffer,
     check_range,
     validate_key,
     validate_prefix,
 )
+from kafka_segments.storage.buffers import check_fits, writable_view
 
 TEMP_PREFIX = f"{RESERVED_SEGMENT_PREFIX}-tmp-"
 LOCK_NAME = f"{RESERVED_SEGMENT_PREFIX}.lock"
@@ -103,6 +105,28 @@ class LocalStore:
         with self._os_errors(path), path.open("rb") as f:
             f.seek(start)
             return f.read(end - start)
+
+    def get_into(self, key: str, out: WritableBuffer, *, verify_checksum: bool = True) -> int:
+        """The object's bytes into ``out[:size]``; returns ``size`` (``storage.buffers``).
+
+        ``readinto`` straight from the file, whose size comes from the open descriptor: an object replaced
+        meanwhile is read whole, old or new, as ``get`` reads it. A local file keeps no checksum, so
+        ``verify_checksum`` changes nothing here.
+        """
+        path = self._path(key)
+        view = writable_view(out, location=str(path))
+        with self._os_errors(path), path.open("rb", buffering=0) as f:
+            size = os.fstat(f.fileno()).st_size
+            check_fits(size, len(view), location=str(path))
+            filled = 0
+            while filled < size:
+                count = f.readinto(view[filled:size])
+                if not count:
+                    raise ObjectStoreError(f"file ended after {filled} of {size} bytes", location=str(path))
+                filled += count
+            if f.read(1):
+                raise ObjectStoreError(f"file grew past {size} bytes while read", location=str(path))
+        return size
 
     def head(self, key: str) -> ObjectMeta:
         path = self._path(key)

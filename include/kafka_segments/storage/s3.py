@@ -7,6 +7,18 @@ ships stores to executors; each process builds its own client).
 botocore errors are translated once, here, by error code and HTTP status (never by message text); see
 ``translate_s3_error``. ``UpdateIfMatch`` on a missing key raises ``PreconditionFailedError``, as the local
 backend does (S3 answers ``404 NoSuchKey`` there).
+
+Response checksums: botocore's default (``response_checksum_validation="when_supported"``) asks S3 for the
+object's stored checksum on every GET (``x-amz-checksum-mode: ENABLED``) and checks the body against it
+(CRC-32 for objects botocore uploaded: zlib's, ~2.5 GB/s here, as ``awscrt`` is not installed). Every read
+keeps that by default, ``get_into`` included. ``get_into(..., verify_checksum=False)`` skips it, through a
+second client built with ``response_checksum_validation="when_required"``, for a caller that checks the
+content itself (a segment whose batches' CRC-32C it verifies). The compaction round does not verify batch CRCs
+(nor does Kafka's cleaner: ``Cleaner.cleanInto`` hands the bytes to ``MemoryRecords.filterTo``, which never
+calls ``isValid``), so segment reads keep the default. Measured with moto on loopback (median of 4),
+``get_into`` of an 899 MB segment: 1.13 s checked, 0.78 s unchecked, 1.05 s unchecked plus a CRC-32C pass over
+every batch; 111 MB: 0.133 / 0.103 / 0.127 s. A store built with ``client_factory`` uses the factory's client
+for every call, so its configuration decides.
 """
 
 from __future__ import annotations
@@ -34,12 +46,16 @@ from kafka_segments.storage.base import (
     PutMode,
     PutResult,
     UpdateIfMatch,
+    WritableBuffer,
     check_range,
     validate_key,
     validate_prefix,
 )
+from kafka_segments.storage.buffers import check_fits, writable_view
 
 DELETE_BATCH_SIZE = 1000  # DeleteObjects' limit
+READ_CHUNK_BYTES = 8 << 20
+"""``get_into`` reads the body this many bytes per ``readinto`` call (each call copies one urllib3 chunk)."""
 _NOT_FOUND_CODES = frozenset({"NoSuchKey", "NotFound", "404"})
 _PRECONDITION_CODES = frozenset({"PreconditionFailed", "412"})
 _CONFLICT_CODES = frozenset({"ConditionalRequestConflict", "409"})
@@ -64,8 +80,11 @@ def translate_s3_error(
         ClientError,
         ConnectionClosedError,
         ConnectionError,
+        FlexibleChecksumError,
+        IncompleteReadError,
         NoCredentialsError,
         ReadTimeoutError,
+        ResponseStreamingError,
     )
 
     location = f"s3://{bucket}/{key}"
@@ -103,6 +122,11 @@ def translate_s3_error(
         return TransientStoreError(
             f"store unreachable after retries: {type(exc).__name__}", location=location
         )
+    if isinstance(exc, IncompleteReadError | ResponseStreamingError):
+        # The response came, its body was cut short: botocore does not retry a body read; the caller may.
+        return TransientStoreError(f"response body cut short: {type(exc).__name__}: {exc}", location=location)
+    if isinstance(exc, FlexibleChecksumError):
+        return ObjectStoreError(f"response checksum mismatch: {exc}", location=location)
     return ObjectStoreError(f"S3 request failed: {type(exc).__name__}: {exc}", location=location)
 
 
@@ -130,6 +154,7 @@ class S3Store:
         self.region = region
         self.client_factory = client_factory
         self._client: Any = None
+        self._unverified_client: Any = None
         self._client_lock = threading.Lock()
 
     def describe(self) -> str:
@@ -144,6 +169,7 @@ class S3Store:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_client"] = None
+        state["_unverified_client"] = None
         del state["_client_lock"]
         return state
 
@@ -159,7 +185,18 @@ class S3Store:
                     self._client = self._build_client()
         return self._client
 
-    def _build_client(self) -> Any:
+    def _client_without_response_checksums(self) -> Any:
+        """The client for reads that skip botocore's response checksum (built on first use); the main
+        client when the store has a ``client_factory``."""
+        if self.client_factory is not None:
+            return self.client()
+        if self._unverified_client is None:
+            with self._client_lock:
+                if self._unverified_client is None:
+                    self._unverified_client = self._build_client(response_checksum_validation="when_required")
+        return self._unverified_client
+
+    def _build_client(self, **options: str) -> Any:
         if self.client_factory is not None:
             return self.client_factory()
         import boto3
@@ -169,7 +206,9 @@ class S3Store:
             self.endpoint_url or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
         )
         config = Config(
-            retries={"mode": "standard"}, s3={"addressing_style": "path"} if custom_endpoint else None
+            retries={"mode": "standard"},
+            s3={"addressing_style": "path"} if custom_endpoint else None,
+            **options,
         )
         return boto3.session.Session().client(
             "s3", endpoint_url=self.endpoint_url, region_name=self.region, config=config
@@ -185,6 +224,30 @@ class S3Store:
                 return bytes(body.read())
             finally:
                 body.close()
+
+    def get_into(self, key: str, out: WritableBuffer, *, verify_checksum: bool = True) -> int:
+        """The object's bytes into ``out[:size]``; returns ``size`` (``storage.buffers``).
+
+        One GET whose body is streamed with ``readinto`` (``READ_CHUNK_BYTES`` per call) straight into
+        ``out``; its ``ContentLength`` is checked against ``out`` before any byte is read. A last
+        ``readinto`` that returns nothing makes botocore check the length read against ``ContentLength``
+        (``IncompleteReadError``: ``TransientStoreError``) and, with ``verify_checksum``, the stored checksum
+        (see the module docstring for ``verify_checksum=False``).
+        """
+        full = self._full_key(key)
+        location = f"s3://{self.bucket}/{full}"
+        view = writable_view(out, location=location)
+        client = self.client() if verify_checksum else self._client_without_response_checksums()
+        with self._translated(full):
+            response = client.get_object(Bucket=self.bucket, Key=full)
+            body = response["Body"]
+            try:
+                size = int(response["ContentLength"])
+                check_fits(size, len(view), location=location)
+                _stream_into(body, view[:size], location=location)
+            finally:
+                body.close()
+        return size
 
     def get_range(self, key: str, *, start: int, end: int) -> bytes:
         check_range(start, end)
@@ -287,3 +350,16 @@ class S3Store:
             yield
         except (ClientError, BotoCoreError) as exc:
             raise translate_s3_error(exc, bucket=self.bucket, key=full_key, mode=mode) from exc
+
+
+def _stream_into(body: Any, target: memoryview, *, location: str) -> None:
+    """Fill ``target`` from a botocore ``StreamingBody`` that announced ``len(target)`` bytes, then read
+    once more: botocore checks the length (and the checksum, if it verifies one) on that empty read."""
+    filled, size = 0, len(target)
+    while filled < size:
+        count = body.readinto(target[filled : min(filled + READ_CHUNK_BYTES, size)])
+        if not count:
+            raise ObjectStoreError(f"response body ended after {filled} of {size} bytes", location=location)
+        filled += count
+    if body.readinto(bytearray(1)):
+        raise ObjectStoreError(f"response body longer than its Content-Length {size}", location=location)
