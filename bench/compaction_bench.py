@@ -44,8 +44,10 @@ import argparse
 import datetime as dt
 import json
 import os
+import socket
 import statistics
 import struct
+import subprocess
 import sys
 import time
 import warnings
@@ -116,7 +118,9 @@ ARENA: list[npt.NDArray[np.uint8]] = []
 """The worker's reused decompression buffer (empty: fresh memory every round)."""
 
 
-def kafka_segments_compact(data: bytes, records: int, config: TopicConfig) -> tuple[dict[str, bytes], int]:
+def kafka_segments_compact(
+    data: bytes | memoryview, records: int, config: TopicConfig
+) -> tuple[dict[str, bytes], int]:
     segments = [SourceSegment("00000000000000000000.log", 0, data), SourceSegment("active", records, b"")]
     arena = ARENA[0] if ARENA else None
     result = clean_round(
@@ -132,7 +136,9 @@ def kafka_segments_compact(data: bytes, records: int, config: TopicConfig) -> tu
     return objects, result.records_retained
 
 
-def kafka_python_compact(data: bytes, records: int, config: TopicConfig) -> tuple[dict[str, bytes], int]:
+def kafka_python_compact(
+    data: bytes | memoryview, records: int, config: TopicConfig
+) -> tuple[dict[str, bytes], int]:
     """The straightforward compactor: two passes with kafka-python's reader, its builder for the output."""
     latest: dict[bytes, int] = {}
     reader = MemoryRecords(data)
@@ -166,7 +172,7 @@ def kafka_python_compact(data: bytes, records: int, config: TopicConfig) -> tupl
     return {"cleaned.log": b"".join(out)}, kept_total
 
 
-ROUTES: dict[str, Callable[[bytes, int, TopicConfig], tuple[dict[str, bytes], int]]] = {
+ROUTES: dict[str, Callable[[bytes | memoryview, int, TopicConfig], tuple[dict[str, bytes], int]]] = {
     "kafka-segments": kafka_segments_compact,
     "kafka-python": kafka_python_compact,
 }
@@ -255,12 +261,53 @@ def check_output(store: S3Store, route: str, key: str, expected_kept: int) -> No
 
 
 @contextmanager
-def s3_store() -> Iterator[S3Store]:
+def s3_store(mode: str = "process") -> Iterator[S3Store]:
+    """moto's S3 server: in its own process on the other core (``process``: S3 is not on the compactor's
+    core, as with a real S3), or a thread of this process (``thread``: as the project's tests run it)."""
     os.environ.setdefault("AWS_ACCESS_KEY_ID", EMBEDDED_CREDENTIALS["aws_access_key_id"])
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", EMBEDDED_CREDENTIALS["aws_secret_access_key"])
-    with embedded_s3_server() as server:
-        server.client().create_bucket(Bucket=BUCKET)
-        yield S3Store(BUCKET, "bench", endpoint_url=server.endpoint_url, region=DEFAULT_REGION)
+    if mode == "thread":
+        with embedded_s3_server() as server:
+            server.client().create_bucket(Bucket=BUCKET)
+            yield S3Store(BUCKET, "bench", endpoint_url=server.endpoint_url, region=DEFAULT_REGION)
+        return
+    with moto_process() as endpoint:
+        store = S3Store(BUCKET, "bench", endpoint_url=endpoint, region=DEFAULT_REGION)
+        store.client().create_bucket(Bucket=BUCKET)
+        yield store
+
+
+@contextmanager
+def moto_process() -> Iterator[str]:
+    """``moto_server`` in a child process on the last CPU, this process on the others; yields its URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = Path(sys.executable).with_name("moto_server")
+    child = subprocess.Popen(
+        [str(server), "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) > 1:
+        os.sched_setaffinity(child.pid, {cpus[-1]})
+        os.sched_setaffinity(0, set(cpus[:-1]))
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                if time.monotonic() > deadline or child.poll() is not None:
+                    raise SystemExit("moto_server did not start") from None
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        child.terminate()
+        child.wait(timeout=10)
+        os.sched_setaffinity(0, set(cpus))
 
 
 def bench_segment(
@@ -361,6 +408,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--fresh-memory", action="store_true", help="no reused input buffer or decompression arena"
     )
+    parser.add_argument(
+        "--s3",
+        choices=("process", "thread"),
+        default="process",
+        help="moto's server in its own process on the other core (default) or in a thread of this one",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.records, args.value_sizes, args.repeats = 3_000, "100", 1
@@ -378,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
         arena.fill(0)  # touched once: part of the worker's start-up, not of any round
         ARENA.append(arena)
         INPUT.append(np.empty(0, dtype=np.uint8))  # grown to each segment's size before its timed runs
-    with s3_store() as store:
+    with s3_store(args.s3) as store:
         warm_s = warm_up(store, args.data_dir, config)
         for size in sizes:
             for codec in codecs:

@@ -14,7 +14,8 @@ the same over whole record columns in one call:
 * ``part_of_hi``: ``offset_map.part_of`` over the digests' top 64 bits.
 * ``distinct_spans``: equal key bytes grouped (so each distinct key is hashed once).
 
-Every kernel is ``@njit(cache=True)`` without a signature: nothing compiles at import time.
+Every kernel is ``@njit(cache=True, nogil=True)`` without a signature: nothing compiles at import time, and
+threads of one worker can run kernels side by side.
 """
 
 from __future__ import annotations
@@ -164,7 +165,7 @@ def _be_half(x: int, y: int) -> Any:
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def md5_spans(buffer: Any, starts: Any, lengths: Any, hi: Any, lo: Any) -> None:
     """The MD5 of ``buffer[starts[i] : starts[i] + lengths[i]]`` into ``hi[i]``, ``lo[i]``."""
     block = np.empty(64, dtype=np.uint8)
@@ -204,7 +205,7 @@ def _slot(hi: Any, lo: Any, mask: int) -> Any:
     return np.int64(mixed >> np.uint64(32)) & mask
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def last_rows(hi: Any, lo: Any) -> Any:
     """The last row of each distinct (hi, lo), in order of first appearance."""
     n = len(hi)
@@ -234,7 +235,7 @@ def last_rows(hi: Any, lo: Any) -> Any:
     return last[:distinct].copy()
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def last_of_ids(ids: Any, count: int) -> Any:
     """The last index of each id present in ``ids`` (values in ``0 .. count - 1``), ascending."""
     last = np.full(count, -1, dtype=np.int64)
@@ -254,7 +255,7 @@ def last_of_ids(ids: Any, count: int) -> Any:
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def build_table(hi: Any, lo: Any, offsets: Any) -> Any:
     """An open-addressing table of distinct digests: (slots, keys hi, keys lo, offsets)."""
     n = len(hi)
@@ -271,7 +272,7 @@ def build_table(hi: Any, lo: Any, offsets: Any) -> Any:
     return slots, hi, lo, offsets
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def lookup_table(slots: Any, keys_hi: Any, keys_lo: Any, values: Any, hi: Any, lo: Any, out: Any) -> int:
     """``out[i]`` = the offset of digest i, or -1 when absent; returns the number of misses."""
     mask = len(slots) - 1
@@ -292,7 +293,7 @@ def lookup_table(slots: Any, keys_hi: Any, keys_lo: Any, values: Any, hi: Any, l
     return misses
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def part_of_hi(hi: Any, count: int, out: Any) -> None:
     """``(hi * count) >> 64`` for each digest (``offset_map.part_of``), without 128-bit integers."""
     c = np.uint64(count)
@@ -329,7 +330,7 @@ def _packed(buffer: Any, start: Any, length: Any, word: int) -> Any:
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _regrown(slots: Any) -> Any:
     """A slot table twice as large holding the same entries."""
     size = 2 * len(slots)
@@ -343,14 +344,14 @@ def _regrown(slots: Any) -> Any:
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _grown_to(array: Any, size: int) -> Any:
     out = np.empty(max(size, 2 * len(array)), dtype=array.dtype)
     out[: len(array)] = array
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def distinct_spans(buffer: Any, starts: Any, lengths: Any) -> Any:
     """(id of each span's bytes, index of the first span of each id): equal bytes, equal id.
 

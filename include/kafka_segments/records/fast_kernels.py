@@ -1,6 +1,7 @@
 """numba kernels behind ``fast.py``: the segment walk and the record v2 decoder over numpy uint8 views.
 
-Every kernel is ``@njit(cache=True)`` without a signature, so nothing compiles when this module is imported;
+Every kernel is ``@njit(cache=True, nogil=True)`` without a signature, so nothing compiles when this module is
+imported (and threads of one worker, e.g. the inline engine's, decode side by side);
 the first call compiles (or loads the on-disk cache) for the argument types it sees. ``fast.py`` always
 passes read-only, C-contiguous ``uint8`` views so each kernel has a single specialization.
 
@@ -96,7 +97,7 @@ def _be16(buf: Any, p: int) -> Any:
     return v
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def walk_entries(buf: Any) -> Any:
     """Walk the entries; return (positions of the valid v2 entries, stop position, status)."""
     end = buf.shape[0]
@@ -135,7 +136,7 @@ def walk_entries(buf: Any) -> Any:
     return positions[:n], pos, status
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def fill_headers(
     buf: Any,
     position: Any,
@@ -206,7 +207,7 @@ def _add_overflows(a: Any, b: Any) -> bool:
     return bool(b < 0 and a < _INT64_MIN - b)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def decode_records(
     arena: Any,
     payload_start: Any,
@@ -325,7 +326,7 @@ def decode_records(
     return -1, DECODE_OK
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def fnv1a64(arena: Any, key_start: Any, key_length: Any, out: Any) -> None:
     """64-bit FNV-1a of each key span; null keys (length -1) hash to 0."""
     for r in range(key_start.shape[0]):

@@ -55,7 +55,7 @@ def _get_varint(buf: Any, pos: Any) -> Any:
     return (raw >> 1) ^ -(raw & 1), pos
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _valid_utf8(buf: Any, start: Any, end: Any) -> Any:
     """RFC 3629 UTF-8 (what Python's strict decoder accepts): no overlongs, surrogates or > U+10FFFF."""
     pos = start
@@ -87,7 +87,7 @@ def _valid_utf8(buf: Any, start: Any, end: Any) -> Any:
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _headers_size(buf: Any, pos: Any, count: Any) -> Any:
     """Bytes of the headers at ``pos`` once re-encoded (minimal varints), or -1 for a non-UTF-8 key."""
     size = 0
@@ -103,7 +103,7 @@ def _headers_size(buf: Any, pos: Any, count: Any) -> Any:
     return size
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _copy_headers(buf: Any, pos: Any, count: Any, out: Any, at: Any) -> Any:
     for _ in range(count):
         key_length, pos = _get_varint(buf, pos)
@@ -120,7 +120,7 @@ def _copy_headers(buf: Any, pos: Any, count: Any, out: Any, at: Any) -> Any:
     return at
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def encode_rows(
     buf: Any,
     rows: Any,
@@ -185,7 +185,7 @@ def _put_be(out: Any, pos: Any, value: Any, size: Any) -> None:
         out[pos + i] = (value >> (8 * (size - 1 - i))) & 0xFF
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def write_batches(
     buf: Any,
     first_row: Any,

@@ -307,7 +307,7 @@ def _check_options(base_offset: int, index_interval_bytes: int) -> None:
         )
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _relative_last_offsets(base_offsets: Any, last_offset_deltas: Any, segment_base: Any) -> Any:
     """(each batch's last offset - ``segment_base``, first bad row or -1, outcome code).
 
@@ -332,7 +332,7 @@ def _relative_last_offsets(base_offsets: Any, last_offset_deltas: Any, segment_b
     return relative_last, -1, _OFFSETS_OK
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _index_rule(sizes: Any, max_timestamps: Any, interval: Any) -> Any:
     """(offset-index rows, time-index timestamps, time-index rows, largest timestamp, its row)."""
     count = sizes.shape[0]
