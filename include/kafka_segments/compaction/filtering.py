@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kafka_segments.compaction import fate_kernels as _fk
 from kafka_segments.compaction.batch_decisions import batch_decisions, deletes_retained
 from kafka_segments.compaction.batch_kinds import has_delete_horizon
 from kafka_segments.compaction.decisions import (
@@ -327,9 +328,30 @@ def _record_fates(
         legacy_horizon_ms=context.legacy_horizon_ms,
     )
     batch = columns.batch_index
-    has_key = columns.key_length >= 0
     latest = context.offset_map.latest_offset
+    table = context.digest_table
+    if table is not None:  # one pass over the rows; the map asked once per distinct key that needs it
+        asked = _fk.asked_ids(
+            columns.offset, decoded.key_id, columns.is_control, batch, discard, latest, decoded.key_ids
+        )
+        wanted = np.flatnonzero(asked)
+        mapped = np.full(decoded.key_ids, NO_OFFSET, dtype=np.int64)
+        mapped[wanted] = table.lookup(decoded.id_hi[wanted], decoded.id_lo[wanted], context.offset_map)
+        codes: Codes = _fk.fate_codes(
+            columns.offset,
+            decoded.key_id,
+            columns.value_length,
+            columns.is_control,
+            batch,
+            discard,
+            deletes,
+            mapped,
+            latest,
+            _FATE_ORDER,
+        )
+        return codes
     discard_rows = discard[batch]
+    has_key = columns.key_length >= 0
     lookup = needs_lookup(
         offset=columns.offset,
         has_key=has_key,
@@ -337,22 +359,7 @@ def _record_fates(
         discard=discard_rows,
         latest_offset=latest,
     )
-    table = context.digest_table
-    if table is not None:
-        found = np.full(len(lookup), NO_OFFSET, dtype=np.int64)
-        rows = np.flatnonzero(lookup)
-        # one lookup per distinct key asked for, then one gather per record
-        ids = decoded.key_id[rows]
-        asked = np.zeros(decoded.key_ids, dtype=np.bool_)
-        asked[ids] = True
-        wanted = np.flatnonzero(asked)
-        by_id = np.full(decoded.key_ids, NO_OFFSET, dtype=np.int64)
-        by_id[wanted] = table.lookup(decoded.id_hi[wanted], decoded.id_lo[wanted], context.offset_map)
-        found[rows] = by_id[ids]
-    else:
-        found = found_offsets(
-            columns.buffer, columns.key_start, columns.key_length, lookup, context.offset_map
-        )
+    found = found_offsets(columns.buffer, columns.key_start, columns.key_length, lookup, context.offset_map)
     return record_fates(
         offset=columns.offset,
         has_key=has_key,
@@ -366,3 +373,20 @@ def _record_fates(
 
 
 _UNKEYED = FATES.index(RecordDecision.DROP_UNKEYED)
+_FATE_ORDER = np.array(
+    [
+        FATES.index(decision)
+        for decision in (
+            RecordDecision.DROP_BATCH_DISCARDED,
+            RecordDecision.KEEP_CONTROL,
+            RecordDecision.KEEP_BEYOND_MAP,
+            RecordDecision.DROP_UNKEYED,
+            RecordDecision.DROP_SUPERSEDED,
+            RecordDecision.KEEP_LATEST,
+            RecordDecision.KEEP_TOMBSTONE,
+            RecordDecision.DROP_EXPIRED_TOMBSTONE,
+        )
+    ],
+    dtype=np.int8,
+)
+"""``fate_kernels.fate_codes``' codes, in its order (``record_fates``' order)."""

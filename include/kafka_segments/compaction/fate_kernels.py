@@ -1,0 +1,74 @@
+"""numba kernels for the cleaning pass: every record's fate in one pass over the record columns.
+
+``fates.record_fates`` decides with numpy over whole columns (``np.select`` over seven conditions, each a
+full-length array); these kernels take the same decision record by record, reading the per-batch flags and
+the map's offset of the record's key id (``decoded.DecodedSegment.key_id``) directly:
+
+1. ``asked_ids``: the key ids whose map offset the pass needs (data records with a key, within the map, in
+   batches whose records are not discarded) — the map is asked for those only;
+2. ``fate_codes``: the fate code (a position in ``fates.FATES``), the first rule that applies winning, in
+   ``record_fates``' order: discarded batch, control record, beyond the map, unkeyed, superseded (the map
+   holds a later offset of the key), latest with a value, tombstone while deletes are retained, else an
+   expired tombstone.
+
+``tests/unit/test_fast_rebuild.py`` checks a whole round against the numpy path.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def asked_ids(
+    offset: Any, key_id: Any, is_control: Any, batch_index: Any, discard: Any, latest: int, count: int
+) -> Any:
+    """Which of the ``count`` key ids some record needs looked up in the map."""
+    asked = np.zeros(count, dtype=np.bool_)
+    for row in range(len(offset)):
+        key = key_id[row]
+        if key >= 0 and not discard[batch_index[row]] and not is_control[row] and offset[row] <= latest:
+            asked[key] = True
+    return asked
+
+
+@njit(cache=True, nogil=True)
+def fate_codes(
+    offset: Any,
+    key_id: Any,
+    value_length: Any,
+    is_control: Any,
+    batch_index: Any,
+    discard: Any,
+    deletes_retained: Any,
+    mapped: Any,
+    latest: int,
+    codes: Any,
+) -> Any:
+    """The fate code of every record; ``mapped[id]``: the map's offset of key id ``id`` (-1 absent);
+    ``codes``: the codes of discarded, control, beyond-map, unkeyed, superseded, latest, tombstone kept and
+    tombstone expired, in that order."""
+    out = np.empty(len(offset), dtype=np.int8)
+    for row in range(len(offset)):
+        batch = batch_index[row]
+        key = key_id[row]
+        if discard[batch]:
+            out[row] = codes[0]
+        elif is_control[row]:
+            out[row] = codes[1]
+        elif offset[row] > latest:
+            out[row] = codes[2]
+        elif key < 0:
+            out[row] = codes[3]
+        elif offset[row] < mapped[key]:
+            out[row] = codes[4]
+        elif value_length[row] >= 0:
+            out[row] = codes[5]
+        elif deletes_retained[batch]:
+            out[row] = codes[6]
+        else:
+            out[row] = codes[7]
+    return out
