@@ -42,6 +42,7 @@ from kafka_segments.storage import (
 from kafka_segments.storage import local as local_module
 from kafka_segments.storage import s3 as s3_module
 from kafka_segments.storage.forwarding import ForwardingStore
+from kafka_segments.storage.overlap import read_overlapped
 
 pytestmark = pytest.mark.contract
 
@@ -307,6 +308,81 @@ def test_get_into_crosses_read_chunks(store: ObjectStore, monkeypatch: pytest.Mo
         assert read_into(store, "chunks", out, verify_checksum=verify) == len(data)
         assert out[: len(data)].tobytes() == data
         assert out[len(data) :].tolist() == [SENTINEL] * 3
+
+
+def test_get_into_reports_progress_chunk_by_chunk(
+    store: ObjectStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for module in (s3_module, local_module):
+        monkeypatch.setattr(module, "PROGRESS_CHUNK_BYTES", 100)
+    data = bytes(range(256)) * 4 + b"odd"
+    store.put("progress", data)
+    out = np.zeros(len(data), dtype=np.uint8)
+    seen: list[int] = []
+
+    def progress(filled: int) -> None:
+        assert out[:filled].tobytes() == data[:filled]  # what is reported is in the buffer already
+        seen.append(filled)
+
+    assert read_into(store, "progress", out, progress=progress) == len(data)
+    assert seen == [*range(100, len(data), 100), len(data)]
+
+
+def test_get_into_stops_when_progress_raises(store: ObjectStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    for module in (s3_module, local_module):
+        monkeypatch.setattr(module, "PROGRESS_CHUNK_BYTES", 100)
+    store.put("stopped", b"x" * 1000)
+    calls: list[int] = []
+
+    def progress(filled: int) -> None:
+        calls.append(filled)
+        raise LookupError("caller gave up")
+
+    with pytest.raises(LookupError, match="caller gave up"):
+        read_into(store, "stopped", bytearray(1000), progress=progress)
+    assert calls == [100]
+
+
+def test_an_overlapped_read_hands_over_what_has_arrived(
+    store: ObjectStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for module in (s3_module, local_module):
+        monkeypatch.setattr(module, "PROGRESS_CHUNK_BYTES", 64)
+    data = bytes(range(256)) * 20
+    store.put("overlapped", data)
+    out = np.zeros(len(data) + 5, dtype=np.uint8)
+    seen: list[int] = []
+
+    def consume(filled: int) -> None:
+        assert out[:filled].tobytes() == data[:filled]
+        seen.append(filled)
+
+    assert read_overlapped(store, "overlapped", out, consume=consume) == len(data)
+    assert seen == sorted(set(seen))
+    assert seen[-1] == len(data)
+
+
+def test_an_overlapped_read_stops_when_the_consumer_fails(
+    store: ObjectStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for module in (s3_module, local_module):
+        monkeypatch.setattr(module, "PROGRESS_CHUNK_BYTES", 64)
+    store.put("overlapped", b"y" * 5000)
+
+    def consume(filled: int) -> None:
+        raise LookupError(f"gave up at {filled}")
+
+    with pytest.raises(LookupError, match="gave up at"):
+        read_overlapped(store, "overlapped", bytearray(5000), consume=consume)
+    assert "read overlapped" not in {thread.name for thread in threading.enumerate()}  # joined
+
+
+def test_an_overlapped_read_raises_the_read_error(store: ObjectStore) -> None:
+    with pytest.raises(ObjectNotFoundError):
+        read_overlapped(store, "nowhere", bytearray(10), consume=lambda filled: None)
+    store.put("big", b"z" * 100)
+    with pytest.raises(BufferTooSmallError):
+        read_overlapped(store, "big", bytearray(10), consume=lambda filled: None)
 
 
 @settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -12,7 +12,7 @@ opaque strings: compare them, never parse them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
 
@@ -66,6 +66,13 @@ PutMode = Create | Overwrite | UpdateIfMatch
 WritableBuffer: TypeAlias = "bytearray | memoryview | npt.NDArray[np.uint8]"
 """A buffer ``get_into`` writes an object into (writable and C-contiguous)."""
 
+Progress: TypeAlias = Callable[[int], None]
+"""``get_into``'s progress callback: called with the bytes read into the buffer so far."""
+
+PROGRESS_CHUNK_BYTES = 1 << 20
+"""How much ``get_into`` reads between two progress calls: well under a loopback or datacenter TCP receive
+window, so the sender keeps sending while the caller works on what has arrived."""
+
 
 @runtime_checkable
 class ObjectStore(Protocol):
@@ -111,12 +118,23 @@ class ReadIntoStore(ObjectStore, Protocol):
     """An ``ObjectStore`` that can also read an object into a caller's buffer (every backend of this
     package, and ``ForwardingStore``). ``storage.buffers.read_into`` gives the same call on any store."""
 
-    def get_into(self, key: str, out: WritableBuffer, *, verify_checksum: bool = True) -> int:
+    def get_into(
+        self,
+        key: str,
+        out: WritableBuffer,
+        *,
+        verify_checksum: bool = True,
+        progress: Progress | None = None,
+    ) -> int:
         """Write the object's bytes to ``out[:size]`` and return ``size``; the rest of ``out`` is left
         alone. ``verify_checksum``: check the whole-object checksum the store keeps, if it keeps one (S3's
         ``x-amz-checksum-*``, botocore's default); ``False`` skips that check for callers that verify the
-        content themselves. Raises ``BufferTooSmallError`` (``out`` unchanged), ``ObjectNotFoundError``;
-        ``TypeError`` if ``out`` is not a writable, C-contiguous buffer. See ``storage.buffers``."""
+        content themselves. ``progress``: called in the reading thread with the bytes of ``out`` filled so
+        far, after every chunk read (``PROGRESS_CHUNK_BYTES``) — the object's length and checksum are only
+        checked once the last byte is in, so those bytes are unverified until ``get_into`` returns; an
+        exception it raises stops the read. Raises ``BufferTooSmallError`` (``out`` unchanged),
+        ``ObjectNotFoundError``; ``TypeError`` if ``out`` is not a writable, C-contiguous buffer. See
+        ``storage.buffers``."""
         ...
 
 

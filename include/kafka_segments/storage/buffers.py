@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from kafka_segments.errors import ObjectStoreError
-from kafka_segments.storage.base import ObjectStore, ReadIntoStore, WritableBuffer, validate_key
+from kafka_segments.storage.base import ObjectStore, Progress, ReadIntoStore, WritableBuffer, validate_key
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
@@ -66,12 +66,20 @@ def object_location(store: ObjectStore, key: str) -> str:
     return f"{where}{key}" if where.endswith("/") else f"{where}/{key}"
 
 
-def read_into(store: ObjectStore, key: str, out: WritableBuffer, *, verify_checksum: bool = True) -> int:
+def read_into(
+    store: ObjectStore,
+    key: str,
+    out: WritableBuffer,
+    *,
+    verify_checksum: bool = True,
+    progress: Progress | None = None,
+) -> int:
     """``store.get_into(key, out)`` on any ``ObjectStore``: the backend's own ``get_into`` when it has one,
     else ``store.get`` copied into ``out`` (same result and errors, one extra copy).
 
     The fallback serves wrappers written before ``get_into`` existed (a test's fault-injecting store);
-    ``verify_checksum`` then has no effect (``get`` keeps the backend's default checks).
+    ``verify_checksum`` then has no effect (``get`` keeps the backend's default checks) and ``progress`` is
+    called once, with the whole object.
 
     Raises:
         BufferTooSmallError: the object does not fit ``out`` (``out`` unchanged).
@@ -79,10 +87,12 @@ def read_into(store: ObjectStore, key: str, out: WritableBuffer, *, verify_check
         TypeError: ``out`` is not a writable, C-contiguous buffer.
     """
     if isinstance(store, ReadIntoStore):
-        return store.get_into(key, out, verify_checksum=verify_checksum)
+        return store.get_into(key, out, verify_checksum=verify_checksum, progress=progress)
     location = object_location(store, validate_key(key, location=store.describe()))
     view = writable_view(out, location=location)
     data = store.get(key)
     check_fits(len(data), len(view), location=location)
     view[: len(data)] = data
+    if progress is not None:
+        progress(len(data))
     return len(data)

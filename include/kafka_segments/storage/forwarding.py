@@ -12,6 +12,7 @@ from kafka_segments.storage.base import (
     ObjectMeta,
     ObjectStore,
     Overwrite,
+    Progress,
     PutMode,
     PutResult,
     WritableBuffer,
@@ -33,10 +34,17 @@ class ForwardingStore:
     def get(self, key: str) -> bytes:
         return self.inner.get(key)
 
-    def get_into(self, key: str, out: WritableBuffer, *, verify_checksum: bool = True) -> int:
+    def get_into(
+        self,
+        key: str,
+        out: WritableBuffer,
+        *,
+        verify_checksum: bool = True,
+        progress: Progress | None = None,
+    ) -> int:
         """``inner.get_into``; through ``inner.get`` when ``inner`` has no ``get_into`` (``read_into``).
         A subclass that overrides ``get`` to observe or fail reads must override this as well."""
-        return read_into(self.inner, key, out, verify_checksum=verify_checksum)
+        return read_into(self.inner, key, out, verify_checksum=verify_checksum, progress=progress)
 
     def get_range(self, key: str, *, start: int, end: int) -> bytes:
         return self.inner.get_range(key, start=start, end=end)

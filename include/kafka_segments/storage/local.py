@@ -30,10 +30,12 @@ from kafka_segments.errors import (
     PreconditionFailedError,
 )
 from kafka_segments.storage.base import (
+    PROGRESS_CHUNK_BYTES,
     RESERVED_SEGMENT_PREFIX,
     Create,
     ObjectMeta,
     Overwrite,
+    Progress,
     PutMode,
     PutResult,
     UpdateIfMatch,
@@ -106,7 +108,14 @@ class LocalStore:
             f.seek(start)
             return f.read(end - start)
 
-    def get_into(self, key: str, out: WritableBuffer, *, verify_checksum: bool = True) -> int:
+    def get_into(
+        self,
+        key: str,
+        out: WritableBuffer,
+        *,
+        verify_checksum: bool = True,
+        progress: Progress | None = None,
+    ) -> int:
         """The object's bytes into ``out[:size]``; returns ``size`` (``storage.buffers``).
 
         ``readinto`` straight from the file, whose size comes from the open descriptor: an object replaced
@@ -119,11 +128,14 @@ class LocalStore:
             size = os.fstat(f.fileno()).st_size
             check_fits(size, len(view), location=str(path))
             filled = 0
+            chunk = size if progress is None else PROGRESS_CHUNK_BYTES
             while filled < size:
-                count = f.readinto(view[filled:size])
+                count = f.readinto(view[filled : min(filled + chunk, size)])
                 if not count:
                     raise ObjectStoreError(f"file ended after {filled} of {size} bytes", location=str(path))
                 filled += count
+                if progress is not None:
+                    progress(filled)
             if f.read(1):
                 raise ObjectStoreError(f"file grew past {size} bytes while read", location=str(path))
         return size

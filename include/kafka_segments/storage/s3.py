@@ -40,9 +40,11 @@ from kafka_segments.errors import (
     TransientStoreError,
 )
 from kafka_segments.storage.base import (
+    PROGRESS_CHUNK_BYTES,
     Create,
     ObjectMeta,
     Overwrite,
+    Progress,
     PutMode,
     PutResult,
     UpdateIfMatch,
@@ -225,12 +227,20 @@ class S3Store:
             finally:
                 body.close()
 
-    def get_into(self, key: str, out: WritableBuffer, *, verify_checksum: bool = True) -> int:
+    def get_into(
+        self,
+        key: str,
+        out: WritableBuffer,
+        *,
+        verify_checksum: bool = True,
+        progress: Progress | None = None,
+    ) -> int:
         """The object's bytes into ``out[:size]``; returns ``size`` (``storage.buffers``).
 
-        One GET whose body is streamed with ``readinto`` (``READ_CHUNK_BYTES`` per call) straight into
-        ``out``; its ``ContentLength`` is checked against ``out`` before any byte is read. A last
-        ``readinto`` that returns nothing makes botocore check the length read against ``ContentLength``
+        One GET whose body is streamed with ``readinto`` (``READ_CHUNK_BYTES`` per call, or
+        ``PROGRESS_CHUNK_BYTES`` with a ``progress`` callback, called after each) straight into ``out``;
+        its ``ContentLength`` is checked against ``out`` before any byte is read. A last ``readinto`` that
+        returns nothing makes botocore check the length read against ``ContentLength``
         (``IncompleteReadError``: ``TransientStoreError``) and, with ``verify_checksum``, the stored checksum
         (see the module docstring for ``verify_checksum=False``).
         """
@@ -244,7 +254,7 @@ class S3Store:
             try:
                 size = int(response["ContentLength"])
                 check_fits(size, len(view), location=location)
-                _stream_into(body, view[:size], location=location)
+                _stream_into(body, view[:size], location=location, progress=progress)
             finally:
                 body.close()
         return size
@@ -352,14 +362,17 @@ class S3Store:
             raise translate_s3_error(exc, bucket=self.bucket, key=full_key, mode=mode) from exc
 
 
-def _stream_into(body: Any, target: memoryview, *, location: str) -> None:
+def _stream_into(body: Any, target: memoryview, *, location: str, progress: Progress | None) -> None:
     """Fill ``target`` from a botocore ``StreamingBody`` that announced ``len(target)`` bytes, then read
     once more: botocore checks the length (and the checksum, if it verifies one) on that empty read."""
     filled, size = 0, len(target)
+    chunk = READ_CHUNK_BYTES if progress is None else PROGRESS_CHUNK_BYTES
     while filled < size:
-        count = body.readinto(target[filled : min(filled + READ_CHUNK_BYTES, size)])
+        count = body.readinto(target[filled : min(filled + chunk, size)])
         if not count:
             raise ObjectStoreError(f"response body ended after {filled} of {size} bytes", location=location)
         filled += count
+        if progress is not None:
+            progress(filled)
     if body.readinto(bytearray(1)):
         raise ObjectStoreError(f"response body longer than its Content-Length {size}", location=location)
