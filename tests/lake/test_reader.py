@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
+import numpy as np
 import pytest
 from kafka_segments.errors import SegmentObjectMismatchError
 from kafka_segments.lake.layout import manifest_key
+from kafka_segments.lake.manifest import SegmentEntry
 from kafka_segments.lake.reader import (
     ManifestVersionNotFoundError,
     NoCommittedStateError,
@@ -16,6 +19,7 @@ from kafka_segments.lake.reader import (
     iter_visible_records,
     partition_state,
     read_segment,
+    read_segment_into,
     resolve_manifest,
 )
 from kafka_segments.storage import LocalStore, ObjectStore
@@ -39,49 +43,72 @@ pytestmark = pytest.mark.lake
 TP = TopicPartition("orders", 0)
 
 
+def read_into_buffer(store: ObjectStore, entry: SegmentEntry) -> bytes:
+    """``read_segment_into`` a buffer of the entry's size, with its progress checked on the way."""
+    out = np.zeros(entry.size, dtype=np.uint8)
+    seen: list[int] = []
+    view = read_segment_into(store, entry, out, progress=seen.append)
+    assert seen == sorted(seen)
+    assert not seen or seen[-1] <= entry.size
+    return bytes(view)
+
+
+READERS = pytest.mark.parametrize("read", [read_segment, read_into_buffer], ids=["read_segment", "into"])
+Read = Callable[[ObjectStore, SegmentEntry], bytes]
+
+
 def one_segment_lake(store: ObjectStore, clock: FakeClock, *, adopted: bool) -> tuple[bytes, str]:
     files = make_segment(0)
     manifest = commit_lake(store, {TP: PartitionSpec([Seg.of(files, adopted=adopted)])}, clock=clock)
     return files.log, manifest.partitions[0].segments[0].key
 
 
+@READERS
 @pytest.mark.parametrize("adopted", [True, False])
 def test_read_segment_returns_the_bytes_the_manifest_describes(
-    store: ObjectStore, clock: FakeClock, adopted: bool
+    store: ObjectStore, clock: FakeClock, adopted: bool, read: Read
 ) -> None:
     log, _ = one_segment_lake(store, clock, adopted=adopted)
     entry = resolve_manifest(store).partitions[0].segments[0]
-    assert read_segment(store, entry) == log
+    assert read(store, entry) == log
 
 
-def test_a_regrown_object_still_serves_the_described_prefix(store: ObjectStore, clock: FakeClock) -> None:
+@READERS
+def test_a_regrown_object_still_serves_the_described_prefix(
+    store: ObjectStore, clock: FakeClock, read: Read
+) -> None:
     log, key = one_segment_lake(store, clock, adopted=True)
     store.put(key, log + make_segment(6).log)  # a broker sync appended batches after adoption
 
-    assert read_segment(store, resolve_manifest(store).partitions[0].segments[0]) == log
+    assert read(store, resolve_manifest(store).partitions[0].segments[0]) == log
 
 
-def test_a_missing_object_is_a_mismatch_naming_the_key(store: ObjectStore, clock: FakeClock) -> None:
+@READERS
+def test_a_missing_object_is_a_mismatch_naming_the_key(
+    store: ObjectStore, clock: FakeClock, read: Read
+) -> None:
     _, key = one_segment_lake(store, clock, adopted=True)
     store.delete(key)
     entry = resolve_manifest(store).partitions[0].segments[0]
 
     with pytest.raises(SegmentObjectMismatchError, match="is missing") as caught:
-        read_segment(store, entry)
+        read(store, entry)
     assert key in str(caught.value)
     assert caught.value.location.endswith(key)
 
 
-def test_a_shorter_object_is_a_mismatch(store: ObjectStore, clock: FakeClock) -> None:
+@READERS
+def test_a_shorter_object_is_a_mismatch(store: ObjectStore, clock: FakeClock, read: Read) -> None:
     log, key = one_segment_lake(store, clock, adopted=True)
     store.put(key, log[:-5])
     entry = resolve_manifest(store).partitions[0].segments[0]
 
     with pytest.raises(SegmentObjectMismatchError, match=f"has {len(log) - 5} bytes, the manifest records"):
-        read_segment(store, entry)
+        read(store, entry)
 
 
-def test_changed_bytes_are_a_mismatch(store: ObjectStore, clock: FakeClock) -> None:
+@READERS
+def test_changed_bytes_are_a_mismatch(store: ObjectStore, clock: FakeClock, read: Read) -> None:
     log, key = one_segment_lake(store, clock, adopted=False)
     changed = bytearray(log)
     changed[-1] ^= 0xFF
@@ -89,7 +116,7 @@ def test_changed_bytes_are_a_mismatch(store: ObjectStore, clock: FakeClock) -> N
     entry = resolve_manifest(store).partitions[0].segments[0]
 
     with pytest.raises(SegmentObjectMismatchError, match="changed: the sha256 of its first") as caught:
-        read_segment(store, entry)
+        read(store, entry)
     assert entry.sha256 in str(caught.value)
     assert key in str(caught.value)
 

@@ -1,6 +1,6 @@
 """Key identities of a segment's records: equal key bytes share an id, different bytes never do.
 
-``key_kernels.distinct_spans`` groups keys by their bytes (a hash finds candidates, the bytes decide; the
+``group_kernels.distinct_spans`` groups keys by their bytes (a hash finds candidates, the bytes decide; the
 first 16 bytes are compared in the table's slot, the rest in a store of each distinct key), so each distinct
 key is MD5'd once; ``last_of_ids`` then finds each key's last occurrence, the offset map's "later offsets
 overwrite".

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from kafka_segments.compaction.digests import key_identities
+from kafka_segments.compaction.digests import KeyIdentities, key_identities
 from kafka_segments.compaction.source import SourceSegment
 from kafka_segments.records.fast import RecordColumns, decode_record_columns
 
@@ -82,20 +82,30 @@ class DecodedSegments:
 
 
 def decode_segment(segment: SourceSegment, *, arena: U8 | None = None) -> DecodedSegment:
-    """The record columns of ``segment`` (CRCs not verified, as the cleaner) and the MD5 of every key
-    (``arena``: as ``decode_record_columns``)."""
-    columns = decode_record_columns(segment.data, segment=segment.name, verify_crc=False, arena=arena)
-    keyed = columns.key_length >= 0
-    if keyed.all():
-        key_id, id_hi, id_lo = key_identities(columns.buffer, columns.key_start, columns.key_length)
-    else:
-        rows = np.flatnonzero(keyed)
-        ids, id_hi, id_lo = key_identities(columns.buffer, columns.key_start[rows], columns.key_length[rows])
-        key_id = np.full(len(columns), -1, dtype=np.int64)
-        key_id[rows] = ids
+    """The record columns of ``segment`` (CRCs not verified, as the cleaner) and the MD5 of every key —
+    its own ``columns`` and ``keys`` when it has them (``arena``: as ``decode_record_columns``)."""
+    columns = segment.columns
+    if columns is None:
+        columns = decode_record_columns(segment.data, segment=segment.name, verify_crc=False, arena=arena)
+    keys = (
+        segment.keys if segment.keys is not None and segment.columns is not None else identify_keys(columns)
+    )
     arrays = (columns.offset, columns.timestamp, columns.key_start, columns.key_length, columns.value_start)
-    more = (columns.value_length, columns.headers_count, columns.record_start, columns.record_size, key_id)
-    size = sum(a.nbytes for a in (*arrays, *more, id_hi, id_lo, columns.batch_index, columns.is_control))
+    more = (columns.value_length, columns.headers_count, columns.record_start, columns.record_size)
+    held = (keys.key_id, keys.id_hi, keys.id_lo, columns.batch_index, columns.is_control)
+    size = sum(a.nbytes for a in (*arrays, *more, *held))
     if not np.may_share_memory(columns.buffer, np.frombuffer(segment.data, dtype=np.uint8)):
         size += columns.buffer.nbytes
-    return DecodedSegment(columns, key_id, id_hi, id_lo, size)
+    return DecodedSegment(columns, keys.key_id, keys.id_hi, keys.id_lo, size)
+
+
+def identify_keys(columns: RecordColumns) -> KeyIdentities:
+    """The identity of every key of ``columns`` (``digests.key_identities``; -1 for unkeyed records)."""
+    keyed = columns.key_length >= 0
+    if keyed.all():
+        return KeyIdentities(*key_identities(columns.buffer, columns.key_start, columns.key_length))
+    rows = np.flatnonzero(keyed)
+    ids, id_hi, id_lo = key_identities(columns.buffer, columns.key_start[rows], columns.key_length[rows])
+    key_id = np.full(len(columns), -1, dtype=np.int64)
+    key_id[rows] = ids
+    return KeyIdentities(key_id, id_hi, id_lo)

@@ -13,16 +13,28 @@ Kafka's ``SkimpyOffsetMap`` identifies a key by its MD5 (``hashInto``); ``offset
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
+from kafka_segments.compaction import group_kernels as _g
 from kafka_segments.compaction import key_kernels as _k
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 U8 = npt.NDArray[np.uint8]
 U64 = npt.NDArray[np.uint64]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class KeyIdentities:
+    """The identity of every record's key in a segment: an id per record (equal key bytes, equal id, ids
+    numbered by first appearance; -1 for an unkeyed record) and the MD5 (hi, lo) of every id."""
+
+    key_id: I64
+    id_hi: U64
+    id_lo: U64
 
 
 def key_digests(buffer: U8, key_start: I64, key_length: I32) -> tuple[U64, U64]:
@@ -41,7 +53,7 @@ def distinct_key_digests(buffer: U8, key_start: I64, key_length: I32) -> tuple[U
     the result is exactly ``key_digests``'."""
     if not len(key_start):
         return key_digests(buffer, key_start, key_length)
-    ids, firsts = _k.distinct_spans(buffer, key_start, key_length)
+    ids, firsts = _g.distinct_spans(buffer, key_start, key_length)
     hi, lo = key_digests(buffer, key_start[firsts], key_length[firsts])
     return hi[ids], lo[ids]
 
@@ -52,7 +64,7 @@ def key_identities(buffer: U8, key_start: I64, key_length: I32) -> tuple[I64, U6
     if not len(key_start):
         empty = np.empty(0, dtype=np.uint64)
         return np.empty(0, dtype=np.int64), empty, empty.copy()
-    ids, firsts = _k.distinct_spans(buffer, key_start, key_length)
+    ids, firsts = _g.distinct_spans(buffer, key_start, key_length)
     hi, lo = key_digests(buffer, key_start[firsts], key_length[firsts])
     return ids, hi, lo
 

@@ -9,10 +9,11 @@ the same over whole record columns in one call:
   uint64 halves per key (``hi`` = digest bytes 0..7, ``lo`` = bytes 8..15), so ``hi.tobytes(">")`` order
   matches the digest bytes. Checked against ``hashlib.md5`` in the tests.
 * ``last_rows``: for each distinct digest, the last row holding it (the map's "later offsets overwrite");
-  ``last_of_ids`` the same over key ids (``distinct_spans``), without hashing the rows again.
+  ``last_of_ids`` the same over key ids (``group_kernels.distinct_spans``), without hashing the rows again.
 * ``build_table`` / ``lookup_table``: an open-addressing table digest -> offset (-1 when absent).
 * ``part_of_hi``: ``offset_map.part_of`` over the digests' top 64 bits.
-* ``distinct_spans``: equal key bytes grouped (so each distinct key is hashed once).
+
+Grouping equal key bytes (so each distinct key is hashed once) is in ``group_kernels``.
 
 Every kernel is ``@njit(cache=True, nogil=True)`` without a signature: nothing compiles at import time, and
 threads of one worker can run kernels side by side.
@@ -301,121 +302,3 @@ def part_of_hi(hi: Any, count: int, out: Any) -> None:
         upper = hi[row] >> np.uint64(32)
         lower = hi[row] & np.uint64(0xFFFFFFFF)
         out[row] = np.int64((upper * c + ((lower * c) >> np.uint64(32))) >> np.uint64(32))
-
-
-@njit(cache=True, inline="always")
-def _span_hash(buffer: Any, start: Any, length: Any) -> Any:
-    h = np.int64(-3750763034362895579)  # FNV-1a 64 offset basis, as a signed 64-bit value
-    for i in range(length):
-        h = (h ^ np.int64(buffer[start + i])) * np.int64(0x100000001B3)
-    return h
-
-
-@njit(cache=True, inline="always")
-def _table_slot(h: Any, mask: Any) -> Any:
-    return np.int64((np.uint64(h) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32)) & mask
-
-
-_INLINE = 16
-"""Key bytes held in the slot itself: shorter keys are compared without leaving the slot's cache line."""
-
-
-@njit(cache=True, inline="always")
-def _packed(buffer: Any, start: Any, length: Any, word: int) -> Any:
-    """Bytes ``8 * word .. 8 * word + 7`` of the span (zeros past its end) as one int64."""
-    out = np.int64(0)
-    first = 8 * word
-    for i in range(min(8, max(0, length - first))):
-        out |= np.int64(buffer[start + first + i]) << np.int64(8 * i)
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _regrown(slots: Any) -> Any:
-    """A slot table twice as large holding the same entries."""
-    size = 2 * len(slots)
-    out = np.full((size, 4), -1, dtype=np.int64)
-    for old in range(len(slots)):
-        if slots[old, 1] >= 0:
-            at = _table_slot(slots[old, 0], size - 1)
-            while out[at, 1] >= 0:
-                at = (at + 1) & (size - 1)
-            out[at] = slots[old]
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _grown_to(array: Any, size: int) -> Any:
-    out = np.empty(max(size, 2 * len(array)), dtype=array.dtype)
-    out[: len(array)] = array
-    return out
-
-
-@njit(cache=True, nogil=True)
-def distinct_spans(buffer: Any, starts: Any, lengths: Any) -> Any:
-    """(id of each span's bytes, index of the first span of each id): equal bytes, equal id.
-
-    A 64-bit FNV-1a of the bytes finds the candidates; the bytes themselves decide, so two different keys
-    never share an id (their MD5s are then computed separately, and only equal MD5s merge them). A slot holds
-    the hash, the id and length, and the key's first 16 bytes, so a probe for a key of up to 16 bytes reads
-    one slot; longer keys compare the rest against a compact store of each distinct key's bytes (memory the
-    size of the distinct keys, not a jump back into the segment). The table grows with the distinct keys,
-    not the rows.
-    """
-    n = len(starts)
-    slots = np.full((1024, 4), -1, dtype=np.int64)  # hash, id | length << 32, key bytes 0..7, 8..15
-    store_at = np.empty(512, dtype=np.int64)
-    store = np.empty(8192, dtype=np.uint8)
-    stored: Any = 0
-    ids = np.empty(n, dtype=np.int64)
-    firsts = np.empty(n, dtype=np.int64)
-    distinct = 0
-    for row in range(n):
-        start = starts[row]
-        length = np.int64(lengths[row])
-        h = _span_hash(buffer, start, length)
-        w0 = _packed(buffer, start, length, 0)
-        w1 = _packed(buffer, start, length, 1)
-        tag = length << np.int64(32)
-        mask = len(slots) - 1
-        slot = _table_slot(h, mask)
-        while True:
-            entry = slots[slot, 1]
-            if entry < 0:
-                if distinct == len(store_at):
-                    store_at = _grown_to(store_at, distinct + 1)
-                rest: Any = length - _INLINE if length > _INLINE else 0
-                if stored + rest > len(store):
-                    store = _grown_to(store, stored + rest)
-                for i in range(rest):
-                    store[stored + i] = buffer[start + _INLINE + i]
-                store_at[distinct] = stored
-                stored += rest
-                slots[slot, 0] = h
-                slots[slot, 1] = tag | distinct
-                slots[slot, 2] = w0
-                slots[slot, 3] = w1
-                firsts[distinct] = row
-                ids[row] = distinct
-                distinct += 1
-                if 2 * distinct > len(slots):
-                    slots = _regrown(slots)
-                break
-            if (
-                slots[slot, 0] == h
-                and (entry >> np.int64(32)) == length
-                and slots[slot, 2] == w0
-                and slots[slot, 3] == w1
-            ):
-                key_id = entry & np.int64(0xFFFFFFFF)
-                same = True
-                at = store_at[key_id]
-                for i in range(length - _INLINE):
-                    if store[at + i] != buffer[start + _INLINE + i]:
-                        same = False
-                        break
-                if same:
-                    ids[row] = key_id
-                    break
-            slot = (slot + 1) & mask
-    return ids, firsts[:distinct].copy()

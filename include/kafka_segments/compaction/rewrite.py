@@ -22,8 +22,10 @@ Kafka's round (``storage/.../log/Cleaner.java`` ``doClean``, ``cleanSegments``, 
 4. A kept ABORT marker whose transaction still had data in this round is re-indexed in the new segment's
    transaction index (``output.cleaned_segment_files`` writes the segment files).
 
-Each dirty segment is decoded once for both passes when it fits the round's memory budget (``decoded``), and
-written without a Python call per record (``records.fast_rebuild``, byte-identical to the per-record builder).
+Each dirty segment is decoded once for both passes when it fits the round's memory budget (``decoded``) — or
+not at all, when it comes with its ``columns`` (decoded by ``records.fast_stream.StreamDecoder`` while it was
+read) — and written without a Python call per record (``records.fast_rebuild``, byte-identical to the
+per-record builder). Its batch headers are scanned once (``SourceSegment.header_table``).
 
 The round's clock ``now`` is the run's logical time (Part L); producer liveness comes from the log
 (``producers``).
@@ -62,7 +64,6 @@ from kafka_segments.compaction.source import (
 from kafka_segments.compaction.txn_state import TransactionState
 from kafka_segments.config.model import TopicConfig
 from kafka_segments.records.batch import MAGIC_VALUE_V2, NO_PRODUCER_ID, BatchHeader
-from kafka_segments.records.fast import scan_header_table
 from kafka_segments.segment.txn_index import AbortedTxn
 
 __all__ = ["BatchAction", "BatchOutcome", "CleanedSegment", "EmptyRoundError", "RoundResult", "clean_round"]
@@ -93,6 +94,7 @@ def clean_round(
         arena: a writable uint8 buffer a worker reuses round after round to decompress a segment into
             (``records.fast.decode_record_columns``): on this project's VMs, writing ~1 GB into memory
             already touched is several times faster than into fresh pages. Free again when the round returns.
+            Not to be given when a segment's ``columns`` (decoded while it was read) already occupy it.
 
     Raises:
         EmptyRoundError: ``first_dirty >= end_offset`` and no map was given.
@@ -167,7 +169,7 @@ def _build_map(
 
 def _producer_headers(segment: SourceSegment) -> list[BatchHeader]:
     """The headers ``replay_producers`` reads (v2, with a producer id), from a header scan of the segment."""
-    table = scan_header_table(segment.data, segment=segment.name)
+    table = segment.header_table()
     rows = np.flatnonzero((table.magic >= MAGIC_VALUE_V2) & (table.producer_id != NO_PRODUCER_ID))
     return [table.header(int(row)) for row in rows]
 

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from kafka_segments.compaction.digests import KeyIdentities
 from kafka_segments.compaction.errors import SegmentOrderError
 from kafka_segments.records.attributes import CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK
 from kafka_segments.records.batch import MAGIC_VALUE_V2
-from kafka_segments.records.fast import scan_header_table
+from kafka_segments.records.fast import HeaderTable, RecordColumns, scan_header_table
 from kafka_segments.records.log import iter_batches
 from kafka_segments.segment.transactions import AbortedTxnTracker
 from kafka_segments.segment.txn_index import AbortedTxn, collect_aborted_txns_from_segments
@@ -43,10 +44,25 @@ class SourceSegment:
     """Size of its ``.index`` (8 bytes per entry), for grouping; 0 when unknown."""
     time_index_bytes: int = 0
     """Size of its ``.timeindex`` (12 bytes per entry), for grouping; 0 when unknown."""
+    columns: RecordColumns | None = field(default=None, compare=False, repr=False)
+    """Its records already decoded (``decode_record_columns(data, verify_crc=False)``, e.g. by a
+    ``StreamDecoder`` while it was read), or ``None``: the round decodes ``data`` itself."""
+    keys: KeyIdentities | None = field(default=None, compare=False, repr=False)
+    """With ``columns``: the identity of their keys (``decoded.identify_keys(columns)``), or ``None``."""
 
     @property
     def size(self) -> int:
         return len(self.data)
+
+    def header_table(self) -> HeaderTable:
+        """Its batch headers (``scan_header_table``): those of ``columns`` when they are every entry of a v2
+        segment (they then equal a scan), else a scan of ``data``."""
+        table = None if self.columns is None else self.columns.batches
+        if table is not None and len(table) and bool(np.all(table.magic == MAGIC_VALUE_V2)):
+            end = int(table.position[-1]) + int(table.size_in_bytes[-1])
+            if int(table.position[0]) == 0 and end == len(self.data):
+                return table
+        return scan_header_table(self.data, segment=self.name)
 
 
 def check_order(segments: Sequence[SourceSegment]) -> None:
@@ -95,7 +111,7 @@ def aborted_from_markers(segments: Sequence[SourceSegment]) -> tuple[tuple[Abort
 def _has_transaction_entries(segment: SourceSegment) -> bool:
     """Whether a segment has a v2 transactional or control batch: the tracker ignores every other entry
     (``AbortedTxnTracker.observe``), so a segment without one is skipped after a header scan."""
-    table = scan_header_table(segment.data, segment=segment.name)
+    table = segment.header_table()
     flags = (table.attributes & (TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK)) != 0
     return bool(np.any(flags & (table.magic >= MAGIC_VALUE_V2)))
 

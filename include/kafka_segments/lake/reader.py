@@ -12,6 +12,7 @@ skipped (the consumer drops them, as after ``deleteRecords`` in the middle of a 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -29,7 +30,9 @@ from kafka_segments.lake.scan import sha256_hex
 from kafka_segments.records.batch import BatchHeader
 from kafka_segments.records.log import Entry, iter_batches
 from kafka_segments.records.record import Record
-from kafka_segments.storage.base import ObjectStore
+from kafka_segments.storage.base import ObjectStore, Progress, WritableBuffer
+from kafka_segments.storage.buffers import BufferTooSmallError, check_fits, writable_view
+from kafka_segments.storage.overlap import read_overlapped
 from kafka_segments.topic_partition import TopicPartition
 
 NO_STATE_HINT = "no committed state yet — run `kafka-segments adopt`"
@@ -139,24 +142,76 @@ def read_segment(store: ObjectStore, entry: SegmentEntry) -> bytes:
     try:
         data = store.get_range(entry.key, start=0, end=entry.size)
     except ObjectNotFoundError:
+        raise _missing(entry, location) from None
+    _check_bytes(entry, len(data), sha256_hex(data) if len(data) >= entry.size else "", location)
+    return data
+
+
+def read_segment_into(
+    store: ObjectStore, entry: SegmentEntry, out: WritableBuffer, *, progress: Progress | None = None
+) -> memoryview:
+    """``read_segment`` into the caller's buffer (at least ``entry.size`` bytes), reporting progress.
+
+    The object is read with ``get_into`` on a helper thread (``storage.overlap.read_overlapped``) and hashed
+    here chunk by chunk as it arrives; ``progress`` is called, in this thread, with the bytes of the segment
+    (never more than ``entry.size``) in ``out`` so far, so a caller can work on them meanwhile — they are
+    only checked (length, sha256) when this returns. An object larger than ``out`` (a
+    regrown active segment) is read as ``read_segment`` reads it, then copied (``progress`` called once).
+    Returns the view ``out[:entry.size]``.
+
+    Raises:
+        SegmentObjectMismatchError, ObjectStoreError: as ``read_segment``.
+        BufferTooSmallError: ``out`` is shorter than ``entry.size``.
+    """
+    location = location_of(store, entry.key)
+    view = writable_view(out, location=location)
+    check_fits(entry.size, len(view), location=location)
+    digest = hashlib.sha256()
+    hashed = 0
+
+    def arrived(filled: int) -> None:
+        nonlocal hashed
+        upto = min(filled, entry.size)
+        digest.update(view[hashed:upto])
+        hashed = upto
+        if progress is not None:
+            progress(upto)
+
+    try:
+        size = read_overlapped(store, entry.key, view, consume=arrived)
+    except ObjectNotFoundError:
+        raise _missing(entry, location) from None
+    except BufferTooSmallError:
+        data = read_segment(store, entry)
+        view[: entry.size] = data
+        if progress is not None:
+            progress(entry.size)
+        return view[: entry.size]
+    _check_bytes(entry, min(size, entry.size), digest.hexdigest(), location)
+    return view[: entry.size]
+
+
+def _missing(entry: SegmentEntry, location: str) -> SegmentObjectMismatchError:
+    return SegmentObjectMismatchError(
+        f"segment object {entry.key!r} is missing (the manifest lists it with {entry.size} bytes, "
+        f"offsets {_offsets(entry)})",
+        location=location,
+    )
+
+
+def _check_bytes(entry: SegmentEntry, size: int, digest: str, location: str) -> None:
+    """``SegmentObjectMismatchError`` unless the object's first ``size`` bytes are the entry's."""
+    if size < entry.size:
         raise SegmentObjectMismatchError(
-            f"segment object {entry.key!r} is missing (the manifest lists it with {entry.size} bytes, "
-            f"offsets {_offsets(entry)})",
-            location=location,
-        ) from None
-    if len(data) < entry.size:
-        raise SegmentObjectMismatchError(
-            f"segment object {entry.key!r} has {len(data)} bytes, the manifest records {entry.size}",
+            f"segment object {entry.key!r} has {size} bytes, the manifest records {entry.size}",
             location=location,
         )
-    digest = sha256_hex(data)
     if digest != entry.sha256:
         raise SegmentObjectMismatchError(
             f"segment object {entry.key!r} changed: the sha256 of its first {entry.size} bytes is {digest}, "
             f"the manifest records {entry.sha256}",
             location=location,
         )
-    return data
 
 
 def _offsets(entry: SegmentEntry) -> str:

@@ -1,11 +1,13 @@
 """One cleaning round over a partition of the lake: read its segments, clean them, stage the output.
 
 ``compact_partition`` reads the partition's live segments (with the index sizes their rebuilt indexes have,
-for the ``segment.index.bytes`` grouping rule), runs ``compaction.rewrite.clean_round`` and stages each output
-segment under the run's unique object names (``<base>-<run id>.log`` + indexes; nothing is written for a dry
-run, whose entries are computed all the same). A group that is a single segment whose cleaned bytes and
-aborted transactions equal its own keeps the existing object (same records, fewer writes). A round that fails
-on bad data quarantines the partition for the run (Kafka marks it uncleanable); a failing store is raised.
+for the ``segment.index.bytes`` grouping rule; the segments the round decodes are decoded, and their keys
+grouped, while they are read: ``compaction.streamed``, ``lake.reader.read_segment_into``), runs
+``compaction.rewrite.clean_round`` and stages each output segment under the run's unique object names
+(``<base>-<run id>.log`` + indexes; nothing is written for a dry run, whose entries are computed all the
+same). A group that is a single segment whose cleaned bytes and aborted transactions equal its own keeps the
+existing object (same records, fewer writes). A round that fails on bad data quarantines the partition for
+the run (Kafka marks it uncleanable); a failing store is raised.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
+import numpy as np
+
+from kafka_segments.compaction.decoded import DEFAULT_BUDGET_BYTES, decode_segment
 from kafka_segments.compaction.eligibility import CompactionCandidate
 from kafka_segments.compaction.errors import CompactionError
 from kafka_segments.compaction.output import cleaned_segment_files
@@ -22,6 +27,7 @@ from kafka_segments.compaction.results import CleanedSegment, RoundResult
 from kafka_segments.compaction.rewrite import clean_round
 from kafka_segments.compaction.source import SourceSegment, aborted_from_markers
 from kafka_segments.compaction.stats import CleanerStats, PhaseTimes
+from kafka_segments.compaction.streamed import StreamedSegment
 from kafka_segments.config.model import TopicConfig
 from kafka_segments.errors import (
     CorruptRecordError,
@@ -33,15 +39,20 @@ from kafka_segments.lake.commit import stage_segment
 from kafka_segments.lake.history import location_of
 from kafka_segments.lake.layout import segment_key
 from kafka_segments.lake.manifest import PartitionState, SegmentEntry, SegmentOrigin
-from kafka_segments.lake.reader import read_segment
+from kafka_segments.lake.reader import read_segment, read_segment_into
 from kafka_segments.lake.runs import RunRecord
 from kafka_segments.lake.scan import summarize_segment
 from kafka_segments.pipeline.compaction_results import CompactionStatus, PartitionCompaction
 from kafka_segments.segment.files import FileKind
-from kafka_segments.segment.index_sizes import index_sizes
+from kafka_segments.segment.index_sizes import index_sizes_of
 from kafka_segments.segment.txn_index import AbortedTxn
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+
+_ARENA_PER_STORED_BYTE = 6
+"""Arena bytes reserved per stored byte of a segment decoded while read: room for batches compressed ~5x
+(the arena is ``np.empty``: pages never written cost no memory). A segment whose records need more is
+decoded by the round instead (same result)."""
 
 UNCLEANABLE_ERRORS = (
     CompactionError,
@@ -88,7 +99,7 @@ def _compact(
     write: bool,
 ) -> PartitionCompaction:
     started = time.perf_counter()
-    sources = [_source(store, entry, config) for entry in state.segments]
+    sources = _sources(store, state.segments, config, decode_below=cleanable.first_uncleanable_offset)
     read_done = time.perf_counter()
     result = clean_round(
         sources,
@@ -137,18 +148,47 @@ def _compact(
     )
 
 
-def _source(store: ObjectStore, entry: SegmentEntry, config: TopicConfig) -> SourceSegment:
-    """The segment's bytes, with the index sizes its rebuilt indexes have (for segment.index.bytes)."""
+def _sources(
+    store: ObjectStore, entries: Sequence[SegmentEntry], config: TopicConfig, *, decode_below: int
+) -> list[SourceSegment]:
+    """Every segment of the partition, each with the index sizes its rebuilt indexes have (for
+    segment.index.bytes). The segments the round will decode (base offset below ``decode_below``) are
+    decoded, and their keys grouped, while they are read (``compaction.streamed``), up to the round's
+    decoding budget; the others are read as they are."""
+    budget = DEFAULT_BUDGET_BYTES
+    sources = []
+    for entry in entries:
+        streamed = entry.base_offset < decode_below and 0 < entry.size <= budget
+        source = _streamed_source(store, entry) if streamed else _plain_source(store, entry)
+        if source.columns is not None:
+            budget -= decode_segment(source).nbytes
+        sizes = index_sizes_of(source.header_table(), index_interval_bytes=config.index_interval_bytes)
+        sources.append(
+            replace(
+                source, offset_index_bytes=sizes.offset_index_bytes, time_index_bytes=sizes.time_index_bytes
+            )
+        )
+    return sources
+
+
+def _plain_source(store: ObjectStore, entry: SegmentEntry) -> SourceSegment:
     data = read_segment(store, entry)
-    sizes = index_sizes(data, index_interval_bytes=config.index_interval_bytes, segment=entry.key)
-    return SourceSegment(
-        name=entry.key,
-        base_offset=entry.base_offset,
-        data=data,
-        last_modified_ms=entry.last_modified_ms,
-        offset_index_bytes=sizes.offset_index_bytes,
-        time_index_bytes=sizes.time_index_bytes,
-    )
+    return SourceSegment(entry.key, entry.base_offset, data, last_modified_ms=entry.last_modified_ms)
+
+
+def _streamed_source(store: ObjectStore, entry: SegmentEntry) -> SourceSegment:
+    """The segment read into a buffer of its own while ``StreamedSegment`` decodes it. Records it cannot
+    decode are left to the round (which raises, or not, exactly as for a plainly read segment)."""
+    buffer = np.empty(entry.size, dtype=np.uint8)
+    arena = np.empty(_ARENA_PER_STORED_BYTE * entry.size, dtype=np.uint8)  # only the pages written count
+    reading = StreamedSegment(buffer, name=entry.key, arena=arena)
+    data = read_segment_into(store, entry, buffer, progress=reading.feed)
+    plain = SourceSegment(entry.key, entry.base_offset, data, last_modified_ms=entry.last_modified_ms)
+    try:
+        columns, keys = reading.finish(entry.size)
+    except (CorruptRecordError, UnsupportedCodecError):
+        return plain
+    return replace(plain, columns=columns, keys=keys)
 
 
 def _output_segments(

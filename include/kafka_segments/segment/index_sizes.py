@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kafka_segments.records.fast import scan_header_table
+from kafka_segments.records.fast import HeaderTable, scan_header_table
 from kafka_segments.segment import offset_index, time_index
 from kafka_segments.segment.fast_writer import index_entries
 
@@ -37,7 +37,11 @@ def index_sizes(data: Buffer, *, index_interval_bytes: int, segment: str = "<mem
     Raises:
         CorruptRecordError: a damaged entry (naming ``segment`` and the byte position).
     """
-    table = scan_header_table(data, segment=segment)
+    return index_sizes_of(scan_header_table(data, segment=segment), index_interval_bytes=index_interval_bytes)
+
+
+def index_sizes_of(table: HeaderTable, *, index_interval_bytes: int) -> IndexSizes:
+    """``index_sizes`` from the segment's header table (``scan_header_table``) when it is at hand."""
     entries = index_entries(table, index_interval_bytes=index_interval_bytes)
     return IndexSizes(
         len(entries.offset_rows) * offset_index.ENTRY_SIZE, len(entries.time_rows) * time_index.ENTRY_SIZE

@@ -1,0 +1,109 @@
+"""A segment decoded, and its keys grouped, while it is being read (``StreamedSegment``).
+
+A round needs two things from a dirty segment before it can decide anything: its record columns and the
+identity of every key (``decoded.decode_segment``). Both can be worked out batch by batch, so a worker that
+reads a segment from an object store hands each chunk as it arrives (``get_into(progress=streamed.feed)``)
+and the decoding (``records.fast_stream.StreamDecoder``) and the key grouping (``group_kernels.group_spans``,
+while the chunk is still in the cache) overlap the transfer. ``finish`` gives what ``decode_segment`` would
+have given — the same columns, key ids and MD5s (``tests/unit/test_streamed_segment.py``) — or, when the
+decoder had to decode the whole segment at the end (damage, legacy entries, no room in the arena), computes
+the key identities then, as ``decode_segment`` does.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from kafka_segments.compaction import group_kernels as _g
+from kafka_segments.compaction.decoded import identify_keys
+from kafka_segments.compaction.digests import KeyIdentities, key_digests
+from kafka_segments.compaction.source import SourceSegment
+from kafka_segments.records.fast import RecordColumns
+from kafka_segments.records.fast_stream import DEFAULT_STEP_BYTES, StreamDecoder
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+__all__ = ["StreamedSegment"]
+
+I64 = npt.NDArray[np.int64]
+U8 = npt.NDArray[np.uint8]
+
+
+class StreamedSegment:
+    """Decodes the segment being read into ``buffer`` and groups its keys, step by step (module docstring)."""
+
+    def __init__(
+        self,
+        buffer: U8,
+        *,
+        name: str,
+        arena: U8 | None = None,
+        step_bytes: int = DEFAULT_STEP_BYTES,
+    ) -> None:
+        self._buffer = buffer
+        self._name = name
+        self._decoder = StreamDecoder(
+            buffer, segment=name, arena=arena, step_bytes=step_bytes, on_step=self._group_keys
+        )
+        self._slots, self._store_at, self._store, self._firsts, self._counts = _g.new_span_groups(1024)
+        self._ids: list[I64] = []
+
+    def feed(self, available: int) -> None:
+        """``buffer[:available]`` has arrived (an ``ObjectStore.get_into`` progress callback)."""
+        self._decoder.feed(available)
+
+    def finish(self, size: int) -> tuple[RecordColumns, KeyIdentities]:
+        """The columns and key identities of ``buffer[:size]``, the whole segment, read and verified.
+
+        Raises:
+            CorruptRecordError, UnsupportedCodecError: as ``decode_record_columns`` over the whole segment.
+        """
+        columns = self._decoder.finish(size)
+        if self._decoder.steps == 0 or self._decoder.steps != len(self._ids):
+            return columns, identify_keys(columns)
+        firsts = self._firsts[: self._counts[1]]
+        id_hi, id_lo = key_digests(columns.buffer, columns.key_start[firsts], columns.key_length[firsts])
+        return columns, KeyIdentities(np.concatenate(self._ids), id_hi, id_lo)
+
+    def source(self, size: int, *, base_offset: int, last_modified_ms: int = 0) -> SourceSegment:
+        """The finished segment as a round's input, carrying its columns and keys."""
+        columns, keys = self.finish(size)
+        data = memoryview(cast("Buffer", self._buffer))[:size]  # numpy's stubs: buffer protocol from 3.12
+        return SourceSegment(
+            self._name, base_offset, data, last_modified_ms=last_modified_ms, columns=columns, keys=keys
+        )
+
+    def _group_keys(self, step: RecordColumns, first_record: int) -> None:
+        keyed = step.key_length >= 0
+        distinct_before = int(self._counts[1])
+        if keyed.all():
+            rows = None
+            starts, lengths = step.key_start, step.key_length
+        else:
+            rows = np.flatnonzero(keyed)
+            starts, lengths = step.key_start[rows], step.key_length[rows]
+        ids = np.empty(len(starts), dtype=np.int64)
+        self._slots, self._store_at, self._store, self._firsts = _g.group_spans(
+            step.buffer,
+            starts,
+            lengths,
+            first_record,
+            ids,
+            self._slots,
+            self._store_at,
+            self._store,
+            self._firsts,
+            self._counts,
+        )
+        if rows is None:
+            key_id = ids
+        else:
+            key_id = np.full(len(step), -1, dtype=np.int64)
+            key_id[rows] = ids
+            new = slice(distinct_before, int(self._counts[1]))  # first rows of new ids: step rows, not subset
+            self._firsts[new] = first_record + rows[self._firsts[new] - first_record]
+        self._ids.append(key_id)

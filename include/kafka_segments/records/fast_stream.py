@@ -1,0 +1,193 @@
+"""Decoding a segment while it is being read: ``decode_record_columns`` in steps, as the bytes arrive.
+
+A segment read from an object store arrives over seconds (a 1 GiB segment from S3); the round's decoding
+(decompression, record columns) can run meanwhile instead of after the last byte. ``StreamDecoder`` is fed
+the number of bytes read so far into the reader's buffer (``ObjectStore.get_into(progress=...)``) and decodes
+the complete batches among them; ``finish`` decodes the rest and returns the record columns of the whole
+segment, **equal to** ``decode_record_columns(buffer[:size], ...)`` — same buffer layout, same positions, same
+header table.
+
+Whenever a step cannot be joined to the others exactly, the decoder gives up on steps and ``finish`` decodes
+the whole segment at once (the result is the same; only the overlap is lost):
+
+* a legacy (v0/v1) entry (the Python path decodes such segments), or damage (so that the error is raised by
+  ``decode_record_columns`` over the whole segment, with the segment's positions);
+* an arena too small for the decompressed records, or no arena for a compressed segment (each step must
+  decompress next to the previous one), or a segment mixing steps with and without compressed batches.
+
+Bytes handed to ``feed`` are not yet verified by the store (its length and checksum are checked after the
+last chunk); nothing decoded here is trusted until ``get_into`` has returned and ``finish`` is called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from kafka_segments.errors import CorruptRecordError
+from kafka_segments.records import fast_kernels as _k
+from kafka_segments.records.fast import decode_record_columns
+from kafka_segments.records.fast_columns import RECORD_COLUMNS, TABLE_FIELDS, U8, HeaderTable, RecordColumns
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+__all__ = ["DEFAULT_STEP_BYTES", "StepCallback", "StreamDecoder"]
+
+StepCallback = Callable[[RecordColumns, int], None]
+"""Called with a step's record columns and the index of its first record in the segment."""
+
+DEFAULT_STEP_BYTES = 4 << 20
+"""Bytes of complete batches a step decodes at least (fewer, larger steps cost less Python per byte)."""
+
+_POSITION_COLUMNS = ("key_start", "value_start", "record_start")
+"""Record columns holding positions in the records buffer (shifted by where a step's records start)."""
+
+
+class StreamDecoder:
+    """Decodes the batches of ``buffer[:size]`` in steps as the buffer fills (see the module docstring)."""
+
+    def __init__(
+        self,
+        buffer: U8,
+        *,
+        segment: str = "<memory>",
+        arena: U8 | None = None,
+        step_bytes: int = DEFAULT_STEP_BYTES,
+        on_step: StepCallback | None = None,
+    ) -> None:
+        """``buffer``: the uint8 array the segment is being read into (from position 0); ``arena``: as
+        ``decode_record_columns`` (required for compressed segments to be decoded in steps); ``on_step``:
+        called after each step with its columns (positions in the step's own ``buffer``) and the index of its
+        first record in the segment, to work on records while they are in the cache. Steps are only final
+        if ``steps`` still counts them after ``finish``."""
+        self._buffer = buffer
+        self._segment = segment
+        self._arena = arena
+        self._step = step_bytes
+        self._decoded_to = 0  # segment bytes decoded by the steps so far
+        self._arena_used = 0
+        self._in_place: bool | None = None  # whether the steps decode in place (no compressed batch)
+        self._steps: list[RecordColumns] = []
+        self._starts: list[int] = []  # where each step's bytes start in the segment
+        self._gave_up = False
+        self._records = 0
+        self._on_step = on_step
+
+    @property
+    def steps(self) -> int:
+        """How many steps have decoded batches (0 once the decoder has given up)."""
+        return 0 if self._gave_up else len(self._steps)
+
+    def feed(self, available: int) -> None:
+        """``buffer[:available]`` has arrived: decode its complete batches if enough are waiting."""
+        if not self._gave_up and available - self._decoded_to >= self._step:
+            self._decode_step(available)
+
+    def finish(self, size: int, *, verify_crc: bool = False) -> RecordColumns:
+        """The record columns of ``buffer[:size]`` (the whole segment, now read and verified by the store).
+
+        Raises:
+            CorruptRecordError, UnsupportedCodecError: as ``decode_record_columns`` over the whole segment.
+        """
+        whole = self._buffer[:size]
+        if not verify_crc and not self._gave_up and self._decoded_to < size:
+            self._decode_step(size)
+        if verify_crc or self._gave_up or self._decoded_to != size or not self._steps:
+            self._steps.clear()
+            data = _bytes_view(whole)
+            return decode_record_columns(
+                data, segment=self._segment, verify_crc=verify_crc, arena=self._arena
+            )
+        return self._joined(whole)
+
+    def _decode_step(self, available: int) -> None:
+        start = self._decoded_to
+        view = self._buffer[start:available]
+        _, stop, status = _k.walk_entries(view)
+        if status == _k.SCAN_LEGACY:
+            self._gave_up = True
+            return
+        if stop == 0:
+            return  # not one complete batch yet (or damage at the start: finish decodes the whole)
+        chunk = self._buffer[start : start + int(stop)]
+        arena = None if self._arena is None else self._arena[self._arena_used :]
+        try:
+            columns = decode_record_columns(
+                _bytes_view(chunk), segment=self._segment, verify_crc=False, arena=arena
+            )
+        except CorruptRecordError:
+            self._gave_up = True
+            return
+        if not self._fits(columns, chunk, arena):
+            self._gave_up = True
+            return
+        self._steps.append(columns)
+        self._starts.append(start)
+        self._decoded_to = start + int(stop)
+        if self._on_step is not None:
+            self._on_step(columns, self._records)
+        self._records += len(columns)
+
+    def _fits(self, columns: RecordColumns, chunk: U8, arena: U8 | None) -> bool:
+        """Whether the step's records sit where the joined columns expect them: in the segment itself, or in
+        the arena right after the previous step's records (and every step alike)."""
+        in_place = _address(columns.buffer) == _address(chunk) and len(columns.buffer) == len(chunk)
+        in_arena = arena is not None and _address(columns.buffer) == _address(arena)
+        if self._in_place is None:
+            self._in_place = in_place
+        if in_place and self._in_place:
+            return True
+        if in_arena and not self._in_place:
+            self._arena_used += len(columns.buffer)
+            return True
+        return False
+
+    def _joined(self, whole: U8) -> RecordColumns:
+        steps, starts = self._steps, self._starts
+        if self._in_place:
+            buffer = _read_only(whole)
+            shifts = starts  # a step's positions are relative to its own bytes
+        elif self._arena is not None:
+            buffer = _read_only(self._arena[: self._arena_used])
+            shifts = np.cumsum([0] + [len(step.buffer) for step in steps[:-1]]).tolist()
+        else:  # _fits accepts no arena step without an arena
+            raise RuntimeError("compressed steps without an arena")
+        batch_shifts = np.cumsum([0] + [len(step.batches) for step in steps[:-1]]).tolist()
+        columns: dict[str, npt.NDArray[Any]] = {}
+        for name, dtype in RECORD_COLUMNS:
+            parts = [getattr(step, name) for step in steps]
+            if name in _POSITION_COLUMNS:
+                parts = [part + shift for part, shift in zip(parts, shifts, strict=True)]
+            elif name == "batch_index":
+                parts = [part + shift for part, shift in zip(parts, batch_shifts, strict=True)]
+            columns[name] = np.concatenate(parts).astype(dtype, copy=False)
+        table = HeaderTable(*(_table_column(steps, starts, field) for field in TABLE_FIELDS))
+        is_control = np.concatenate([step.is_control for step in steps])
+        return RecordColumns(buffer=buffer, **columns, is_control=is_control, batches=table)
+
+
+def _table_column(steps: list[RecordColumns], starts: list[int], field: str) -> npt.NDArray[Any]:
+    parts = [getattr(step.batches, field) for step in steps]
+    if field == "position":
+        parts = [part + start for part, start in zip(parts, starts, strict=True)]
+    joined: npt.NDArray[Any] = np.concatenate(parts)
+    return joined
+
+
+def _bytes_view(array: U8) -> memoryview:
+    return memoryview(cast("Buffer", array))  # numpy's stubs declare the buffer protocol from Python 3.12 on
+
+
+def _address(array: U8) -> int:
+    address: int = array.__array_interface__["data"][0]
+    return address
+
+
+def _read_only(array: U8) -> U8:
+    view = array.view()
+    view.flags.writeable = False
+    return view

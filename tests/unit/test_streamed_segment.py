@@ -1,0 +1,126 @@
+"""``StreamedSegment``: a segment decoded and its keys grouped while it is read gives what the round would
+have computed from the whole segment (``decoded.decode_segment``): the same columns, key ids and MD5s, so
+the same round.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from kafka_segments.compaction.decoded import decode_segment
+from kafka_segments.compaction.rewrite import clean_round
+from kafka_segments.compaction.source import SourceSegment
+from kafka_segments.compaction.streamed import StreamedSegment
+from kafka_segments.records import Record, build_batch
+from kafka_segments.records.attributes import CompressionType
+from unit.compaction_helpers import NOW
+from unit.test_compaction_properties import CONFIG, build, operations
+from unit.test_fast import NAME, TS, segments
+from unit.test_fast_stream import assert_same_columns
+
+pytestmark = pytest.mark.unit
+
+ARENA_BYTES = 1 << 20
+
+
+def streamed(
+    data: bytes,
+    *,
+    every: int,
+    step_bytes: int,
+    arena: bool,
+    base_offset: int = 0,
+    name: str = NAME,
+    last_modified_ms: int = 0,
+) -> SourceSegment:
+    """``data`` read into a buffer ``every`` bytes at a time, each arrival fed to a ``StreamedSegment``."""
+    buffer = np.zeros(len(data) + 3, dtype=np.uint8)
+    reading = StreamedSegment(
+        buffer,
+        name=name,
+        arena=np.zeros(ARENA_BYTES, dtype=np.uint8) if arena else None,
+        step_bytes=step_bytes,
+    )
+    for end in [*range(every, len(data), every), len(data)]:
+        buffer[:end] = np.frombuffer(data[:end], dtype=np.uint8)
+        reading.feed(end)
+    return reading.source(len(data), base_offset=base_offset, last_modified_ms=last_modified_ms)
+
+
+def assert_same_decoding(got: SourceSegment, data: bytes) -> None:
+    want = decode_segment(SourceSegment(NAME, 0, data))
+    have = decode_segment(got)
+    assert_same_columns(have.columns, want.columns)
+    assert have.key_id.tolist() == want.key_id.tolist()
+    assert have.id_hi.tolist() == want.id_hi.tolist()
+    assert have.id_lo.tolist() == want.id_lo.tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=segments(max_batches=6),
+    every=st.integers(1, 500),
+    step_bytes=st.integers(1, 400),
+    arena=st.booleans(),
+)
+def test_streamed_keys_and_columns_equal_decoding_the_whole_segment(
+    data: bytes, every: int, step_bytes: int, arena: bool
+) -> None:
+    try:
+        SourceSegment(NAME, 0, data).header_table()
+        decode_segment(SourceSegment(NAME, 0, data))
+    except Exception:  # int64-overflowing segments: the whole decode raises, and so does finish
+        with pytest.raises(type(decode_error(data))):
+            streamed(data, every=every, step_bytes=step_bytes, arena=arena)
+        return
+    assert_same_decoding(streamed(data, every=every, step_bytes=step_bytes, arena=arena), data)
+
+
+def decode_error(data: bytes) -> Exception:
+    try:
+        decode_segment(SourceSegment(NAME, 0, data))
+    except Exception as exc:
+        return exc
+    raise AssertionError("no error")
+
+
+@pytest.mark.parametrize("codec", [CompressionType.NONE, CompressionType.LZ4], ids=["none", "lz4"])
+def test_unkeyed_records_and_keys_of_every_length_across_steps(codec: CompressionType) -> None:
+    keys = [None, b"", b"a", b"k" * 8, b"k" * 15, b"k" * 16, b"k" * 17, b"p" * 40 + b"x", b"p" * 40 + b"y"]
+    data = b"".join(
+        build_batch(
+            [Record(base + i, TS, keys[(base + i * 5) % len(keys)], b"v%d" % i) for i in range(4)],
+            base_offset=base,
+            compression=codec,
+        )
+        for base in range(0, 160, 4)
+    )
+    segment = streamed(data, every=50, step_bytes=120, arena=True)
+    assert_same_decoding(segment, data)
+    assert len(set(decode_segment(segment).key_id.tolist())) == len(keys)  # the null key is -1
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=st.lists(operations, min_size=1, max_size=30), every=st.integers(20, 400))
+def test_a_round_over_streamed_segments_equals_the_round_that_decodes(
+    ops: list[tuple[object, ...]], every: int
+) -> None:
+    random_log = build(ops)
+    segments_ = random_log.log.segments()
+    options = {"first_dirty": 0, "end_offset": random_log.end, "config": CONFIG, "now_ms": NOW}
+    decoding = clean_round(segments_, **options)  # type: ignore[arg-type]
+    streamed_segments = [
+        streamed(
+            bytes(s.data),
+            every=every,
+            step_bytes=64,
+            arena=True,
+            base_offset=s.base_offset,
+            name=s.name,
+            last_modified_ms=s.last_modified_ms,
+        )
+        for s in segments_
+    ]
+    assert clean_round(streamed_segments, **options) == decoding  # type: ignore[arg-type]
