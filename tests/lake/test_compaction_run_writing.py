@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka_segments.lake.manifest import SegmentEntry, SegmentOrigin
 from kafka_segments.lake.reader import read_segment
+from kafka_segments.pipeline import compaction_round
 from kafka_segments.pipeline.compaction_stage import CompactionStatus
 from kafka_segments.records import CompressionType, Record, TimestampType, build_batch
 from kafka_segments.storage import LocalStore, ObjectStore
@@ -467,3 +468,30 @@ def test_one_round_keeps_the_last_record_of_each_key_and_a_rerun_changes_nothing
         again = run_at(store, compact_config(), NOW)
         assert again.committed_version is None
         assert all(key.startswith("_kafka_segments/runs/") for key in object_keys(store) - keys)
+
+
+# --- reading while decoding ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("codec", [CompressionType.NONE, CompressionType.ZSTD], ids=["none", "zstd"])
+def test_a_round_without_room_for_a_decoding_arena_writes_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, codec: CompressionType
+) -> None:
+    """The dirty segments are decoded while read into an arena reserved per segment; where the address space
+    refuses it (``spark.executor.pyspark.memory`` sets RLIMIT_AS), the round decodes them itself: same
+    output."""
+    outputs = []
+    for arena_factor in (compaction_round._ARENA_PER_STORED_BYTE, 1 << 50):
+        monkeypatch.setattr(compaction_round, "_ARENA_PER_STORED_BYTE", arena_factor)
+        lake = LakeLog.of()
+        for key in range(40):
+            lake.log.records([(key % 7, VALUE), (key % 5, None if key % 3 == 0 else VALUE)], codec=codec)
+            if key % 10 == 9:
+                lake.log.roll()
+        lake.log.roll()
+        store = LocalStore(tmp_path / f"lake-{arena_factor}")
+        lake.sync(store)
+        result = run_at(store, compact_config(), NOW + 1_000)
+        assert compaction_of(result).status == CompactionStatus.CLEANED
+        outputs.append(live_bytes(store))
+    assert outputs[0] == outputs[1]

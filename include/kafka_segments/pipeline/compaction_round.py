@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
+import numpy.typing as npt
 
 from kafka_segments.compaction.decoded import DEFAULT_BUDGET_BYTES, decode_segment
 from kafka_segments.compaction.eligibility import CompactionCandidate
@@ -180,7 +181,10 @@ def _streamed_source(store: ObjectStore, entry: SegmentEntry) -> SourceSegment:
     """The segment read into a buffer of its own while ``StreamedSegment`` decodes it. Records it cannot
     decode are left to the round (which raises, or not, exactly as for a plainly read segment)."""
     buffer = np.empty(entry.size, dtype=np.uint8)
-    arena = np.empty(_ARENA_PER_STORED_BYTE * entry.size, dtype=np.uint8)  # only the pages written count
+    try:  # only the pages written cost memory, but an address-space limit counts them all
+        arena: npt.NDArray[np.uint8] | None = np.empty(_ARENA_PER_STORED_BYTE * entry.size, dtype=np.uint8)
+    except MemoryError:  # e.g. spark.executor.pyspark.memory (RLIMIT_AS): compressed batches decode later
+        arena = None
     reading = StreamedSegment(buffer, name=entry.key, arena=arena)
     data = read_segment_into(store, entry, buffer, progress=reading.feed)
     plain = SourceSegment(entry.key, entry.base_offset, data, last_modified_ms=entry.last_modified_ms)
