@@ -18,11 +18,13 @@ segment would keep both rather than receive new ``bytes`` every round.
 Routes, run round-robin (each repeat runs every route once, so ratios compare runs made side by side):
 
 * ``kafka-segments``: the segment read into the input buffer (``S3Store.get_into``; botocore still checks
-  the object's stored CRC-32) while ``compaction.streamed.StreamedSegment`` decodes its batches (compressed
-  ones into the arena) and groups its keys as the chunks arrive (``--no-stream``: after the read, inside the
-  round), ``compaction.clean_round`` (the offset map, MD5 key digests, column rebuild), then
-  ``compaction.output.cleaned_segment_files`` (the ``.log`` plus the rebuilt ``.index`` and ``.timeindex``),
-  the three PUT concurrently (``storage.put_many``).
+  the object's stored CRC-32) on a helper thread (``storage.overlap.read_overlapped``) while
+  ``compaction.streamed.StreamedSegment`` decodes its batches (compressed ones into the arena) and groups its
+  keys as the chunks arrive, ``compaction.clean_round`` (the offset map, MD5 key digests, column rebuild),
+  then ``compaction.output.cleaned_segment_files`` (the ``.log`` plus the rebuilt ``.index`` and
+  ``.timeindex``), the three PUT concurrently (``storage.put_many``).
+* ``kafka-segments, read then compact``: the same without the overlap — the whole segment read first, then
+  the round decodes it (what the route did before the overlap; with ``--fresh-memory`` both of ours do this).
 * ``kafka-python`` (the reference): ``store.get``, then a straightforward compactor — read every batch with
   ``kafka.record`` (``MemoryRecords``), a dict key -> latest offset, then every batch again, rebuilding the
   kept records with kafka-python's ``DefaultRecordBatchBuilder`` (same codec, base offset patched back); only
@@ -184,8 +186,12 @@ def kafka_python_compact(
     return {"cleaned.log": b"".join(out)}, kept_total
 
 
+SEQUENTIAL = "kafka-segments, read then compact"
+"""Our route without the overlap: the whole GET, then the round decodes (the route before streaming)."""
+
 ROUTES: dict[str, Callable[[Any, int, TopicConfig], tuple[dict[str, bytes], int]]] = {
     "kafka-segments": kafka_segments_compact,
+    SEQUENTIAL: kafka_segments_compact,
     "kafka-python": kafka_python_compact,
 }
 
@@ -220,10 +226,6 @@ def reserve_input(size: int) -> None:
         INPUT[0] = buffer
 
 
-STREAM: list[bool] = [True]
-"""Whether the kafka-segments route decodes the segment while it is read (``--no-stream``: after)."""
-
-
 def read_and_decode(store: S3Store, key: str) -> SourceSegment:
     """The segment read into the input buffer, its batches decoded into the arena and its keys grouped as
     they arrive (``read_overlapped``: ``get_into`` on a helper thread, ``StreamedSegment.feed`` here): that
@@ -250,8 +252,9 @@ def read_segment(store: S3Store, key: str) -> bytes | memoryview:
 
 def put_objects(store: S3Store, route: str, key: str, objects: dict[str, bytes]) -> None:
     """The route's output objects: kafka-segments PUTs them concurrently, the reference one after another."""
-    keyed = {f"out/{route}/{key}/{name}": body for name, body in objects.items()}
-    if route == "kafka-segments":
+    folder = route.replace(", ", "-").replace(" ", "-")
+    keyed = {f"out/{folder}/{key}/{name}": body for name, body in objects.items()}
+    if route != "kafka-python":
         put_many(store, keyed, max_workers=PUT_WORKERS)
         return
     for name, body in keyed.items():
@@ -260,12 +263,12 @@ def put_objects(store: S3Store, route: str, key: str, objects: dict[str, bytes])
 
 def run_route(route: str, store: S3Store, key: str, records: int, config: TopicConfig) -> Sample:
     t0 = time.perf_counter()
-    if route == "kafka-segments" and STREAM[0] and INPUT and ARENA:
+    if route == "kafka-segments" and INPUT and ARENA:
         segment = read_and_decode(store, key)
         t1 = time.perf_counter()
         objects, retained = kafka_segments_compact(segment, records, config)
     else:
-        data = read_segment(store, key) if route == "kafka-segments" else store.get(key)
+        data = store.get(key) if route == "kafka-python" else read_segment(store, key)
         t1 = time.perf_counter()
         objects, retained = ROUTES[route](data, records, config)  # data: bytes, or a memoryview of INPUT
     t2 = time.perf_counter()
@@ -276,7 +279,8 @@ def run_route(route: str, store: S3Store, key: str, records: int, config: TopicC
 
 def check_output(store: S3Store, route: str, key: str, expected_kept: int) -> None:
     """kafka-python reads every output batch (CRC checked) and finds the expected number of records."""
-    data = store.get(f"out/{route}/{key}/cleaned.log")
+    folder = route.replace(", ", "-").replace(" ", "-")
+    data = store.get(f"out/{folder}/{key}/cleaned.log")
     reader = MemoryRecords(data)
     count = 0
     while (batch := reader.next_batch()) is not None:
@@ -405,11 +409,13 @@ def warm_up(store: S3Store, data_dir: Path, config: TopicConfig) -> float:
 def table(results: list[dict[str, Any]]) -> str:
     lines = [
         "| segment | MB stored | kafka-segments MB/s (GET / compact / PUT s) | compute-only MB/s | M rec/s "
-        "| kafka-python MB/s | ratio | target | vs Kafka cleaner 87 MB/s |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|",
+        "| read then compact MB/s (GET / compact / PUT s) | kafka-python MB/s | ratio | target "
+        "| vs Kafka cleaner 87 MB/s |",
+        "|---|---:|---|---:|---:|---|---:|---:|---:|---:|",
     ]
     for r in results:
         ours, ref = r["routes"]["kafka-segments"], r["routes"]["kafka-python"]
+        seq = r["routes"][SEQUENTIAL]
         target = r["target_mb_per_s"]
         verdict = (
             "–" if target is None else f"{target:,.0f} {'met' if ours['mb_per_s'] >= target else 'MISSED'}"
@@ -418,6 +424,7 @@ def table(results: list[dict[str, Any]]) -> str:
             f"| {r['segment']} | {r['bytes'] / 1e6:,.1f} | **{ours['mb_per_s']:,.0f}** "
             f"({ours['get_s']:.2f} / {ours['compact_s']:.2f} / {ours['put_s']:.2f}) "
             f"| {ours['compute_mb_per_s']:,.0f} | {ours['records_per_s'] / 1e6:.2f} "
+            f"| {seq['mb_per_s']:,.0f} ({seq['get_s']:.2f} / {seq['compact_s']:.2f} / {seq['put_s']:.2f}) "
             f"| {ref['mb_per_s']:,.1f} | {r['ratio']:.1f}x | {verdict} "
             f"| {ours['mb_per_s'] / KAFKA_CLEANER_MB_S:.1f}x |"
         )
@@ -439,11 +446,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--fresh-memory", action="store_true", help="no reused input buffer or decompression arena"
     )
     parser.add_argument(
-        "--no-stream",
-        action="store_true",
-        help="decode the segment after it is read, not while (the GET and the round one after the other)",
-    )
-    parser.add_argument(
         "--s3",
         choices=("process", "thread"),
         default="process",
@@ -457,7 +459,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    STREAM[0] = not args.no_stream
     config = topic_config()
     sizes = [int(v) for v in args.value_sizes.split(",")]
     codecs = args.codecs.split(",")
@@ -478,7 +479,6 @@ def main(argv: list[str] | None = None) -> int:
         f"**Compaction, S3 (moto) to S3, per core** ({args.records:,} records per segment, median of "
         f"{args.repeats}; warm-up {warm_s:.1f} s excluded; "
         f"{'fresh memory every round' if args.fresh_memory else 'reused input buffer and arena'}; "
-        f"{'decoded after the GET' if args.no_stream or args.fresh_memory else 'decoded while read'}; "
         f"kafka-segments PUTs {PUT_WORKERS} at a time)"
     )
     print(heading + "\n\n" + table(results))

@@ -124,3 +124,5 @@ def test_quick_compaction_bench_compacts_s3_to_s3(tmp_path: Path) -> None:
     report = json.loads(out.read_text())
     assert [r["segment"] for r in report["results"]] == ["100 B none", "100 B lz4", "100 B zstd"]
     assert all(r["ratio"] > 0 and r["retained"] > 0 for r in report["results"])
+    routes = {"kafka-segments", "kafka-segments, read then compact", "kafka-python"}
+    assert all(set(r["routes"]) == routes for r in report["results"])
