@@ -15,14 +15,15 @@ both off): the **input buffer** the kafka-segments route GETs each segment into 
 pages cost ~1 GB/s to touch on this VM, as much as the transfer itself, so a worker that cleaned segment after
 segment would keep both rather than receive new ``bytes`` every round.
 
-Routes, run round-robin (each repeat runs every route once, so ratios compare runs made side by side):
+Routes, run round-robin (each repeat runs every route once, so ratios compare runs made side by side; the
+order rotates between repeats, so no route always follows the reference's heap churn):
 
 * ``kafka-segments``: the segment read into the input buffer (``S3Store.get_into``; botocore still checks
-  the object's stored CRC-32) on a helper thread (``storage.overlap.read_overlapped``) while
-  ``compaction.streamed.StreamedSegment`` decodes its batches (compressed ones into the arena) and groups its
-  keys as the chunks arrive, ``compaction.clean_round`` (the offset map, MD5 key digests, column rebuild),
-  then ``compaction.output.cleaned_segment_files`` (the ``.log`` plus the rebuilt ``.index`` and
-  ``.timeindex``), the three PUT concurrently (``storage.put_many``).
+  the object's stored CRC-32) while ``compaction.streamed.StreamedSegment`` decodes its batches (compressed
+  ones into the arena) and groups its keys as the chunks arrive (``get_into(progress=...)``), then
+  ``compaction.clean_round`` (the offset map, MD5 key digests, column rebuild) and
+  ``compaction.output.cleaned_segment_files`` (the ``.log`` plus the rebuilt ``.index`` and ``.timeindex``),
+  the three PUT concurrently (``storage.put_many``).
 * ``kafka-segments, read then compact``: the same without the overlap — the whole segment read first, then
   the round decodes it (what the route did before the overlap; with ``--fresh-memory`` both of ours do this).
 * ``kafka-python`` (the reference): ``store.get``, then a straightforward compactor — read every batch with
@@ -73,7 +74,6 @@ from kafka_segments.compaction.streamed import StreamedSegment
 from kafka_segments.config.model import TopicConfig
 from kafka_segments.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS, embedded_s3_server
 from kafka_segments.storage import S3Store, put_many
-from kafka_segments.storage.overlap import read_overlapped
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)  # kafka/__init__ imports its admin client
@@ -228,10 +228,10 @@ def reserve_input(size: int) -> None:
 
 def read_and_decode(store: S3Store, key: str) -> SourceSegment:
     """The segment read into the input buffer, its batches decoded into the arena and its keys grouped as
-    they arrive (``read_overlapped``: ``get_into`` on a helper thread, ``StreamedSegment.feed`` here): that
-    work overlaps the transfer."""
+    they arrive (``get_into(progress=StreamedSegment.feed)``, between two chunks): that work overlaps the
+    transfer."""
     reading = StreamedSegment(INPUT[0], name=SEGMENT_NAME, arena=ARENA[0])
-    size = read_overlapped(store, key, INPUT[0], consume=reading.feed)
+    size = store.get_into(key, INPUT[0], progress=reading.feed)
     return reading.source(size, base_offset=0)
 
 
@@ -354,8 +354,11 @@ def bench_segment(
     reserve_input(len(data))
     expected = seg.truth["distinct_keys"]
     samples: dict[str, list[Sample]] = {route: [] for route in ROUTES}
-    for _ in range(repeats):
-        for route in ROUTES:
+    names = list(ROUTES)
+    for repeat in range(repeats):
+        for route in (
+            names[repeat % len(names) :] + names[: repeat % len(names)]
+        ):  # each route goes first once
             sample = run_route(route, store, key, spec.records, config)
             if sample.retained != expected:
                 raise SystemExit(f"{route} kept {sample.retained} records of {key}, expected {expected}")

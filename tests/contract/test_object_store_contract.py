@@ -42,7 +42,6 @@ from kafka_segments.storage import (
 from kafka_segments.storage import local as local_module
 from kafka_segments.storage import s3 as s3_module
 from kafka_segments.storage.forwarding import ForwardingStore
-from kafka_segments.storage.overlap import read_overlapped
 
 pytestmark = pytest.mark.contract
 
@@ -341,48 +340,6 @@ def test_get_into_stops_when_progress_raises(store: ObjectStore, monkeypatch: py
     with pytest.raises(LookupError, match="caller gave up"):
         read_into(store, "stopped", bytearray(1000), progress=progress)
     assert calls == [100]
-
-
-def test_an_overlapped_read_hands_over_what_has_arrived(
-    store: ObjectStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for module in (s3_module, local_module):
-        monkeypatch.setattr(module, "PROGRESS_CHUNK_BYTES", 64)
-    data = bytes(range(256)) * 20
-    store.put("overlapped", data)
-    out = np.zeros(len(data) + 5, dtype=np.uint8)
-    seen: list[int] = []
-
-    def consume(filled: int) -> None:
-        assert out[:filled].tobytes() == data[:filled]
-        seen.append(filled)
-
-    assert read_overlapped(store, "overlapped", out, consume=consume) == len(data)
-    assert seen == sorted(set(seen))
-    assert seen[-1] == len(data)
-
-
-def test_an_overlapped_read_stops_when_the_consumer_fails(
-    store: ObjectStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for module in (s3_module, local_module):
-        monkeypatch.setattr(module, "PROGRESS_CHUNK_BYTES", 64)
-    store.put("overlapped", b"y" * 5000)
-
-    def consume(filled: int) -> None:
-        raise LookupError(f"gave up at {filled}")
-
-    with pytest.raises(LookupError, match="gave up at"):
-        read_overlapped(store, "overlapped", bytearray(5000), consume=consume)
-    assert "read overlapped" not in {thread.name for thread in threading.enumerate()}  # joined
-
-
-def test_an_overlapped_read_raises_the_read_error(store: ObjectStore) -> None:
-    with pytest.raises(ObjectNotFoundError):
-        read_overlapped(store, "nowhere", bytearray(10), consume=lambda filled: None)
-    store.put("big", b"z" * 100)
-    with pytest.raises(BufferTooSmallError):
-        read_overlapped(store, "big", bytearray(10), consume=lambda filled: None)
 
 
 @settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])

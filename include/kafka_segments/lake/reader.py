@@ -31,8 +31,7 @@ from kafka_segments.records.batch import BatchHeader
 from kafka_segments.records.log import Entry, iter_batches
 from kafka_segments.records.record import Record
 from kafka_segments.storage.base import ObjectStore, Progress, WritableBuffer
-from kafka_segments.storage.buffers import BufferTooSmallError, check_fits, writable_view
-from kafka_segments.storage.overlap import read_overlapped
+from kafka_segments.storage.buffers import BufferTooSmallError, check_fits, read_into, writable_view
 from kafka_segments.topic_partition import TopicPartition
 
 NO_STATE_HINT = "no committed state yet — run `kafka-segments adopt`"
@@ -152,10 +151,10 @@ def read_segment_into(
 ) -> memoryview:
     """``read_segment`` into the caller's buffer (at least ``entry.size`` bytes), reporting progress.
 
-    The object is read with ``get_into`` on a helper thread (``storage.overlap.read_overlapped``) and hashed
-    here chunk by chunk as it arrives; ``progress`` is called, in this thread, with the bytes of the segment
-    (never more than ``entry.size``) in ``out`` so far, so a caller can work on them meanwhile — they are
-    only checked (length, sha256) when this returns. An object larger than ``out`` (a
+    The object is read with ``get_into`` and hashed chunk by chunk as it arrives; ``progress`` is called
+    between two chunks with the bytes of the segment (never more than ``entry.size``) in ``out`` so far, so a
+    caller can work on them meanwhile (the next bytes keep arriving into the socket's receive buffer) — they
+    are only checked (length, sha256) when this returns. An object larger than ``out`` (a
     regrown active segment) is read as ``read_segment`` reads it, then copied (``progress`` called once).
     Returns the view ``out[:entry.size]``.
 
@@ -178,7 +177,7 @@ def read_segment_into(
             progress(upto)
 
     try:
-        size = read_overlapped(store, entry.key, view, consume=arrived)
+        size = read_into(store, entry.key, view, progress=arrived)
     except ObjectNotFoundError:
         raise _missing(entry, location) from None
     except BufferTooSmallError:
