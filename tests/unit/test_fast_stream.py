@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from kafka_segments.compaction.decoded import DecodedSegment, decoded_segment, identify_keys
 from kafka_segments.compaction.rewrite import clean_round
 from kafka_segments.compaction.source import SourceSegment
 from kafka_segments.records import Record, build_batch
@@ -146,13 +147,18 @@ def test_verifying_crcs_decodes_the_whole_segment() -> None:
 # --- a round over segments that carry their streamed columns ---
 
 
+def decoded_of(columns: RecordColumns, data: bytes | np.ndarray) -> DecodedSegment:
+    """What the round decodes from ``columns`` (their keys identified as ``decode_segment`` does)."""
+    return decoded_segment(columns, identify_keys(columns), data=bytes(data))
+
+
 def _with_streamed_columns(segment: SourceSegment, arena: np.ndarray) -> SourceSegment:
     buffer = np.frombuffer(bytes(segment.data), dtype=np.uint8)
     decoder = StreamDecoder(buffer, segment=segment.name, arena=arena, step_bytes=64)
     for available in range(0, len(buffer), 50):
         decoder.feed(available)
     columns = decoder.finish(len(buffer))
-    return replace(segment, data=memoryview(buffer), columns=columns)
+    return replace(segment, data=memoryview(buffer), decoded=decoded_of(columns, buffer))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -170,10 +176,10 @@ def test_a_round_over_streamed_columns_equals_the_round_that_decodes(ops: list[t
 def test_a_segment_with_columns_gives_their_header_table_and_one_without_scans() -> None:
     data = _segment(CompressionType.NONE, batches=5)
     columns = decode_record_columns(data, segment=NAME, verify_crc=False)
-    with_columns = SourceSegment(NAME, 0, data, columns=columns)
+    with_columns = SourceSegment(NAME, 0, data, decoded=decoded_of(columns, data))
     assert with_columns.header_table() is columns.batches
     scanned = SourceSegment(NAME, 0, data).header_table()
     for field in TABLE_FIELDS:
         assert getattr(scanned, field).tolist() == getattr(columns.batches, field).tolist()
-    longer = SourceSegment(NAME, 0, data + data, columns=columns)  # columns of other bytes: scanned
+    longer = SourceSegment(NAME, 0, data + data, decoded=decoded_of(columns, data))  # other bytes: scanned
     assert len(longer.header_table()) == 2 * len(columns.batches)

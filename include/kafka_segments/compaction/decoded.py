@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kafka_segments.compaction.digests import KeyIdentities, key_identities
-from kafka_segments.compaction.source import SourceSegment
+from kafka_segments.compaction.source import Buffer, SourceSegment
 from kafka_segments.records.fast import RecordColumns, decode_record_columns
 
 DEFAULT_BUDGET_BYTES = 2 << 30
@@ -82,19 +82,21 @@ class DecodedSegments:
 
 
 def decode_segment(segment: SourceSegment, *, arena: U8 | None = None) -> DecodedSegment:
-    """The record columns of ``segment`` (CRCs not verified, as the cleaner) and the MD5 of every key —
-    its own ``columns`` and ``keys`` when it has them (``arena``: as ``decode_record_columns``)."""
-    columns = segment.columns
-    if columns is None:
-        columns = decode_record_columns(segment.data, segment=segment.name, verify_crc=False, arena=arena)
-    keys = (
-        segment.keys if segment.keys is not None and segment.columns is not None else identify_keys(columns)
-    )
+    """The record columns of ``segment`` (CRCs not verified, as the cleaner) and the MD5 of every key — its
+    own ``decoded`` when it has one (``arena``: as ``decode_record_columns``)."""
+    if segment.decoded is not None:
+        return segment.decoded
+    columns = decode_record_columns(segment.data, segment=segment.name, verify_crc=False, arena=arena)
+    return decoded_segment(columns, identify_keys(columns), data=segment.data)
+
+
+def decoded_segment(columns: RecordColumns, keys: KeyIdentities, *, data: Buffer) -> DecodedSegment:
+    """A ``DecodedSegment`` of ``columns`` (decoded from ``data``, the segment's bytes) and their keys."""
     arrays = (columns.offset, columns.timestamp, columns.key_start, columns.key_length, columns.value_start)
     more = (columns.value_length, columns.headers_count, columns.record_start, columns.record_size)
     held = (keys.key_id, keys.id_hi, keys.id_lo, columns.batch_index, columns.is_control)
     size = sum(a.nbytes for a in (*arrays, *more, *held))
-    if not np.may_share_memory(columns.buffer, np.frombuffer(segment.data, dtype=np.uint8)):
+    if not np.may_share_memory(columns.buffer, np.frombuffer(data, dtype=np.uint8)):
         size += columns.buffer.nbytes
     return DecodedSegment(columns, keys.key_id, keys.id_hi, keys.id_lo, size)
 

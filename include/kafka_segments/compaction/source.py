@@ -15,17 +15,20 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kafka_segments.compaction.digests import KeyIdentities
 from kafka_segments.compaction.errors import SegmentOrderError
 from kafka_segments.records.attributes import CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK
 from kafka_segments.records.batch import MAGIC_VALUE_V2
-from kafka_segments.records.fast import HeaderTable, RecordColumns, scan_header_table
+from kafka_segments.records.fast import HeaderTable, scan_header_table
 from kafka_segments.records.log import iter_batches
 from kafka_segments.segment.transactions import AbortedTxnTracker
 from kafka_segments.segment.txn_index import AbortedTxn, collect_aborted_txns_from_segments
+
+if TYPE_CHECKING:
+    from kafka_segments.compaction.decoded import DecodedSegment
 
 Buffer = bytes | bytearray | memoryview
 
@@ -44,20 +47,18 @@ class SourceSegment:
     """Size of its ``.index`` (8 bytes per entry), for grouping; 0 when unknown."""
     time_index_bytes: int = 0
     """Size of its ``.timeindex`` (12 bytes per entry), for grouping; 0 when unknown."""
-    columns: RecordColumns | None = field(default=None, compare=False, repr=False)
-    """Its records already decoded (``decode_record_columns(data, verify_crc=False)``, e.g. by a
-    ``StreamDecoder`` while it was read), or ``None``: the round decodes ``data`` itself."""
-    keys: KeyIdentities | None = field(default=None, compare=False, repr=False)
-    """With ``columns``: the identity of their keys (``decoded.identify_keys(columns)``), or ``None``."""
+    decoded: DecodedSegment | None = field(default=None, compare=False, repr=False)
+    """Its records and key identities already decoded (what ``decoded.decode_segment`` gives, e.g. by a
+    ``streamed.StreamedSegment`` while it was read), or ``None``: the round decodes ``data`` itself."""
 
     @property
     def size(self) -> int:
         return len(self.data)
 
     def header_table(self) -> HeaderTable:
-        """Its batch headers (``scan_header_table``): those of ``columns`` when they are every entry of a v2
-        segment (they then equal a scan), else a scan of ``data``."""
-        table = None if self.columns is None else self.columns.batches
+        """Its batch headers (``scan_header_table``): those of its decoded columns when they are every entry
+        of a v2 segment (they then equal a scan), else a scan of ``data``."""
+        table = None if self.decoded is None else self.decoded.columns.batches
         if table is not None and len(table) and bool(np.all(table.magic == MAGIC_VALUE_V2)):
             end = int(table.position[-1]) + int(table.size_in_bytes[-1])
             if int(table.position[0]) == 0 and end == len(self.data):

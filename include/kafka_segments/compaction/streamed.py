@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kafka_segments.compaction import group_kernels as _g
-from kafka_segments.compaction.decoded import identify_keys
+from kafka_segments.compaction.decoded import DecodedSegment, decoded_segment, identify_keys
 from kafka_segments.compaction.digests import KeyIdentities, key_digests
 from kafka_segments.compaction.source import SourceSegment
 from kafka_segments.records.fast import RecordColumns
@@ -56,25 +56,30 @@ class StreamedSegment:
         """``buffer[:available]`` has arrived (an ``ObjectStore.get_into`` progress callback)."""
         self._decoder.feed(available)
 
-    def finish(self, size: int) -> tuple[RecordColumns, KeyIdentities]:
-        """The columns and key identities of ``buffer[:size]``, the whole segment, read and verified.
+    def finish(self, size: int) -> DecodedSegment:
+        """What ``decode_segment`` gives for ``buffer[:size]``, the whole segment, read and verified.
 
         Raises:
             CorruptRecordError, UnsupportedCodecError: as ``decode_record_columns`` over the whole segment.
         """
         columns = self._decoder.finish(size)
+        data = self.data(size)
         if self._decoder.steps == 0 or self._decoder.steps != len(self._ids):
-            return columns, identify_keys(columns)
+            return decoded_segment(columns, identify_keys(columns), data=data)
         firsts = self._firsts[: self._counts[1]]
         id_hi, id_lo = key_digests(columns.buffer, columns.key_start[firsts], columns.key_length[firsts])
-        return columns, KeyIdentities(np.concatenate(self._ids), id_hi, id_lo)
+        return decoded_segment(columns, KeyIdentities(np.concatenate(self._ids), id_hi, id_lo), data=data)
+
+    def data(self, size: int) -> memoryview:
+        """The segment's bytes, ``buffer[:size]``."""
+        return memoryview(cast("Buffer", self._buffer))[:size]  # numpy's stubs: buffer protocol from 3.12
 
     def source(self, size: int, *, base_offset: int, last_modified_ms: int = 0) -> SourceSegment:
-        """The finished segment as a round's input, carrying its columns and keys."""
-        columns, keys = self.finish(size)
-        data = memoryview(cast("Buffer", self._buffer))[:size]  # numpy's stubs: buffer protocol from 3.12
+        """The finished segment as a round's input, carrying what was decoded."""
+        decoded = self.finish(size)
+        data = self.data(size)
         return SourceSegment(
-            self._name, base_offset, data, last_modified_ms=last_modified_ms, columns=columns, keys=keys
+            self._name, base_offset, data, last_modified_ms=last_modified_ms, decoded=decoded
         )
 
     def _group_keys(self, step: RecordColumns, first_record: int) -> None:

@@ -19,7 +19,7 @@ from dataclasses import replace
 import numpy as np
 import numpy.typing as npt
 
-from kafka_segments.compaction.decoded import DEFAULT_BUDGET_BYTES, decode_segment
+from kafka_segments.compaction.decoded import DEFAULT_BUDGET_BYTES
 from kafka_segments.compaction.eligibility import CompactionCandidate
 from kafka_segments.compaction.errors import CompactionError
 from kafka_segments.compaction.output import cleaned_segment_files
@@ -161,8 +161,8 @@ def _sources(
     for entry in entries:
         streamed = entry.base_offset < decode_below and 0 < entry.size <= budget
         source = _streamed_source(store, entry) if streamed else _plain_source(store, entry)
-        if source.columns is not None:
-            budget -= decode_segment(source).nbytes
+        if source.decoded is not None:
+            budget -= source.decoded.nbytes
         sizes = index_sizes_of(source.header_table(), index_interval_bytes=config.index_interval_bytes)
         sources.append(
             replace(
@@ -189,10 +189,9 @@ def _streamed_source(store: ObjectStore, entry: SegmentEntry) -> SourceSegment:
     data = read_segment_into(store, entry, buffer, progress=reading.feed)
     plain = SourceSegment(entry.key, entry.base_offset, data, last_modified_ms=entry.last_modified_ms)
     try:
-        columns, keys = reading.finish(entry.size)
+        return replace(plain, decoded=reading.finish(entry.size))
     except (CorruptRecordError, UnsupportedCodecError):
         return plain
-    return replace(plain, columns=columns, keys=keys)
 
 
 def _output_segments(
