@@ -5,6 +5,9 @@ the same round.
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -100,6 +103,32 @@ def test_unkeyed_records_and_keys_of_every_length_across_steps(codec: Compressio
     segment = streamed(data, every=50, step_bytes=120, arena=True)
     assert_same_decoding(segment, data)
     assert len(set(decode_segment(segment).key_id.tolist())) == len(keys)  # the null key is -1
+
+
+def test_a_finished_segment_lets_go_of_its_steps_without_the_garbage_collector() -> None:
+    """The decoder's step callback is a method of the ``StreamedSegment``: a reference cycle unless
+    ``finish`` breaks it, which kept every step's columns alive until a collection (and put the next
+    segment's columns on fresh, page-faulting memory)."""
+    data = b"".join(
+        build_batch([Record(base + i, TS, b"k%d" % i, b"v") for i in range(4)], base_offset=base)
+        for base in range(0, 80, 4)
+    )
+    buffer = np.frombuffer(data, dtype=np.uint8).copy()
+    reading = StreamedSegment(buffer, name=NAME, step_bytes=100)
+    for end in range(50, len(data) + 50, 50):
+        reading.feed(min(end, len(data)))
+    steps = [weakref.ref(step.offset) for step in reading._decoder._steps]
+    finished = weakref.ref(reading)
+    gc.disable()
+    try:
+        segment = reading.source(len(data), base_offset=0)
+        del reading
+        assert len(steps) > 2
+        assert finished() is None, "the StreamedSegment outlived its last reference"
+        assert all(step() is None for step in steps), "a step's columns outlived the join"
+    finally:
+        gc.enable()
+    assert_same_decoding(segment, data)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])

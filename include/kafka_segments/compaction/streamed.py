@@ -32,6 +32,10 @@ __all__ = ["StreamedSegment"]
 I64 = npt.NDArray[np.int64]
 U8 = npt.NDArray[np.uint8]
 
+_EMPTY = np.empty(0, dtype=np.int64)
+_EMPTY_SLOTS = np.empty((0, 4), dtype=np.int64)
+_EMPTY_BYTES = np.empty(0, dtype=np.uint8)
+
 
 class StreamedSegment:
     """Decodes the segment being read into ``buffer`` and groups its keys, step by step (module docstring)."""
@@ -64,11 +68,17 @@ class StreamedSegment:
         """
         columns = self._decoder.finish(size)
         data = self.data(size)
-        if self._decoder.steps == 0 or self._decoder.steps != len(self._ids):
+        ids, firsts = self._ids, self._firsts[: self._counts[1]]
+        self._release()
+        if self._decoder.steps == 0 or self._decoder.steps != len(ids):
             return decoded_segment(columns, identify_keys(columns), data=data)
-        firsts = self._firsts[: self._counts[1]]
         id_hi, id_lo = key_digests(columns.buffer, columns.key_start[firsts], columns.key_length[firsts])
-        return decoded_segment(columns, KeyIdentities(np.concatenate(self._ids), id_hi, id_lo), data=data)
+        return decoded_segment(columns, KeyIdentities(np.concatenate(ids), id_hi, id_lo), data=data)
+
+    def _release(self) -> None:
+        """Let go of the grouping state (its table is ~32 bytes per slot); ``finish`` runs once."""
+        self._slots, self._store_at, self._store = _EMPTY_SLOTS, _EMPTY, _EMPTY_BYTES
+        self._firsts, self._ids = _EMPTY, []
 
     def data(self, size: int) -> memoryview:
         """The segment's bytes, ``buffer[:size]``."""

@@ -73,6 +73,7 @@ class StreamDecoder:
         self._in_place: bool | None = None  # whether the steps decode in place (no compressed batch)
         self._steps: list[RecordColumns] = []
         self._starts: list[int] = []  # where each step's bytes start in the segment
+        self._joined_steps = 0  # how many steps ``finish`` joined (the steps themselves are let go then)
         self._gave_up = False
         self._records = 0
         self._on_step = on_step
@@ -80,7 +81,7 @@ class StreamDecoder:
     @property
     def steps(self) -> int:
         """How many steps have decoded batches (0 once the decoder has given up)."""
-        return 0 if self._gave_up else len(self._steps)
+        return 0 if self._gave_up else max(len(self._steps), self._joined_steps)
 
     def feed(self, available: int) -> None:
         """``buffer[:available]`` has arrived: decode its complete batches if enough are waiting."""
@@ -97,12 +98,23 @@ class StreamDecoder:
         if not verify_crc and not self._gave_up and self._decoded_to < size:
             self._decode_step(size)
         if verify_crc or self._gave_up or self._decoded_to != size or not self._steps:
-            self._steps.clear()
+            self._release()
             data = _bytes_view(whole)
             return decode_record_columns(
                 data, segment=self._segment, verify_crc=verify_crc, arena=self._arena
             )
-        return self._joined(whole)
+        joined = self._joined(whole)
+        self._joined_steps = len(self._steps)
+        self._release()
+        return joined
+
+    def _release(self) -> None:
+        """Let go of the steps' columns and of ``on_step`` (often a method of the decoder's owner: a
+        reference cycle that would keep every step's columns alive until the garbage collector runs, and
+        make the next segment's columns land on fresh, page-faulting memory)."""
+        self._steps = []
+        self._starts = []
+        self._on_step = None
 
     def _decode_step(self, available: int) -> None:
         start = self._decoded_to
@@ -160,10 +172,10 @@ class StreamDecoder:
         columns: dict[str, npt.NDArray[Any]] = {}
         for name, dtype in RECORD_COLUMNS:
             parts = [getattr(step, name) for step in steps]
-            if name in _POSITION_COLUMNS:
-                parts = [part + shift for part, shift in zip(parts, shifts, strict=True)]
-            elif name == "batch_index":
-                parts = [part + shift for part, shift in zip(parts, batch_shifts, strict=True)]
+            moves = shifts if name in _POSITION_COLUMNS else batch_shifts if name == "batch_index" else None
+            if moves is not None:
+                for part, shift in zip(parts, moves, strict=True):
+                    part += shift  # in place: the steps' own columns, let go after the join
             columns[name] = np.concatenate(parts).astype(dtype, copy=False)
         table = HeaderTable(*(_table_column(steps, starts, field) for field in TABLE_FIELDS))
         is_control = np.concatenate([step.is_control for step in steps])
