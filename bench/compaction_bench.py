@@ -1,8 +1,9 @@
 """Compaction benchmark: one cleaning round of a 1,000,000-record segment, S3 (moto's server) to S3, per core.
 
 For every generated segment (``bench/gen_data.py``: ~100k Zipf-skewed keys, 15% tombstones, value size x
-codec), in one process (one core for the compute; moto's server runs in a thread of the same process, as
-the project's tests run it), each route does the whole job and is timed end to end:
+codec), in one process (one core for the compute; moto's server runs in its own process on the other core,
+``--s3 process``, or in a thread of this one, ``--s3 thread``), each route does the whole job and is timed
+end to end:
 
 1. GET the segment object from S3;
 2. compact it: Kafka's cleaner, one round over the partition whose log is that segment plus an empty active
@@ -31,6 +32,12 @@ order rotates between repeats, so no route always follows the reference's heap c
   kept records with kafka-python's ``DefaultRecordBatchBuilder`` (same codec, base offset patched back); only
   the ``.log`` is PUT (``store.put``). It does less than Kafka's cleaner (no transactions, horizons, empty
   batches, indexes).
+
+The S3 side: moto's server keeps every object in memory (``MOTO_S3_DEFAULT_KEY_BUFFER_SIZE``; by default
+it spools objects over 5 MiB to a temporary file, disk work a real S3 does not charge its client), and the
+store's connections get a 4 MiB socket receive buffer (``--receive-buffer``;
+``S3Store(receive_buffer_bytes=)``, ``storage.s3_client``) so the server keeps sending while the round
+decodes between chunks (0: the kernel's auto-tuning, which keeps the window of a bursty reader small).
 
 MB/s is the segment's bytes *as stored* (compressed for lz4/zstd) divided by the route's total time, the
 definition of Kafka's cleaner log line ("MB of log processed"). For kafka-segments the "GET" time includes
@@ -216,6 +223,9 @@ INPUT: list[npt.NDArray[np.uint8]] = []
 """The worker's reused input buffer (empty: ``--fresh-memory``, every GET returns new bytes)."""
 
 PUT_WORKERS = 4
+MOTO_KEY_BUFFER_BYTES = 4 << 30
+"""Objects up to this size stay in moto's memory (its default spools those over 5 MiB to a temporary file)."""
+RECEIVE_BUFFER_BYTES = 4 << 20
 
 
 def reserve_input(size: int) -> None:
@@ -295,7 +305,7 @@ def check_output(store: S3Store, route: str, key: str, expected_kept: int) -> No
 
 
 @contextmanager
-def s3_store(mode: str = "process") -> Iterator[S3Store]:
+def s3_store(mode: str = "process", *, receive_buffer: int = 0) -> Iterator[S3Store]:
     """moto's S3 server: in its own process on the other core (``process``: S3 is not on the compactor's
     core, as with a real S3), or a thread of this process (``thread``: as the project's tests run it)."""
     os.environ.setdefault("AWS_ACCESS_KEY_ID", EMBEDDED_CREDENTIALS["aws_access_key_id"])
@@ -303,10 +313,22 @@ def s3_store(mode: str = "process") -> Iterator[S3Store]:
     if mode == "thread":
         with embedded_s3_server() as server:
             server.client().create_bucket(Bucket=BUCKET)
-            yield S3Store(BUCKET, "bench", endpoint_url=server.endpoint_url, region=DEFAULT_REGION)
+            yield S3Store(
+                BUCKET,
+                "bench",
+                endpoint_url=server.endpoint_url,
+                region=DEFAULT_REGION,
+                receive_buffer_bytes=receive_buffer or None,
+            )
         return
     with moto_process() as endpoint:
-        store = S3Store(BUCKET, "bench", endpoint_url=endpoint, region=DEFAULT_REGION)
+        store = S3Store(
+            BUCKET,
+            "bench",
+            endpoint_url=endpoint,
+            region=DEFAULT_REGION,
+            receive_buffer_bytes=receive_buffer or None,
+        )
         store.client().create_bucket(Bucket=BUCKET)
         yield store
 
@@ -322,6 +344,7 @@ def moto_process() -> Iterator[str]:
         [str(server), "-H", "127.0.0.1", "-p", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env={**os.environ, "MOTO_S3_DEFAULT_KEY_BUFFER_SIZE": str(MOTO_KEY_BUFFER_BYTES)},
     )
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) > 1:
@@ -345,8 +368,19 @@ def moto_process() -> Iterator[str]:
 
 
 def bench_segment(
-    store: S3Store, spec: SegmentSpec, data_dir: Path, repeats: int, config: TopicConfig
+    store: S3Store,
+    spec: SegmentSpec,
+    data_dir: Path,
+    repeats: int,
+    config: TopicConfig,
+    *,
+    warm_ups: int = 1,
 ) -> dict[str, Any]:
+    """``warm_ups`` untimed rounds of every route, then ``repeats`` timed ones. The first rounds over a new
+    segment size are the first to touch buffers and columns of that size (the reused ones grow; page faults
+    on this VM cost about as much as the transfer): up to 1.8x the steady time in the run before this was
+    added (1 KiB none: 3.7 s, then 2.0 and 2.2 s).
+    """
     seg = segment(spec, data_dir=data_dir)
     data = seg.path.read_bytes()
     key = seg.path.name
@@ -355,14 +389,15 @@ def bench_segment(
     expected = seg.truth["distinct_keys"]
     samples: dict[str, list[Sample]] = {route: [] for route in ROUTES}
     names = list(ROUTES)
-    for repeat in range(repeats):
+    for repeat in range(-warm_ups, repeats):
         for route in (
             names[repeat % len(names) :] + names[: repeat % len(names)]
         ):  # each route goes first once
             sample = run_route(route, store, key, spec.records, config)
             if sample.retained != expected:
                 raise SystemExit(f"{route} kept {sample.retained} records of {key}, expected {expected}")
-            samples[route].append(sample)
+            if repeat >= 0:  # the warm-up rounds are not timed
+                samples[route].append(sample)
     for route in ROUTES:
         check_output(store, route, key, expected)
     label = f"{spec.value_size if spec.value_size < 1024 else '1 Ki'} B {spec.codec}".replace(
@@ -454,9 +489,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="process",
         help="moto's server in its own process on the other core (default) or in a thread of this one",
     )
+    parser.add_argument(
+        "--segment-warm-ups",
+        type=int,
+        default=1,
+        help="untimed rounds of every route on each segment before the timed repeats",
+    )
+    parser.add_argument(
+        "--receive-buffer",
+        type=int,
+        default=RECEIVE_BUFFER_BYTES,
+        help="SO_RCVBUF of the store's connections, in bytes (0: the kernel's auto-tuning)",
+    )
     args = parser.parse_args(argv)
     if args.quick:
-        args.records, args.value_sizes, args.repeats = 3_000, "100", 1
+        args.records, args.value_sizes, args.repeats, args.segment_warm_ups = 3_000, "100", 1, 0
     return args
 
 
@@ -471,18 +518,24 @@ def main(argv: list[str] | None = None) -> int:
         arena.fill(0)  # touched once: part of the worker's start-up, not of any round
         ARENA.append(arena)
         INPUT.append(np.empty(0, dtype=np.uint8))  # grown to each segment's size before its timed runs
-    with s3_store(args.s3) as store:
+    with s3_store(args.s3, receive_buffer=args.receive_buffer) as store:
         warm_s = warm_up(store, args.data_dir, config)
         for size in sizes:
             for codec in codecs:
                 spec = SegmentSpec(records=args.records, value_size=size, codec=codec)
-                results.append(bench_segment(store, spec, args.data_dir, args.repeats, config))
+                results.append(
+                    bench_segment(
+                        store, spec, args.data_dir, args.repeats, config, warm_ups=args.segment_warm_ups
+                    )
+                )
                 print(f"done: {results[-1]['segment']}", file=sys.stderr, flush=True)
     heading = (
         f"**Compaction, S3 (moto) to S3, per core** ({args.records:,} records per segment, median of "
-        f"{args.repeats}; warm-up {warm_s:.1f} s excluded; "
+        f"{args.repeats} after {args.segment_warm_ups} untimed round(s) per segment; "
+        f"warm-up {warm_s:.1f} s excluded; "
         f"{'fresh memory every round' if args.fresh_memory else 'reused input buffer and arena'}; "
-        f"kafka-segments PUTs {PUT_WORKERS} at a time)"
+        f"kafka-segments PUTs {PUT_WORKERS} at a time; socket receive buffer "
+        f"{f'{args.receive_buffer:,} B' if args.receive_buffer else 'auto-tuned'})"
     )
     print(heading + "\n\n" + table(results))
     report = {
@@ -491,8 +544,11 @@ def main(argv: list[str] | None = None) -> int:
         "load_average": os.getloadavg(),
         "records": args.records,
         "repeats": args.repeats,
+        "segment_warm_ups": args.segment_warm_ups,
         "warm_up_s": warm_s,
         "reused_arena": not args.fresh_memory,
+        "receive_buffer_bytes": args.receive_buffer,
+        "moto_key_buffer_bytes": MOTO_KEY_BUFFER_BYTES if args.s3 == "process" else None,
         "results": results,
     }
     out = args.json or args.data_dir / "compaction_bench.json"

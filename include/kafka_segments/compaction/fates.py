@@ -16,6 +16,7 @@ caller's own ``OffsetLookup`` (no entries to build a table from) is asked key by
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -62,11 +63,11 @@ class DigestTable:
             maps, complete = offset_map.parts, False
         else:
             return None
-        digests = [digest for part in maps for digest in part.entries]
-        offsets = np.fromiter(
-            (offset for part in maps for offset in part.entries.values()), dtype=np.int64, count=len(digests)
+        count = sum(len(part.entries) for part in maps)
+        offsets = np.fromiter(  # one C-level pass per part: no generator over the entries
+            itertools.chain.from_iterable(part.entries.values() for part in maps), dtype=np.int64, count=count
         )
-        hi, lo = digest_columns(digests)
+        hi, lo = digest_columns(itertools.chain.from_iterable(part.entries for part in maps))
         slots, _, _, _ = _k.build_table(hi, lo, offsets)
         return cls(slots, hi, lo, offsets, complete)
 

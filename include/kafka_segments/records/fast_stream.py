@@ -175,7 +175,7 @@ class StreamDecoder:
             moves = shifts if name in _POSITION_COLUMNS else batch_shifts if name == "batch_index" else None
             if moves is not None:
                 for part, shift in zip(parts, moves, strict=True):
-                    part += shift  # in place: the steps' own columns, let go after the join
+                    np.add(part, shift, out=part)  # in place: the steps' own columns, let go after the join
             columns[name] = np.concatenate(parts).astype(dtype, copy=False)
         table = HeaderTable(*(_table_column(steps, starts, field) for field in TABLE_FIELDS))
         is_control = np.concatenate([step.is_control for step in steps])
