@@ -34,10 +34,7 @@ order rotates between repeats, so no route always follows the reference's heap c
   batches, indexes).
 
 The S3 side: moto's server keeps every object in memory (``MOTO_S3_DEFAULT_KEY_BUFFER_SIZE``; by default
-it spools objects over 5 MiB to a temporary file, disk work a real S3 does not charge its client), and the
-store's connections get a 4 MiB socket receive buffer (``--receive-buffer``;
-``S3Store(receive_buffer_bytes=)``, ``storage.s3_client``) so the server keeps sending while the round
-decodes between chunks (0: the kernel's auto-tuning, which keeps the window of a bursty reader small).
+it spools objects over 5 MiB to a temporary file, disk work a real S3 does not charge its client).
 
 MB/s is the segment's bytes *as stored* (compressed for lz4/zstd) divided by the route's total time, the
 definition of Kafka's cleaner log line ("MB of log processed"). For kafka-segments the "GET" time includes
@@ -225,7 +222,6 @@ INPUT: list[npt.NDArray[np.uint8]] = []
 PUT_WORKERS = 4
 MOTO_KEY_BUFFER_BYTES = 4 << 30
 """Objects up to this size stay in moto's memory (its default spools those over 5 MiB to a temporary file)."""
-RECEIVE_BUFFER_BYTES = 4 << 20
 
 
 def reserve_input(size: int) -> None:
@@ -305,7 +301,7 @@ def check_output(store: S3Store, route: str, key: str, expected_kept: int) -> No
 
 
 @contextmanager
-def s3_store(mode: str = "process", *, receive_buffer: int = 0) -> Iterator[S3Store]:
+def s3_store(mode: str = "process") -> Iterator[S3Store]:
     """moto's S3 server: in its own process on the other core (``process``: S3 is not on the compactor's
     core, as with a real S3), or a thread of this process (``thread``: as the project's tests run it)."""
     os.environ.setdefault("AWS_ACCESS_KEY_ID", EMBEDDED_CREDENTIALS["aws_access_key_id"])
@@ -313,22 +309,10 @@ def s3_store(mode: str = "process", *, receive_buffer: int = 0) -> Iterator[S3St
     if mode == "thread":
         with embedded_s3_server() as server:
             server.client().create_bucket(Bucket=BUCKET)
-            yield S3Store(
-                BUCKET,
-                "bench",
-                endpoint_url=server.endpoint_url,
-                region=DEFAULT_REGION,
-                receive_buffer_bytes=receive_buffer or None,
-            )
+            yield S3Store(BUCKET, "bench", endpoint_url=server.endpoint_url, region=DEFAULT_REGION)
         return
     with moto_process() as endpoint:
-        store = S3Store(
-            BUCKET,
-            "bench",
-            endpoint_url=endpoint,
-            region=DEFAULT_REGION,
-            receive_buffer_bytes=receive_buffer or None,
-        )
+        store = S3Store(BUCKET, "bench", endpoint_url=endpoint, region=DEFAULT_REGION)
         store.client().create_bucket(Bucket=BUCKET)
         yield store
 
@@ -495,12 +479,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=1,
         help="untimed rounds of every route on each segment before the timed repeats",
     )
-    parser.add_argument(
-        "--receive-buffer",
-        type=int,
-        default=RECEIVE_BUFFER_BYTES,
-        help="SO_RCVBUF of the store's connections, in bytes (0: the kernel's auto-tuning)",
-    )
     args = parser.parse_args(argv)
     if args.quick:
         args.records, args.value_sizes, args.repeats, args.segment_warm_ups = 3_000, "100", 1, 0
@@ -518,7 +496,7 @@ def main(argv: list[str] | None = None) -> int:
         arena.fill(0)  # touched once: part of the worker's start-up, not of any round
         ARENA.append(arena)
         INPUT.append(np.empty(0, dtype=np.uint8))  # grown to each segment's size before its timed runs
-    with s3_store(args.s3, receive_buffer=args.receive_buffer) as store:
+    with s3_store(args.s3) as store:
         warm_s = warm_up(store, args.data_dir, config)
         for size in sizes:
             for codec in codecs:
@@ -534,8 +512,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.repeats} after {args.segment_warm_ups} untimed round(s) per segment; "
         f"warm-up {warm_s:.1f} s excluded; "
         f"{'fresh memory every round' if args.fresh_memory else 'reused input buffer and arena'}; "
-        f"kafka-segments PUTs {PUT_WORKERS} at a time; socket receive buffer "
-        f"{f'{args.receive_buffer:,} B' if args.receive_buffer else 'auto-tuned'})"
+        f"kafka-segments PUTs {PUT_WORKERS} at a time; moto keeps objects in memory)"
     )
     print(heading + "\n\n" + table(results))
     report = {
@@ -547,7 +524,6 @@ def main(argv: list[str] | None = None) -> int:
         "segment_warm_ups": args.segment_warm_ups,
         "warm_up_s": warm_s,
         "reused_arena": not args.fresh_memory,
-        "receive_buffer_bytes": args.receive_buffer,
         "moto_key_buffer_bytes": MOTO_KEY_BUFFER_BYTES if args.s3 == "process" else None,
         "results": results,
     }

@@ -23,6 +23,7 @@ for every call, so its configuration decides.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -53,7 +54,6 @@ from kafka_segments.storage.base import (
     validate_prefix,
 )
 from kafka_segments.storage.buffers import check_fits, writable_view
-from kafka_segments.storage.s3_client import build_s3_client
 
 DELETE_BATCH_SIZE = 1000  # DeleteObjects' limit
 READ_CHUNK_BYTES = 8 << 20
@@ -143,11 +143,7 @@ class S3Store:
         endpoint_url: str | None = None,
         region: str | None = None,
         client_factory: Callable[[], Any] | None = None,
-        receive_buffer_bytes: int | None = None,
     ) -> None:
-        """``receive_buffer_bytes``: ``SO_RCVBUF`` for the client's connections (``storage.s3_client``;
-        ``None``: the environment's ``KAFKA_SEGMENTS_S3_RECEIVE_BUFFER_BYTES``, else the kernel's
-        auto-tuning); not used with a ``client_factory``, whose client is used as it is."""
         if not bucket or "/" in bucket:
             raise ValueError(f"invalid S3 bucket name {bucket!r}")
         prefix = prefix.lstrip("/")
@@ -159,9 +155,6 @@ class S3Store:
         self.endpoint_url = endpoint_url
         self.region = region
         self.client_factory = client_factory
-        if receive_buffer_bytes is not None and receive_buffer_bytes <= 0:
-            raise ValueError(f"receive_buffer_bytes must be positive, not {receive_buffer_bytes}")
-        self.receive_buffer_bytes = receive_buffer_bytes
         self._client: Any = None
         self._unverified_client: Any = None
         self._client_lock = threading.Lock()
@@ -208,11 +201,19 @@ class S3Store:
     def _build_client(self, **options: str) -> Any:
         if self.client_factory is not None:
             return self.client_factory()
-        return build_s3_client(
-            endpoint_url=self.endpoint_url,
-            region=self.region,
-            receive_buffer_bytes=self.receive_buffer_bytes,
+        import boto3
+        from botocore.config import Config
+
+        custom_endpoint = (
+            self.endpoint_url or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+        )
+        config = Config(
+            retries={"mode": "standard"},
+            s3={"addressing_style": "path"} if custom_endpoint else None,
             **options,
+        )
+        return boto3.session.Session().client(
+            "s3", endpoint_url=self.endpoint_url, region_name=self.region, config=config
         )
 
     # -- reads ---------------------------------------------------------------------------------------------
