@@ -70,7 +70,7 @@ def scan_header_table(data: Buffer, *, segment: str = "<memory>", verify_crc: bo
         CorruptRecordError: at the first damaged entry (TruncatedSegmentError, InvalidCrcError), exactly as
             ``scan_headers`` raises it.
     """
-    array = _as_array(data)
+    array = as_read_only_array(data)
     table, stop, status = _walk(array)
     if status == _k.SCAN_LEGACY:
         return HeaderTable.from_headers(scan_headers(data, segment=segment, verify_crc=verify_crc))
@@ -109,7 +109,7 @@ def decode_record_columns(
         arena.dtype == np.uint8 and arena.ndim == 1 and arena.flags.c_contiguous and arena.flags.writeable
     ):
         raise ValueError("arena must be a writable, contiguous, one-dimensional uint8 array")
-    array = _as_array(data)
+    array = as_read_only_array(data)
     full, stop, status = _walk(array)
     if status == _k.SCAN_LEGACY:
         return _decode_via_entries(data, segment=segment, verify_crc=verify_crc)
@@ -159,7 +159,7 @@ def _as_view(data: Buffer) -> memoryview:
     return view if view.format == "B" and view.ndim == 1 else view.cast("B")
 
 
-def _as_array(data: Buffer) -> U8:
+def as_read_only_array(data: Buffer) -> U8:
     """A read-only uint8 view of ``data`` (read-only so the kernels have one specialization)."""
     array = np.frombuffer(data, dtype=np.uint8)
     if array.flags.writeable:
@@ -292,7 +292,7 @@ def _decode_via_entries(data: Buffer, *, segment: str, verify_crc: bool) -> Reco
     table = HeaderTable.from_headers(headers)
     lengths = np.fromiter((len(piece) for piece in pieces), dtype=np.int64, count=len(pieces))
     ends = np.cumsum(lengths)
-    arena = _as_array(b"".join(pieces))
+    arena = as_read_only_array(b"".join(pieces))
     total = len(pieces)
     columns = allocate_record_columns(total)
     try:

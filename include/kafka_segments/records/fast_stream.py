@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from kafka_segments.errors import CorruptRecordError
 from kafka_segments.records import fast_kernels as _k
-from kafka_segments.records.fast import decode_record_columns
+from kafka_segments.records.fast import as_read_only_array, decode_record_columns
 from kafka_segments.records.fast_columns import RECORD_COLUMNS, TABLE_FIELDS, U8, HeaderTable, RecordColumns
 
 if TYPE_CHECKING:
@@ -161,10 +161,10 @@ class StreamDecoder:
     def _joined(self, whole: U8) -> RecordColumns:
         steps, starts = self._steps, self._starts
         if self._in_place:
-            buffer = _read_only(whole)
+            buffer = as_read_only_array(_bytes_view(whole))
             shifts = starts  # a step's positions are relative to its own bytes
         elif self._arena is not None:
-            buffer = _read_only(self._arena[: self._arena_used])
+            buffer = as_read_only_array(_bytes_view(self._arena[: self._arena_used]))
             shifts = np.cumsum([0] + [len(step.buffer) for step in steps[:-1]]).tolist()
         else:  # _fits accepts no arena step without an arena
             raise RuntimeError("compressed steps without an arena")
@@ -197,9 +197,3 @@ def _bytes_view(array: U8) -> memoryview:
 def _address(array: U8) -> int:
     address: int = array.__array_interface__["data"][0]
     return address
-
-
-def _read_only(array: U8) -> U8:
-    view = array.view()
-    view.flags.writeable = False
-    return view
