@@ -512,7 +512,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.repeats} after {args.segment_warm_ups} untimed round(s) per segment; "
         f"warm-up {warm_s:.1f} s excluded; "
         f"{'fresh memory every round' if args.fresh_memory else 'reused input buffer and arena'}; "
-        f"kafka-segments PUTs {PUT_WORKERS} at a time; moto keeps objects in memory)"
+        f"kafka-segments PUTs {PUT_WORKERS} at a time"
+        f"{'; moto keeps objects in memory' if args.s3 == 'process' else ''})"
     )
     print(heading + "\n\n" + table(results))
     report = {

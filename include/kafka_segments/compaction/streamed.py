@@ -76,7 +76,8 @@ class StreamedSegment:
         return decoded_segment(columns, KeyIdentities(np.concatenate(ids), id_hi, id_lo), data=data)
 
     def _release(self) -> None:
-        """Let go of the grouping state (its table is ~32 bytes per slot); ``finish`` runs once."""
+        """Let go of the grouping state (its table is ~32 bytes per slot). A second ``finish`` finds no
+        grouped steps and identifies the keys again, as ``decode_segment`` does."""
         self._slots, self._store_at, self._store = _EMPTY_SLOTS, _EMPTY, _EMPTY_BYTES
         self._firsts, self._ids = _EMPTY, []
 

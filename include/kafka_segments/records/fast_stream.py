@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_STEP_BYTES", "StepCallback", "StreamDecoder"]
 
 StepCallback = Callable[[RecordColumns, int], None]
-"""Called with a step's record columns and the index of its first record in the segment."""
+"""Called with a step's record columns and the index of its first record in the segment. The columns are
+the decoder's own and valid during the call only: ``finish`` shifts their positions in place to join them."""
 
 DEFAULT_STEP_BYTES = 4 << 20
 """Bytes of complete batches a step decodes at least (fewer, larger steps cost less Python per byte)."""
@@ -73,7 +74,7 @@ class StreamDecoder:
         self._in_place: bool | None = None  # whether the steps decode in place (no compressed batch)
         self._steps: list[RecordColumns] = []
         self._starts: list[int] = []  # where each step's bytes start in the segment
-        self._joined_steps = 0  # how many steps ``finish`` joined (the steps themselves are let go then)
+        self._step_count = 0  # steps that decoded batches (their columns are let go by ``finish``)
         self._gave_up = False
         self._records = 0
         self._on_step = on_step
@@ -81,7 +82,7 @@ class StreamDecoder:
     @property
     def steps(self) -> int:
         """How many steps have decoded batches (0 once the decoder has given up)."""
-        return 0 if self._gave_up else max(len(self._steps), self._joined_steps)
+        return 0 if self._gave_up else self._step_count
 
     def feed(self, available: int) -> None:
         """``buffer[:available]`` has arrived: decode its complete batches if enough are waiting."""
@@ -98,13 +99,13 @@ class StreamDecoder:
         if not verify_crc and not self._gave_up and self._decoded_to < size:
             self._decode_step(size)
         if verify_crc or self._gave_up or self._decoded_to != size or not self._steps:
+            self._step_count = 0
             self._release()
             data = _bytes_view(whole)
             return decode_record_columns(
                 data, segment=self._segment, verify_crc=verify_crc, arena=self._arena
             )
         joined = self._joined(whole)
-        self._joined_steps = len(self._steps)
         self._release()
         return joined
 
@@ -138,6 +139,7 @@ class StreamDecoder:
             self._gave_up = True
             return
         self._steps.append(columns)
+        self._step_count += 1
         self._starts.append(start)
         self._decoded_to = start + int(stop)
         if self._on_step is not None:
@@ -169,10 +171,11 @@ class StreamDecoder:
         else:  # _fits accepts no arena step without an arena
             raise RuntimeError("compressed steps without an arena")
         batch_shifts = np.cumsum([0] + [len(step.batches) for step in steps[:-1]]).tolist()
+        shifts_of = {**dict.fromkeys(_POSITION_COLUMNS, shifts), "batch_index": batch_shifts}
         columns: dict[str, npt.NDArray[Any]] = {}
         for name, dtype in RECORD_COLUMNS:
             parts = [getattr(step, name) for step in steps]
-            moves = shifts if name in _POSITION_COLUMNS else batch_shifts if name == "batch_index" else None
+            moves = shifts_of.get(name)
             if moves is not None:
                 for part, shift in zip(parts, moves, strict=True):
                     np.add(part, shift, out=part)  # in place: the steps' own columns, let go after the join
