@@ -11,17 +11,19 @@ end to end:
 3. PUT the result to S3.
 
 What a worker keeps between rounds (allocated and touched once, before any timing; ``--fresh-memory`` turns
-both off): the **input buffer** the kafka-segments route GETs each segment into (``S3Store.get_into``,
-``read_segment``) and hands to the round as a ``memoryview`` slice, and the decompression **arena**. Fresh
-pages cost ~1 GB/s to touch on this VM, as much as the transfer itself, so a worker that cleaned segment after
-segment would keep both rather than receive new ``bytes`` every round.
+both off): the **input buffer** the kafka-segments routes GET each segment into (``read_segment_into``) and
+hand to the round as a ``memoryview`` slice, and the decompression **arena**. Fresh pages cost ~1 GB/s to
+touch on this VM, as much as the transfer itself, so a worker that cleaned segment after segment would keep
+both rather than receive new ``bytes`` every round (a lake round today allocates both per segment:
+``pipeline.compaction_round``).
 
 Routes, run round-robin (each repeat runs every route once, so ratios compare runs made side by side; the
 order rotates between repeats, so no route always follows the reference's heap churn):
 
-* ``kafka-segments``: the segment read into the input buffer (``S3Store.get_into``; botocore still checks
-  the object's stored CRC-32) while ``compaction.streamed.StreamedSegment`` decodes its batches (compressed
-  ones into the arena) and groups its keys as the chunks arrive (``get_into(progress=...)``), then
+* ``kafka-segments``: the segment read into the input buffer as a lake round reads it
+  (``lake.reader.read_segment_into``: one ``get_into``, the sha256 of the bytes checked against the
+  manifest entry's, botocore's CRC-32 not asked for) while ``compaction.streamed.StreamedSegment`` decodes
+  its batches (compressed ones into the arena) and groups its keys as the chunks arrive (``progress=``), then
   ``compaction.clean_round`` (the offset map, MD5 key digests, column rebuild) and
   ``compaction.output.cleaned_segment_files`` (the ``.log`` plus the rebuilt ``.index`` and ``.timeindex``),
   the three PUT concurrently (``storage.put_many``).
@@ -52,6 +54,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import json
 import os
 import socket
@@ -77,6 +80,10 @@ from kafka_segments.compaction.source import SourceSegment
 from kafka_segments.compaction.streamed import StreamedSegment
 from kafka_segments.config.model import TopicConfig
 from kafka_segments.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS, embedded_s3_server
+from kafka_segments.lake.manifest import SegmentEntry, SegmentOrigin
+from kafka_segments.lake.reader import read_segment as lake_read_segment
+from kafka_segments.lake.reader import read_segment_into
+from kafka_segments.records.fast import scan_header_table
 from kafka_segments.storage import S3Store, put_many
 
 with warnings.catch_warnings():
@@ -232,28 +239,43 @@ def reserve_input(size: int) -> None:
         INPUT[0] = buffer
 
 
-def read_and_decode(store: S3Store, key: str) -> SourceSegment:
-    """The segment read into the input buffer, its batches decoded into the arena and its keys grouped as
-    they arrive (``get_into(progress=StreamedSegment.feed)``, between two chunks): that work overlaps the
-    transfer."""
+def read_and_decode(store: S3Store, entry: SegmentEntry) -> SourceSegment:
+    """The segment read into the input buffer as a lake round reads it (``lake.reader.read_segment_into``:
+    its sha256 checked against the manifest's as the chunks arrive), its batches decoded into the arena and
+    its keys grouped meanwhile (``progress=StreamedSegment.feed``, between two chunks): that work overlaps
+    the transfer."""
     reading = StreamedSegment(INPUT[0], name=SEGMENT_NAME, arena=ARENA[0])
-    size = store.get_into(key, INPUT[0], progress=reading.feed)
-    return reading.source(size, base_offset=0)
+    read_segment_into(store, entry, INPUT[0], progress=reading.feed)
+    return reading.source(entry.size, base_offset=0)
 
 
-def read_segment(store: S3Store, key: str) -> bytes | memoryview:
-    """The segment object, read into the input buffer (a view of it) or, with fresh memory, as bytes.
-
-    botocore's check of the object's stored CRC-32 stays on: the round does not verify the batches'
-    CRC-32C (Kafka's cleaner does not either), so it is the only check of the bytes read, and replacing it
-    with a CRC-32C pass over every batch (``get_into(verify_checksum=False)`` then
-    ``scan_header_table(verify_crc=True)``) saved only 5-7% of the read here (899 MB: 1.05 s instead of
-    1.13 s; 111 MB: 0.127 s instead of 0.133 s).
-    """
+def read_segment(store: S3Store, entry: SegmentEntry) -> bytes | memoryview:
+    """The segment, read and checked as the lake reads it (its sha256 against the manifest's): into the
+    input buffer (a view of it) or, with fresh memory, as bytes (``lake.reader.read_segment``)."""
     if not INPUT:
-        return store.get(key)
-    size = store.get_into(key, INPUT[0])
-    return memoryview(INPUT[0])[:size]
+        return lake_read_segment(store, entry)
+    return read_segment_into(store, entry, INPUT[0])
+
+
+def lake_entry(key: str, data: bytes, *, etag: str) -> SegmentEntry:
+    """The manifest entry a lake would hold for the segment object ``key`` (its sha256 is what the
+    kafka-segments routes check their reads against)."""
+    table = scan_header_table(data)
+    return SegmentEntry(
+        key=key,
+        base_offset=int(table.base_offset[0]),
+        last_offset=int(table.last_offset[-1]),
+        size=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        etag=etag,
+        record_count=int(table.records_count.sum()),
+        batch_count=len(table),
+        max_timestamp_ms=int(table.max_timestamp.max()),
+        first_batch_max_timestamp_ms=int(table.max_timestamp[0]),
+        last_modified_ms=NOW_MS,
+        origin=SegmentOrigin.ADOPTED,
+        run_id="bench",
+    )
 
 
 def put_objects(store: S3Store, route: str, key: str, objects: dict[str, bytes]) -> None:
@@ -267,14 +289,15 @@ def put_objects(store: S3Store, route: str, key: str, objects: dict[str, bytes])
         store.put(name, body)
 
 
-def run_route(route: str, store: S3Store, key: str, records: int, config: TopicConfig) -> Sample:
+def run_route(route: str, store: S3Store, entry: SegmentEntry, records: int, config: TopicConfig) -> Sample:
+    key = entry.key
     t0 = time.perf_counter()
     if route == "kafka-segments" and INPUT and ARENA:
-        segment = read_and_decode(store, key)
+        segment = read_and_decode(store, entry)
         t1 = time.perf_counter()
         objects, retained = kafka_segments_compact(segment, records, config)
     else:
-        data = store.get(key) if route == "kafka-python" else read_segment(store, key)
+        data = store.get(key) if route == "kafka-python" else read_segment(store, entry)
         t1 = time.perf_counter()
         objects, retained = ROUTES[route](data, records, config)  # data: bytes, or a memoryview of INPUT
     t2 = time.perf_counter()
@@ -368,7 +391,7 @@ def bench_segment(
     seg = segment(spec, data_dir=data_dir)
     data = seg.path.read_bytes()
     key = seg.path.name
-    store.put(key, data)
+    entry = lake_entry(key, data, etag=store.put(key, data).etag)
     reserve_input(len(data))
     expected = seg.truth["distinct_keys"]
     samples: dict[str, list[Sample]] = {route: [] for route in ROUTES}
@@ -377,7 +400,7 @@ def bench_segment(
         for route in (
             names[repeat % len(names) :] + names[: repeat % len(names)]
         ):  # each route goes first once
-            sample = run_route(route, store, key, spec.records, config)
+            sample = run_route(route, store, entry, spec.records, config)
             if sample.retained != expected:
                 raise SystemExit(f"{route} kept {sample.retained} records of {key}, expected {expected}")
             if repeat >= 0:  # the warm-up rounds are not timed
@@ -421,10 +444,11 @@ def warm_up(store: S3Store, data_dir: Path, config: TopicConfig) -> float:
     t0 = time.perf_counter()
     for codec in ("none", "lz4", "zstd"):
         seg = segment(SegmentSpec(records=500, value_size=100, codec=codec), data_dir=data_dir)
-        store.put(f"warm-{codec}", seg.path.read_bytes())
-        reserve_input(seg.path.stat().st_size)
+        data = seg.path.read_bytes()
+        entry = lake_entry(f"warm-{codec}", data, etag=store.put(f"warm-{codec}", data).etag)
+        reserve_input(len(data))
         for route in ROUTES:
-            run_route(route, store, f"warm-{codec}", 500, config)
+            run_route(route, store, entry, 500, config)
     return time.perf_counter() - t0
 
 

@@ -23,6 +23,8 @@ from kafka_segments.lake.reader import (
     resolve_manifest,
 )
 from kafka_segments.storage import LocalStore, ObjectStore
+from kafka_segments.storage.base import Progress, WritableBuffer
+from kafka_segments.storage.forwarding import ForwardingStore
 from kafka_segments.topic_partition import TopicPartition
 
 from lake.helpers import FakeClock, make_segment
@@ -119,6 +121,37 @@ def test_changed_bytes_are_a_mismatch(store: ObjectStore, clock: FakeClock, read
         read(store, entry)
     assert entry.sha256 in str(caught.value)
     assert key in str(caught.value)
+
+
+class ChecksumRecordingStore(ForwardingStore):
+    """Records the ``verify_checksum`` of every ``get_into``."""
+
+    def __init__(self, inner: ObjectStore) -> None:
+        super().__init__(inner)
+        self.verify_checksum: list[bool] = []
+
+    def get_into(
+        self,
+        key: str,
+        out: WritableBuffer,
+        *,
+        verify_checksum: bool = True,
+        progress: Progress | None = None,
+    ) -> int:
+        self.verify_checksum.append(verify_checksum)
+        return super().get_into(key, out, verify_checksum=verify_checksum, progress=progress)
+
+
+def test_a_buffered_read_checks_the_sha256_instead_of_the_stores_checksum(
+    store: ObjectStore, clock: FakeClock
+) -> None:
+    """The manifest's sha256 covers the bytes S3's CRC-32 would: the read does not hash them twice."""
+    log, _ = one_segment_lake(store, clock, adopted=False)
+    entry = resolve_manifest(store).partitions[0].segments[0]
+    recording = ChecksumRecordingStore(store)
+
+    assert read_into_buffer(recording, entry) == log
+    assert recording.verify_checksum == [False]
 
 
 def test_visible_records_start_at_the_log_start_offset_inside_a_batch(

@@ -158,6 +158,10 @@ def read_segment_into(
     regrown active segment) is read as ``read_segment`` reads it, then copied (``progress`` called once).
     Returns the view ``out[:entry.size]``.
 
+    The store's own whole-object checksum is not asked for (``verify_checksum=False``): the manifest's
+    sha256 checks the same bytes, and more (that they are the bytes the manifest describes), so S3's CRC-32
+    on top would only double the hashing (zlib's CRC-32 runs at ~3.6 GB/s here: 0.14 s of a 492 MB read).
+
     Raises:
         SegmentObjectMismatchError, ObjectStoreError: as ``read_segment``.
         BufferTooSmallError: ``out`` is shorter than ``entry.size``.
@@ -177,7 +181,7 @@ def read_segment_into(
             progress(upto)
 
     try:
-        size = read_into(store, entry.key, view, progress=arrived)
+        size = read_into(store, entry.key, view, verify_checksum=False, progress=arrived)
     except ObjectNotFoundError:
         raise _missing(entry, location) from None
     except BufferTooSmallError:

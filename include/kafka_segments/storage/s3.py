@@ -13,9 +13,10 @@ object's stored checksum on every GET (``x-amz-checksum-mode: ENABLED``) and che
 (CRC-32 for objects botocore uploaded: zlib's, ~2.5 GB/s here, as ``awscrt`` is not installed). Every read
 keeps that by default, ``get_into`` included. ``get_into(..., verify_checksum=False)`` skips it, through a
 second client built with ``response_checksum_validation="when_required"``, for a caller that checks the
-content itself (a segment whose batches' CRC-32C it verifies). The compaction round does not verify batch CRCs
-(nor does Kafka's cleaner: ``Cleaner.cleanInto`` hands the bytes to ``MemoryRecords.filterTo``, which never
-calls ``isValid``), so segment reads keep the default. Measured with moto on loopback (median of 4),
+content itself: the lake's buffered segment reads (``lake.reader.read_segment_into``) check the manifest's
+sha256 of the same bytes instead. The compaction round does not verify batch CRCs (nor does Kafka's cleaner:
+``Cleaner.cleanInto`` hands the bytes to ``MemoryRecords.filterTo``, which never calls ``isValid``), so a
+segment read without a sha256 to check keeps the default. Measured with moto on loopback (median of 4),
 ``get_into`` of an 899 MB segment: 1.13 s checked, 0.78 s unchecked, 1.05 s unchecked plus a CRC-32C pass over
 every batch; 111 MB: 0.133 / 0.103 / 0.127 s. A store built with ``client_factory`` uses the factory's client
 for every call, so its configuration decides.
