@@ -20,15 +20,18 @@ both rather than receive new ``bytes`` every round (a lake round today allocates
 Routes, run round-robin (each repeat runs every route once, so ratios compare runs made side by side; the
 order rotates between repeats, so no route always follows the reference's heap churn):
 
-* ``kafka-segments``: the segment read into the input buffer as a lake round reads it
-  (``lake.reader.read_segment_into``: one ``get_into``, the sha256 of the bytes checked against the
-  manifest entry's, botocore's CRC-32 not asked for) while ``compaction.streamed.StreamedSegment`` decodes
-  its batches (compressed ones into the arena) and groups its keys as the chunks arrive (``progress=``), then
+* ``kafka-segments``: the segment read into the input buffer as a lake round reads the segments it decodes
+  (``pipeline.segment_sources.streamed_source``: one ``get_into`` pinned to the manifest entry's etag,
+  ``If-Match``) while ``compaction.streamed.StreamedSegment`` decodes its batches (compressed ones into the
+  arena), checks their CRC-32C and groups their keys as the chunks arrive; then the decoded headers are
+  checked against the entry's offsets and counts, then
   ``compaction.clean_round`` (the offset map, MD5 key digests, column rebuild) and
   ``compaction.output.cleaned_segment_files`` (the ``.log`` plus the rebuilt ``.index`` and ``.timeindex``),
   the three PUT concurrently (``storage.put_many``).
-* ``kafka-segments, read then compact``: the same without the overlap — the whole segment read first, then
-  the round decodes it (what the route did before the overlap; with ``--fresh-memory`` both of ours do this).
+* ``kafka-segments, read then compact``: the same without the overlap — the whole segment read first, as a
+  lake round reads a segment it does not decode while reading (``lake.reader.read_segment_into``: the sha256
+  checked against the manifest entry's), then the round decodes it (with ``--fresh-memory`` both of ours do
+  this).
 * ``kafka-python`` (the reference): ``store.get``, then a straightforward compactor — read every batch with
   ``kafka.record`` (``MemoryRecords``), a dict key -> latest offset, then every batch again, rebuilding the
   kept records with kafka-python's ``DefaultRecordBatchBuilder`` (same codec, base offset patched back); only
@@ -54,7 +57,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import hashlib
 import json
 import os
 import socket
@@ -77,13 +79,13 @@ from gen_data import DATA_DIR, SegmentSpec, segment
 from kafka_segments.compaction.output import cleaned_segment_files
 from kafka_segments.compaction.rewrite import clean_round
 from kafka_segments.compaction.source import SourceSegment
-from kafka_segments.compaction.streamed import StreamedSegment
 from kafka_segments.config.model import TopicConfig
 from kafka_segments.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS, embedded_s3_server
 from kafka_segments.lake.manifest import SegmentEntry, SegmentOrigin
 from kafka_segments.lake.reader import read_segment as lake_read_segment
 from kafka_segments.lake.reader import read_segment_into
-from kafka_segments.records.fast import scan_header_table
+from kafka_segments.lake.scan import summarize_segment
+from kafka_segments.pipeline.segment_sources import streamed_source
 from kafka_segments.storage import S3Store, put_many
 
 with warnings.catch_warnings():
@@ -229,6 +231,18 @@ INPUT: list[npt.NDArray[np.uint8]] = []
 PUT_WORKERS = 4
 MOTO_KEY_BUFFER_BYTES = 4 << 30
 """Objects up to this size stay in moto's memory (its default spools those over 5 MiB to a temporary file)."""
+MOTO_MALLOC_ENV = {
+    "MALLOC_ARENA_MAX": "1",
+    "MALLOC_MMAP_MAX_": "0",
+    "MALLOC_TRIM_THRESHOLD_": str(1 << 40),
+}
+"""glibc settings for moto's server process: every allocation from one heap that is never given back.
+
+moto answers a GET with a copy of the whole object (``BytesIO.read()`` on a request thread) before its first
+byte; by default glibc maps that copy afresh every time, so each GET of an 899 MB object page-faulted
+~0.45 s of moto's time in before the response started (the client idle meanwhile), which a real S3 does not
+charge its client. With these, the copy lands on pages the previous GET already touched: the first byte
+after ~0.09 s instead of ~0.5 s. The compactor's process is not affected."""
 
 
 def reserve_input(size: int) -> None:
@@ -240,38 +254,32 @@ def reserve_input(size: int) -> None:
 
 
 def read_and_decode(store: S3Store, entry: SegmentEntry) -> SourceSegment:
-    """The segment read into the input buffer as a lake round reads it (``lake.reader.read_segment_into``:
-    its sha256 checked against the manifest's as the chunks arrive), its batches decoded into the arena and
-    its keys grouped meanwhile (``progress=StreamedSegment.feed``, between two chunks): that work overlaps
-    the transfer."""
-    reading = StreamedSegment(INPUT[0], name=SEGMENT_NAME, arena=ARENA[0])
-    read_segment_into(store, entry, INPUT[0], progress=reading.feed)
-    return reading.source(entry.size, base_offset=0)
+    """The segment read into the input buffer as a lake round reads the segments it decodes
+    (``pipeline.segment_sources.streamed_source``: the manifest's object version, its batches decoded into
+    the arena, their CRC-32C checked and their keys grouped between two chunks of the read)."""
+    source = streamed_source(store, entry, buffer=INPUT[0], arena=ARENA[0])
+    if source.decoded is None:
+        raise SystemExit(f"{entry.key}: the streamed read fell back to a plain read")
+    return source
 
 
 def read_segment(store: S3Store, entry: SegmentEntry) -> bytes | memoryview:
-    """The segment, read and checked as the lake reads it (its sha256 against the manifest's): into the
-    input buffer (a view of it) or, with fresh memory, as bytes (``lake.reader.read_segment``)."""
+    """The segment, read and checked as the lake reads a segment it does not decode while reading (its
+    sha256 against the manifest's): into the input buffer (a view of it) or, with fresh memory, as bytes
+    (``lake.reader.read_segment``)."""
     if not INPUT:
         return lake_read_segment(store, entry)
     return read_segment_into(store, entry, INPUT[0])
 
 
 def lake_entry(key: str, data: bytes, *, etag: str) -> SegmentEntry:
-    """The manifest entry a lake would hold for the segment object ``key`` (its sha256 is what the
-    kafka-segments routes check their reads against)."""
-    table = scan_header_table(data)
-    return SegmentEntry(
+    """The manifest entry a lake would hold for the segment object ``key``, as adoption writes it
+    (``lake.scan.summarize_segment``): what the kafka-segments routes check their reads against."""
+    summary = summarize_segment(data, key=key, base_offset=0)
+    return summary.entry(
         key=key,
-        base_offset=int(table.base_offset[0]),
-        last_offset=int(table.last_offset[-1]),
-        size=len(data),
-        sha256=hashlib.sha256(data).hexdigest(),
+        base_offset=0,
         etag=etag,
-        record_count=int(table.records_count.sum()),
-        batch_count=len(table),
-        max_timestamp_ms=int(table.max_timestamp.max()),
-        first_batch_max_timestamp_ms=int(table.max_timestamp[0]),
         last_modified_ms=NOW_MS,
         origin=SegmentOrigin.ADOPTED,
         run_id="bench",
@@ -351,7 +359,11 @@ def moto_process() -> Iterator[str]:
         [str(server), "-H", "127.0.0.1", "-p", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env={**os.environ, "MOTO_S3_DEFAULT_KEY_BUFFER_SIZE": str(MOTO_KEY_BUFFER_BYTES)},
+        env={
+            **os.environ,
+            "MOTO_S3_DEFAULT_KEY_BUFFER_SIZE": str(MOTO_KEY_BUFFER_BYTES),
+            **MOTO_MALLOC_ENV,
+        },
     )
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) > 1:
@@ -550,6 +562,7 @@ def main(argv: list[str] | None = None) -> int:
         "warm_up_s": warm_s,
         "reused_arena": not args.fresh_memory,
         "moto_key_buffer_bytes": MOTO_KEY_BUFFER_BYTES if args.s3 == "process" else None,
+        "moto_malloc_env": MOTO_MALLOC_ENV if args.s3 == "process" else None,
         "results": results,
     }
     out = args.json or args.data_dir / "compaction_bench.json"

@@ -130,7 +130,7 @@ class ObjectAlreadyExistsError(ObjectStoreError):
 
 
 class PreconditionFailedError(ObjectStoreError):
-    """A write conditional on the object's current etag found another etag, or no object at all."""
+    """A write or read conditional on the object's etag found another etag (a write: or no object at all)."""
 
 
 class ConditionalWriteConflictError(PreconditionFailedError):

@@ -416,6 +416,31 @@ def test_read_into_falls_back_to_get_with_the_same_contract(
     assert inner.gets == ["a.log", "a.log", "missing.log"]
 
 
+@pytest.mark.parametrize(
+    "wrap",
+    [lambda s: s, _GetOnlyStore, lambda s: ForwardingStore(_GetOnlyStore(s))],
+    ids=["own-get_into", "get-only", "forwarding-get-only"],
+)
+def test_get_into_if_match_reads_only_that_version(
+    store: ObjectStore, wrap: Callable[[ObjectStore], ObjectStore]
+) -> None:
+    wrapped = wrap(store)
+    first = store.put("v.log", b"version one")
+    out = bytearray([SENTINEL]) * 16
+    assert read_into(wrapped, "v.log", out, if_match=first.etag) == 11
+    assert out[:11] == b"version one"
+
+    second = store.put("v.log", b"version two!")
+    with pytest.raises(PreconditionFailedError, match=r"the object changed") as caught:
+        read_into(wrapped, "v.log", out, if_match=first.etag)
+    assert first.etag in str(caught.value)
+    assert caught.value.location.endswith("v.log")
+    assert read_into(wrapped, "v.log", out, if_match=second.etag) == 12
+    assert out[:12] == b"version two!"
+    with pytest.raises(ObjectNotFoundError, match=r"gone\.log"):
+        read_into(wrapped, "gone.log", out, if_match=first.etag)
+
+
 def test_buffer_too_small_errors_pickle() -> None:
     error = BufferTooSmallError(location="s3://b/k", object_size=11, buffer_size=10)
     copy = pickle.loads(pickle.dumps(error))

@@ -38,6 +38,8 @@ from kafka_segments.sample import sample_topic
 from kafka_segments.segment.files import FileKind, segment_file_name
 from kafka_segments.segment.writer import SegmentFiles, write_segment
 from kafka_segments.storage import ObjectStore
+from kafka_segments.storage.base import Progress, WritableBuffer
+from kafka_segments.storage.forwarding import ForwardingStore
 from kafka_segments.topic_partition import TopicPartition
 
 from lake.helpers import T0, FakeClock, make_segment
@@ -211,3 +213,31 @@ def all_records(segments: Sequence[SegmentFiles]) -> Iterator[Record]:
     for files in segments:
         for entry in iter_batches(files.log):
             yield from entry.records
+
+
+class ReadRecordingStore(ForwardingStore):
+    """Records every ``get_into``'s ``(if_match, verify_checksum)``; with ``flip_at``, flips that byte of
+    what it delivers (a transfer that went wrong: other reads are intact)."""
+
+    def __init__(self, inner: ObjectStore, *, flip_at: int | None = None) -> None:
+        super().__init__(inner)
+        self.flip_at = flip_at
+        self.calls: list[tuple[str | None, bool]] = []
+
+    def get_into(
+        self,
+        key: str,
+        out: WritableBuffer,
+        *,
+        verify_checksum: bool = True,
+        progress: Progress | None = None,
+        if_match: str | None = None,
+    ) -> int:
+        self.calls.append((if_match, verify_checksum))
+        size = super().get_into(key, out, verify_checksum=verify_checksum, if_match=if_match)
+        view = memoryview(out).cast("B")  # type: ignore[arg-type]
+        if self.flip_at is not None:
+            view[self.flip_at] ^= 1
+        if progress is not None:
+            progress(size)
+        return size

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka_segments.lake.manifest import SegmentEntry, SegmentOrigin
 from kafka_segments.lake.reader import read_segment
-from kafka_segments.pipeline import compaction_round
+from kafka_segments.pipeline import segment_sources
 from kafka_segments.pipeline.compaction_stage import CompactionStatus
 from kafka_segments.records import CompressionType, Record, TimestampType, build_batch
 from kafka_segments.storage import LocalStore, ObjectStore
@@ -481,8 +481,8 @@ def test_a_round_without_room_for_a_decoding_arena_writes_the_same_bytes(
     refuses it (``spark.executor.pyspark.memory`` sets RLIMIT_AS), the round decodes them itself: same
     output."""
     outputs = []
-    for arena_factor in (compaction_round._ARENA_PER_STORED_BYTE, 1 << 50):
-        monkeypatch.setattr(compaction_round, "_ARENA_PER_STORED_BYTE", arena_factor)
+    for arena_factor in (segment_sources.ARENA_PER_STORED_BYTE, 1 << 50):
+        monkeypatch.setattr(segment_sources, "ARENA_PER_STORED_BYTE", arena_factor)
         lake = LakeLog.of()
         for key in range(40):
             lake.log.records([(key % 7, VALUE), (key % 5, None if key % 3 == 0 else VALUE)], codec=codec)

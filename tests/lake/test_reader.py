@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from kafka_segments.errors import SegmentObjectMismatchError
+from kafka_segments.errors import PreconditionFailedError, SegmentObjectMismatchError
 from kafka_segments.lake.layout import manifest_key
 from kafka_segments.lake.manifest import SegmentEntry
 from kafka_segments.lake.reader import (
@@ -20,11 +20,10 @@ from kafka_segments.lake.reader import (
     partition_state,
     read_segment,
     read_segment_into,
+    read_segment_version_into,
     resolve_manifest,
 )
 from kafka_segments.storage import LocalStore, ObjectStore
-from kafka_segments.storage.base import Progress, WritableBuffer
-from kafka_segments.storage.forwarding import ForwardingStore
 from kafka_segments.topic_partition import TopicPartition
 
 from lake.helpers import FakeClock, make_segment
@@ -32,6 +31,7 @@ from lake.read_helpers import (
     PAYMENTS_0,
     PAYMENTS_LOG_START,
     PartitionSpec,
+    ReadRecordingStore,
     Seg,
     all_records,
     commit_lake,
@@ -123,35 +123,61 @@ def test_changed_bytes_are_a_mismatch(store: ObjectStore, clock: FakeClock, read
     assert key in str(caught.value)
 
 
-class ChecksumRecordingStore(ForwardingStore):
-    """Records the ``verify_checksum`` of every ``get_into``."""
-
-    def __init__(self, inner: ObjectStore) -> None:
-        super().__init__(inner)
-        self.verify_checksum: list[bool] = []
-
-    def get_into(
-        self,
-        key: str,
-        out: WritableBuffer,
-        *,
-        verify_checksum: bool = True,
-        progress: Progress | None = None,
-    ) -> int:
-        self.verify_checksum.append(verify_checksum)
-        return super().get_into(key, out, verify_checksum=verify_checksum, progress=progress)
-
-
 def test_a_buffered_read_checks_the_sha256_instead_of_the_stores_checksum(
     store: ObjectStore, clock: FakeClock
 ) -> None:
     """The manifest's sha256 covers the bytes S3's CRC-32 would: the read does not hash them twice."""
     log, _ = one_segment_lake(store, clock, adopted=False)
     entry = resolve_manifest(store).partitions[0].segments[0]
-    recording = ChecksumRecordingStore(store)
+    recording = ReadRecordingStore(store)
 
     assert read_into_buffer(recording, entry) == log
-    assert recording.verify_checksum == [False]
+    assert recording.calls == [(None, False)]
+
+
+def test_a_version_read_pins_the_manifests_etag_and_does_not_hash(
+    store: ObjectStore, clock: FakeClock
+) -> None:
+    log, _ = one_segment_lake(store, clock, adopted=True)
+    entry = resolve_manifest(store).partitions[0].segments[0]
+    recording = ReadRecordingStore(store)
+    out = np.zeros(entry.size + 3, dtype=np.uint8)
+    seen: list[int] = []
+
+    assert bytes(read_segment_version_into(recording, entry, out, progress=seen.append)) == log
+    assert recording.calls == [(entry.etag, False)]
+    assert seen[-1] == entry.size
+
+
+@pytest.mark.parametrize("change", ["regrown", "replaced"])
+def test_a_version_read_of_a_changed_object_is_a_precondition_failure(
+    store: ObjectStore, clock: FakeClock, change: str
+) -> None:
+    """The caller then reads the described prefix with its sha256 checked (``read_segment``)."""
+    log, key = one_segment_lake(store, clock, adopted=True)
+    entry = resolve_manifest(store).partitions[0].segments[0]
+    changed = bytearray(log)
+    changed[-1] ^= 0xFF
+    store.put(key, log + make_segment(6).log if change == "regrown" else bytes(changed))
+    out = np.zeros(2 * len(log) + 64, dtype=np.uint8)
+
+    with pytest.raises(PreconditionFailedError, match="the object changed") as caught:
+        read_segment_version_into(store, entry, out)
+    assert caught.value.location.endswith(key)
+    if change == "regrown":
+        assert read_segment(store, entry) == log
+
+
+def test_a_version_read_of_a_missing_object_is_a_mismatch_naming_the_key(
+    store: ObjectStore, clock: FakeClock
+) -> None:
+    _, key = one_segment_lake(store, clock, adopted=True)
+    store.delete(key)
+    entry = resolve_manifest(store).partitions[0].segments[0]
+
+    with pytest.raises(SegmentObjectMismatchError, match="is missing") as caught:
+        read_segment_version_into(store, entry, np.zeros(entry.size, dtype=np.uint8))
+    assert key in str(caught.value)
 
 
 def test_visible_records_start_at_the_log_start_offset_inside_a_batch(

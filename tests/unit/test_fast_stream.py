@@ -18,7 +18,7 @@ from kafka_segments.compaction.rewrite import clean_round
 from kafka_segments.compaction.source import SourceSegment
 from kafka_segments.records import Record, build_batch
 from kafka_segments.records.attributes import CompressionType
-from kafka_segments.records.fast import RecordColumns, decode_record_columns
+from kafka_segments.records.fast import RecordColumns, decode_record_columns, scan_header_table
 from kafka_segments.records.fast_columns import RECORD_COLUMNS, TABLE_FIELDS
 from kafka_segments.records.fast_stream import StreamDecoder
 from unit.compaction_helpers import NOW
@@ -28,6 +28,8 @@ from unit.test_fast import NAME, TS, damaged_segments, outcome, segments
 pytestmark = pytest.mark.unit
 
 ARENA_BYTES = 1 << 20
+MAX_TIMESTAMP_LAST_BYTE = 8 + 4 + 4 + 1 + 4 + 2 + 4 + 8 + 7
+"""A batch's byte that only its CRC-32C checks (the low byte of maxTimestamp)."""
 
 
 def assert_same_columns(got: RecordColumns, want: RecordColumns) -> None:
@@ -43,11 +45,16 @@ def assert_same_columns(got: RecordColumns, want: RecordColumns) -> None:
 
 
 def streamed(
-    data: bytes, cuts: list[int], *, step_bytes: int, arena: np.ndarray | None
+    data: bytes,
+    cuts: list[int],
+    *,
+    step_bytes: int,
+    arena: np.ndarray | None,
+    verify_crc: bool = False,
 ) -> tuple[StreamDecoder, RecordColumns]:
     """``data`` arriving in a buffer at the ``cuts`` (then whole), fed to a decoder after each arrival."""
     buffer = np.zeros(len(data) + 7, dtype=np.uint8)
-    decoder = StreamDecoder(buffer, segment=NAME, arena=arena, step_bytes=step_bytes)
+    decoder = StreamDecoder(buffer, segment=NAME, arena=arena, step_bytes=step_bytes, verify_crc=verify_crc)
     for cut in [*sorted(c % (len(data) + 1) for c in cuts), len(data)]:
         buffer[:cut] = np.frombuffer(data[:cut], dtype=np.uint8)
         decoder.feed(cut)
@@ -131,6 +138,37 @@ def test_an_arena_too_small_for_the_records_gives_up_the_steps() -> None:
     decoder, got = streamed(data, list(range(0, len(data), 97)), step_bytes=200, arena=small)
     assert decoder.steps == 0
     assert_same_columns(got, decode_record_columns(data, segment=NAME, verify_crc=False))
+
+
+def test_a_verifying_decoder_checks_each_steps_crcs_and_joins_them() -> None:
+    data = _segment(CompressionType.LZ4)
+    arena = np.zeros(ARENA_BYTES, dtype=np.uint8)
+    decoder, got = streamed(data, list(range(0, len(data), 97)), step_bytes=200, arena=arena, verify_crc=True)
+    assert decoder.steps > 3
+    assert_same_columns(got, decode_record_columns(data, segment=NAME, verify_crc=True))
+
+
+@pytest.mark.parametrize("codec", [CompressionType.NONE, CompressionType.ZSTD], ids=["none", "zstd"])
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_a_verifying_decoder_raises_a_bad_crc_over_the_whole_segment(
+    codec: CompressionType, where: str
+) -> None:
+    data = bytearray(_segment(codec))
+    table = scan_header_table(bytes(data))
+    batch = 0 if where == "first" else len(table) - 1
+    data[int(table.position[batch]) + MAX_TIMESTAMP_LAST_BYTE] ^= 1  # only the CRC covers it
+    arena = np.zeros(ARENA_BYTES, dtype=np.uint8)
+    want = outcome(lambda: decode_record_columns(bytes(data), segment=NAME, verify_crc=True))
+    assert want[0] == "error"
+    buffer = np.frombuffer(bytes(data), dtype=np.uint8)
+    decoder = StreamDecoder(buffer, segment=NAME, arena=arena, step_bytes=200, verify_crc=True)
+    for available in range(0, len(data), 97):
+        decoder.feed(available)
+    assert outcome(lambda: decoder.finish(len(data))) == want
+    assert decoder.steps == 0
+    unverified = StreamDecoder(buffer, segment=NAME, arena=arena, step_bytes=200)
+    unverified.feed(len(data))
+    assert outcome(lambda: unverified.finish(len(data))) != want  # the damage is only a CRC's to see
 
 
 def test_verifying_crcs_decodes_the_whole_segment() -> None:

@@ -47,11 +47,19 @@ class StreamedSegment:
         name: str,
         arena: U8 | None = None,
         step_bytes: int = DEFAULT_STEP_BYTES,
+        verify_crc: bool = False,
     ) -> None:
+        """``verify_crc``: check every batch's CRC-32C as it is decoded (``StreamDecoder``); ``finish``
+        then raises ``CorruptRecordError`` for a bad one."""
         self._buffer = buffer
         self._name = name
         self._decoder = StreamDecoder(
-            buffer, segment=name, arena=arena, step_bytes=step_bytes, on_step=self._group_keys
+            buffer,
+            segment=name,
+            arena=arena,
+            step_bytes=step_bytes,
+            on_step=self._group_keys,
+            verify_crc=verify_crc,
         )
         self._slots, self._store_at, self._store, self._firsts, self._counts = _g.new_span_groups(1024)
         self._ids: list[I64] = []

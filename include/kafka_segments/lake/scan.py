@@ -86,16 +86,51 @@ def summarize_segment(data: Buffer, *, key: str, base_offset: int) -> SegmentSum
 
     table = scan_header_table(data, segment=key, verify_crc=True)
     _check_layout(table, key=key, base_offset=base_offset)
-    count = len(table)
+    facts = header_facts(table)
     return SegmentSummary(
         size=len(data),
         sha256=sha256_hex(data),
+        last_offset=facts.last_offset,
+        record_count=facts.record_count,
+        batch_count=facts.batch_count,
+        max_timestamp_ms=facts.max_timestamp_ms,
+        first_batch_max_timestamp_ms=facts.first_batch_max_timestamp_ms,
+        table=table,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderFacts:
+    """What a manifest entry records of a segment's batch headers (``SegmentEntry``'s fields of the same
+    names)."""
+
+    last_offset: int | None
+    record_count: int
+    batch_count: int
+    max_timestamp_ms: int
+    first_batch_max_timestamp_ms: int
+
+    @classmethod
+    def of_entry(cls, entry: SegmentEntry) -> HeaderFacts:
+        """The facts ``entry`` records."""
+        return cls(
+            last_offset=entry.last_offset,
+            record_count=entry.record_count,
+            batch_count=entry.batch_count,
+            max_timestamp_ms=entry.max_timestamp_ms,
+            first_batch_max_timestamp_ms=entry.first_batch_max_timestamp_ms,
+        )
+
+
+def header_facts(table: HeaderTable) -> HeaderFacts:
+    """The entry's facts of a segment whose batch headers are ``table``."""
+    count = len(table)
+    return HeaderFacts(
         last_offset=int(table.last_offset[-1]) if count else None,
         record_count=int(table.records_count.sum(dtype=np.int64)),
         batch_count=count,
         max_timestamp_ms=max(int(table.max_timestamp.max()), -1) if count else -1,
         first_batch_max_timestamp_ms=max(int(table.max_timestamp[0]), -1) if count else -1,
-        table=table,
     )
 
 

@@ -2,7 +2,7 @@
 
 ``compact_partition`` reads the partition's live segments (with the index sizes their rebuilt indexes have,
 for the ``segment.index.bytes`` grouping rule; the segments the round decodes are decoded, and their keys
-grouped, while they are read: ``compaction.streamed``, ``lake.reader.read_segment_into``), runs
+grouped, while they are read: ``pipeline.segment_sources``), runs
 ``compaction.rewrite.clean_round`` and stages each output segment under the run's unique object names
 (``<base>-<run id>.log`` + indexes; nothing is written for a dry run, whose entries are computed all the
 same). A group that is a single segment whose cleaned bytes and aborted transactions equal its own keeps the
@@ -16,9 +16,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-import numpy as np
-import numpy.typing as npt
-
 from kafka_segments.compaction.decoded import DEFAULT_BUDGET_BYTES
 from kafka_segments.compaction.eligibility import CompactionCandidate
 from kafka_segments.compaction.errors import CompactionError
@@ -28,7 +25,6 @@ from kafka_segments.compaction.results import CleanedSegment, RoundResult
 from kafka_segments.compaction.rewrite import clean_round
 from kafka_segments.compaction.source import SourceSegment, aborted_from_markers
 from kafka_segments.compaction.stats import CleanerStats, PhaseTimes
-from kafka_segments.compaction.streamed import StreamedSegment
 from kafka_segments.config.model import TopicConfig
 from kafka_segments.errors import (
     CorruptRecordError,
@@ -40,20 +36,15 @@ from kafka_segments.lake.commit import stage_segment
 from kafka_segments.lake.history import location_of
 from kafka_segments.lake.layout import segment_key
 from kafka_segments.lake.manifest import PartitionState, SegmentEntry, SegmentOrigin
-from kafka_segments.lake.reader import read_segment, read_segment_into
 from kafka_segments.lake.runs import RunRecord
 from kafka_segments.lake.scan import summarize_segment
 from kafka_segments.pipeline.compaction_results import CompactionStatus, PartitionCompaction
+from kafka_segments.pipeline.segment_sources import plain_source, streamed_source
 from kafka_segments.segment.files import FileKind
 from kafka_segments.segment.index_sizes import index_sizes_of
 from kafka_segments.segment.txn_index import AbortedTxn
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
-
-_ARENA_PER_STORED_BYTE = 6
-"""Arena bytes reserved per stored byte of a segment decoded while read: room for batches compressed ~5x
-(the arena is ``np.empty``: pages never written cost no memory). A segment whose records need more is
-decoded by the round instead (same result)."""
 
 UNCLEANABLE_ERRORS = (
     CompactionError,
@@ -160,7 +151,7 @@ def _sources(
     sources = []
     for entry in entries:
         streamed = entry.base_offset < decode_below and 0 < entry.size <= budget
-        source = _streamed_source(store, entry) if streamed else _plain_source(store, entry)
+        source = streamed_source(store, entry) if streamed else plain_source(store, entry)
         if source.decoded is not None:
             budget -= source.decoded.nbytes
         sizes = index_sizes_of(source.header_table(), index_interval_bytes=config.index_interval_bytes)
@@ -170,28 +161,6 @@ def _sources(
             )
         )
     return sources
-
-
-def _plain_source(store: ObjectStore, entry: SegmentEntry) -> SourceSegment:
-    data = read_segment(store, entry)
-    return SourceSegment(entry.key, entry.base_offset, data, last_modified_ms=entry.last_modified_ms)
-
-
-def _streamed_source(store: ObjectStore, entry: SegmentEntry) -> SourceSegment:
-    """The segment read into a buffer of its own while ``StreamedSegment`` decodes it. Records it cannot
-    decode are left to the round (which raises, or not, exactly as for a plainly read segment)."""
-    buffer = np.empty(entry.size, dtype=np.uint8)
-    try:  # only the pages written cost memory, but an address-space limit counts them all
-        arena: npt.NDArray[np.uint8] | None = np.empty(_ARENA_PER_STORED_BYTE * entry.size, dtype=np.uint8)
-    except MemoryError:  # e.g. spark.executor.pyspark.memory (RLIMIT_AS): compressed batches decode later
-        arena = None
-    reading = StreamedSegment(buffer, name=entry.key, arena=arena)
-    data = read_segment_into(store, entry, buffer, progress=reading.feed)
-    plain = SourceSegment(entry.key, entry.base_offset, data, last_modified_ms=entry.last_modified_ms)
-    try:
-        return replace(plain, decoded=reading.finish(entry.size))
-    except (CorruptRecordError, UnsupportedCodecError):
-        return plain
 
 
 def _output_segments(

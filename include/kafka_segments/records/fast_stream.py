@@ -16,7 +16,10 @@ the whole segment at once (the result is the same; only the overlap is lost):
   decompress next to the previous one), or a segment mixing steps with and without compressed batches.
 
 Bytes handed to ``feed`` are not yet verified by the store (its length and checksum are checked after the
-last chunk); nothing decoded here is trusted until ``get_into`` has returned and ``finish`` is called.
+last chunk); nothing decoded here is trusted until ``get_into`` has returned and ``finish`` is called. A
+decoder built with ``verify_crc=True`` checks every batch's CRC-32C in the step that decodes it (while the
+batch is in the cache); a bad one makes it give up, so that ``finish`` raises the error over the whole
+segment.
 """
 
 from __future__ import annotations
@@ -59,12 +62,14 @@ class StreamDecoder:
         arena: U8 | None = None,
         step_bytes: int = DEFAULT_STEP_BYTES,
         on_step: StepCallback | None = None,
+        verify_crc: bool = False,
     ) -> None:
         """``buffer``: the uint8 array the segment is being read into (from position 0); ``arena``: as
         ``decode_record_columns`` (required for compressed segments to be decoded in steps); ``on_step``:
         called after each step with its columns (positions in the step's own ``buffer``) and the index of its
         first record in the segment, to work on records while they are in the cache. Steps are only final
-        if ``steps`` still counts them after ``finish``."""
+        if ``steps`` still counts them after ``finish``. ``verify_crc``: every step checks its batches'
+        CRC-32C, and ``finish`` verifies by default."""
         self._buffer = buffer
         self._segment = segment
         self._arena = arena
@@ -78,6 +83,7 @@ class StreamDecoder:
         self._gave_up = False
         self._records = 0
         self._on_step = on_step
+        self._verify_crc = verify_crc
 
     @property
     def steps(self) -> int:
@@ -89,22 +95,25 @@ class StreamDecoder:
         if not self._gave_up and available - self._decoded_to >= self._step:
             self._decode_step(available)
 
-    def finish(self, size: int, *, verify_crc: bool = False) -> RecordColumns:
+    def finish(self, size: int, *, verify_crc: bool | None = None) -> RecordColumns:
         """The record columns of ``buffer[:size]`` (the whole segment, now read and verified by the store).
+
+        ``verify_crc`` (default: the decoder's own): check every batch's CRC-32C; steps that did not check
+        theirs are then given up and the whole segment is decoded again.
 
         Raises:
             CorruptRecordError, UnsupportedCodecError: as ``decode_record_columns`` over the whole segment.
         """
+        verify = self._verify_crc if verify_crc is None else verify_crc
+        steps_usable = self._verify_crc or not verify
         whole = self._buffer[:size]
-        if not verify_crc and not self._gave_up and self._decoded_to < size:
+        if steps_usable and not self._gave_up and self._decoded_to < size:
             self._decode_step(size)
-        if verify_crc or self._gave_up or self._decoded_to != size or not self._steps:
+        if not steps_usable or self._gave_up or self._decoded_to != size or not self._steps:
             self._step_count = 0
             self._release()
             data = _bytes_view(whole)
-            return decode_record_columns(
-                data, segment=self._segment, verify_crc=verify_crc, arena=self._arena
-            )
+            return decode_record_columns(data, segment=self._segment, verify_crc=verify, arena=self._arena)
         joined = self._joined(whole)
         self._release()
         return joined
@@ -130,7 +139,7 @@ class StreamDecoder:
         arena = None if self._arena is None else self._arena[self._arena_used :]
         try:
             columns = decode_record_columns(
-                _bytes_view(chunk), segment=self._segment, verify_crc=False, arena=arena
+                _bytes_view(chunk), segment=self._segment, verify_crc=self._verify_crc, arena=arena
             )
         except CorruptRecordError:
             self._gave_up = True

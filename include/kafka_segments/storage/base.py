@@ -125,6 +125,7 @@ class ReadIntoStore(ObjectStore, Protocol):
         *,
         verify_checksum: bool = True,
         progress: Progress | None = None,
+        if_match: str | None = None,
     ) -> int:
         """Write the object's bytes to ``out[:size]`` and return ``size``; the rest of ``out`` is left
         alone. ``verify_checksum``: check the whole-object checksum the store keeps, if it keeps one (S3's
@@ -132,7 +133,9 @@ class ReadIntoStore(ObjectStore, Protocol):
         content themselves. ``progress``: called in the reading thread with the bytes of ``out`` filled so
         far, after every chunk read (``PROGRESS_CHUNK_BYTES``) — the object's length and checksum are only
         checked once the last byte is in, so those bytes are unverified until ``get_into`` returns; an
-        exception it raises stops the read. Raises ``BufferTooSmallError`` (``out`` unchanged),
+        exception it raises stops the read. ``if_match``: read the object only if its etag (``ObjectMeta``,
+        ``PutResult``) is still ``if_match`` (S3's ``If-Match``), else ``PreconditionFailedError`` — whatever
+        ``out`` then holds is not that version's bytes. Raises ``BufferTooSmallError`` (``out`` unchanged),
         ``ObjectNotFoundError``; ``TypeError`` if ``out`` is not a writable, C-contiguous buffer. See
         ``storage.buffers``."""
         ...

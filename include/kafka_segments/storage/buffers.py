@@ -9,14 +9,16 @@ The contract (every backend, ``tests/contract``): ``get_into(key, out)`` writes 
 than ``out`` raises ``BufferTooSmallError`` before anything is written (never a silent truncation); a body
 that ends early or runs past the size the store announced raises ``ObjectStoreError`` (S3:
 ``IncompleteReadError`` translated). ``out`` must be writable and C-contiguous (``bytearray``, a writable
-``memoryview``, a numpy array); anything else is a ``TypeError`` before any I/O.
+``memoryview``, a numpy array); anything else is a ``TypeError`` before any I/O. ``if_match=etag`` reads
+only that version of the object: any other raises ``PreconditionFailedError`` (S3 refuses the GET before a
+byte is sent; a local file is hashed as it is read, its etag being its sha256).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
-from kafka_segments.errors import ObjectStoreError
+from kafka_segments.errors import ObjectStoreError, PreconditionFailedError
 from kafka_segments.storage.base import ObjectStore, Progress, ReadIntoStore, WritableBuffer, validate_key
 
 if TYPE_CHECKING:
@@ -60,6 +62,20 @@ def check_fits(object_size: int, buffer_size: int, *, location: str) -> None:
         raise BufferTooSmallError(location=location, object_size=object_size, buffer_size=buffer_size)
 
 
+def check_etag(store: ObjectStore, key: str, expected: str | None, *, location: str) -> None:
+    """``PreconditionFailedError`` unless ``expected`` is ``None`` or the object's etag (``head``)."""
+    if expected is not None:
+        etag_mismatch(expected, store.head(key).etag, location=location)
+
+
+def etag_mismatch(expected: str, found: str, *, location: str) -> None:
+    """``PreconditionFailedError`` naming both etags unless they are equal."""
+    if found != expected:
+        raise PreconditionFailedError(
+            f"the object changed: its etag is {found}, not {expected}", location=location
+        )
+
+
 def object_location(store: ObjectStore, key: str) -> str:
     """``<store>/<key>`` for messages (S3 stores describe themselves with a trailing ``/``)."""
     where = store.describe()
@@ -73,24 +89,29 @@ def read_into(
     *,
     verify_checksum: bool = True,
     progress: Progress | None = None,
+    if_match: str | None = None,
 ) -> int:
     """``store.get_into(key, out)`` on any ``ObjectStore``: the backend's own ``get_into`` when it has one,
     else ``store.get`` copied into ``out`` (same result and errors, one extra copy).
 
     The fallback serves wrappers written before ``get_into`` existed (a test's fault-injecting store);
-    ``verify_checksum`` then has no effect (``get`` keeps the backend's default checks) and ``progress`` is
-    called once, with the whole object.
+    ``verify_checksum`` then has no effect (``get`` keeps the backend's default checks), ``progress`` is
+    called once, with the whole object, and ``if_match`` is checked with ``head`` before and after the
+    ``get`` (a change there and back in between is not seen).
 
     Raises:
         BufferTooSmallError: the object does not fit ``out`` (``out`` unchanged).
+        PreconditionFailedError: ``if_match`` is given and is not the object's etag.
         ObjectNotFoundError, ObjectStoreError: as ``get``.
         TypeError: ``out`` is not a writable, C-contiguous buffer.
     """
     if isinstance(store, ReadIntoStore):
-        return store.get_into(key, out, verify_checksum=verify_checksum, progress=progress)
+        return store.get_into(key, out, verify_checksum=verify_checksum, progress=progress, if_match=if_match)
     location = object_location(store, validate_key(key, location=store.describe()))
     view = writable_view(out, location=location)
+    check_etag(store, key, if_match, location=location)
     data = store.get(key)
+    check_etag(store, key, if_match, location=location)
     check_fits(len(data), len(view), location=location)
     view[: len(data)] = data
     if progress is not None:

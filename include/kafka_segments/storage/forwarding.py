@@ -41,10 +41,13 @@ class ForwardingStore:
         *,
         verify_checksum: bool = True,
         progress: Progress | None = None,
+        if_match: str | None = None,
     ) -> int:
         """``inner.get_into``; through ``inner.get`` when ``inner`` has no ``get_into`` (``read_into``).
         A subclass that overrides ``get`` to observe or fail reads must override this as well."""
-        return read_into(self.inner, key, out, verify_checksum=verify_checksum, progress=progress)
+        return read_into(
+            self.inner, key, out, verify_checksum=verify_checksum, progress=progress, if_match=if_match
+        )
 
     def get_range(self, key: str, *, start: int, end: int) -> bytes:
         return self.inner.get_range(key, start=start, end=end)

@@ -44,7 +44,7 @@ from kafka_segments.storage.base import (
     validate_key,
     validate_prefix,
 )
-from kafka_segments.storage.buffers import check_fits, writable_view
+from kafka_segments.storage.buffers import check_fits, etag_mismatch, writable_view
 
 TEMP_PREFIX = f"{RESERVED_SEGMENT_PREFIX}-tmp-"
 LOCK_NAME = f"{RESERVED_SEGMENT_PREFIX}.lock"
@@ -115,13 +115,22 @@ class LocalStore:
         *,
         verify_checksum: bool = True,
         progress: Progress | None = None,
+        if_match: str | None = None,
     ) -> int:
         """The object's bytes into ``out[:size]``; returns ``size`` (``storage.buffers``).
 
         ``readinto`` straight from the file, whose size comes from the open descriptor: an object replaced
         meanwhile is read whole, old or new, as ``get`` reads it. A local file keeps no checksum, so
-        ``verify_checksum`` changes nothing here.
+        ``verify_checksum`` changes nothing here. ``if_match`` is compared with the sha256 (the etag) of
+        the bytes read, after the read.
         """
+        size = self._read_into(key, out, progress)
+        if if_match is not None:
+            view = writable_view(out, location=str(self._path(key)))
+            etag_mismatch(if_match, hashlib.sha256(view[:size]).hexdigest(), location=str(self._path(key)))
+        return size
+
+    def _read_into(self, key: str, out: WritableBuffer, progress: Progress | None) -> int:
         path = self._path(key)
         view = writable_view(out, location=str(path))
         with self._os_errors(path), path.open("rb", buffering=0) as f:
