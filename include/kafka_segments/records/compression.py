@@ -148,7 +148,7 @@ def batch_decompressors(
         if code == CompressionType.NONE:
             out.append(None)
         elif fast:
-            out.append(_lz4_frame)
+            out.append(lz4_checked_frame)
         else:
             out.append(general.get(code) or functools.partial(_decompress_v2, code))
     return out
@@ -250,7 +250,7 @@ def _lz4_compress(data: Buffer, magic: int) -> bytes:
         return frame
     # Kafka's v0 quirk: the HC byte is computed over the magic number and the descriptor.
     hc_at = LZ4_DESCRIPTOR_START + 2  # FLG, BD, then HC (no content size is written)
-    return frame[:hc_at] + bytes((_lz4_header_checksum(bytes(frame[:hc_at])),)) + frame[hc_at + 1 :]
+    return frame[:hc_at] + bytes((lz4_header_checksum(bytes(frame[:hc_at])),)) + frame[hc_at + 1 :]
 
 
 def _lz4_decompress(data: Buffer, magic: int) -> bytes:
@@ -259,7 +259,7 @@ def _lz4_decompress(data: Buffer, magic: int) -> bytes:
     frame: Buffer = view
     if magic == 0:
         # Kafka ignores the HC byte of v0 messages (old clients wrote it over magic + descriptor).
-        expected = _lz4_header_checksum(bytes(view[LZ4_DESCRIPTOR_START:hc_at]))
+        expected = lz4_header_checksum(bytes(view[LZ4_DESCRIPTOR_START:hc_at]))
         if view[hc_at] != expected:
             patched = bytearray(view)
             patched[hc_at] = expected
@@ -286,7 +286,7 @@ def _lz4_decompress_v2(data: Buffer) -> bytes:
     return _lz4_decompress(data, 2)
 
 
-def _lz4_frame(data: Buffer) -> bytes:
+def lz4_checked_frame(data: Buffer) -> bytes:
     """A frame whose magic number and descriptor were already checked (``_lz4_descriptors_ok``)."""
     try:
         out, consumed = lz4.frame.decompress(data, return_bytes_read=True)
@@ -347,7 +347,7 @@ def _lz4_check_descriptor(view: memoryview) -> int:
 
 
 @lru_cache(maxsize=64)
-def _lz4_header_checksum(descriptor: bytes) -> int:
+def lz4_header_checksum(descriptor: bytes) -> int:
     """The HC byte over ``descriptor`` (cached: frames reuse a handful of descriptors)."""
     return (xxh32(descriptor) >> 8) & 0xFF
 

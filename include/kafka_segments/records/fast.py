@@ -36,7 +36,7 @@ from kafka_segments.errors import CorruptRecordError, InvalidCrcError
 from kafka_segments.records import fast_kernels as _k
 from kafka_segments.records.attributes import TIMESTAMP_TYPE_MASK, CompressionType
 from kafka_segments.records.batch import ATTRIBUTES_OFFSET, RECORDS_OFFSET, BatchHeader, RecordBatch
-from kafka_segments.records.compression import batch_decompressors
+from kafka_segments.records.compression import batch_decompressors, lz4_checked_frame
 from kafka_segments.records.fast_columns import (
     I64,
     TABLE_DTYPES,
@@ -46,6 +46,7 @@ from kafka_segments.records.fast_columns import (
     allocate_record_columns,
 )
 from kafka_segments.records.log import iter_batches, read_entry, scan_headers
+from kafka_segments.records.lz4_into import decompress_frame_into
 from kafka_segments.records.record import encode_record
 
 __all__ = ["HeaderTable", "RecordColumns", "decode_record_columns", "scan_header_table"]
@@ -225,7 +226,8 @@ def _payloads(
 
     Each records stream is copied into the arena as soon as it is decompressed, so the decompressor's
     output buffers are reused while they are still in the cache instead of piling up (first touches of fresh
-    memory are the dominant cost on large segments).
+    memory are the dominant cost on large segments); Kafka's LZ4 frames are decompressed straight into it
+    (``lz4_into``).
     """
     starts = table.position + RECORDS_OFFSET
     ends = table.position + table.size_in_bytes
@@ -250,6 +252,12 @@ def _payloads(
         zip(starts.tolist(), ends.tolist(), decompressors, strict=True)
     ):
         piece: bytes | memoryview = view[start:end]
+        if decompress is lz4_checked_frame:  # an LZ4 frame: decoded straight into the arena if it can be
+            written = decompress_frame_into(view[start:end], out[used:])
+            if written is not None:
+                payload_start[index] = used
+                used += written
+                continue
         if decompress is not None:
             try:
                 piece = decompress(piece)
