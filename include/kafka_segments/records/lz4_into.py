@@ -82,12 +82,29 @@ def decompress_frame_into(frame: memoryview, out: memoryview) -> int | None:
 
 
 def _simple_frame_block_max(frame: memoryview) -> int | None:
-    """The block maximum size of a frame with Kafka's layout and a valid header, else ``None``."""
-    if len(frame) < _FIRST_BLOCK + _BLOCK_SIZE.size or frame[:_FLG] != LZ4_MAGIC:
+    """The block maximum size of a frame with Kafka's layout and a valid header, else ``None`` (known
+    headers are looked up: a segment's frames share one or two)."""
+    if len(frame) < _FIRST_BLOCK + _BLOCK_SIZE.size:
         return None
-    flg, bd, hc = frame[_FLG], frame[_BD], frame[_HC]
+    header = bytes(frame[:_FIRST_BLOCK])
+    try:
+        return _KNOWN_HEADERS[header]
+    except KeyError:
+        block_max = _header_block_max(header)
+        if len(_KNOWN_HEADERS) < _KNOWN_HEADERS_MAX:
+            _KNOWN_HEADERS[header] = block_max
+        return block_max
+
+
+_KNOWN_HEADERS: dict[bytes, int | None] = {}
+_KNOWN_HEADERS_MAX = 1024
+
+
+def _header_block_max(header: bytes) -> int | None:
+    flg, bd, hc = header[_FLG], header[_BD], header[_HC]
     if (
-        flg & _FLAGS_NOT_HANDLED
+        header[:_FLG] != LZ4_MAGIC
+        or flg & _FLAGS_NOT_HANDLED
         or (flg & LZ4_FLG_VERSION_MASK) != LZ4_FLG_VERSION_01
         or not flg & LZ4_FLG_BLOCK_INDEPENDENCE
         or hc != lz4_header_checksum(bytes((flg, bd)))
