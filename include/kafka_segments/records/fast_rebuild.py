@@ -236,8 +236,9 @@ def _finish(out: memoryview, start: int, end: int, codec: int) -> bytes:
         _CRC.pack_into(out, start + CRC_OFFSET, _crc32c.crc32c(out[start + ATTRIBUTES_OFFSET : end]))
         return bytes(out[start:end])
     body = compress(codec, out[start + HEADER.size : end])
-    head = bytearray(out[start : start + HEADER.size])
-    _LENGTH.pack_into(head, SIZE_OFFSET, HEADER.size - LOG_OVERHEAD + len(body))
-    crc = _crc32c.crc32c(body, _crc32c.crc32c(memoryview(head)[ATTRIBUTES_OFFSET:]))
-    _CRC.pack_into(head, CRC_OFFSET, crc)
-    return bytes(head) + body
+    head = start + HEADER.size  # the header is finished where it is: ``out`` is scratch
+    _LENGTH.pack_into(out, start + SIZE_OFFSET, HEADER.size - LOG_OVERHEAD + len(body))
+    _CRC.pack_into(
+        out, start + CRC_OFFSET, _crc32c.crc32c(body, _crc32c.crc32c(out[start + ATTRIBUTES_OFFSET : head]))
+    )
+    return b"".join((out[start:head], body))

@@ -126,8 +126,9 @@ class LocalStore:
         """
         size = self._read_into(key, out, progress)
         if if_match is not None:
-            view = writable_view(out, location=str(self._path(key)))
-            etag_mismatch(if_match, hashlib.sha256(view[:size]).hexdigest(), location=str(self._path(key)))
+            location = str(self._path(key))
+            read = writable_view(out, location=location)[:size]
+            etag_mismatch(if_match, hashlib.sha256(read).hexdigest(), location=location)
         return size
 
     def _read_into(self, key: str, out: WritableBuffer, progress: Progress | None) -> int:
