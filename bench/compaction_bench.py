@@ -11,11 +11,11 @@ end to end:
 3. PUT the result to S3.
 
 What a worker keeps between rounds (allocated and touched once, before any timing; ``--fresh-memory`` turns
-both off): the **input buffer** the kafka-segments routes GET each segment into (``read_segment_into``) and
-hand to the round as a ``memoryview`` slice, and the decompression **arena**. Fresh pages cost ~1 GB/s to
-touch on this VM, as much as the transfer itself, so a worker that cleaned segment after segment would keep
-both rather than receive new ``bytes`` every round (a lake round today allocates both per segment:
-``pipeline.compaction_round``).
+both off): the **input buffer** the kafka-segments routes GET each segment into (``streamed_source``,
+``read_segment_into``) and hand to the round as a ``memoryview`` slice, and the decompression **arena**.
+Fresh pages cost ~1 GB/s to touch on this VM, as much as the transfer itself, so a worker that cleaned
+segment after segment would keep both rather than receive new ``bytes`` every round (a lake round today
+allocates both per segment: ``pipeline.segment_sources``).
 
 Routes, run round-robin (each repeat runs every route once, so ratios compare runs made side by side; the
 order rotates between repeats, so no route always follows the reference's heap churn):

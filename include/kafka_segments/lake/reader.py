@@ -3,7 +3,9 @@
 Readers follow a manifest, never a listing: a segment is the first ``size`` bytes of the object its
 ``SegmentEntry`` names, and those bytes must hash to the recorded ``sha256`` (an adopted object that a
 broker sync regrew still serves the bytes the manifest describes). Anything else (the object is gone,
-shorter, or changed) is a ``SegmentObjectMismatchError`` naming the object and what differs.
+shorter, or changed) is a ``SegmentObjectMismatchError`` naming the object and what differs. The one read
+that does not hash, ``read_segment_version_into``, asks for the object version the entry's etag names and
+leaves the checking of the bytes to its caller (the compaction round checks every batch's CRC-32C).
 
 Visibility follows Kafka's fetch rule: a consumer sees the records at offsets at or above the log start
 offset. Whole batches below it are not returned; in a batch that straddles it the records below it are
