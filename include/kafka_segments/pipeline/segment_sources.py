@@ -59,6 +59,7 @@ def streamed_source(
     """
     if buffer is None:
         buffer = np.empty(entry.size, dtype=np.uint8)
+    if arena is None:
         arena = _reserve_arena(entry.size)
     reading = StreamedSegment(buffer, name=entry.key, arena=arena, verify_crc=True)
     try:
