@@ -251,9 +251,10 @@ def _payloads(
     for index, (start, end, decompress) in enumerate(
         zip(starts.tolist(), ends.tolist(), decompressors, strict=True)
     ):
-        piece: bytes | memoryview = view[start:end]
+        records = view[start:end]
+        piece: bytes | memoryview = records
         if decompress is lz4_checked_frame:  # an LZ4 frame: decoded straight into the arena if it can be
-            written = decompress_frame_into(view[start:end], out[used:])
+            written = decompress_frame_into(records, out[used:])
             if written is not None:
                 payload_start[index] = used
                 used += written

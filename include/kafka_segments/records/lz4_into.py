@@ -21,6 +21,7 @@ block that does not fit, damage — is not decoded here (``None``): the general 
 from __future__ import annotations
 
 import struct
+from functools import lru_cache
 
 import cramjam
 
@@ -82,25 +83,16 @@ def decompress_frame_into(frame: memoryview, out: memoryview) -> int | None:
 
 
 def _simple_frame_block_max(frame: memoryview) -> int | None:
-    """The block maximum size of a frame with Kafka's layout and a valid header, else ``None`` (known
-    headers are looked up: a segment's frames share one or two)."""
+    """The block maximum size of a frame with Kafka's layout and a valid header, else ``None``."""
     if len(frame) < _FIRST_BLOCK + _BLOCK_SIZE.size:
         return None
-    header = bytes(frame[:_FIRST_BLOCK])
-    try:
-        return _KNOWN_HEADERS[header]
-    except KeyError:
-        block_max = _header_block_max(header)
-        if len(_KNOWN_HEADERS) < _KNOWN_HEADERS_MAX:
-            _KNOWN_HEADERS[header] = block_max
-        return block_max
+    return _header_block_max(bytes(frame[:_FIRST_BLOCK]))
 
 
-_KNOWN_HEADERS: dict[bytes, int | None] = {}
-_KNOWN_HEADERS_MAX = 1024
-
-
+@lru_cache(maxsize=64)
 def _header_block_max(header: bytes) -> int | None:
+    """``_simple_frame_block_max`` of a frame's first 7 bytes (cached: a segment's frames share one or two
+    headers)."""
     flg, bd, hc = header[_FLG], header[_BD], header[_HC]
     if (
         header[:_FLG] != LZ4_MAGIC
