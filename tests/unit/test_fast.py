@@ -28,6 +28,7 @@ from kafka_segments.records import (
     TimestampType,
     build_batch,
     build_end_transaction_marker,
+    fast,
     iter_batches,
     scan_headers,
 )
@@ -280,6 +281,20 @@ def test_the_arena_grows_for_highly_compressed_batches() -> None:
     columns = decode_record_columns(data)
     assert columns.to_records() == slow_records(data)
     assert len(columns.buffer) == columns.record_start[-1] + columns.record_size[-1]
+
+
+def test_without_lz4s_block_decoder_lz4_batches_go_the_general_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = b"".join(
+        build_batch([Record(o, TS, b"k%d" % o, b"v" * (o * 700))], base_offset=o, compression=codec)
+        for o, codec in enumerate([CompressionType.LZ4, CompressionType.NONE, CompressionType.LZ4] * 2)
+    )
+    fast_columns = decode_record_columns(data)
+    monkeypatch.setattr(fast, "native_decoder", lambda: False)
+    general_columns = decode_record_columns(data)
+    assert general_columns.to_records() == fast_columns.to_records() == slow_records(data)
+    assert np.array_equal(general_columns.buffer, fast_columns.buffer)
 
 
 def test_decompresses_into_a_given_arena() -> None:

@@ -1,16 +1,25 @@
-"""Kafka's LZ4 frames decompressed straight into a buffer (``records.lz4_into``): the same bytes as the frame
-decoder, and ``None`` — never a different answer — for every frame it leaves to the general path."""
+"""Kafka's LZ4 frames decompressed straight into a buffer (``records.lz4_into``, its kernel in
+``records.lz4_kernels``): the same bytes as the frame decoder, and ``None`` — never a different answer — for
+every frame it leaves to the general path."""
 
 from __future__ import annotations
+
+import ctypes.util
 
 import lz4.frame
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kafka_segments.records import lz4_kernels
 from kafka_segments.records.attributes import CompressionType
 from kafka_segments.records.compression import compress, decompress
-from kafka_segments.records.lz4_into import decompress_frame_into
+from kafka_segments.records.lz4_into import (
+    decode_frames_into,
+    decompress_frame_into,
+    frame_block_max,
+    native_decoder,
+)
 from unit.test_compression import FIXED_PAYLOADS
 
 pytestmark = pytest.mark.unit
@@ -20,7 +29,7 @@ ROOM = 8 << 20
 
 def into(frame: bytes, *, room: int = ROOM) -> bytes | None:
     out = np.zeros(room, dtype=np.uint8)
-    written = decompress_frame_into(memoryview(frame), memoryview(out))
+    written = decompress_frame_into(frame, out)
     return None if written is None else out[:written].tobytes()
 
 
@@ -105,3 +114,55 @@ def test_a_damaged_frame_decodes_as_the_frame_decoder_decodes_it_or_not_at_all(
     got = into(bytes(frame))
     if got is not None:
         assert got == general(bytes(frame))
+
+
+def test_lz4s_block_decoder_is_linked_on_this_stack() -> None:
+    """The pinned ``lz4`` wheel exports LZ4's block decoder: without it every frame above would have been
+    ``None`` and the fast path untested."""
+    assert native_decoder()
+
+
+def test_no_library_or_no_decoder_in_it_binds_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lz4_kernels, "_library_candidates", list)
+    assert lz4_kernels.bind.__wrapped__() is False
+    libc = ctypes.util.find_library("c")
+    assert libc
+    monkeypatch.setattr(lz4_kernels, "_library_candidates", lambda: ["/nonexistent/liblz4.so", libc])
+    assert lz4_kernels.bind.__wrapped__() is False
+
+
+def test_a_run_stops_at_the_first_frame_it_does_not_decode_and_resumes_after_it() -> None:
+    parts = [FIXED_PAYLOADS["text-100k"], b"xyz" * 50, FIXED_PAYLOADS["mixed-200k"]]
+    frames = [compress(CompressionType.LZ4, part, magic=2) for part in parts]
+    frames[1] = lz4.frame.compress(parts[1], block_linked=False, content_checksum=True)  # not Kafka's layout
+    array = np.frombuffer(b"".join(frames), dtype=np.uint8)
+    ends = np.cumsum([len(frame) for frame in frames]).astype(np.int64)
+    starts = ends - [len(frame) for frame in frames]
+    block_max = frame_block_max(array, starts, ends, np.ones(3, dtype=np.bool_))
+    assert block_max.tolist() == [64 << 10, 0, 64 << 10]
+    out, payload_start = np.zeros(ROOM, dtype=np.uint8), np.full(3, -1, dtype=np.int64)
+    index, used = decode_frames_into(
+        array, starts, ends, block_max, out=out, used=0, first=0, payload_start=payload_start
+    )
+    assert (index, used) == (1, len(parts[0]))
+    index, used = decode_frames_into(
+        array, starts, ends, block_max, out=out, used=used + 7, first=2, payload_start=payload_start
+    )
+    assert (index, used) == (3, len(parts[0]) + 7 + len(parts[2]))
+    assert payload_start.tolist() == [0, -1, len(parts[0]) + 7]
+    assert out[payload_start[2] : used].tobytes() == parts[2]
+
+
+def test_a_frame_that_does_not_fit_is_not_decoded_and_the_output_before_it_stands() -> None:
+    frames = [compress(CompressionType.LZ4, FIXED_PAYLOADS["text-100k"], magic=2)] * 2
+    array = np.frombuffer(b"".join(frames), dtype=np.uint8)
+    starts = np.array([0, len(frames[0])], dtype=np.int64)
+    ends = starts + len(frames[0])
+    block_max = frame_block_max(array, starts, ends, np.ones(2, dtype=np.bool_))
+    room = len(FIXED_PAYLOADS["text-100k"]) + (64 << 10)  # one frame and a block, not two frames
+    out, payload_start = np.zeros(room, dtype=np.uint8), np.zeros(2, dtype=np.int64)
+    index, used = decode_frames_into(
+        array, starts, ends, block_max, out=out, used=0, first=0, payload_start=payload_start
+    )
+    assert (index, used) == (1, len(FIXED_PAYLOADS["text-100k"]))
+    assert out[:used].tobytes() == FIXED_PAYLOADS["text-100k"]

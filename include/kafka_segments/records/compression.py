@@ -100,6 +100,14 @@ def compress(codec: CompressionType | int, data: Buffer, *, magic: int = 2) -> b
     raise UnsupportedCodecError(f"unknown compression codec id {int(codec)}")
 
 
+def compressor(codec: CompressionType | int) -> Callable[[Buffer], bytes]:
+    """``compress(codec, data)`` of v2 records streams as one function, resolved once for per-batch callers
+    (for LZ4, the frame compressor itself)."""
+    if codec == CompressionType.LZ4:
+        return _lz4_frame
+    return functools.partial(compress, codec)
+
+
 def decompress(codec: CompressionType | int, data: Buffer, *, magic: int = 2) -> bytes:
     """Decompress a records stream of ``codec``.
 
@@ -236,16 +244,20 @@ def _xerial_decompress(data: Buffer) -> bytes:
 # lz4 (frame format) ----------------------------------------------------------------------------------------
 
 
+_lz4_frame: Callable[[Buffer], bytes] = functools.partial(
+    lz4.frame.compress,
+    compression_level=0,  # lz4-java's fast compressor at Kafka's default level
+    block_size=lz4.frame.BLOCKSIZE_MAX64KB,
+    block_linked=False,
+    block_checksum=False,
+    content_checksum=False,
+    store_size=False,
+)
+"""Kafka's LZ4 frame of a records stream (magic 1 and 2); the C function itself, for per-batch callers."""
+
+
 def _lz4_compress(data: Buffer, magic: int) -> bytes:
-    frame: bytes = lz4.frame.compress(
-        data,
-        compression_level=0,  # lz4-java's fast compressor at Kafka's default level
-        block_size=lz4.frame.BLOCKSIZE_MAX64KB,
-        block_linked=False,
-        block_checksum=False,
-        content_checksum=False,
-        store_size=False,
-    )
+    frame = _lz4_frame(data)
     if magic != 0:
         return frame
     # Kafka's v0 quirk: the HC byte is computed over the magic number and the descriptor.

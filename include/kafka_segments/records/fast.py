@@ -27,16 +27,18 @@ more) raise ``CorruptRecordError`` although the Python path, with its unbounded 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NoReturn
 
 import crc32c as _crc32c
 import numpy as np
+import numpy.typing as npt
 
 from kafka_segments.errors import CorruptRecordError, InvalidCrcError
 from kafka_segments.records import fast_kernels as _k
 from kafka_segments.records.attributes import TIMESTAMP_TYPE_MASK, CompressionType
 from kafka_segments.records.batch import ATTRIBUTES_OFFSET, RECORDS_OFFSET, BatchHeader, RecordBatch
-from kafka_segments.records.compression import batch_decompressors, lz4_checked_frame
+from kafka_segments.records.compression import batch_decompressors
 from kafka_segments.records.fast_columns import (
     I64,
     TABLE_DTYPES,
@@ -46,7 +48,7 @@ from kafka_segments.records.fast_columns import (
     allocate_record_columns,
 )
 from kafka_segments.records.log import iter_batches, read_entry, scan_headers
-from kafka_segments.records.lz4_into import decompress_frame_into
+from kafka_segments.records.lz4_into import decode_frames_into, frame_block_max, native_decoder
 from kafka_segments.records.record import encode_record
 
 __all__ = ["HeaderTable", "RecordColumns", "decode_record_columns", "scan_header_table"]
@@ -226,8 +228,8 @@ def _payloads(
 
     Each records stream is copied into the arena as soon as it is decompressed, so the decompressor's
     output buffers are reused while they are still in the cache instead of piling up (first touches of fresh
-    memory are the dominant cost on large segments); Kafka's LZ4 frames are decompressed straight into it
-    (``lz4_into``).
+    memory are the dominant cost on large segments); runs of Kafka's LZ4 frames are decompressed straight
+    into it by a kernel (``lz4_into``), every other batch one at a time here.
     """
     starts = table.position + RECORDS_OFFSET
     ends = table.position + table.size_in_bytes
@@ -242,45 +244,66 @@ def _payloads(
         arena = np.empty(
             int(stored[~compressed].sum() + _EXPECTED_RATIO * stored[compressed].sum()), np.uint8
         )
-    capacity = len(arena)
-    out = arena.data
-    payload_start = np.empty(len(table), dtype=np.int64)
-    used = 0
-    failed: int | None = None
-    decompressors = batch_decompressors(codecs, array, starts, ends)
-    for index, (start, end, decompress) in enumerate(
-        zip(starts.tolist(), ends.tolist(), decompressors, strict=True)
-    ):
-        records = view[start:end]
-        piece: bytes | memoryview = records
-        if decompress is lz4_checked_frame:  # an LZ4 frame: decoded straight into the arena if it can be
-            written = decompress_frame_into(records, out[used:])
-            if written is not None:
-                payload_start[index] = used
-                used += written
-                continue
+    count = len(table)
+    payload_start = np.empty(count, dtype=np.int64)
+    block_max = _kernel_block_max(array, starts, ends, codecs)
+    decompressors = _decompressors(codecs, array, starts, ends, np.flatnonzero(block_max <= 0))
+    used, index, failed = 0, 0, None
+    while index < count:
+        if index not in decompressors:
+            index, used = decode_frames_into(
+                array, starts, ends, block_max, out=arena, used=used, first=index, payload_start=payload_start
+            )
+            if index == count:
+                break
+        piece: bytes | memoryview = view[int(starts[index]) : int(ends[index])]
+        if index not in decompressors:  # a frame the kernel did not decode (damaged, or no room for a block)
+            decompressors.update(_decompressors(codecs, array, starts, ends, np.array([index])))
+        decompress = decompressors[index]
         if decompress is not None:
             try:
                 piece = decompress(piece)
             except Exception:  # the Python path raises it again, with the location (_raise_records)
                 failed = index
                 break
-        size = len(piece)
-        if used + size > capacity:
-            capacity = max(2 * capacity, used + size)
-            grown = np.empty(capacity, dtype=np.uint8)
-            grown[:used] = arena[:used]
-            arena, out = grown, grown.data
-        out[used : used + size] = piece
+        arena = _append(arena, used, piece)
         payload_start[index] = used
-        used += size
-    count = len(table) if failed is None else failed
+        used += len(piece)
+        index += 1
+    count = count if failed is None else failed
     payload_start = payload_start[:count]
     payload_end = np.append(payload_start[1:], used) if count else payload_start
-    out.release()
     arena = arena[:used]
     arena.flags.writeable = False
     return arena, payload_start, payload_end, failed
+
+
+def _kernel_block_max(array: U8, starts: I64, ends: I64, codecs: npt.NDArray[np.integer]) -> I64:
+    """``lz4_into.frame_block_max`` of the LZ4 batches: > 0 for those the kernel decodes (none when LZ4's
+    block decoder is not linked)."""
+    lz4 = codecs == CompressionType.LZ4
+    if lz4.any() and native_decoder():
+        return frame_block_max(array, starts, ends, lz4)
+    return np.zeros(len(codecs), dtype=np.int64)
+
+
+def _decompressors(
+    codecs: npt.NDArray[np.integer], array: U8, starts: I64, ends: I64, rows: npt.NDArray[np.intp]
+) -> dict[int, Callable[[Buffer], bytes] | None]:
+    """Batch row -> its decompressor (``compression.batch_decompressors``), for ``rows``."""
+    found = batch_decompressors(codecs[rows], array, starts[rows], ends[rows])
+    return dict(zip(rows.tolist(), found, strict=True))
+
+
+def _append(arena: U8, used: int, piece: bytes | memoryview) -> U8:
+    """``arena`` (or a copy twice as large, when ``piece`` does not fit) with ``piece`` at ``used``."""
+    size = len(piece)
+    if used + size > len(arena):
+        grown = np.empty(max(2 * len(arena), used + size), dtype=np.uint8)
+        grown[:used] = arena[:used]
+        arena = grown
+    arena[used : used + size] = np.frombuffer(piece, dtype=np.uint8)
+    return arena
 
 
 def _decode_via_entries(data: Buffer, *, segment: str, verify_crc: bool) -> RecordColumns:

@@ -31,7 +31,7 @@ span, a timestamp delta outside int64, or a header key that is not valid UTF-8.
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import crc32c as _crc32c
 import numpy as np
@@ -54,7 +54,7 @@ from kafka_segments.records.batch import (
     SIZE_OFFSET,
     BatchHeader,
 )
-from kafka_segments.records.compression import compress
+from kafka_segments.records.compression import Buffer, compress, compressor
 from kafka_segments.records.crc import crc32c
 from kafka_segments.records.fast_columns import RecordColumns
 
@@ -219,8 +219,9 @@ def rebuild_batches(
     codecs = (table.attributes[index] & COMPRESSION_CODEC_MASK).tolist()
     magics = table.magic[index].tolist()
     view = memoryview(out)  # type: ignore[arg-type]
+    compressors = {codec: compressor(codec) for codec in set(codecs) if codec != CompressionType.NONE}
     return [
-        _finish(view, start, end, codec) if count >= 0 and magic >= MAGIC_VALUE_V2 else None
+        _finish(view, start, end, compressors.get(codec)) if count >= 0 and magic >= MAGIC_VALUE_V2 else None
         for (start, end, count), codec, magic in zip(bounds.tolist(), codecs, magics, strict=True)
     ]
 
@@ -229,13 +230,13 @@ _CRC = struct.Struct(">I")
 _LENGTH = struct.Struct(">i")
 
 
-def _finish(out: memoryview, start: int, end: int, codec: int) -> bytes:
-    """The batch at ``out[start:end]`` (CRC 0) with its records compressed by ``codec`` and its CRC-32C
-    (the CRC extension called directly: this runs once per output batch)."""
-    if codec == CompressionType.NONE:
+def _finish(out: memoryview, start: int, end: int, codec_compress: Callable[[Buffer], bytes] | None) -> bytes:
+    """The batch at ``out[start:end]`` (CRC 0) with its records compressed by ``codec_compress`` (``None``:
+    uncompressed) and its CRC-32C (the CRC extension called directly: this runs once per output batch)."""
+    if codec_compress is None:
         _CRC.pack_into(out, start + CRC_OFFSET, _crc32c.crc32c(out[start + ATTRIBUTES_OFFSET : end]))
         return bytes(out[start:end])
-    body = compress(codec, out[start + HEADER.size : end])
+    body = codec_compress(out[start + HEADER.size : end])
     head = start + HEADER.size  # the header is finished where it is: ``out`` is scratch
     _LENGTH.pack_into(out, start + SIZE_OFFSET, HEADER.size - LOG_OVERHEAD + len(body))
     _CRC.pack_into(

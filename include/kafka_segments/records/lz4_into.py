@@ -1,11 +1,13 @@
-"""Kafka's LZ4 frames decompressed straight into a caller's buffer, block by block.
+"""Kafka's LZ4 frames decompressed straight into a caller's arena, a run of frames per kernel call.
 
 Kafka's producers (lz4-java, through ``KafkaLZ4BlockOutputStream``) write a batch's records as one LZ4 frame
 of independent blocks, with no block or content checksum and no content size (the layout below, from the LZ4
-frame format). ``decompress_frame_into`` decodes such a frame with LZ4's block decoder (``cramjam``) straight
-into the caller's buffer — no ``bytes`` object per batch and no copy of it into the arena (~25% of the time
-of decompressing a segment of 1 KiB records here). Anything else — other flags, a bad header checksum, a
-block that does not fit, damage — is not decoded here (``None``): the general path
+frame format). Such frames are decoded here with LZ4's block decoder, called from a numba kernel
+(``lz4_kernels.frames_into``) over all the frames of a segment step at once: no ``bytes`` object per batch,
+no copy into the arena, and no Python work per frame or per block (which cost as much as the decompression
+itself on 1 KiB records). Frame headers are checked in Python, once per distinct header
+(``frame_block_max``). Anything else — other flags, a bad header checksum, a block that does not fit, damage,
+or no LZ4 library to link (``lz4_kernels.bind``) — is not decoded here: the general path
 (``compression.decompress``) then decodes it, or raises with the reason, as it always has.
 
     offset  size  field
@@ -20,11 +22,12 @@ block that does not fit, damage — is not decoded here (``None``): the general 
 
 from __future__ import annotations
 
-import struct
 from functools import lru_cache
 
-import cramjam
+import numpy as np
+import numpy.typing as npt
 
+from kafka_segments.records import lz4_kernels as _k
 from kafka_segments.records.compression import (
     LZ4_DESCRIPTOR_START,
     LZ4_FLG_BLOCK_CHECKSUM,
@@ -38,61 +41,71 @@ from kafka_segments.records.compression import (
     lz4_header_checksum,
 )
 
-__all__ = ["decompress_frame_into"]
+__all__ = ["decode_frames_into", "decompress_frame_into", "frame_block_max", "native_decoder"]
+
+I64 = npt.NDArray[np.int64]
+U8 = npt.NDArray[np.uint8]
 
 _FLG = LZ4_DESCRIPTOR_START
 _BD = _FLG + 1
 _HC = _BD + 1
 _FIRST_BLOCK = _HC + 1
-_BLOCK_SIZE = struct.Struct("<I")
-_STORED = 0x80000000
+_BLOCK_SIZE_BYTES = 4
 _FLAGS_NOT_HANDLED = (
     LZ4_FLG_BLOCK_CHECKSUM | LZ4_FLG_CONTENT_SIZE | LZ4_FLG_CONTENT_CHECKSUM | LZ4_FLG_RESERVED
 )
 _BLOCK_MAX = {code << 4: 1 << (2 * code + 8) for code in range(4, 8)}
 """BD byte -> block maximum size: 64 KiB, 256 KiB, 1 MiB, 4 MiB."""
+_HEADER_WEIGHTS = np.uint64(1) << (np.uint64(8) * np.arange(_FIRST_BLOCK, dtype=np.uint64))
 
 
-def decompress_frame_into(frame: memoryview, out: memoryview) -> int | None:
-    """Decompress ``frame`` into ``out[:n]`` and return ``n``; ``None`` when the frame is not one this path
-    decodes (module docstring) or does not fit ``out`` — ``out`` may then hold partial output."""
-    block_max = _simple_frame_block_max(frame)
-    if block_max is None:
+def native_decoder() -> bool:
+    """Whether LZ4's block decoder is linked for the kernel (see ``lz4_kernels.bind``)."""
+    return _k.bind()
+
+
+def frame_block_max(array: U8, starts: I64, ends: I64, candidates: npt.NDArray[np.bool_]) -> I64:
+    """For each frame ``array[starts[i]:ends[i]]`` among ``candidates``: its block maximum size when it has
+    Kafka's layout and a valid header (checksum included), else 0 — as for every frame not a candidate."""
+    block_max = np.zeros(len(starts), dtype=np.int64)
+    rows = np.flatnonzero(candidates & (ends - starts >= _FIRST_BLOCK + _BLOCK_SIZE_BYTES))
+    if not rows.size:
+        return block_max
+    heads = array[starts[rows, None] + np.arange(_FIRST_BLOCK)].astype(np.uint64)
+    keys, which = np.unique((heads * _HEADER_WEIGHTS).sum(axis=1), return_inverse=True)
+    sizes = [_header_block_max(int(key).to_bytes(_FIRST_BLOCK, "little")) or 0 for key in keys.tolist()]
+    block_max[rows] = np.array(sizes, dtype=np.int64)[which.reshape(-1)]
+    return block_max
+
+
+def decode_frames_into(
+    array: U8, starts: I64, ends: I64, block_max: I64, *, out: U8, used: int, first: int, payload_start: I64
+) -> tuple[int, int]:
+    """Decode frames from ``first`` on into ``out`` from ``used`` on, until one is not decoded
+    (``lz4_kernels.frames_into``); ``native_decoder()`` must have returned ``True``."""
+    index, end = _k.frames_into(array, starts, ends, block_max, out, used, first, payload_start)
+    return int(index), int(end)
+
+
+def decompress_frame_into(frame: bytes | bytearray | memoryview, out: U8) -> int | None:
+    """Decompress one ``frame`` into ``out[:n]`` and return ``n``; ``None`` when the frame is not one this
+    path decodes (module docstring) or does not fit ``out`` — ``out`` may then hold partial output."""
+    if not native_decoder():
         return None
-    end, pos, used, room = len(frame), _FIRST_BLOCK, 0, len(out)
-    while pos + _BLOCK_SIZE.size <= end:
-        (size,) = _BLOCK_SIZE.unpack_from(frame, pos)
-        pos += _BLOCK_SIZE.size
-        if size == 0:
-            return used if pos == end else None  # nothing may follow the end mark
-        stored = size & _STORED
-        size &= ~_STORED
-        if size > block_max or pos + size > end or used + block_max > room:
-            return None
-        if stored:
-            out[used : used + size] = frame[pos : pos + size]
-            used += size
-        else:
-            block, into = frame[pos : pos + size], out[used : used + block_max]
-            try:
-                used += cramjam.lz4.decompress_block_into(block, into)
-            except cramjam.DecompressionError:
-                return None
-        pos += size
-    return None  # no end mark
-
-
-def _simple_frame_block_max(frame: memoryview) -> int | None:
-    """The block maximum size of a frame with Kafka's layout and a valid header, else ``None``."""
-    if len(frame) < _FIRST_BLOCK + _BLOCK_SIZE.size:
-        return None
-    return _header_block_max(bytes(frame[:_FIRST_BLOCK]))
+    array = np.frombuffer(frame, dtype=np.uint8)
+    starts, ends = np.zeros(1, dtype=np.int64), np.full(1, len(array), dtype=np.int64)
+    block_max = frame_block_max(array, starts, ends, np.ones(1, dtype=np.bool_))
+    payload_start = np.zeros(1, dtype=np.int64)
+    index, used = decode_frames_into(
+        array, starts, ends, block_max, out=out, used=0, first=0, payload_start=payload_start
+    )
+    return used if index == 1 else None
 
 
 @lru_cache(maxsize=64)
 def _header_block_max(header: bytes) -> int | None:
-    """``_simple_frame_block_max`` of a frame's first 7 bytes (cached: a segment's frames share one or two
-    headers)."""
+    """The block maximum size of a frame whose first 7 bytes are ``header``, when they are Kafka's layout with
+    a valid checksum, else ``None`` (cached: a segment's frames share one or two headers)."""
     flg, bd, hc = header[_FLG], header[_BD], header[_HC]
     if (
         header[:_FLG] != LZ4_MAGIC
