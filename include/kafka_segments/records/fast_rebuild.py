@@ -17,8 +17,10 @@ metadata. What changes and what does not, per Kafka's ``MemoryRecordsBuilder`` a
   the source's codec.
 
 ``rebuild_batches`` does the same for many batches of one segment at once: one numba call
-(``fast_rebuild_kernels.write_batches``) writes every batch, header and records; only the CRC-32C (and the
-codec, for a compressed batch) is a call per batch.
+(``fast_rebuild_kernels.write_batches``) writes every batch, header and records; the records of LZ4 batches
+are then compressed by one more (``lz4_kernels.compress_frames``, LZ4's frame compressor called from the
+kernel: the frames ``lz4.frame.compress`` writes). Only the CRC-32C, and the codec of other compressed
+batches, is a call per batch.
 
 ``encode_retained`` re-encodes the retained rows of ``records.fast.RecordColumns`` in one numba call
 (``fast_rebuild_kernels.encode_rows``): byte for byte what ``record.encode_records`` writes for the same
@@ -38,6 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kafka_segments.records import fast_rebuild_kernels as _k
+from kafka_segments.records import lz4_kernels as _lz4
 from kafka_segments.records.attributes import (
     COMPRESSION_CODEC_MASK,
     DELETE_HORIZON_FLAG_MASK,
@@ -216,14 +219,52 @@ def rebuild_batches(
     _k.write_batches(
         columns.buffer, first_row, end_row, keep, fields, headers, horizon, stamped | new, out, bounds
     )
-    codecs = (table.attributes[index] & COMPRESSION_CODEC_MASK).tolist()
-    magics = table.magic[index].tolist()
+    codecs = table.attributes[index] & COMPRESSION_CODEC_MASK
+    written = (bounds[:, 2] >= 0) & (table.magic[index] >= MAGIC_VALUE_V2)
+    done = _finish_lz4(out, bounds, np.flatnonzero(written & (codecs == CompressionType.LZ4)))
     view = memoryview(out)  # type: ignore[arg-type]
-    compressors = {codec: compressor(codec) for codec in set(codecs) if codec != CompressionType.NONE}
+    compressors = {code: compressor(code) for code in set(codecs.tolist()) if code != CompressionType.NONE}
     return [
-        _finish(view, start, end, compressors.get(codec)) if count >= 0 and magic >= MAGIC_VALUE_V2 else None
-        for (start, end, count), codec, magic in zip(bounds.tolist(), codecs, magics, strict=True)
+        (done[row] if row in done else _finish(view, start, end, compressors.get(codec))) if usable else None
+        for row, ((start, end, _), codec, usable) in enumerate(
+            zip(bounds.tolist(), codecs.tolist(), written.tolist(), strict=True)
+        )
     ]
+
+
+def _finish_lz4(out: U8, bounds: I64, rows: npt.NDArray[np.intp]) -> dict[int, bytes]:
+    """Row -> finished batch for the LZ4 batches ``rows`` of ``out`` (``bounds`` as ``write_batches`` left
+    them), their records compressed by one kernel call (``lz4_kernels.compress_frames``: the frames
+    ``lz4.frame.compress`` writes, byte for byte) instead of a Python call each; the rows it leaves out
+    (none unless LZ4 fails) and every row when the kernel cannot be bound are left to ``_finish``."""
+    preferences = _lz4.bind_compressor() if len(rows) else 0
+    if not preferences:
+        return {}
+    starts = bounds[rows, 0] + HEADER.size
+    ends = bounds[rows, 1]
+    total = int((ends - starts).sum())
+    # room for every frame (LZ4 stores a block that does not shrink as it is: +4 bytes a block, +11 a frame),
+    # and for LZ4F_compressFrameBound's view of the last one (a whole block more)
+    final = np.empty(total + total // 128 + len(rows) * (HEADER.size + 64) + (1 << 17), dtype=np.uint8)
+    spans = np.empty((len(rows), 2), dtype=np.int64)
+    index, used, status = _lz4.compress_frames(
+        out, starts, ends, HEADER.size, final, 0, 0, preferences, spans
+    )
+    while status == _lz4.NO_ROOM:  # not expected (room above): twice the room, and go on
+        final = np.concatenate([final[:used], np.empty(len(final), dtype=np.uint8)])
+        index, used, status = _lz4.compress_frames(
+            out, starts, ends, HEADER.size, final, used, index, preferences, spans
+        )
+    heads, tails = spans[:index, 0] - HEADER.size, spans[:index, 1]
+    sizes = (tails - heads - LOG_OVERHEAD).astype(">i4")  # the batch length field
+    final[heads[:, None] + SIZE_OFFSET + np.arange(4)] = sizes.view(np.uint8).reshape(-1, 4)
+    view = memoryview(final)  # type: ignore[arg-type]
+    pairs = list(zip(heads.tolist(), tails.tolist(), strict=True))
+    crc = _crc32c.crc32c  # the C extension itself, once per batch
+    crcs = np.array([crc(view[head + ATTRIBUTES_OFFSET : tail]) for head, tail in pairs], dtype=">u4")
+    final[heads[:, None] + CRC_OFFSET + np.arange(4)] = crcs.view(np.uint8).reshape(-1, 4)
+    batches = [bytes(view[head:tail]) for head, tail in pairs]
+    return dict(zip(rows[:index].tolist(), batches, strict=True))
 
 
 _CRC = struct.Struct(">I")

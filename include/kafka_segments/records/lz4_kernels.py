@@ -1,16 +1,20 @@
-"""The numba kernel behind ``lz4_into.py``: a run of Kafka's LZ4 frames decoded into one arena, block by
-block, by LZ4's own block decoder called from the kernel.
+"""numba kernels calling LZ4's own C functions: runs of Kafka's LZ4 frames decoded into one arena
+(``lz4_into``), and the records of rebuilt batches compressed into frames (``fast_rebuild``).
 
-LZ4's C library is linked in at run time, not at build time: ``bind()`` looks up ``LZ4_decompress_safe`` in
+LZ4's C library is linked in at run time, not at build time. ``bind()`` looks up ``LZ4_decompress_safe`` in
 the ``lz4`` package's block extension (which bundles LZ4 and exports its symbols), else in the system's
-``liblz4``, and registers its address with LLVM under ``SYMBOL``. The kernel refers to the function only by
-that name, so its on-disk numba cache stays valid from one process to the next. Callers must call ``bind()``
-(and get ``True``) before the first call of ``frames_into``; with no library found they keep to the general
-path (``compression.decompress``).
+``liblz4``; ``bind_compressor()`` looks up ``LZ4F_compressFrame`` and ``LZ4F_compressFrameBound`` in the
+package's frame extension only — the very code ``lz4.frame.compress`` runs, so the frames are byte for
+byte the ones it writes (another LZ4 version could compress differently). Addresses are registered with
+LLVM under names of ours and the kernels refer to the functions only by those names, so their on-disk numba
+cache stays valid from one process to the next. Callers must bind (and succeed) before a kernel's first
+call; otherwise they keep to the general path (``compression``).
 
 ``LZ4_decompress_safe(src, dst, compressedSize, dstCapacity)`` is LZ4's bounds-checked decoder: it reads at
 most ``compressedSize`` bytes, writes at most ``dstCapacity`` bytes, and returns a negative number for
 malformed input, so damaged frames cannot make the kernel read or write outside the spans given here.
+``LZ4F_compressFrame`` writes at most the capacity it is given, which the kernel checks against
+``LZ4F_compressFrameBound`` first.
 """
 
 from __future__ import annotations
@@ -23,16 +27,69 @@ from typing import Any
 import numpy as np
 from numba import njit, types
 
-__all__ = ["SYMBOL", "bind", "frames_into"]
+__all__ = [
+    "COMPRESSED",
+    "LZ4_ERROR",
+    "NO_ROOM",
+    "SYMBOL",
+    "bind",
+    "bind_compressor",
+    "compress_frames",
+    "frames_into",
+]
 
 SYMBOL = "kafka_segments_lz4_decompress_safe"
 """The name the kernel links against (ours, so that no other copy of LZ4 in the process can answer it)."""
 
+_COMPRESS_SYMBOL = "kafka_segments_lz4f_compress_frame"
+_BOUND_SYMBOL = "kafka_segments_lz4f_compress_frame_bound"
+
 _MIN_VERSION = 10_700  # LZ4 1.7.0: LZ4_decompress_safe as it has been since, and LZ4_versionNumber
+_MIN_FRAME_VERSION = (
+    10_800  # LZ4 1.8.0: LZ4F_preferences_t as laid out below (blockChecksumFlag, favorDecSpeed)
+)
 
 _decompress_safe: Any = types.ExternalFunction(
     SYMBOL, types.int32(types.uintp, types.uintp, types.int32, types.int32)
 )
+_compress_frame: Any = types.ExternalFunction(
+    _COMPRESS_SYMBOL, types.uintp(types.uintp, types.uintp, types.uintp, types.uintp, types.uintp)
+)
+_compress_frame_bound: Any = types.ExternalFunction(_BOUND_SYMBOL, types.uintp(types.uintp, types.uintp))
+
+_LZ4F_MAX64KB = 4  # LZ4F_blockSizeID_t
+_LZ4F_BLOCK_INDEPENDENT = 1  # LZ4F_blockMode_t
+
+
+class _FrameInfo(ctypes.Structure):
+    """``LZ4F_frameInfo_t`` (lz4frame.h)."""
+
+    _fields_ = (
+        ("blockSizeID", ctypes.c_int),
+        ("blockMode", ctypes.c_int),
+        ("contentChecksumFlag", ctypes.c_int),
+        ("frameType", ctypes.c_int),
+        ("contentSize", ctypes.c_ulonglong),
+        ("dictID", ctypes.c_uint),
+        ("blockChecksumFlag", ctypes.c_int),
+    )
+
+
+class _Preferences(ctypes.Structure):
+    """``LZ4F_preferences_t`` (lz4frame.h)."""
+
+    _fields_ = (
+        ("frameInfo", _FrameInfo),
+        ("compressionLevel", ctypes.c_int),
+        ("autoFlush", ctypes.c_uint),
+        ("favorDecSpeed", ctypes.c_uint),
+        ("reserved", ctypes.c_uint * 3),
+    )
+
+
+_KAFKA_PREFERENCES: list[_Preferences] = []
+"""The preferences ``compression._lz4_frame`` gives ``lz4.frame.compress`` (which zeroes the struct, then sets
+level 0, 64 KiB independent blocks, no checksums, no content size, no auto-flush), kept alive here."""
 
 _FRAME_HEADER = 7  # magic (4), FLG, BD, HC: lz4_into checks it before a frame reaches the kernel
 _BLOCK_SIZE_BYTES = 4
@@ -61,6 +118,36 @@ def bind() -> bool:
             llvm.add_symbol(SYMBOL, address)
             return True
     return False
+
+
+@cache
+def bind_compressor() -> int:
+    """Register ``LZ4F_compressFrame`` of the ``lz4`` package's frame extension for ``compress_frames`` and
+    return the address of Kafka's preferences for it; 0 when that extension does not export it."""
+    import llvmlite.binding as llvm  # only when the kernel is first needed
+
+    try:
+        import lz4.frame._frame as bundled  # the C extension behind lz4.frame.compress
+
+        library = ctypes.CDLL(bundled.__file__)
+        compress, bound, version = (
+            library.LZ4F_compressFrame,
+            library.LZ4F_compressFrameBound,
+            library.LZ4_versionNumber,
+        )
+    except (ImportError, AttributeError, OSError):
+        return 0
+    version.restype = ctypes.c_int
+    version.argtypes = []
+    if version() < _MIN_FRAME_VERSION:
+        return 0
+    preferences = _Preferences()
+    preferences.frameInfo.blockSizeID = _LZ4F_MAX64KB
+    preferences.frameInfo.blockMode = _LZ4F_BLOCK_INDEPENDENT
+    _KAFKA_PREFERENCES.append(preferences)
+    llvm.add_symbol(_COMPRESS_SYMBOL, ctypes.cast(compress, ctypes.c_void_p).value)
+    llvm.add_symbol(_BOUND_SYMBOL, ctypes.cast(bound, ctypes.c_void_p).value)
+    return ctypes.addressof(preferences)
 
 
 def _library_candidates() -> list[str]:
@@ -138,3 +225,54 @@ def frames_into(
         payload_start[i] = used
         used = written
     return len(starts), used
+
+
+COMPRESSED = 0  # compress_frames statuses
+NO_ROOM = 1
+LZ4_ERROR = 2
+
+
+@njit(cache=True, nogil=True)
+def compress_frames(
+    source: Any,
+    starts: Any,
+    ends: Any,
+    prefix: Any,
+    out: Any,
+    used: Any,
+    first: Any,
+    preferences: Any,
+    spans: Any,
+) -> tuple[int, int, int]:
+    """Compress ``source[starts[i]:ends[i]]`` for ``i`` from ``first`` on into one LZ4 frame each, written
+    into ``out`` from ``used`` on, each preceded by the ``prefix`` bytes that precede its span in ``source``
+    (a batch header): frame ``i`` is ``out[spans[i, 0] : spans[i, 1]]``. ``preferences`` is the address
+    ``bind_compressor()`` returned.
+
+    Returns ``(i, used, status)``: the first span not compressed (``len(starts)`` when all were), the end of
+    the output before it, and why it was not: ``NO_ROOM`` when ``out`` has less room left than the prefix and
+    LZ4's bound for the span, ``LZ4_ERROR`` when LZ4 reports an error (``COMPRESSED`` when all were).
+    """
+    source_at = source.ctypes.data
+    out_at = out.ctypes.data
+    capacity = len(out)
+    for i in range(first, len(starts)):
+        size = ends[i] - starts[i]
+        frame = used + prefix
+        room = _compress_frame_bound(np.uint64(size), np.uint64(preferences))
+        if frame + np.int64(room) > capacity:
+            return i, used, NO_ROOM
+        written = _compress_frame(
+            out_at + np.uint64(frame),
+            room,
+            source_at + np.uint64(starts[i]),
+            np.uint64(size),
+            np.uint64(preferences),
+        )
+        if written > room:  # LZ4F_isError: an error code is a value close to 2**64
+            return i, used, LZ4_ERROR
+        out[used:frame] = source[starts[i] - prefix : starts[i]]
+        spans[i, 0] = frame
+        spans[i, 1] = frame + np.int64(written)
+        used = frame + np.int64(written)
+    return len(starts), used, COMPRESSED

@@ -1,0 +1,88 @@
+"""Rebuilt batches' records compressed into LZ4 frames by a kernel (``records.lz4_kernels.compress_frames``,
+used by ``records.fast_rebuild``): byte for byte the frames ``lz4.frame.compress`` writes with Kafka's
+options, each after the bytes that precede its span, resumable where the output has no room left."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from kafka_segments.records import CompressionType, Record, build_batch, lz4_kernels
+from kafka_segments.records.compression import compress
+from kafka_segments.records.fast import decode_record_columns
+from kafka_segments.records.fast_rebuild import rebuild_batches
+from unit.test_compression import FIXED_PAYLOADS
+
+pytestmark = pytest.mark.unit
+
+PREFIX = 5
+
+
+def laid_out(parts: list[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``parts`` one after the other, each after ``PREFIX`` bytes of its own: (source, starts, ends)."""
+    pieces = [bytes([index % 256]) * PREFIX + part for index, part in enumerate(parts)]
+    source = np.frombuffer(b"".join(pieces), dtype=np.uint8)
+    ends = np.cumsum([len(piece) for piece in pieces]).astype(np.int64)
+    starts = ends - np.array([len(part) for part in parts], dtype=np.int64)
+    return source, starts, ends
+
+
+def kafka_frame(part: bytes) -> bytes:
+    return compress(CompressionType.LZ4, part, magic=2)
+
+
+def test_the_frame_compressor_is_linked_on_this_stack() -> None:
+    assert lz4_kernels.bind_compressor()
+
+
+@settings(max_examples=100, deadline=None)
+@given(parts=st.lists(st.binary(max_size=3000).map(lambda b: b * 30), min_size=1, max_size=6))
+def test_frames_are_the_ones_lz4_frame_writes_each_after_its_prefix(parts: list[bytes]) -> None:
+    source, starts, ends = laid_out(parts)
+    out = np.zeros(len(source) * 2 + (1 << 18), dtype=np.uint8)
+    spans = np.zeros((len(parts), 2), dtype=np.int64)
+    index, used, status = lz4_kernels.compress_frames(
+        source, starts, ends, PREFIX, out, 0, 0, lz4_kernels.bind_compressor(), spans
+    )
+    assert (index, status) == (len(parts), lz4_kernels.COMPRESSED)
+    assert used == spans[-1, 1]
+    for i, part in enumerate(parts):
+        begin, end = spans[i]
+        assert out[begin:end].tobytes() == kafka_frame(part)
+        assert out[begin - PREFIX : begin].tobytes() == bytes([i % 256]) * PREFIX
+
+
+def test_no_room_stops_before_the_frame_and_a_larger_output_resumes_there() -> None:
+    parts = [FIXED_PAYLOADS["text-100k"], FIXED_PAYLOADS["random-70k"], FIXED_PAYLOADS["mixed-200k"]]
+    source, starts, ends = laid_out(parts)
+    first = len(kafka_frame(parts[0]))
+    out = np.zeros(PREFIX + first + (64 << 10), dtype=np.uint8)  # the first frame, not the second's bound
+    spans = np.zeros((3, 2), dtype=np.int64)
+    preferences = lz4_kernels.bind_compressor()
+    index, used, status = lz4_kernels.compress_frames(
+        source, starts, ends, PREFIX, out, 0, 0, preferences, spans
+    )
+    assert (index, used, status) == (1, PREFIX + first, lz4_kernels.NO_ROOM)
+    larger = np.concatenate([out[:used], np.zeros(1 << 20, dtype=np.uint8)])
+    index, used, status = lz4_kernels.compress_frames(
+        source, starts, ends, PREFIX, larger, used, index, preferences, spans
+    )
+    assert (index, status) == (3, lz4_kernels.COMPRESSED)
+    assert [larger[a:b].tobytes() for a, b in spans] == [kafka_frame(part) for part in parts]
+
+
+def test_rebuilt_lz4_batches_are_the_same_without_the_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    records = [Record(o, 1_700_000_000_000 + o, b"k%d" % (o % 7), b"v" * (o * 37 % 900)) for o in range(300)]
+    segment = b"".join(
+        build_batch(records[at : at + 50], base_offset=at, compression=codec)
+        for at, codec in zip(range(0, 300, 50), [CompressionType.LZ4, CompressionType.ZSTD] * 3, strict=True)
+    )
+    columns = decode_record_columns(segment)
+    keep = np.arange(len(columns)) % 3 != 0
+    batches = list(range(len(columns.batches)))
+    with_kernel = rebuild_batches(columns, keep, batches, [None, 1_800_000_000_000] * 3)
+    monkeypatch.setattr(lz4_kernels, "bind_compressor", lambda: 0)
+    without = rebuild_batches(columns, keep, batches, [None, 1_800_000_000_000] * 3)
+    assert with_kernel == without
+    assert all(batch is not None for batch in with_kernel)
