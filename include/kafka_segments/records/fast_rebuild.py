@@ -222,10 +222,12 @@ def rebuild_batches(
     codecs = table.attributes[index] & COMPRESSION_CODEC_MASK
     written = (bounds[:, 2] >= 0) & (table.magic[index] >= MAGIC_VALUE_V2)
     done = _finish_lz4(out, bounds, np.flatnonzero(written & (codecs == CompressionType.LZ4)))
+    plain = np.flatnonzero(written & (codecs == CompressionType.NONE))
+    done.update(zip(plain.tolist(), _sealed(out, bounds[plain, 0], bounds[plain, 1]), strict=True))
     view = memoryview(out)  # type: ignore[arg-type]
     compressors = {code: compressor(code) for code in set(codecs.tolist()) if code != CompressionType.NONE}
-    return [
-        (done[row] if row in done else _finish(view, start, end, compressors.get(codec))) if usable else None
+    return [  # every uncompressed batch is done: the others left have a compressor
+        (done[row] if row in done else _finish(view, start, end, compressors[codec])) if usable else None
         for row, ((start, end, _), codec, usable) in enumerate(
             zip(bounds.tolist(), codecs.tolist(), written.tolist(), strict=True)
         )
@@ -258,25 +260,28 @@ def _finish_lz4(out: U8, bounds: I64, rows: npt.NDArray[np.intp]) -> dict[int, b
     heads, tails = spans[:index, 0] - HEADER.size, spans[:index, 1]
     sizes = (tails - heads - LOG_OVERHEAD).astype(">i4")  # the batch length field
     final[heads[:, None] + SIZE_OFFSET + np.arange(4)] = sizes.view(np.uint8).reshape(-1, 4)
-    view = memoryview(final)  # type: ignore[arg-type]
-    pairs = list(zip(heads.tolist(), tails.tolist(), strict=True))
-    crc = _crc32c.crc32c  # the C extension itself, once per batch
-    crcs = np.array([crc(view[head + ATTRIBUTES_OFFSET : tail]) for head, tail in pairs], dtype=">u4")
-    final[heads[:, None] + CRC_OFFSET + np.arange(4)] = crcs.view(np.uint8).reshape(-1, 4)
-    batches = [bytes(view[head:tail]) for head, tail in pairs]
+    batches = _sealed(final, heads, tails)
     return dict(zip(rows[:index].tolist(), batches, strict=True))
+
+
+def _sealed(buffer: U8, heads: I64, tails: I64) -> list[bytes]:
+    """The batches ``buffer[heads[i]:tails[i]]``, complete but for their CRC-32C: sealed in place, then
+    copied out (the CRC extension called directly, once per batch; the CRCs written over columns)."""
+    view = memoryview(buffer)  # type: ignore[arg-type]
+    pairs = list(zip(heads.tolist(), tails.tolist(), strict=True))
+    crc = _crc32c.crc32c
+    crcs = np.array([crc(view[head + ATTRIBUTES_OFFSET : tail]) for head, tail in pairs], dtype=">u4")
+    buffer[heads[:, None] + CRC_OFFSET + np.arange(4)] = crcs.view(np.uint8).reshape(-1, 4)
+    return [bytes(view[head:tail]) for head, tail in pairs]
 
 
 _CRC = struct.Struct(">I")
 _LENGTH = struct.Struct(">i")
 
 
-def _finish(out: memoryview, start: int, end: int, codec_compress: Callable[[Buffer], bytes] | None) -> bytes:
-    """The batch at ``out[start:end]`` (CRC 0) with its records compressed by ``codec_compress`` (``None``:
-    uncompressed) and its CRC-32C (the CRC extension called directly: this runs once per output batch)."""
-    if codec_compress is None:
-        _CRC.pack_into(out, start + CRC_OFFSET, _crc32c.crc32c(out[start + ATTRIBUTES_OFFSET : end]))
-        return bytes(out[start:end])
+def _finish(out: memoryview, start: int, end: int, codec_compress: Callable[[Buffer], bytes]) -> bytes:
+    """The compressed batch at ``out[start:end]`` (CRC 0) with its records compressed by ``codec_compress``
+    and its CRC-32C (the CRC extension called directly: this runs once per output batch)."""
     body = codec_compress(out[start + HEADER.size : end])
     head = start + HEADER.size  # the header is finished where it is: ``out`` is scratch
     _LENGTH.pack_into(out, start + SIZE_OFFSET, HEADER.size - LOG_OVERHEAD + len(body))
