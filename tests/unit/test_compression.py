@@ -22,7 +22,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from kafka_segments.errors import UnsupportedCodecError
 from kafka_segments.records.attributes import CompressionType
-from kafka_segments.records.compression import compress, decompress, xxh32
+from kafka_segments.records.compression import compress, decompress
+from kafka_segments.records.lz4_frame import xxh32
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)  # kafka/__init__ imports its admin client

@@ -36,8 +36,9 @@ from kafka_segments.records import (
     scan_headers,
     scan_valid_prefix,
 )
-from kafka_segments.records.compression import compress, xxh32
+from kafka_segments.records.compression import compress
 from kafka_segments.records.legacy import RECORD_OVERHEAD_V0, read_legacy_entry
+from kafka_segments.records.lz4_frame import xxh32
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)  # kafka/__init__ imports its admin client

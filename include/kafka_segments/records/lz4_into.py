@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kafka_segments.records import lz4_kernels as _k
-from kafka_segments.records.compression import (
+from kafka_segments.records.lz4_frame import (
     LZ4_DESCRIPTOR_START,
     LZ4_FLG_BLOCK_CHECKSUM,
     LZ4_FLG_BLOCK_INDEPENDENCE,

@@ -88,8 +88,8 @@ class _Preferences(ctypes.Structure):
 
 
 _KAFKA_PREFERENCES: list[_Preferences] = []
-"""The preferences ``compression._lz4_frame`` gives ``lz4.frame.compress`` (which zeroes the struct, then sets
-level 0, 64 KiB independent blocks, no checksums, no content size, no auto-flush), kept alive here."""
+"""The preferences ``lz4_frame.kafka_lz4_frame`` gives ``lz4.frame.compress`` (which zeroes the struct, then
+sets level 0, 64 KiB independent blocks, no checksums, no content size, no auto-flush), kept alive here."""
 
 _FRAME_HEADER = 7  # magic (4), FLG, BD, HC: lz4_into checks it before a frame reaches the kernel
 _BLOCK_SIZE_BYTES = 4

@@ -19,7 +19,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from kafka_segments.records import CompressionType, Record, build_batch
-from kafka_segments.records.compression import xxh32
+from kafka_segments.records.lz4_frame import xxh32
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)  # kafka/__init__ imports its admin client
