@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kafka_segments.records import CompressionType, Record, build_batch, lz4_kernels
+from kafka_segments.records import CompressionType, Record, build_batch, fast_rebuild, lz4_kernels
 from kafka_segments.records.compression import compress
 from kafka_segments.records.fast import decode_record_columns
 from kafka_segments.records.fast_rebuild import rebuild_batches
@@ -72,7 +72,13 @@ def test_no_room_stops_before_the_frame_and_a_larger_output_resumes_there() -> N
     assert [larger[a:b].tobytes() for a, b in spans] == [kafka_frame(part) for part in parts]
 
 
-def test_rebuilt_lz4_batches_are_the_same_without_the_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("scratch", [4 << 20, 150_000, 20_000], ids=["default", "a-frame-or-two", "grown"])
+def test_rebuilt_lz4_batches_are_the_same_without_the_kernel(
+    monkeypatch: pytest.MonkeyPatch, scratch: int
+) -> None:
+    """With any scratch size: whole rounds in one buffer, a frame or two per fill, or a buffer smaller than
+    LZ4's bound for one frame (grown)."""
+    monkeypatch.setattr(fast_rebuild, "_LZ4_SCRATCH", scratch)
     records = [Record(o, 1_700_000_000_000 + o, b"k%d" % (o % 7), b"v" * (o * 37 % 900)) for o in range(300)]
     segment = b"".join(
         build_batch(records[at : at + 50], base_offset=at, compression=codec)

@@ -69,6 +69,8 @@ _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
 _MAX_VARINT_GROWTH = 15
 """Bytes a re-encoded record can grow by: a 10-byte timestamp delta and a 5-byte length."""
+_LZ4_SCRATCH = 4 << 20
+"""Bytes of compressed batches ``_finish_lz4`` writes between two copies out (L2/L3-sized)."""
 
 
 def encode_retained(
@@ -236,31 +238,35 @@ def rebuild_batches(
 
 def _finish_lz4(out: U8, bounds: I64, rows: npt.NDArray[np.intp]) -> dict[int, bytes]:
     """Row -> finished batch for the LZ4 batches ``rows`` of ``out`` (``bounds`` as ``write_batches`` left
-    them), their records compressed by one kernel call (``lz4_kernels.compress_frames``: the frames
+    them), their records compressed by a kernel (``lz4_kernels.compress_frames``: the frames
     ``lz4.frame.compress`` writes, byte for byte) instead of a Python call each; the rows it leaves out
-    (none unless LZ4 fails) and every row when the kernel cannot be bound are left to ``_finish``."""
+    (none unless LZ4 fails) and every row when the kernel cannot be bound are left to ``_finish``.
+
+    The kernel fills a scratch buffer of ``_LZ4_SCRATCH`` bytes, batches are sealed and copied out, and the
+    buffer is filled again: it stays in the cache and its pages are touched once (a buffer the size of the
+    output is fresh memory each round, and page faults cost more than the compression saved)."""
     preferences = _lz4.bind_compressor() if len(rows) else 0
     if not preferences:
         return {}
     starts = bounds[rows, 0] + HEADER.size
     ends = bounds[rows, 1]
-    total = int((ends - starts).sum())
-    # room for every frame (LZ4 stores a block that does not shrink as it is: +4 bytes a block, +11 a frame),
-    # and for LZ4F_compressFrameBound's view of the last one (a whole block more)
-    final = np.empty(total + total // 128 + len(rows) * (HEADER.size + 64) + (1 << 17), dtype=np.uint8)
+    need = int((ends - starts).sum()) * 2 + (1 << 17)  # every frame, and LZ4's bound of the last one
+    scratch = np.empty(min(_LZ4_SCRATCH, need), dtype=np.uint8)
     spans = np.empty((len(rows), 2), dtype=np.int64)
-    index, used, status = _lz4.compress_frames(
-        out, starts, ends, HEADER.size, final, 0, 0, preferences, spans
-    )
-    while status == _lz4.NO_ROOM:  # not expected (room above): twice the room, and go on
-        final = np.concatenate([final[:used], np.empty(len(final), dtype=np.uint8)])
-        index, used, status = _lz4.compress_frames(
-            out, starts, ends, HEADER.size, final, used, index, preferences, spans
+    batches: list[bytes] = []
+    index, status = 0, _lz4.COMPRESSED
+    while index < len(rows) and status != _lz4.LZ4_ERROR:
+        first = index
+        index, _, status = _lz4.compress_frames(
+            out, starts, ends, HEADER.size, scratch, 0, first, preferences, spans
         )
-    heads, tails = spans[:index, 0] - HEADER.size, spans[:index, 1]
-    sizes = (tails - heads - LOG_OVERHEAD).astype(">i4")  # the batch length field
-    final[heads[:, None] + SIZE_OFFSET + np.arange(4)] = sizes.view(np.uint8).reshape(-1, 4)
-    batches = _sealed(final, heads, tails)
+        if index == first and status == _lz4.NO_ROOM:  # one frame larger than the scratch buffer
+            scratch = np.empty(2 * len(scratch), dtype=np.uint8)
+            continue
+        heads, tails = spans[first:index, 0] - HEADER.size, spans[first:index, 1]
+        sizes = (tails - heads - LOG_OVERHEAD).astype(">i4")  # the batch length field
+        scratch[heads[:, None] + SIZE_OFFSET + np.arange(4)] = sizes.view(np.uint8).reshape(-1, 4)
+        batches += _sealed(scratch, heads, tails)
     return dict(zip(rows[:index].tolist(), batches, strict=True))
 
 
