@@ -245,8 +245,7 @@ def _finish_lz4(out: U8, bounds: I64, rows: npt.NDArray[np.intp]) -> dict[int, b
     The kernel fills a scratch buffer of ``_LZ4_SCRATCH`` bytes, batches are sealed and copied out, and the
     buffer is filled again: it stays in the cache and its pages are touched once (a buffer the size of the
     output is fresh memory each round, and page faults cost more than the compression saved)."""
-    preferences = _lz4.bind_compressor() if len(rows) else 0
-    if not preferences:
+    if not len(rows) or not _lz4.bind_compressor():
         return {}
     starts = bounds[rows, 0] + HEADER.size
     ends = bounds[rows, 1]
@@ -257,9 +256,7 @@ def _finish_lz4(out: U8, bounds: I64, rows: npt.NDArray[np.intp]) -> dict[int, b
     index, status = 0, _lz4.COMPRESSED
     while index < len(rows) and status != _lz4.LZ4_ERROR:
         first = index
-        index, _, status = _lz4.compress_frames(
-            out, starts, ends, HEADER.size, scratch, 0, first, preferences, spans
-        )
+        index, _, status = _lz4.compress_frames(out, starts, ends, HEADER.size, scratch, 0, first, spans)
         if index == first and status == _lz4.NO_ROOM:  # one frame larger than the scratch buffer
             scratch = np.empty(2 * len(scratch), dtype=np.uint8)
             continue

@@ -82,9 +82,12 @@ def decode_frames_into(
     array: U8, starts: I64, ends: I64, block_max: I64, *, out: U8, used: int, first: int, payload_start: I64
 ) -> tuple[int, int]:
     """Decode frames from ``first`` on into ``out`` from ``used`` on, until one is not decoded
-    (``lz4_kernels.frames_into``); ``native_decoder()`` must have returned ``True``."""
-    index, end = _k.frames_into(array, starts, ends, block_max, out, used, first, payload_start)
-    return int(index), int(end)
+    (``lz4_kernels.frames_into``).
+
+    Raises:
+        LZ4NotLinkedError: ``native_decoder()`` is false (callers ask it first).
+    """
+    return _k.frames_into(array, starts, ends, block_max, out, used, first, payload_start)
 
 
 def decompress_frame_into(frame: bytes | bytearray | memoryview, out: U8) -> int | None:

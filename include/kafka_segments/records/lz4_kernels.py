@@ -7,8 +7,10 @@ the ``lz4`` package's block extension (which bundles LZ4 and exports its symbols
 package's frame extension only — the very code ``lz4.frame.compress`` runs, so the frames are byte for
 byte the ones it writes (another LZ4 version could compress differently). Addresses are registered with
 LLVM under names of ours and the kernels refer to the functions only by those names, so their on-disk numba
-cache stays valid from one process to the next. Callers must bind (and succeed) before a kernel's first
-call; otherwise they keep to the general path (``compression``).
+cache stays valid from one process to the next. A kernel whose symbol is not linked would bring the process
+down, so the kernels are private: ``frames_into`` and ``compress_frames`` link first and raise
+``LZ4NotLinkedError`` when they cannot; callers ask ``bind()`` / ``bind_compressor()`` and keep to the
+general path (``compression``) when those fail.
 
 ``LZ4_decompress_safe(src, dst, compressedSize, dstCapacity)`` is LZ4's bounds-checked decoder: it reads at
 most ``compressedSize`` bytes, writes at most ``dstCapacity`` bytes, and returns a negative number for
@@ -25,6 +27,7 @@ from functools import cache
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit, types
 
 __all__ = [
@@ -32,11 +35,15 @@ __all__ = [
     "LZ4_ERROR",
     "NO_ROOM",
     "SYMBOL",
+    "LZ4NotLinkedError",
     "bind",
     "bind_compressor",
     "compress_frames",
     "frames_into",
 ]
+
+I64 = npt.NDArray[np.int64]
+U8 = npt.NDArray[np.uint8]
 
 SYMBOL = "kafka_segments_lz4_decompress_safe"
 """The name the kernel links against (ours, so that no other copy of LZ4 in the process can answer it)."""
@@ -150,6 +157,41 @@ def bind_compressor() -> int:
     return ctypes.addressof(preferences)
 
 
+class LZ4NotLinkedError(RuntimeError):
+    """A kernel was asked for although LZ4's library could not be linked (callers check ``bind()`` /
+    ``bind_compressor()`` first and take the general path instead)."""
+
+
+def frames_into(
+    array: U8, starts: I64, ends: I64, block_max: I64, out: U8, used: int, first: int, payload_start: I64
+) -> tuple[int, int]:
+    """``_frames_into`` (below), LZ4's block decoder linked first: a kernel calling an unlinked symbol
+    would bring the process down.
+
+    Raises:
+        LZ4NotLinkedError: no LZ4 library with the block decoder was found.
+    """
+    if not bind():
+        raise LZ4NotLinkedError("LZ4's block decoder (LZ4_decompress_safe) could not be linked")
+    index, end = _frames_into(array, starts, ends, block_max, out, used, first, payload_start)
+    return int(index), int(end)
+
+
+def compress_frames(
+    source: U8, starts: I64, ends: I64, prefix: int, out: U8, used: int, first: int, spans: I64
+) -> tuple[int, int, int]:
+    """``_compress_frames`` (below) with Kafka's preferences, LZ4's frame compressor linked first.
+
+    Raises:
+        LZ4NotLinkedError: the ``lz4`` package's frame extension does not export the compressor.
+    """
+    preferences = bind_compressor()
+    if not preferences:
+        raise LZ4NotLinkedError("the lz4 package's LZ4F_compressFrame could not be linked")
+    index, end, status = _compress_frames(source, starts, ends, prefix, out, used, first, preferences, spans)
+    return int(index), int(end), int(status)
+
+
 def _library_candidates() -> list[str]:
     paths: list[str] = []
     try:
@@ -175,7 +217,7 @@ def _u32_le(array: Any, pos: Any) -> Any:
 
 
 @njit(cache=True, nogil=True)
-def frames_into(
+def _frames_into(
     array: Any, starts: Any, ends: Any, block_max: Any, out: Any, used: Any, first: Any, payload_start: Any
 ) -> tuple[int, int]:
     """Decode the frames ``array[starts[i]:ends[i]]`` for ``i`` from ``first`` on, one after the other, into
@@ -233,7 +275,7 @@ LZ4_ERROR = 2
 
 
 @njit(cache=True, nogil=True)
-def compress_frames(
+def _compress_frames(
     source: Any,
     starts: Any,
     ends: Any,
@@ -247,7 +289,7 @@ def compress_frames(
     """Compress ``source[starts[i]:ends[i]]`` for ``i`` from ``first`` on into one LZ4 frame each, written
     into ``out`` from ``used`` on, each preceded by the ``prefix`` bytes that precede its span in ``source``
     (a batch header): frame ``i`` is ``out[spans[i, 0] : spans[i, 1]]``. ``preferences`` is the address
-    ``bind_compressor()`` returned.
+    ``bind_compressor()`` returned (``compress_frames`` passes it).
 
     Returns ``(i, used, status)``: the first span not compressed (``len(starts)`` when all were), the end of
     the output before it, and why it was not: ``NO_ROOM`` when ``out`` has less room left than the prefix and
