@@ -52,9 +52,7 @@ _COMPRESS_SYMBOL = "kafka_segments_lz4f_compress_frame"
 _BOUND_SYMBOL = "kafka_segments_lz4f_compress_frame_bound"
 
 _MIN_VERSION = 10_700  # LZ4 1.7.0: LZ4_decompress_safe as it has been since, and LZ4_versionNumber
-_MIN_FRAME_VERSION = (
-    10_800  # LZ4 1.8.0: LZ4F_preferences_t as laid out below (blockChecksumFlag, favorDecSpeed)
-)
+_MIN_FRAME_VERSION = 10_800  # LZ4 1.8.0: LZ4F_preferences_t laid out as below (its last 16 bytes zero)
 
 _decompress_safe: Any = types.ExternalFunction(
     SYMBOL, types.int32(types.uintp, types.uintp, types.int32, types.int32)
