@@ -36,12 +36,28 @@ class SegmentSummary:
 
     size: int
     sha256: str
-    last_offset: int | None
-    record_count: int
-    batch_count: int
-    max_timestamp_ms: int
-    first_batch_max_timestamp_ms: int
+    facts: HeaderFacts
     table: HeaderTable
+
+    @property
+    def last_offset(self) -> int | None:
+        return self.facts.last_offset
+
+    @property
+    def record_count(self) -> int:
+        return self.facts.record_count
+
+    @property
+    def batch_count(self) -> int:
+        return self.facts.batch_count
+
+    @property
+    def max_timestamp_ms(self) -> int:
+        return self.facts.max_timestamp_ms
+
+    @property
+    def first_batch_max_timestamp_ms(self) -> int:
+        return self.facts.first_batch_max_timestamp_ms
 
     def entry(
         self,
@@ -86,17 +102,7 @@ def summarize_segment(data: Buffer, *, key: str, base_offset: int) -> SegmentSum
 
     table = scan_header_table(data, segment=key, verify_crc=True)
     _check_layout(table, key=key, base_offset=base_offset)
-    facts = header_facts(table)
-    return SegmentSummary(
-        size=len(data),
-        sha256=sha256_hex(data),
-        last_offset=facts.last_offset,
-        record_count=facts.record_count,
-        batch_count=facts.batch_count,
-        max_timestamp_ms=facts.max_timestamp_ms,
-        first_batch_max_timestamp_ms=facts.first_batch_max_timestamp_ms,
-        table=table,
-    )
+    return SegmentSummary(size=len(data), sha256=sha256_hex(data), facts=header_facts(table), table=table)
 
 
 @dataclass(frozen=True, slots=True)

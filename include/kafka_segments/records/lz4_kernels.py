@@ -34,7 +34,6 @@ __all__ = [
     "COMPRESSED",
     "LZ4_ERROR",
     "NO_ROOM",
-    "SYMBOL",
     "LZ4NotLinkedError",
     "bind",
     "bind_compressor",
@@ -45,9 +44,7 @@ __all__ = [
 I64 = npt.NDArray[np.int64]
 U8 = npt.NDArray[np.uint8]
 
-SYMBOL = "kafka_segments_lz4_decompress_safe"
-"""The name the kernel links against (ours, so that no other copy of LZ4 in the process can answer it)."""
-
+_DECOMPRESS_SYMBOL = "kafka_segments_lz4_decompress_safe"  # names of ours: no other LZ4 in the process
 _COMPRESS_SYMBOL = "kafka_segments_lz4f_compress_frame"
 _BOUND_SYMBOL = "kafka_segments_lz4f_compress_frame_bound"
 
@@ -55,7 +52,7 @@ _MIN_VERSION = 10_700  # LZ4 1.7.0: LZ4_decompress_safe as it has been since, an
 _MIN_FRAME_VERSION = 10_800  # LZ4 1.8.0: LZ4F_preferences_t laid out as below (its last 16 bytes zero)
 
 _decompress_safe: Any = types.ExternalFunction(
-    SYMBOL, types.int32(types.uintp, types.uintp, types.int32, types.int32)
+    _DECOMPRESS_SYMBOL, types.int32(types.uintp, types.uintp, types.int32, types.int32)
 )
 _compress_frame: Any = types.ExternalFunction(
     _COMPRESS_SYMBOL, types.uintp(types.uintp, types.uintp, types.uintp, types.uintp, types.uintp)
@@ -120,7 +117,7 @@ def bind() -> bool:
             continue
         address = ctypes.cast(decoder, ctypes.c_void_p).value
         if address:
-            llvm.add_symbol(SYMBOL, address)
+            llvm.add_symbol(_DECOMPRESS_SYMBOL, address)
             return True
     return False
 
