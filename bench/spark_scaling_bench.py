@@ -12,8 +12,8 @@ Each measurement, on a fresh copy of the lake (segments copied server-side from 
 and committed by ``lake.adoption.adopt`` with a fixed run id, as a broker sync followed by ``adopt`` would
 leave it):
 
-1. ``staged_run.prepare_run`` (fixed run id ``scaling``, no offsets snapshot: no consumed retention), untimed;
-2. **timed**: ``staged_run.execute_run`` with the engine's runner: adoption (nothing new: a listing),
+1. ``stages.prepare_run`` (fixed run id ``scaling``, no offsets snapshot: no consumed retention), untimed;
+2. **timed**: ``stages.execute_run`` with the engine's runner: adoption (nothing new: a listing),
    ``run_changes.plan_changes`` (one ``compaction_stage.compaction_task`` per partition on the runner: each
    GETs its segments, ``clean_round``, PUTs the output ``.log`` / ``.index`` / ``.timeindex``), the
    retention plan (``plan_topic`` on the runner) and the staged manifest. The runner is wrapped so that the
@@ -25,7 +25,7 @@ leave it):
 
 Engines (``--engines``):
 
-* ``inline``: the run in this process, ``ThreadRunner(max_workers=1)`` (rounds one after the other; the
+* ``inline``: the run in this process, ``SequentialRunner()`` (rounds one after the other; the
   reference, the same process as moto's server, as ``compaction_bench.py`` runs);
 * ``local[1]`` / ``local[2]``: ``spark_runner.SparkRunner`` on a ``SparkSession`` with that master, configured
   as ``tests/spark/conftest.py`` configures its session (``spark_submit.job_conf``: the workers' Python, the
@@ -37,7 +37,7 @@ Excluded from every number: the session's start, and the **warm-up** of its Pyth
 session. Before timing, a tiny lake (``--partitions`` partitions of 300 records in none / lz4 / zstd batches,
 so every task exercises every codec's kernels) is run through the same ``execute_run`` and runner at the
 measured lakes' URI: each worker imports the library, loads the numba kernels, opens the lake's store
-(``runners.worker_store``, cached per process and URI) and its HTTP connection. Spark's first wave launches
+(``engines.worker_store``, cached per process and URI) and its HTTP connection. Spark's first wave launches
 one task per core, each on its own Python worker, so every worker runs a warm-up task; a probe job
 (``2 x cores`` tasks that sleep 0.2 s and open the store) records the workers' pids after the warm-up and
 after each measurement, and ``workers_reused`` says whether the measured rounds ran on the warmed workers
@@ -84,9 +84,9 @@ from kafka_segments.lake.adoption import adopt
 from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.reader import resolve_manifest
 from kafka_segments.pipeline.compaction_stage import CompactionStatus, compaction_task
-from kafka_segments.pipeline.runners import TaskRunner, ThreadRunner
+from kafka_segments.pipeline.engines import ClusterEngine, TaskRunner
 from kafka_segments.pipeline.spark_submit import job_conf
-from kafka_segments.pipeline.staged_run import commit_staged, execute_run, prepare_run
+from kafka_segments.pipeline.stages import commit_staged, execute_run, prepare_run
 from kafka_segments.records.attributes import CompressionType
 from kafka_segments.records.builder import build_batch
 from kafka_segments.records.record import Record
@@ -116,6 +116,16 @@ R = TypeVar("R")
 
 
 # --- runners -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SequentialRunner:
+    """A ``TaskRunner`` that maps the tasks one after the other in this process."""
+
+    name: str = "inline"
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+        return [fn(item) for item in items]
 
 
 @dataclass
@@ -164,7 +174,7 @@ def spark_env(server: EmbeddedS3) -> dict[str, str]:
 def open_engine(name: str) -> Iterator[Engine]:
     """``inline``: a one-thread runner here; ``local[N]``: a fresh SparkSession on that master."""
     if name == "inline":
-        yield Engine(name, TimingRunner(ThreadRunner(max_workers=1)), 0.0)
+        yield Engine(name, TimingRunner(SequentialRunner()), 0.0)
         return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # pyspark 4.3 on pandas 3
@@ -194,7 +204,7 @@ def open_engine(name: str) -> Iterator[Engine]:
 
 def probe_task(lake: str) -> int:
     """On a worker: open the lake's store (cached per process) and its connection; return the pid."""
-    from kafka_segments.pipeline.runners import worker_store
+    from kafka_segments.pipeline.engines import worker_store
 
     list(worker_store(lake).list("_probe/"))
     time.sleep(PROBE_SLEEP_S)
@@ -317,7 +327,7 @@ def run_once(store: S3Store, config: Config, lake: str, engine: Engine) -> dict[
     load = os.getloadavg()
     busy0, tree0 = cpu_busy_s(), tree_cpu()
     started = time.perf_counter()
-    staged = execute_run(store, config, RUN_ID, lake=lake, runner=runner)
+    staged = execute_run(store, config, RUN_ID, engine=ClusterEngine(runner, lake))
     execute_s = time.perf_counter() - started
     busy1, tree1 = cpu_busy_s(), tree_cpu()
     commit = commit_staged(store, RUN_ID, require_validation=False)

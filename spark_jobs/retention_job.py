@@ -1,8 +1,8 @@
-"""spark-submit entry point of a retention run's ``execute`` stage (``staged_run.execute_run``).
+"""spark-submit entry point of a retention run's ``execute`` stage (``stages.execute_run``).
 
     spark-submit --py-files kafka_segments-<hash>.zip retention_job.py --lake L --run-id R [--config F]
 
-The run must have been prepared (``staged_run.prepare_run``: ``request.json`` in its folder). The job adopts
+The run must have been prepared (``stages.prepare_run``: ``request.json`` in its folder). The job adopts
 the lake's new segments with the reads fanned out to the executors, plans each topic on an executor, and
 stages the new manifest in the run's folder (nothing is committed: validation and the commit are later
 stages). It prints a one-line summary and exits 0; a library error (``KafkaSegmentsError``, also one raised
@@ -27,7 +27,7 @@ from kafka_segments.pipeline.spark_submit import RETENTION_JOB_NAME
 
 if TYPE_CHECKING:
     from kafka_segments.config import Config
-    from kafka_segments.pipeline.staged_run import StagedRun
+    from kafka_segments.pipeline.stages import StagedRun
     from kafka_segments.storage.base import ObjectStore
     from pyspark.sql import SparkSession
 
@@ -61,7 +61,7 @@ def load_inputs(args: JobArgs) -> tuple[ObjectStore, Config]:
 
     Raises ``KafkaSegmentsError`` (``ConfigError``, ``InvalidLakeUriError``, ``RunStateError``, ...)."""
     from kafka_segments.config import Config, load_config
-    from kafka_segments.pipeline.staged_run import read_request
+    from kafka_segments.pipeline.stages import read_request
     from kafka_segments.storage.uri import open_store
 
     config = Config.default() if args.config is None else load_config(args.config)
@@ -72,10 +72,12 @@ def load_inputs(args: JobArgs) -> tuple[ObjectStore, Config]:
 
 def run_job(spark: SparkSession, args: JobArgs, store: ObjectStore, config: Config) -> StagedRun:
     """Execute the prepared run with its fan-outs on ``spark``'s executors."""
-    from kafka_segments.pipeline.staged_run import execute_run
+    from kafka_segments.pipeline.engines import ClusterEngine
+    from kafka_segments.pipeline.stages import execute_run
     from spark_runner import SparkRunner
 
-    return execute_run(store, config, args.run_id, lake=args.lake, runner=SparkRunner(spark.sparkContext))
+    engine = ClusterEngine(SparkRunner(spark.sparkContext), args.lake)
+    return execute_run(store, config, args.run_id, engine=engine)
 
 
 def summary_line(staged: StagedRun) -> str:

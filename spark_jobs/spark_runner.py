@@ -1,8 +1,8 @@
-"""``SparkRunner``: the library's ``TaskRunner`` on a SparkContext (``pipeline.runners``).
+"""``SparkRunner``: the library's ``TaskRunner`` on a SparkContext (``pipeline.engines``).
 
-A run hands its runner two fan-outs: adoption's reads (``runners.read_task``: one object per item; each
+A run hands its runner two fan-outs: adoption's reads (``engines.read_task``: one object per item; each
 executor opens the lake's store itself and returns a small ``ReadResult``) and the per-topic planning
-(``runners.plan_topic``). Spark moves the items and results; segment bytes go straight from the store to the
+(``engines.plan_topic``). Spark moves the items and results; segment bytes go straight from the store to the
 task that reads them.
 
 Items and results go through Spark's data serializer (the standard pickler): every value the runners pass

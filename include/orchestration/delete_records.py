@@ -9,9 +9,8 @@ does not fail the task (the tool prints it and exits normally); it is logged as 
 report. All partitions that succeed are committed together, in one commit.
 
 The report (the task's XCom) is also written to the lake: ``_kafka_segments/runs/<run id>/report.json`` of
-the lake run that committed (or ended with nothing to change); a dry run registers no lake run, so its
-report goes to the folder named by the Airflow run's lake run id (``orchestration.run_parameters``), which
-holds no run record and is never swept.
+the task's lake run, which ended committed, with nothing to change, or as a dry run (a dry run is a lake run
+that never commits: docs/lake.md, "Dry runs").
 
 The newest consumer-offset snapshot pinned at or before the run's time (the maintenance runs pin one per
 run) is used, read-only, to warn about groups that would lose records they have not read.
@@ -24,7 +23,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from orchestration.failures import task_failures
-from orchestration.run_parameters import lake_run_id, run_labels, run_now_ms
+from orchestration.run_parameters import run_labels, run_now_ms
 from orchestration.settings import lake_store, load_run_config, read_lake_settings
 
 if TYPE_CHECKING:
@@ -75,7 +74,7 @@ def delete_records_run(context: Context) -> dict[str, Any]:
                 snapshot=None if offsets is None else offsets.snapshot,
                 dry_run=dry_run,
             )
-            report_run_id = lake_run_id(dag_run) if dry_run else outcome.run_id
+            report_run_id = outcome.run_id
             document = report_document(outcome, now_ms=now_ms, dry_run=dry_run, labels=run_labels(dag_run))
             document["report_key"] = run_file_key(report_run_id, REPORT)
             write_run_file(store, report_run_id, REPORT, document)
@@ -98,15 +97,9 @@ def report_document(
     """The run's report: ``outcome_to_dict`` with the operation, the outcome and where the run came from."""
     from kafka_segments.pipeline.delete_records_run import outcome_to_dict
 
-    if dry_run:
-        verdict = "dry run"
-    elif outcome.committed_version is not None:
-        verdict = "committed"
-    else:
-        verdict = "nothing to change"
     document: dict[str, Any] = {
         "operation": OPERATION,
-        "outcome": verdict,
+        "outcome": outcome.outcome.value,
         "now_ms": now_ms,
         "dry_run": dry_run,
         **outcome_to_dict(outcome),

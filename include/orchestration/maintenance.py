@@ -2,7 +2,7 @@
 package), with the run's context in and a small JSON document out (``orchestration.handover``).
 
 ``recover`` → ``snapshot_offsets`` → ``prepare`` → ``spark_retention`` (``orchestration.spark_operator``) →
-``validate`` → ``commit`` → ``gc`` → ``report``: the stages of ``kafka_segments.pipeline.staged_run``, which
+``validate`` → ``commit`` → ``gc`` → ``report``: the stages of ``kafka_segments.pipeline.stages``, which
 hand over through the lake run's folder. A dry run skips recovery (a fence would be a commit), runs the
 rest up to validation, and ends the run without a commit; its gc only reports.
 """
@@ -47,8 +47,8 @@ def recover_lake(context: Context) -> dict[str, Any]:
 
 def snapshot_consumer_offsets(context: Context, recovered: Mapping[str, Any]) -> dict[str, Any]:
     """Task ``snapshot_offsets``: the consumer offsets of the run's ``now``, pinned in the lake (unless a dry
-    run) so that a rerun of the same time uses the same offsets (``staged_run.snapshot_offsets``)."""
-    from kafka_segments.pipeline.staged_run import snapshot_offsets
+    run) so that a rerun of the same time uses the same offsets (``stages.snapshot_offsets``)."""
+    from kafka_segments.pipeline.stages import snapshot_offsets
 
     settings = LakeSettings.from_dict(recovered["settings"])
     parameters = RunParameters.from_dict(recovered["parameters"])
@@ -70,8 +70,8 @@ def snapshot_consumer_offsets(context: Context, recovered: Mapping[str, Any]) ->
 
 def prepare(context: Context, snapshot: Mapping[str, Any]) -> dict[str, Any]:
     """Task ``prepare``: register the lake run on the current head with its request and offsets
-    (``staged_run.prepare_run``; a retried task registers the same run id again)."""
-    from kafka_segments.pipeline.staged_run import prepare_run
+    (``stages.prepare_run``; a retried task registers the same run id again)."""
+    from kafka_segments.pipeline.stages import prepare_run
 
     settings = LakeSettings.from_dict(snapshot["settings"])
     parameters = RunParameters.from_dict(snapshot["parameters"])
@@ -128,16 +128,17 @@ def validate(context: Context, prepared: Mapping[str, Any]) -> dict[str, Any]:
 
 def commit(context: Context, prepared: Mapping[str, Any]) -> dict[str, Any]:
     """Task ``commit``: one conditional PUT of the staged manifest, only after a successful validation
-    (``staged_run.commit_staged``); a dry run or a run with nothing to change ends without a commit. A
+    (``stages.commit_staged``); a dry run or a run with nothing to change ends without a commit. A
     commit emits an event for the lake's Asset through the ``kafka_segments_lakes`` alias."""
-    from kafka_segments.pipeline.staged_run import commit_staged
+    from kafka_segments.lake.transaction import RunOutcome
+    from kafka_segments.pipeline.stages import commit_staged
 
     from orchestration.assets import record_lake_event
 
     handle = RunHandle.from_dict(prepared)
     with task_failures("commit"), lake_store(handle.lake) as store:
         outcome = commit_staged(store, handle.run_id)
-    if outcome.outcome == "committed":
+    if outcome.outcome is RunOutcome.COMMITTED:
         asset = record_lake_event(
             context["outlet_events"],
             handle.lake,
@@ -148,7 +149,7 @@ def commit(context: Context, prepared: Mapping[str, Any]) -> dict[str, Any]:
         )
     else:
         log.info("lake run %s: %s; nothing committed", handle.run_id, outcome.outcome)
-    return {"run_id": outcome.run_id, "outcome": outcome.outcome, "version": outcome.version}
+    return {"run_id": outcome.run_id, "outcome": outcome.outcome.value, "version": outcome.version}
 
 
 def collect_garbage(context: Context, prepared: Mapping[str, Any]) -> dict[str, Any]:
@@ -166,11 +167,11 @@ def collect_garbage(context: Context, prepared: Mapping[str, Any]) -> dict[str, 
 def publish_report(
     context: Context, prepared: Mapping[str, Any], gc: Mapping[str, Any] | None
 ) -> dict[str, Any]:
-    """Task ``report``: the run's report (``staged_run.finish_run``), written to the lake run's folder as
+    """Task ``report``: the run's report (``stages.finish_run``), written to the lake run's folder as
     ``report.json``, shown in the log and returned as the task's XCom."""
     from kafka_segments.lake.history import location_of
     from kafka_segments.pipeline.report import render_report
-    from kafka_segments.pipeline.staged_run import finish_run
+    from kafka_segments.pipeline.stages import finish_run
 
     handle = RunHandle.from_dict(prepared)
     with task_failures("report"), lake_store(handle.lake) as store:
@@ -219,7 +220,7 @@ def _log_validation_file(store: Any, run_id: str) -> None:
     from kafka_segments.errors import KafkaSegmentsError
     from kafka_segments.lake.history import location_of
     from kafka_segments.pipeline.run_files import run_file_key
-    from kafka_segments.pipeline.staged_run import VALIDATION, read_run_json
+    from kafka_segments.pipeline.stages import VALIDATION, read_run_json
 
     try:
         document = read_run_json(store, run_id, VALIDATION)

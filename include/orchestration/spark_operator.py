@@ -1,5 +1,5 @@
 """The Spark step of the maintenance DAG: ``SparkSubmitOperator`` running the retention job of the prepared
-lake run (``spark_jobs/retention_job.py``: ``staged_run.execute_run`` with its reads and per-topic planning on
+lake run (``spark_jobs/retention_job.py``: ``stages.execute_run`` with its reads and per-topic planning on
 Spark's executors).
 
 The job's spec depends on the lake, the lake run id and the configuration, which are known only when the

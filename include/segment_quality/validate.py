@@ -2,7 +2,7 @@
 
 frames (``quality_frames``) → pandas DataFrames → the suites (GX, ``gx_runtime``) → Data Docs built in a
 temporary folder and uploaded to ``_kafka_segments/runs/<id>/data-docs/`` → ``validation.json`` written
-(overwriting an earlier one) → on failure the run is rejected (``staged_run.reject_run``: it can never commit,
+(overwriting an earlier one) → on failure the run is rejected (``stages.reject_run``: it can never commit,
 and its staged objects are swept once another commit takes its version) and ``ValidationFailedError`` is
 raised. ``commit_staged`` reads ``validation.json`` and commits only a run whose validation succeeded.
 """
@@ -19,7 +19,7 @@ from kafka_segments.lake.history import location_of
 from kafka_segments.lake.runs import Clock, wall_clock_ms
 from kafka_segments.pipeline.quality_frames import quality_frames
 from kafka_segments.pipeline.run_files import VALIDATION, run_file_key, write_run_file
-from kafka_segments.pipeline.staged_run import reject_run
+from kafka_segments.pipeline.stages import reject_run
 from kafka_segments.storage.base import ObjectStore
 
 from segment_quality.docs import upload_site

@@ -22,7 +22,7 @@ from kafka_segments.lake.history import head_version
 from kafka_segments.lake.reader import resolve_manifest
 from kafka_segments.lake.runs import Outcome, read_outcome
 from kafka_segments.pipeline.run_files import run_file_key
-from kafka_segments.pipeline.staged_run import VALIDATION
+from kafka_segments.pipeline.stages import VALIDATION
 from kafka_segments.segment.writer import write_segment
 from kafka_segments.storage import S3Store
 from kafka_segments.topic_partition import TopicPartition

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TypeVar
 
 from kafka_segments.records.builder import build_batch
 from kafka_segments.records.record import Record
@@ -10,6 +13,9 @@ from kafka_segments.segment.files import FileKind, segment_file_name
 from kafka_segments.segment.writer import SegmentFiles, write_segment
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 T0 = 1_763_700_000_000
 """2025-11-21T04:40:00Z, the tests' default wall-clock start."""
@@ -66,3 +72,28 @@ def upload_log(
     store: ObjectStore, topic_partition: TopicPartition, segments: Sequence[SegmentFiles]
 ) -> list[str]:
     return [upload_segment(store, topic_partition, files) for files in segments]
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadRunner:
+    """A ``TaskRunner`` on local threads: the cluster engine's fan-outs without a cluster (tests only)."""
+
+    max_workers: int = 8
+    name: str = "inline"
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+        if self.max_workers == 1 or len(items) <= 1:
+            return [fn(item) for item in items]
+        with ThreadPoolExecutor(min(self.max_workers, len(items)), thread_name_prefix="run") as pool:
+            return list(pool.map(fn, items))
+
+
+def keys_outside_run(store: ObjectStore, run_id: str) -> list[str]:
+    """The lake's keys, less what a run writes under its own names (its folder, its staged objects): what a
+    dry run must leave as it was."""
+    own_folder = f"_kafka_segments/runs/{run_id}/"
+    return sorted(
+        meta.key
+        for meta in store.list()
+        if not meta.key.startswith(own_folder) and f"-{run_id}." not in meta.key.rsplit("/", 1)[-1]
+    )

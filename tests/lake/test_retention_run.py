@@ -14,7 +14,7 @@ from kafka_segments.retention.delete_records import DeleteRecordsErrorCode, Dele
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 
-from lake.helpers import T0, FakeClock
+from lake.helpers import T0, FakeClock, keys_outside_run
 from lake.retention_helpers import (
     TP,
     bases,
@@ -213,7 +213,7 @@ def test_dry_run_reports_the_same_plan_and_changes_nothing(
 
     dry = run(store, cfg, now_ms=T0, clock=clock, offsets_file=snap, dry_run=True)
 
-    assert sorted(meta.key for meta in store.list()) == keys_before
+    assert keys_outside_run(store, dry.run_id) == keys_before  # writes only under its own run's names
     real = run(store, cfg, now_ms=T0, clock=clock, offsets_file=snap)
     assert plan_to_dict(dry.plan) == plan_to_dict(real.plan)  # the same plan (only run ids differ)
     assert plan_to_dict(dry.plan)["totals"]["segments_deleted"] == 3

@@ -1,4 +1,4 @@
-"""Staged runs (``pipeline.staged_run``): the stages an orchestrator calls hand over through the run
+"""Staged runs (``pipeline.stages``): the stages an orchestrator calls hand over through the run
 folder, give the inline run's result, and commit only a validated, non-dry run."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from kafka_segments.lake.history import head_version
 from kafka_segments.lake.runs import Outcome, read_outcome
 from kafka_segments.offsets.snapshot_codec import load_snapshot_file
 from kafka_segments.offsets.snapshot_store import pin_snapshot, store_snapshot
+from kafka_segments.pipeline.engines import ClusterEngine
 from kafka_segments.pipeline.offsets_input import OffsetsChoice
 from kafka_segments.pipeline.planning import Selection
 from kafka_segments.pipeline.report import render_report
 from kafka_segments.pipeline.run_files import write_run_file
-from kafka_segments.pipeline.runners import ThreadRunner
-from kafka_segments.pipeline.staged_run import (
+from kafka_segments.pipeline.stages import (
     VALIDATION,
     ValidationGateError,
     commit_staged,
@@ -40,7 +40,7 @@ from unit.coordinator_records import (
     offset_commit_value,
 )
 
-from lake.helpers import FakeClock, upload_segment
+from lake.helpers import FakeClock, ThreadRunner, upload_segment
 from lake.retention_helpers import (
     TP,
     bases,
@@ -76,7 +76,8 @@ def _stage(
     choice = OffsetsChoice(file=None if offsets_file is None else str(offsets_file))
     offsets = snapshot_offsets(store, choice, now_ms=NOW, dry_run=dry_run)
     request = prepare_run(store, now_ms=NOW, offsets=offsets, dry_run=dry_run, clock=clock)
-    execute_run(store, config(yaml_text), request.run_id, lake=lake, runner=runner, clock=clock)
+    engine = None if runner is None or lake is None else ClusterEngine(runner, lake)
+    execute_run(store, config(yaml_text), request.run_id, engine=engine, clock=clock)
     return request.run_id
 
 

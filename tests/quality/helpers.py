@@ -26,7 +26,7 @@ from kafka_segments.lake.runs import read_run
 from kafka_segments.pipeline.offsets_input import OffsetsChoice
 from kafka_segments.pipeline.planning import ALL_PARTITIONS, Selection
 from kafka_segments.pipeline.run_files import run_file_key
-from kafka_segments.pipeline.staged_run import INPUT_MANIFEST, execute_run, prepare_run, snapshot_offsets
+from kafka_segments.pipeline.stages import INPUT_MANIFEST, execute_run, prepare_run, snapshot_offsets
 from kafka_segments.segment.writer import write_segment
 from kafka_segments.storage import ObjectStore, Overwrite
 from kafka_segments.topic_partition import TopicPartition

@@ -22,7 +22,7 @@ from kafka_segments.pipeline.quality_compaction import read_retired_output, roun
 from kafka_segments.pipeline.quality_frames import QualityFrames, frames_of, quality_frames
 from kafka_segments.pipeline.quality_retention import PLANNED, PlanEntry
 from kafka_segments.pipeline.run_files import INPUT_MANIFEST, PLAN, read_run_json, run_file_key
-from kafka_segments.pipeline.staged_run import commit_staged, execute_run, prepare_run
+from kafka_segments.pipeline.stages import commit_staged, execute_run, prepare_run
 from kafka_segments.segment.writer import write_segment
 from kafka_segments.storage import LocalStore, ObjectStore
 from lake.helpers import FakeClock, upload_segment

@@ -15,7 +15,7 @@ from kafka_segments.embedded_s3 import EmbeddedS3
 from kafka_segments.lake.adoption import adopt
 from kafka_segments.lake.history import head_version, location_of
 from kafka_segments.pipeline.run_files import run_file_key
-from kafka_segments.pipeline.staged_run import VALIDATION, commit_staged, finish_run, read_run_json
+from kafka_segments.pipeline.stages import VALIDATION, commit_staged, finish_run, read_run_json
 from kafka_segments.storage import LocalStore, ObjectStore, S3Store
 from lake.helpers import FakeClock
 from lake.retention_helpers import bases, partition

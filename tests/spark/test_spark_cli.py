@@ -24,7 +24,7 @@ from kafka_segments.lake.reader import resolve_manifest
 from kafka_segments.lake.runs import Outcome, list_runs, read_outcome
 from kafka_segments.pipeline import spark_submit
 from kafka_segments.pipeline.spark_submit import SparkJobResult, SparkJobSpec
-from kafka_segments.pipeline.staged_run import execute_run
+from kafka_segments.pipeline.stages import execute_run
 from kafka_segments.storage import LocalStore, S3Store
 from kafka_segments.topic_partition import TopicPartition
 from lake.helpers import T0

@@ -52,17 +52,17 @@ from kafka_segments.lake.commit import read_staged_manifest
 from kafka_segments.lake.manifest import PartitionState, SegmentOrigin
 from kafka_segments.lake.reader import iter_visible_batches, read_segment, resolve_manifest, visible_segments
 from kafka_segments.lake.runs import Clock
-from kafka_segments.pipeline import compaction_stage
+from kafka_segments.pipeline import engines as engines_module
 from kafka_segments.pipeline.compaction_stage import (
     CompactionStatus,
     CompactionTask,
     PartitionCompaction,
     compaction_task,
 )
+from kafka_segments.pipeline.engines import ClusterEngine, TaskRunner
 from kafka_segments.pipeline.report import run_to_dict
 from kafka_segments.pipeline.retention_run import RunOptions, run_retention
-from kafka_segments.pipeline.runners import TaskRunner
-from kafka_segments.pipeline.staged_run import (
+from kafka_segments.pipeline.stages import (
     PLAN,
     STAGED,
     commit_staged,
@@ -288,7 +288,7 @@ class Engines:
 def execute_spark(engines: Engines, run_id: str, runner: TaskRunner) -> tuple[TopicPartition, ...]:
     """``execute_run`` on Spark; returns the partitions whose round ran in this (the driver) process."""
     driver_rounds: list[TopicPartition] = []
-    real = compaction_stage.compact_partition
+    real = engines_module.compact_partition
 
     def in_driver(
         store: Any, run: Any, state: PartitionState, *args: Any, **kwargs: Any
@@ -297,13 +297,12 @@ def execute_spark(engines: Engines, run_id: str, runner: TaskRunner) -> tuple[To
         return real(store, run, state, *args, **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(compaction_stage, "compact_partition", in_driver)
+        patch.setattr(engines_module, "compact_partition", in_driver)
         execute_run(
             engines.spark,
             config(CONFIG_YAML),
             run_id,
-            lake=engines.uri,
-            runner=runner,
+            engine=ClusterEngine(runner, engines.uri),
             clock=engines.spark_clock,
         )
     return tuple(driver_rounds)

@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from kafka_segments.lake.reader import resolve_manifest
+from kafka_segments.pipeline.engines import ClusterEngine
 from kafka_segments.pipeline.offsets_input import OffsetsChoice
 from kafka_segments.pipeline.run_files import write_run_file
-from kafka_segments.pipeline.staged_run import (
+from kafka_segments.pipeline.stages import (
     VALIDATION,
     commit_staged,
     execute_run,
@@ -149,7 +150,7 @@ def stage_both(
     on_spark = prepare_run(store, now_ms=now_ms, offsets=offsets, dry_run=False, clock=clock).run_id
     execute_run(store, cfg, inline, clock=clock)
     runner = SparkRunner(spark.sparkContext)
-    execute_run(store, cfg, on_spark, lake=lake.uri, runner=runner, clock=clock)
+    execute_run(store, cfg, on_spark, engine=ClusterEngine(runner, lake.uri), clock=clock)
     return Pair(inline, on_spark)
 
 

@@ -11,7 +11,7 @@ import retention_job
 from kafka_segments.checkpoint import parse_offset_checkpoint
 from kafka_segments.errors import TransientStoreError
 from kafka_segments.pipeline.spark_submit import RETENTION_JOB_NAME
-from kafka_segments.pipeline.staged_run import STAGED, prepare_run, read_run_json
+from kafka_segments.pipeline.stages import STAGED, prepare_run, read_run_json
 from lake.helpers import T0, FakeClock
 from lake.retention_helpers import topic_yaml, upload_fifteen_records
 from spark_helpers import PANDAS_WARNING, Lake

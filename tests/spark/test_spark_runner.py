@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 import pytest
 from kafka_segments.lake.adoption_reads import ReadResult
+from kafka_segments.pipeline.engines import ClusterEngine, ReadTask, TopicPlanTask
 from kafka_segments.pipeline.offsets_input import OffsetsChoice
-from kafka_segments.pipeline.runners import ReadTask, TopicPlanTask
-from kafka_segments.pipeline.staged_run import PLAN, execute_run, prepare_run, read_run_json, snapshot_offsets
+from kafka_segments.pipeline.stages import PLAN, execute_run, prepare_run, read_run_json, snapshot_offsets
 from kafka_segments.records.fast_columns import HeaderTable
 from kafka_segments.retention.plan import PartitionPlan
 from kafka_segments.storage import LocalStore
@@ -119,7 +119,7 @@ def test_everything_a_run_sends_through_its_runner_survives_the_trip(tmp_path: P
     tripped = prepare_run(store, now_ms=T0, offsets=offsets, dry_run=False, clock=clock).run_id
     inline = prepare_run(store, now_ms=T0, offsets=offsets, dry_run=False, clock=clock).run_id
 
-    execute_run(store, cfg, tripped, lake=str(tmp_path / "lake"), runner=runner, clock=clock)
+    execute_run(store, cfg, tripped, engine=ClusterEngine(runner, str(tmp_path / "lake")), clock=clock)
     execute_run(store, cfg, inline, clock=clock)
 
     kinds = {type(item).__name__ for item in runner.items}

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from kafka_segments.pipeline.spark_submit import retention_job_spec, run_spark_submit
-from kafka_segments.pipeline.staged_run import execute_run, prepare_run
+from kafka_segments.pipeline.stages import execute_run, prepare_run
 from kafka_segments.topic_partition import TopicPartition
 from lake.helpers import T0, FakeClock
 from lake.retention_helpers import config, record_size, upload_fifteen_records

@@ -68,7 +68,7 @@ def test_the_library_archive_is_built_once_per_content(tmp_path: Path) -> None:
 def test_executors_import_the_library_from_the_archive(tmp_path: Path) -> None:
     archive = library_archive(cache_dir=tmp_path)
     code = (
-        "import kafka_segments.retention.plan as plan, kafka_segments.pipeline.runners as runners;"
+        "import kafka_segments.retention.plan as plan, kafka_segments.pipeline.engines as runners;"
         "print(plan.__file__); print(runners.__file__)"
     )
     env = {**os.environ, "PYTHONPATH": str(archive)}

@@ -1,5 +1,5 @@
 """``run --engine spark`` and ``plan --engine spark``: the maintenance DAG's stages, in sequence, from the
-command line (``pipeline/staged_run.py``)::
+command line (``pipeline/stages.py``)::
 
     recover            settle interrupted runs (not in a dry run)
     snapshot_offsets   the consumer offsets of --now (pinned unless a dry run)
@@ -33,7 +33,7 @@ from kafka_segments.errors import KafkaSegmentsError
 
 if TYPE_CHECKING:
     from kafka_segments.lake.gc import GcReport
-    from kafka_segments.pipeline.staged_run import RunRequest
+    from kafka_segments.pipeline.stages import RunRequest
     from kafka_segments.storage.base import ObjectStore
 
 EXIT_OK = 0
@@ -77,7 +77,7 @@ def _prepare(args: argparse.Namespace, *, dry_run: bool, step: Progress) -> tupl
     from kafka_segments.lake.runs import wall_clock_ms
     from kafka_segments.pipeline.offsets_input import OffsetsChoice
     from kafka_segments.pipeline.planning import Selection
-    from kafka_segments.pipeline.staged_run import prepare_run, snapshot_offsets
+    from kafka_segments.pipeline.stages import prepare_run, snapshot_offsets
 
     load_config(args.config)  # bad configuration: exit 2 before anything runs
     store = open_lake(args.lake)
@@ -151,7 +151,7 @@ def _commit_and_report(
     args: argparse.Namespace, store: ObjectStore, request: RunRequest, *, dry_run: bool, step: Progress
 ) -> int:
     from kafka_segments.lake.gc import collect_garbage
-    from kafka_segments.pipeline.staged_run import commit_staged
+    from kafka_segments.pipeline.stages import commit_staged
 
     step("commit: committing the staged state" if not dry_run else "commit: a dry run commits nothing")
     outcome = commit_staged(store, request.run_id)
@@ -169,7 +169,7 @@ def _report(
 ) -> dict[str, Any]:
     """``finish_run``'s report, printed (``--json``: the document) and written to ``--report``."""
     from kafka_segments.pipeline.report import render_report
-    from kafka_segments.pipeline.staged_run import finish_run
+    from kafka_segments.pipeline.stages import finish_run
 
     report = finish_run(store, run_id, gc=gc)
     if args.report:
@@ -187,7 +187,7 @@ def _quarantine_status(args: argparse.Namespace, report: dict[str, Any]) -> int:
 
 def _end_run(store: ObjectStore, run_id: str, *, reason: str) -> None:
     """End a run that will not commit (recorded with the reason; its staged objects are swept later)."""
-    from kafka_segments.pipeline.staged_run import reject_run
+    from kafka_segments.pipeline.stages import reject_run
 
     with contextlib.suppress(KafkaSegmentsError):
         reject_run(store, run_id, reason=reason)

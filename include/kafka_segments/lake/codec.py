@@ -154,6 +154,13 @@ class Reader:
             return None
         return self.integer(name, minimum=minimum)
 
+    def optional_boolean(self, name: str, *, default: bool) -> bool:
+        """A JSON boolean that older documents may lack (``default`` then)."""
+        value = self._get(name) if name in self._data else default
+        if not isinstance(value, bool):
+            raise self.fail(name, f"must be true or false, got {value!r}")
+        return value
+
     def string(self, name: str, *, allow_empty: bool = False) -> str:
         value = self._get(name)
         if not isinstance(value, str) or (not value and not allow_empty):

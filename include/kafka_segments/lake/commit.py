@@ -58,7 +58,7 @@ from kafka_segments.lake.manifest import (
 from kafka_segments.lake.runs import (
     Clock,
     Outcome,
-    RunOutcome,
+    RunEnd,
     RunRecord,
     read_outcome,
     read_run,
@@ -93,6 +93,7 @@ def begin_run(
     *,
     now_ms: int,
     operation: str,
+    dry_run: bool = False,
     run_id: str | None = None,
     clock: Clock = wall_clock_ms,
 ) -> tuple[RunRecord, Manifest | None]:
@@ -100,6 +101,7 @@ def begin_run(
 
     Registering an already registered run (a retried task with the same ``run_id``) returns its stored
     record and the manifest it started from, so it still commits the version it was planned against.
+    Runs register through ``lake.transaction.LakeTransaction.begin`` (recovery's fences register here).
     """
     head = head_version(store)
     wanted = RunRecord(
@@ -108,6 +110,7 @@ def begin_run(
         base_version=head,
         started_at_ms=clock(),
         now_ms=now_ms,
+        dry_run=dry_run,
     )
     record = register_run(store, wanted)
     base = None if record.base_version is None else read_manifest(store, record.base_version)
@@ -292,7 +295,7 @@ def commit_run(store: ObjectStore, run_id: str, *, clock: Clock = wall_clock_ms)
         committed = commit_manifest(store, _stamp(staged, clock()))
     except CommitConflictError as conflict:
         # The run can never commit now: record it, as when the version was found taken up front.
-        write_outcome(store, RunOutcome(run.run_id, Outcome.ABORTED, None, clock(), conflict.reason))
+        write_outcome(store, RunEnd(run.run_id, Outcome.ABORTED, None, clock(), conflict.reason))
         raise
     finish_commit(store, committed, clock=clock)
     return committed
@@ -304,7 +307,7 @@ def _settle_existing(store: ObjectStore, run: RunRecord, existing: Manifest, *, 
         return existing
     write_outcome(
         store,
-        RunOutcome(
+        RunEnd(
             run.run_id,
             Outcome.ABORTED,
             None,
@@ -418,7 +421,7 @@ def finish_commit(store: ObjectStore, manifest: Manifest, *, clock: Clock = wall
     """The idempotent steps after a commit: checkpoint files (while it is the head) and the run outcome."""
     if head_version(store) == manifest.version:
         write_checkpoint_files(store, manifest)
-    write_outcome(store, RunOutcome(manifest.run_id, Outcome.COMMITTED, manifest.version, clock()))
+    write_outcome(store, RunEnd(manifest.run_id, Outcome.COMMITTED, manifest.version, clock()))
 
 
 def abort_run(store: ObjectStore, run_id: str, *, reason: str, clock: Clock = wall_clock_ms) -> None:
@@ -433,4 +436,4 @@ def abort_run(store: ObjectStore, run_id: str, *, reason: str, clock: Clock = wa
         raise RunStateError(
             f"run {run_id!r} already committed version {resolution.version}", location=store.describe()
         )
-    write_outcome(store, RunOutcome(run_id, Outcome.ABORTED, None, clock(), reason))
+    write_outcome(store, RunEnd(run_id, Outcome.ABORTED, None, clock(), reason))

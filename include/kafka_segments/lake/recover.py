@@ -14,6 +14,8 @@ For every registered run without an outcome, ``recover`` reads back the only ver
   without a manifest), so the run (or a zombie duplicate of it) can never commit, then discards it as above:
   **fenced**. A fence that loses (another run committed meanwhile) is recorded aborted and the run is
   resolved again;
+* a dry run (``dry_run`` in its record) is never fenced — it never commits, and a fence would be a commit:
+  once abandoned it is **discarded** right away;
 * otherwise the run may still be working: it is left alone and reported **in-progress**.
 
 Then, if the checkpoint files at the root do not match the head manifest, they are rewritten from it.
@@ -49,7 +51,7 @@ from kafka_segments.lake.manifest import Manifest
 from kafka_segments.lake.runs import (
     Clock,
     Outcome,
-    RunOutcome,
+    RunEnd,
     RunRecord,
     list_runs,
     read_outcome,
@@ -218,6 +220,11 @@ def _recover_run(
         return RunRecovery(run_id, None, RecoverAction.UNREADABLE, f"left alone: {exc}")
     resolution = _resolve(store, run)
     age_ms = now_ms - run.started_at_ms
+    if run.dry_run and resolution.fate is _Fate.OPEN and age_ms >= abandon_after_ms:
+        detail = (
+            f"abandoned dry run: started {age_ms} ms ago (abandon_after_ms {abandon_after_ms}); never commits"
+        )
+        return _discard(store, run, sweeper, RecoverAction.DISCARDED, detail, clock=clock)
     if resolution.fate is _Fate.OPEN and age_ms >= abandon_after_ms:
         fence = _fence(store, run, clock=clock)
         if fence is not None:
@@ -253,7 +260,7 @@ def _resolve(store: ObjectStore, run: RunRecord) -> _Resolution:
 def _finish(store: ObjectStore, run: RunRecord, *, clock: Clock) -> RunRecovery:
     manifest = try_read_manifest(store, run.commit_version)
     if manifest is None:  # gc removed it since the read-back: it is not the head, only the outcome is missing
-        write_outcome(store, RunOutcome(run.run_id, Outcome.COMMITTED, run.commit_version, clock()))
+        write_outcome(store, RunEnd(run.run_id, Outcome.COMMITTED, run.commit_version, clock()))
         detail = f"committed version {run.commit_version} before it stopped; outcome written"
         return RunRecovery(run.run_id, run.base_version, RecoverAction.FINISHED, detail)
     is_head = head_version(store) == manifest.version
@@ -274,7 +281,7 @@ def _discard(
     fence: Manifest | None = None,
 ) -> RunRecovery:
     swept = sweeper.sweep(run.run_id)
-    write_outcome(store, RunOutcome(run.run_id, Outcome.ABORTED, None, clock(), detail))
+    write_outcome(store, RunEnd(run.run_id, Outcome.ABORTED, None, clock(), detail))
     return RunRecovery(
         run_id=run.run_id,
         base_version=run.base_version,
@@ -306,7 +313,7 @@ def _fence(store: ObjectStore, target: RunRecord, *, clock: Clock) -> Manifest |
 
 
 def _abort_fence(store: ObjectStore, fence: RunRecord, reason: str, clock: Clock) -> None:
-    write_outcome(store, RunOutcome(fence.run_id, Outcome.ABORTED, None, clock(), reason))
+    write_outcome(store, RunEnd(fence.run_id, Outcome.ABORTED, None, clock(), reason))
 
 
 class _Sweeper:

@@ -7,6 +7,10 @@ be swept. That is the fence against zombies: a stray duplicate of an old run (a 
 worker and came back) builds on an old base and finds its version taken.
 
 ``outcome.json`` records ``committed`` (with the version) or ``aborted`` (with the reason) once known.
+
+A dry run registers like any run, with ``dry_run: true`` in its record: it may write under its own names
+(its folder, its staged objects) but never commits, so ``recover`` never fences it (a fence would be a
+commit) and discards it once abandoned. See docs/lake.md, "Dry runs".
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ class RunRecord:
     """The committed version the run builds on (``None``: the lake had no manifest)."""
     started_at_ms: int
     now_ms: int
+    dry_run: bool = False
+    """A dry run: it never commits (``LakeTransaction.commit`` ends it as ``RunOutcome.DRY_RUN``)."""
 
     @property
     def commit_version(self) -> int:
@@ -61,7 +67,9 @@ class Outcome(Enum):
 
 
 @dataclass(frozen=True, slots=True)
-class RunOutcome:
+class RunEnd:
+    """How a run ended, as recorded in its ``outcome.json``."""
+
     run_id: str
     outcome: Outcome
     version: int | None
@@ -113,6 +121,7 @@ def read_run(store: ObjectStore, run_id: str) -> RunRecord:
         base_version=reader.optional_integer("base_version", minimum=1),
         started_at_ms=reader.integer("started_at_ms"),
         now_ms=reader.integer("now_ms"),
+        dry_run=reader.optional_boolean("dry_run", default=False),
     )
     if record.run_id != run_id:
         raise reader.fail("run_id", f"the record of run {run_id!r} names run {record.run_id!r}")
@@ -127,7 +136,7 @@ def list_runs(store: ObjectStore) -> Iterator[str]:
             yield run_id
 
 
-def write_outcome(store: ObjectStore, outcome: RunOutcome) -> None:
+def write_outcome(store: ObjectStore, outcome: RunEnd) -> None:
     """Record how the run ended (overwrites: finishing is idempotent)."""
     document = {
         "format_version": RUN_FORMAT_VERSION,
@@ -140,7 +149,7 @@ def write_outcome(store: ObjectStore, outcome: RunOutcome) -> None:
     store.put(outcome_key(outcome.run_id), dump_json(document), mode=Overwrite())
 
 
-def read_outcome(store: ObjectStore, run_id: str) -> RunOutcome | None:
+def read_outcome(store: ObjectStore, run_id: str) -> RunEnd | None:
     """How the run ended, ``None`` while unknown."""
     key = outcome_key(run_id)
     try:
@@ -150,7 +159,7 @@ def read_outcome(store: ObjectStore, run_id: str) -> RunOutcome | None:
     reader = load_document(
         data, location=location_of(store, key), supported=RUN_FORMAT_VERSION, kind="run outcome"
     )
-    return RunOutcome(
+    return RunEnd(
         run_id=reader.string("run_id"),
         outcome=reader.choice("outcome", Outcome),
         version=reader.optional_integer("version", minimum=1),
@@ -169,5 +178,6 @@ def _record_to_json(record: RunRecord) -> bytes:
             "base_version": record.base_version,
             "started_at_ms": record.started_at_ms,
             "now_ms": record.now_ms,
+            **({"dry_run": True} if record.dry_run else {}),
         }
     )

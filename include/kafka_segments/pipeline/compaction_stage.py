@@ -6,15 +6,16 @@ budget (``kafka_segments.compaction.max.*.per.run``, KIP-354 order), then the de
 plan is made over the state the round leaves (``run_changes``), and both are committed together.
 
 The round itself is ``compaction_round.compact_partition``; its values are in ``compaction_results``.
-Partitions run as tasks on the run's ``TaskRunner`` (the Spark engine ships ``compaction_task`` to its
-executors, which read and write the segment objects themselves); the inline engine runs them in its own
-process on its store (``in_process``). Both produce the same objects and entries.
+Partitions run as ``CompactionTask``s on the run's engine (``pipeline.engines``: the Spark engine ships them
+to its executors, which read and write the segment objects themselves; the inline engine runs them in its
+own process on its store). Both produce the same objects and entries.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from kafka_segments.compaction.eligibility import (
     CompactionBudget,
@@ -33,8 +34,10 @@ from kafka_segments.pipeline.compaction_results import (
     CompactionStatus,
     PartitionCompaction,
 )
-from kafka_segments.pipeline.compaction_round import compact_partition
-from kafka_segments.storage.base import ObjectStore
+from kafka_segments.pipeline.compaction_task import CompactionTask
+
+if TYPE_CHECKING:
+    from kafka_segments.pipeline.engines import Engine
 
 BUDGET_BYTES = "kafka_segments.compaction.max.bytes.per.run"
 BUDGET_PARTITIONS = "kafka_segments.compaction.max.partitions.per.run"
@@ -48,27 +51,6 @@ def compaction_budget(config: Config) -> CompactionBudget:
         max_bytes=max_bytes if isinstance(max_bytes, int) else -1,
         max_partitions=max_partitions if isinstance(max_partitions, int) else -1,
     )
-
-
-@dataclass(frozen=True, slots=True)
-class CompactionTask:
-    """One partition's round, as shipped to a worker (plain values; the worker opens ``lake``)."""
-
-    lake: str
-    run: RunRecord
-    state: PartitionState
-    config: TopicConfig
-    candidate: CompactionCandidate
-    write: bool = True
-    """Stage the output objects (``False``: a dry run computes the entries and writes nothing)."""
-
-
-def compaction_task(task: CompactionTask) -> PartitionCompaction:
-    """``compact_partition`` on the worker's store (the function a runner maps)."""
-    from kafka_segments.pipeline.runners import worker_store
-
-    store = worker_store(task.lake)
-    return compact_partition(store, task.run, task.state, task.config, task.candidate, write=task.write)
 
 
 def plan_candidates(
@@ -100,20 +82,17 @@ def compact_states(
     config: Config,
     *,
     run: RunRecord,
-    compact: Callable[[Sequence[CompactionTask]], list[PartitionCompaction]],
-    lake: str = "",
+    engine: Engine,
     write: bool = True,
 ) -> CompactionResult:
-    """The compaction part of a run over ``states`` (quarantined partitions already left out).
-
-    ``compact`` runs the rounds (``runner.map(compaction_task, tasks)``, or in-process on a store).
-    """
+    """The compaction part of a run over ``states`` (quarantined partitions already left out); the rounds
+    run on ``engine``."""
     budget = compaction_budget(config)
     taken, deferred, idle = plan_candidates(states, config, now_ms=run.now_ms, budget=budget)
     by_tp = {state.topic_partition: state for state in states}
     tasks = [
         CompactionTask(
-            lake,
+            engine.lake,
             run,
             by_tp[candidate.topic_partition],
             config.for_topic(candidate.topic_partition.topic),
@@ -122,7 +101,7 @@ def compact_states(
         )
         for candidate in taken
     ]
-    rounds = compact(tasks) if tasks else []
+    rounds = engine.compact(tasks) if tasks else []
     later = [
         PartitionCompaction.without_round(by_tp[c.topic_partition], c, CompactionStatus.DEFERRED)
         for c in deferred
@@ -130,15 +109,6 @@ def compact_states(
     order = {state.topic_partition: index for index, state in enumerate(states)}
     done = sorted([*rounds, *later, *idle], key=lambda p: order[p.topic_partition])
     return CompactionResult(tuple(done), budget)
-
-
-def in_process(store: ObjectStore) -> Callable[[Sequence[CompactionTask]], list[PartitionCompaction]]:
-    """Run the rounds one after the other in this process, on ``store``."""
-
-    def run_all(tasks: Sequence[CompactionTask]) -> list[PartitionCompaction]:
-        return [compact_partition(store, t.run, t.state, t.config, t.candidate, write=t.write) for t in tasks]
-
-    return run_all
 
 
 def settle_checkpoint(state: PartitionState, config: TopicConfig) -> PartitionState:
@@ -157,12 +127,8 @@ __all__ = [
     "COMPACTION_REASON",
     "CompactionResult",
     "CompactionStatus",
-    "CompactionTask",
     "PartitionCompaction",
-    "compact_partition",
     "compact_states",
     "compaction_budget",
-    "compaction_task",
-    "in_process",
     "settle_checkpoint",
 ]

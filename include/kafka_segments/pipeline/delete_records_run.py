@@ -1,26 +1,24 @@
 """``kafka-segments delete-records``: KIP-107 on the lake, committed atomically for every partition.
 
 recover → adopt → per-partition results → one commit with the new log start offsets and the whole segments
-below them retired (reason ``log-start-offset``). A partition's error affects only that partition; when no
-partition changes, nothing is committed.
+below them retired (reason ``log-start-offset``), through one ``LakeTransaction``. A partition's error affects
+only that partition; when no partition changes, nothing is committed. A dry run computes the same results,
+writes its request and results in its own run folder only, and ends as ``RunOutcome.DRY_RUN`` (docs/lake.md,
+"Dry runs").
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kafka_segments.config import Config
-from kafka_segments.errors import KafkaSegmentsError
-from kafka_segments.lake.adoption import AdoptionResult, adopt_objects
-from kafka_segments.lake.commit import abort_run, begin_run, build_manifest, commit_run, stage_manifest
-from kafka_segments.lake.history import read_head
+from kafka_segments.lake.adoption import AdoptionResult
 from kafka_segments.lake.recover import recover
-from kafka_segments.lake.runs import Clock, RunRecord, wall_clock_ms
+from kafka_segments.lake.runs import Clock, wall_clock_ms
+from kafka_segments.lake.transaction import LakeTransaction, RunOutcome
 from kafka_segments.offsets.model import OffsetSnapshot
 from kafka_segments.pipeline.run_changes import apply_plan
-from kafka_segments.pipeline.run_files import write_run_file
 from kafka_segments.retention.consumed import ConsumedIndexes
 from kafka_segments.retention.delete_records import (
     DeleteRecordsRequest,
@@ -41,6 +39,7 @@ class DeleteRecordsOutcome:
     results: tuple[DeleteRecordsResult, ...]
     plans: tuple[PartitionPlan, ...]
     adoption: AdoptionResult
+    outcome: RunOutcome = RunOutcome.NOTHING_TO_CHANGE
 
     @property
     def failed(self) -> tuple[DeleteRecordsResult, ...]:
@@ -60,56 +59,43 @@ def delete_records(
     """Apply ``requests``; return every partition's result and the committed version (if any changed).
 
     ``snapshot`` (optional) only feeds the preview of groups that lose records they have not read. A dry
-    run computes the same results and writes nothing.
+    run computes the same results and commits nothing.
 
     Raises:
         CommitConflictError: another run committed first; nothing changed, run again.
         CommitStateUnknownError: the commit's outcome is unknown; ``recover`` settles it.
     """
-    if dry_run:
-        base = read_head(store)
-        run = RunRecord("dry-run", "delete-records", None if base is None else base.version, clock(), now_ms)
-        adoption = adopt_objects(store, base=base, run=run)
-        results, plans = _decide(adoption, requests, config=config, now_ms=now_ms, snapshot=snapshot)
-        return DeleteRecordsOutcome(run.run_id, run.base_version, None, results, plans, adoption)
-    recover(store, clock=clock)
-    run, base = begin_run(store, now_ms=now_ms, operation="delete-records", clock=clock)
-    try:
-        adoption = adopt_objects(store, base=base, run=run)
-        results, plans = _decide(adoption, requests, config=config, now_ms=now_ms, snapshot=snapshot)
-    except Exception as exc:
-        with contextlib.suppress(KafkaSegmentsError):
-            abort_run(
-                store, run.run_id, reason=f"delete-records failed before its commit: {exc}", clock=clock
-            )
-        raise
-    changed = [plan for plan in plans if plan.changed]
-    if not changed and not adoption.changed:
-        abort_run(store, run.run_id, reason="nothing to change", clock=clock)
-        return DeleteRecordsOutcome(run.run_id, run.base_version, None, results, plans, adoption)
-    partitions, retired = apply_plan(run, adoption.partitions, changed, config)
-    manifest = build_manifest(
-        run, base=base, partitions=partitions, newly_retired=retired, present_keys=adoption.present_keys
+    if not dry_run:
+        recover(store, clock=clock)
+    txn = LakeTransaction.begin(
+        store, now_ms=now_ms, operation="delete-records", dry_run=dry_run, clock=clock
     )
-    write_run_file(
-        store,
-        run.run_id,
-        "delete-records.json",
-        {
-            "requests": [
-                {
-                    "topic": r.topic_partition.topic,
-                    "partition": r.topic_partition.partition,
-                    "offset": r.offset,
-                }
-                for r in requests
-            ],
-            "results": [_result_dict(result) for result in results],
-        },
+    with txn:
+        adoption = txn.adopt()
+        results, plans = _decide(adoption, requests, config=config, now_ms=now_ms, snapshot=snapshot)
+        changed = [plan for plan in plans if plan.changed]
+        partitions, retired = apply_plan(txn.run, adoption.partitions, changed, config)
+        txn.write_file(
+            "delete-records.json",
+            {
+                "requests": [
+                    {
+                        "topic": r.topic_partition.topic,
+                        "partition": r.topic_partition.partition,
+                        "offset": r.offset,
+                    }
+                    for r in requests
+                ],
+                "results": [_result_dict(result) for result in results],
+            },
+        )
+        txn.stage(partitions, retired=retired)
+    outcome = txn.commit()
+    if outcome is RunOutcome.LOST and txn.lost_to is not None:
+        raise txn.lost_to
+    return DeleteRecordsOutcome(
+        txn.run_id, txn.run.base_version, txn.committed_version, results, plans, adoption, outcome
     )
-    stage_manifest(store, run, manifest)
-    committed = commit_run(store, run.run_id, clock=clock)
-    return DeleteRecordsOutcome(run.run_id, run.base_version, committed.version, results, plans, adoption)
 
 
 def _decide(

@@ -9,8 +9,8 @@ from kafka_segments.config import Config
 from kafka_segments.lake.adoption_report import AdoptionResult
 from kafka_segments.lake.manifest import PartitionState
 from kafka_segments.offsets.model import OffsetSnapshot
-from kafka_segments.pipeline.runners import TaskRunner, TopicPlanTask, plan_topic
-from kafka_segments.retention.plan import RetentionPlan, plan_retention
+from kafka_segments.pipeline.engines import Engine, TopicPlanTask
+from kafka_segments.retention.plan import RetentionPlan
 from kafka_segments.topic_partition import TopicPartition
 
 
@@ -50,14 +50,13 @@ def plan_adopted(
     *,
     now_ms: int,
     snapshot: OffsetSnapshot | None,
+    engine: Engine,
     selection: Selection = ALL_PARTITIONS,
-    runner: TaskRunner | None = None,
     states: Sequence[PartitionState] | None = None,
     also_quarantined: Mapping[TopicPartition, str] | None = None,
 ) -> RetentionPlan:
-    """The retention plan over the adopted state (quarantined partitions are reported, not planned).
-
-    With a ``runner`` each topic is planned as one task on it; the result is the same as without.
+    """The retention plan over the adopted state (quarantined partitions are reported, not planned); each
+    topic is planned as one task on ``engine`` (partitions are planned independently of each other).
 
     Args:
         states: the partitions to plan instead of the adopted ones (the state a compaction round left).
@@ -68,14 +67,6 @@ def plan_adopted(
         quarantined.setdefault(tp, reason)
     states = selection.select(adoption.partitions if states is None else states)
     topics = sorted({state.topic_partition.topic for state in states})
-    if runner is None:
-        return plan_retention(
-            states,
-            [config.for_topic(topic) for topic in topics],
-            now_ms=now_ms,
-            snapshot=snapshot,
-            quarantined=quarantined,
-        )
     tasks = [
         TopicPlanTask(
             states=tuple(state for state in states if state.topic_partition.topic == topic),
@@ -86,5 +77,5 @@ def plan_adopted(
         )
         for topic in topics
     ]
-    by_tp = {plan.topic_partition: plan for plans in runner.map(plan_topic, tasks) for plan in plans}
+    by_tp = {plan.topic_partition: plan for plans in engine.plan(tasks) for plan in plans}
     return RetentionPlan(now_ms, tuple(by_tp[state.topic_partition] for state in states))

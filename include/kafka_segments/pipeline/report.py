@@ -16,7 +16,7 @@ from kafka_segments.retention.plan import PartitionPlan, RetentionPlan
 from kafka_segments.retention.rules import PASS_ORDER
 
 if TYPE_CHECKING:
-    from kafka_segments.pipeline.retention_run import RunResult
+    from kafka_segments.pipeline.run_result import RunResult
 
 
 def partition_to_dict(plan: PartitionPlan) -> dict[str, Any]:
@@ -114,7 +114,7 @@ def run_to_dict(result: RunResult) -> dict[str, Any]:
     adoption = result.adoption
     return {
         "run_id": result.run_id,
-        "outcome": result.outcome,
+        "outcome": result.outcome.value,
         "now_ms": result.now_ms,
         "dry_run": result.dry_run,
         "base_version": result.base_version,

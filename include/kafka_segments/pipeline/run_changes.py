@@ -1,6 +1,6 @@
 """What a run changes: compaction rounds, then the deletion passes over the state they leave, as one change.
 
-Both engines (``retention_run`` inline, ``staged_run`` for orchestrators and Spark) call ``plan_changes``:
+The ``execute`` stage of every run (``pipeline.stages``) calls ``plan_changes``, on the run's engine:
 
 1. partitions the adoption quarantined are left alone;
 2. every eligible partition of a compacted topic gets a cleaning round within the run's budget
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import partial
 
 from kafka_segments.config import Config
 from kafka_segments.lake.adoption_report import AdoptionResult
@@ -24,17 +23,10 @@ from kafka_segments.lake.commit import retire
 from kafka_segments.lake.manifest import PartitionState, RetiredObject
 from kafka_segments.lake.runs import RunRecord
 from kafka_segments.offsets.model import OffsetSnapshot
-from kafka_segments.pipeline.compaction_stage import (
-    CompactionResult,
-    compact_states,
-    compaction_task,
-    in_process,
-    settle_checkpoint,
-)
+from kafka_segments.pipeline.compaction_stage import CompactionResult, compact_states, settle_checkpoint
+from kafka_segments.pipeline.engines import Engine
 from kafka_segments.pipeline.planning import Selection, adoption_quarantine, plan_adopted
-from kafka_segments.pipeline.runners import TaskRunner
 from kafka_segments.retention.plan import PartitionPlan, RetentionPlan
-from kafka_segments.storage.base import ObjectStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,41 +39,29 @@ class RunChanges:
     """Every adopted partition after the run (unselected and untouched ones as they were)."""
     retired: tuple[RetiredObject, ...]
 
-    def changed_from(self, adoption: AdoptionResult) -> bool:
-        """Whether the run has anything to commit (the adoption's own changes included)."""
-        return adoption.changed or bool(self.retired) or self.partitions != tuple(adoption.partitions)
-
 
 def plan_changes(
     adoption: AdoptionResult,
     config: Config,
     *,
     run: RunRecord,
-    store: ObjectStore,
+    engine: Engine,
     snapshot: OffsetSnapshot | None,
     selection: Selection,
-    runner: TaskRunner | None = None,
-    lake: str | None = None,
-    write: bool = True,
 ) -> RunChanges:
-    """Compact, then plan retention over the result (see the module docstring).
+    """Compact, then plan retention over the result (see the module docstring); the rounds write their
+    output segments under the run's own names (invisible until a commit lists them).
 
     Args:
         run: the run (its id names written segments; its ``now_ms`` is every rule's clock).
-        store: where the inline rounds read and write (a runner's workers open ``lake`` instead).
-        runner: where rounds and per-topic planning run; ``None``: in this process.
-        write: stage the rounds' output segments (``False`` for a dry run: nothing is written).
+        engine: where the rounds and the per-topic planning run.
 
     Raises:
-        ValueError: a runner without a lake URI.
         ObjectStoreError: the store failed during a round (nothing of this run is referenced yet).
     """
-    if runner is not None and lake is None:
-        raise ValueError("a runner needs the lake URI its workers open")
     quarantined = adoption_quarantine(adoption)
     candidates = [s for s in selection.select(adoption.partitions) if s.topic_partition not in quarantined]
-    compact = in_process(store) if runner is None else partial(runner.map, compaction_task)
-    compaction = compact_states(candidates, config, run=run, compact=compact, lake=lake or "", write=write)
+    compaction = compact_states(candidates, config, run=run, engine=engine)
     after = compaction.states_after(adoption.partitions, run_id=run.run_id)
     plan = plan_adopted(
         adoption,
@@ -89,7 +69,7 @@ def plan_changes(
         now_ms=run.now_ms,
         snapshot=snapshot,
         selection=selection,
-        runner=runner,
+        engine=engine,
         states=after,
         also_quarantined=compaction.quarantined(),
     )

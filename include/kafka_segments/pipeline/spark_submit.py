@@ -156,7 +156,7 @@ def retention_job_spec(
     *, lake: str, run_id: str, config_path: str | None, environ: Mapping[str, str] | None = None
 ) -> SparkJobSpec:
     """The retention job (``spark_jobs/retention_job.py``) of the prepared run ``run_id``: it executes the
-    run (``staged_run.execute_run``) with its reads and per-topic planning on Spark's executors.
+    run (``stages.execute_run``) with its reads and per-topic planning on Spark's executors.
 
     A local lake path and the configuration path are made absolute (executors of a cluster do not share the
     launcher's working directory). ``environ`` defaults to ``os.environ``.

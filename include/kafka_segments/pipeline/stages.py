@@ -1,6 +1,9 @@
-"""A run in stages, for orchestrators: each stage is one call, and stages hand over through the run's folder.
+"""The stages of a run, written once: every door calls these functions in this order.
 
-The stages (the maintenance DAG runs one task per stage; ``run --engine spark`` runs them in sequence)::
+``kafka-segments run`` (``pipeline.retention_run``: inline, all in this process), ``run --engine spark``
+(``cli.spark_engine``: the execute stage in ``spark-submit``, validation in its own process) and the
+maintenance DAG (one task per stage) differ only in where each stage runs; stages hand over through the
+run's folder and the transaction (``lake.transaction.LakeTransaction``) each one resumes::
 
     recover          lake.recover.recover                      settle interrupted runs
     snapshot         snapshot_offsets                          the consumer offsets of ``now`` (pinned)
@@ -15,10 +18,12 @@ The stages (the maintenance DAG runs one task per stage; ``run --engine spark`` 
     gc               lake.gc.collect_garbage
     report           finish_run         -> report.json         the run's report (also the DAG's last XCom)
 
-Everything a stage writes before the commit lives in ``_kafka_segments/runs/<run id>/`` and is invisible to
-readers, so a dry run or a failed validation leaves the committed state untouched; its staged objects are
-swept once another commit takes its version. Every stage may be retried: ``prepare`` re-registers the same
-run id (same base), ``execute`` overwrites its own files, ``commit`` reads back before it writes.
+Everything a stage writes before the commit lives in ``_kafka_segments/runs/<run id>/`` (and, for compaction
+output, under the run's own object names) and is invisible to readers, so a dry run or a failed validation
+leaves the committed state untouched; its staged objects are swept once another commit takes its version.
+A dry run goes through every stage the same way and ends at ``commit`` as ``RunOutcome.DRY_RUN``
+(docs/lake.md, "Dry runs"). Every stage may be retried: ``prepare`` re-registers the same run id (same
+base), ``execute`` overwrites its own files, ``commit`` reads back before it writes.
 """
 
 from __future__ import annotations
@@ -32,17 +37,18 @@ from kafka_segments.config import Config
 from kafka_segments.errors import LakeError, RunStateError
 from kafka_segments.lake.adoption import adopt_objects
 from kafka_segments.lake.codec import manifest_to_json
-from kafka_segments.lake.commit import abort_run, begin_run, build_manifest, commit_run, stage_manifest
+from kafka_segments.lake.commit import build_manifest
 from kafka_segments.lake.gc import GcReport
-from kafka_segments.lake.history import location_of, read_head, read_manifest
+from kafka_segments.lake.history import location_of, read_head
 from kafka_segments.lake.manifest import Manifest
-from kafka_segments.lake.runs import Clock, Outcome, RunRecord, read_outcome, read_run, wall_clock_ms
+from kafka_segments.lake.runs import Clock, Outcome, RunRecord, read_outcome, wall_clock_ms
+from kafka_segments.lake.transaction import LakeTransaction, RunOutcome
 from kafka_segments.offsets.lake_source import CONSUMER_OFFSETS_TOPIC
 from kafka_segments.offsets.snapshot_codec import snapshot_to_json
+from kafka_segments.pipeline.engines import Engine, InlineEngine
 from kafka_segments.pipeline.offsets_input import OffsetsChoice, ResolvedOffsets, resolve_offsets
 from kafka_segments.pipeline.planning import ALL_PARTITIONS, Selection
-from kafka_segments.pipeline.retention_run import RunResult, plan_document
-from kafka_segments.pipeline.run_changes import plan_changes
+from kafka_segments.pipeline.run_changes import RunChanges, plan_changes
 from kafka_segments.pipeline.run_files import (
     INPUT_MANIFEST,
     OFFSETS,
@@ -60,8 +66,8 @@ from kafka_segments.pipeline.run_files import (
     run_file_key,
     write_run_file,
 )
-from kafka_segments.pipeline.runners import TaskRunner, read_jobs
-from kafka_segments.storage.base import ObjectStore, Overwrite
+from kafka_segments.pipeline.run_result import RunResult
+from kafka_segments.storage.base import ObjectStore
 
 __all__ = [
     "INPUT_MANIFEST",
@@ -144,12 +150,14 @@ def prepare_run(
         existing = read_run_json_or_none(store, run_id, REQUEST)
         if existing is not None:
             return RunRequest.from_dict(existing)
-    run, _base = begin_run(store, now_ms=now_ms, operation="run", run_id=run_id, clock=clock)
+    txn = LakeTransaction.begin(
+        store, now_ms=now_ms, operation="run", dry_run=dry_run, run_id=run_id, clock=clock
+    )
     request = RunRequest(
-        run_id=run.run_id,
-        now_ms=run.now_ms,
-        base_version=run.base_version,
-        dry_run=dry_run,
+        run_id=txn.run_id,
+        now_ms=txn.now_ms,
+        base_version=txn.run.base_version,
+        dry_run=txn.dry_run,
         topics=selection.topics,
         partitions=selection.partitions,
         offsets_snapshot_id=None if offsets is None else offsets.snapshot_id,
@@ -158,8 +166,8 @@ def prepare_run(
         labels=dict(labels or {}),
     )
     if offsets is not None:
-        store.put(run_file_key(run.run_id, OFFSETS), snapshot_to_json(offsets.snapshot), mode=Overwrite())
-    write_run_file(store, run.run_id, REQUEST, request.to_dict())
+        txn.write_bytes(OFFSETS, snapshot_to_json(offsets.snapshot))
+    txn.write_file(REQUEST, request.to_dict())
     return request
 
 
@@ -179,8 +187,7 @@ def execute_run(
     config: Config,
     run_id: str,
     *,
-    lake: str | None = None,
-    runner: TaskRunner | None = None,
+    engine: Engine | None = None,
     clock: Clock = wall_clock_ms,
 ) -> StagedRun:
     """Adopt, compact, plan and stage the run's new state (nothing visible to readers).
@@ -189,72 +196,66 @@ def execute_run(
     validation checks them; they are swept with the run's other objects).
 
     Args:
-        lake: the lake URI the ``runner``'s workers open (required with a runner).
-        runner: where reads, compaction rounds and per-topic planning run (default: this process).
+        engine: where reads, compaction rounds and per-topic planning run (default: this process).
 
     Raises:
         RunStateError: the run is not prepared, or already has an outcome.
-        ValueError: a runner without a lake URI.
     """
-    if runner is not None and lake is None:
-        raise ValueError("a runner needs the lake URI its workers open")
     request = read_request(store, run_id)
-    if read_outcome(store, run_id) is not None:
+    txn = LakeTransaction.resume(store, run_id, clock=clock)
+    if txn.ended() is not None:
         raise RunStateError(
             f"run {run_id!r} has already ended", location=location_of(store, run_file_key(run_id, ""))
         )
-    run = read_run(store, run_id)
-    base = None if run.base_version is None else read_manifest(store, run.base_version)
-    reader = None if runner is None or lake is None else partial(read_jobs, runner, lake, run)
-    adoption = adopt_objects(store, base=base, run=run, reader=reader)
+    engine = InlineEngine(store) if engine is None else engine
+    adoption = txn.adopt(reader=engine.reader(txn.run))
     offsets = read_run_offsets(store, request)
     changes = plan_changes(
         adoption,
         config,
-        run=run,
-        store=store,
+        run=txn.run,
+        engine=engine,
         snapshot=None if offsets is None else offsets.snapshot,
         selection=request.selection,
-        runner=runner,
-        lake=lake,
     )
-    adopted_view = build_manifest(
-        run, base=base, partitions=adoption.partitions, present_keys=adoption.present_keys
-    )
-    store.put(run_file_key(run_id, INPUT_MANIFEST), manifest_to_json(adopted_view), mode=Overwrite())
-    write_run_file(store, run_id, PLAN, plan_document(run, changes, offsets))
-    changed = changes.changed_from(adoption)
-    if changed:
-        manifest = build_manifest(
-            run,
-            base=base,
-            partitions=changes.partitions,
-            newly_retired=changes.retired,
-            present_keys=adoption.present_keys,
-        )
-        stage_manifest(store, run, manifest)
+    txn.write_bytes(INPUT_MANIFEST, manifest_to_json(txn.proposed(adoption.partitions)))
+    txn.write_file(PLAN, plan_document(txn.run, changes, offsets))
+    changed = txn.stage(changes.partitions, retired=changes.retired)
     result = RunResult(
         run_id,
         request.now_ms,
         request.dry_run,
-        run.base_version,
+        txn.run.base_version,
         None,
         offsets,
         adoption,
         changes.plan,
         compaction=changes.compaction,
     )
-    engine = "inline" if runner is None else runner.name
-    staged = StagedRun(request, result, changed, engine)
-    write_run_file(store, run_id, STAGED, _staged_document(staged))
+    staged = StagedRun(request, result, changed, engine.name)
+    txn.write_file(STAGED, _staged_document(staged))
     return staged
+
+
+def plan_document(run: RunRecord, changes: RunChanges, offsets: ResolvedOffsets | None) -> dict[str, object]:
+    """``plan.json``: what the run plans, with the snapshot it used."""
+    from kafka_segments.pipeline.report import plan_to_dict
+
+    return {
+        "run_id": run.run_id,
+        "now_ms": run.now_ms,
+        "base_version": run.base_version,
+        "offsets_snapshot": None if offsets is None else offsets.snapshot_id,
+        "compaction": changes.compaction.to_dict(),
+        "plan": plan_to_dict(changes.plan),
+    }
 
 
 def _staged_document(staged: StagedRun) -> dict[str, Any]:
     from kafka_segments.pipeline.report import run_to_dict
 
     report = run_to_dict(staged.result)
-    report["outcome"] = "staged" if staged.changed else "nothing to change"
+    report["outcome"] = "staged" if staged.changed else RunOutcome.NOTHING_TO_CHANGE.value
     report["engine"] = staged.engine
     report["labels"] = dict(staged.request.labels)
     return {
@@ -268,18 +269,15 @@ def _staged_document(staged: StagedRun) -> dict[str, Any]:
 @dataclass(frozen=True, slots=True)
 class CommitOutcome:
     run_id: str
-    outcome: str
-    """``committed``, ``dry run`` or ``nothing to change``."""
+    outcome: RunOutcome
     version: int | None
 
 
 def commit_staged(
     store: ObjectStore, run_id: str, *, require_validation: bool = True, clock: Clock = wall_clock_ms
 ) -> CommitOutcome:
-    """Commit what ``execute_run`` staged (one conditional PUT), or end the run without a commit.
-
-    A dry run and a run with nothing to change are aborted (recorded, nothing committed). Idempotent: a run
-    that already ended reports how.
+    """Commit what ``execute_run`` staged (one conditional PUT), or end the run without a commit
+    (``LakeTransaction.commit``). Idempotent: a run that already ended reports how.
 
     Raises:
         ValidationGateError: ``require_validation`` and the staged output has no successful validation.
@@ -287,31 +285,21 @@ def commit_staged(
         CommitStateUnknownError: the commit's outcome could not be read back (call again or ``recover``).
         RunStateError: the run was not executed, or was aborted (e.g. its validation failed).
     """
-    request = read_request(store, run_id)
-    staged = read_run_json(store, run_id, STAGED)
-    ended = read_outcome(store, run_id)
-    if ended is not None:
-        if ended.outcome is Outcome.COMMITTED:
-            return CommitOutcome(run_id, "committed", ended.version)
-        if request.dry_run or not staged["changed"]:
-            return CommitOutcome(run_id, "dry run" if request.dry_run else "nothing to change", None)
-        raise RunStateError(f"run {run_id!r} was aborted: {ended.reason}", location=store.describe())
-    if require_validation:
+    read_run_json(store, run_id, STAGED)  # executed?
+    txn = LakeTransaction.resume(store, run_id, clock=clock)
+    if txn.ended() is None and require_validation:
         _check_validation(store, run_id)
-    if request.dry_run:
-        abort_run(store, run_id, reason="dry run: planned and validated, nothing committed", clock=clock)
-        return CommitOutcome(run_id, "dry run", None)
-    if not staged["changed"]:
-        abort_run(store, run_id, reason="nothing to change", clock=clock)
-        return CommitOutcome(run_id, "nothing to change", None)
-    manifest = commit_run(store, run_id, clock=clock)
-    return CommitOutcome(run_id, "committed", manifest.version)
+    outcome = txn.commit()
+    if outcome is RunOutcome.LOST and txn.lost_to is not None:
+        raise txn.lost_to
+    return CommitOutcome(run_id, outcome, txn.committed_version)
 
 
 def reject_run(store: ObjectStore, run_id: str, *, reason: str, clock: Clock = wall_clock_ms) -> None:
     """End the run without a commit (its validation failed); its staged objects are swept later."""
-    if read_outcome(store, run_id) is None:
-        abort_run(store, run_id, reason=reason, clock=clock)
+    txn = LakeTransaction.resume(store, run_id, clock=clock)
+    if txn.ended() is None:
+        txn.abort(reason)
 
 
 def _check_validation(store: ObjectStore, run_id: str) -> None:
@@ -341,10 +329,10 @@ def finish_run(
     if ended is None:
         report["outcome"] = "not committed"
     elif ended.outcome is Outcome.COMMITTED:
-        report["outcome"] = "committed"
+        report["outcome"] = RunOutcome.COMMITTED.value
         report["committed_version"] = ended.version
     else:
-        report["outcome"] = "dry run" if report.get("dry_run") else ended.reason or "aborted"
+        report["outcome"] = RunOutcome.DRY_RUN.value if report.get("dry_run") else ended.reason or "aborted"
     validation = read_run_json_or_none(store, run_id, VALIDATION)
     report["validation"] = None if validation is None else _validation_summary(validation)
     report["gc"] = None if gc is None else dict(gc) if isinstance(gc, Mapping) else gc.to_dict()

@@ -1,0 +1,287 @@
+"""A run on the lake as one object, from registration to its outcome (pyiceberg's ``Transaction`` is the
+model): the only code that strings ``begin_run`` → stage → ``commit_run`` together.
+
+::
+
+    txn = LakeTransaction.begin(store, now_ms=now, operation="run", dry_run=False)
+    with txn:                                   # an exception before the commit aborts the run
+        adoption = txn.adopt()                  # the base plus the segments uploaded since
+        txn.stage(partitions, retired=retired)  # the proposed manifest, in the run's folder
+        outcome = txn.commit()                  # one conditional PUT → RunOutcome
+
+A stage of a multi-process run (an Airflow task, a Spark job) picks the transaction up again with
+``LakeTransaction.resume(store, run_id)``: everything it needs is in the lake (the run record, its base, the
+staged manifest).
+
+Nothing a transaction writes before the commit is visible to readers: its documents live in its run folder
+(``_kafka_segments/runs/<run id>/``), its new segments under its own object names. A **dry run** does all of
+it and validates it, and ``commit`` then ends it as ``RunOutcome.DRY_RUN`` without the PUT (docs/lake.md,
+"Dry runs"). What ``commit`` returns:
+
+======================  ==========================================================================
+``COMMITTED``           the new manifest is the head (``committed_version``)
+``DRY_RUN``             a dry run: everything computed and validated, nothing committed
+``NOTHING_TO_CHANGE``   the proposed state equals the base: nothing committed
+``REJECTED``            the validation hook refused the staged output: nothing committed
+``LOST``                another run committed the version first: nothing of this run is visible
+======================  ==========================================================================
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable, Iterable, Sequence
+from enum import StrEnum
+from types import TracebackType
+from typing import Self
+
+from kafka_segments.errors import CommitConflictError, KafkaSegmentsError, ObjectNotFoundError, RunStateError
+from kafka_segments.lake.adoption import SegmentReader, adopt_objects
+from kafka_segments.lake.adoption_report import AdoptionResult
+from kafka_segments.lake.commit import abort_run, begin_run, build_manifest, commit_run, stage_manifest
+from kafka_segments.lake.history import read_manifest
+from kafka_segments.lake.layout import run_prefix, staged_manifest_key
+from kafka_segments.lake.manifest import Manifest, PartitionState, RetiredObject
+from kafka_segments.lake.runs import Clock, Outcome, RunRecord, read_outcome, read_run, wall_clock_ms
+from kafka_segments.storage.base import ObjectMeta, ObjectStore, Overwrite
+
+DRY_RUN_REASON = "dry run: planned and validated, nothing committed"
+NOTHING_TO_CHANGE_REASON = "nothing to change"
+
+
+class RunOutcome(StrEnum):
+    """How a run ended (the value is what reports print)."""
+
+    COMMITTED = "committed"
+    DRY_RUN = "dry run"
+    NOTHING_TO_CHANGE = "nothing to change"
+    REJECTED = "rejected by validation"
+    LOST = "lost to another commit"
+
+
+Validation = Callable[["LakeTransaction"], str | None]
+"""A validation hook: ``None`` when the staged output may be committed, else the reason it may not."""
+
+
+class LakeTransaction:
+    """One run on the lake: its base, adoption, staged state and outcome (see the module docstring)."""
+
+    def __init__(self, store: ObjectStore, run: RunRecord, base: Manifest | None, *, clock: Clock) -> None:
+        self._store = store
+        self._run = run
+        self._base = base
+        self._clock = clock
+        self._adoption: AdoptionResult | None = None
+        self._changed: bool | None = None
+        self._outcome: RunOutcome | None = None
+        self._committed: Manifest | None = None
+        self._commit_attempted = False
+        self.lost_to: CommitConflictError | None = None
+        """After ``RunOutcome.LOST``: the conflict, naming the run that took the version."""
+
+    @classmethod
+    def begin(
+        cls,
+        store: ObjectStore,
+        *,
+        now_ms: int,
+        operation: str,
+        dry_run: bool = False,
+        run_id: str | None = None,
+        clock: Clock = wall_clock_ms,
+    ) -> Self:
+        """Register a run on the current head. Registering a ``run_id`` again (a retried task) returns the
+        transaction it started, on the base it started from."""
+        run, base = begin_run(
+            store, now_ms=now_ms, operation=operation, dry_run=dry_run, run_id=run_id, clock=clock
+        )
+        return cls(store, run, base, clock=clock)
+
+    @classmethod
+    def resume(cls, store: ObjectStore, run_id: str, *, clock: Clock = wall_clock_ms) -> Self:
+        """The registered run ``run_id`` (a later stage, possibly in another process).
+
+        Raises:
+            RunStateError: no such run.
+        """
+        run = read_run(store, run_id)
+        base = None if run.base_version is None else read_manifest(store, run.base_version)
+        return cls(store, run, base, clock=clock)
+
+    # --- what the run is -------------------------------------------------------------------------------
+    @property
+    def store(self) -> ObjectStore:
+        return self._store
+
+    @property
+    def run(self) -> RunRecord:
+        return self._run
+
+    @property
+    def run_id(self) -> str:
+        return self._run.run_id
+
+    @property
+    def base(self) -> Manifest | None:
+        """The committed manifest the run builds on (``None``: the lake had none)."""
+        return self._base
+
+    @property
+    def now_ms(self) -> int:
+        return self._run.now_ms
+
+    @property
+    def dry_run(self) -> bool:
+        return self._run.dry_run
+
+    @property
+    def adoption(self) -> AdoptionResult:
+        """The adoption of this run (``adopt`` first)."""
+        if self._adoption is None:
+            raise RunStateError(f"run {self.run_id!r} has not adopted yet", location=self._store.describe())
+        return self._adoption
+
+    @property
+    def committed_version(self) -> int | None:
+        return None if self._committed is None else self._committed.version
+
+    # --- work ------------------------------------------------------------------------------------------
+    def adopt(
+        self, *, reader: SegmentReader | None = None, listing: Sequence[ObjectMeta] | None = None
+    ) -> AdoptionResult:
+        """The base plus the segments uploaded since (``lake.adoption``); ``reader`` runs the reads
+        elsewhere (the Spark engine's executors)."""
+        self._adoption = adopt_objects(
+            self._store, base=self._base, run=self._run, reader=reader, listing=listing
+        )
+        return self._adoption
+
+    def write_file(self, name: str, document: object) -> str:
+        """Write ``document`` as JSON into the run's folder (invisible to readers); return the key."""
+        data = json.dumps(document, indent=2, sort_keys=False).encode() + b"\n"
+        return self.write_bytes(name, data)
+
+    def write_bytes(self, name: str, data: bytes) -> str:
+        key = run_prefix(self.run_id) + name
+        self._store.put(key, data, mode=Overwrite())
+        return key
+
+    def proposed(
+        self, partitions: Iterable[PartitionState], *, retired: Iterable[RetiredObject] = ()
+    ) -> Manifest:
+        """The manifest the run would commit with these ``partitions`` (every partition of the new state)
+        and newly ``retired`` objects; retired objects of the base already gone from the listing drop out."""
+        present = None if self._adoption is None else self._adoption.present_keys
+        return build_manifest(
+            self._run, base=self._base, partitions=partitions, newly_retired=retired, present_keys=present
+        )
+
+    def stage(self, partitions: Iterable[PartitionState], *, retired: Iterable[RetiredObject] = ()) -> bool:
+        """Stage the proposed state in the run's folder when it differs from what was adopted; return
+        whether it does (something to commit).
+
+        Raises:
+            ManifestFormatError: the proposed manifest breaks an invariant of the format.
+        """
+        partitions = tuple(partitions)
+        retired = tuple(retired)
+        adoption = self.adoption
+        self._changed = adoption.changed or bool(retired) or partitions != tuple(adoption.partitions)
+        if self._changed:
+            stage_manifest(self._store, self._run, self.proposed(partitions, retired=retired))
+        return self._changed
+
+    @property
+    def changed(self) -> bool:
+        """Whether a new manifest is staged (read back from the run's folder in a resumed transaction)."""
+        if self._changed is None:
+            self._changed = self._has_staged_manifest()
+        return self._changed
+
+    # --- the end ---------------------------------------------------------------------------------------
+    def commit(self, *, validation: Validation | None = None) -> RunOutcome:
+        """End the run: commit the staged manifest with one conditional PUT, or record why not.
+
+        Idempotent: a run that already ended returns how it ended.
+
+        Raises:
+            CommitStateUnknownError: the PUT's outcome could not be read back (commit again, or ``recover``).
+            RunStateError: the run was aborted for another reason, or its staged objects are missing.
+        """
+        ended = self.ended()
+        if ended is not None:
+            return ended
+        if validation is not None:
+            reason = validation(self)
+            if reason is not None:
+                self.abort(reason)
+                return self._end(RunOutcome.REJECTED)
+        if self.dry_run:
+            self.abort(DRY_RUN_REASON)
+            return self._end(RunOutcome.DRY_RUN)
+        if not self.changed:
+            self.abort(NOTHING_TO_CHANGE_REASON)
+            return self._end(RunOutcome.NOTHING_TO_CHANGE)
+        self._commit_attempted = True
+        try:
+            self._committed = commit_run(self._store, self.run_id, clock=self._clock)
+        except CommitConflictError as conflict:
+            self.lost_to = conflict
+            return self._end(RunOutcome.LOST)
+        return self._end(RunOutcome.COMMITTED)
+
+    def ended(self) -> RunOutcome | None:
+        """How the run ended, from its recorded outcome (``None`` while it has not)."""
+        if self._outcome is not None:
+            return self._outcome
+        recorded = read_outcome(self._store, self.run_id)
+        if recorded is None:
+            return None
+        if recorded.outcome is Outcome.COMMITTED:
+            self._committed = read_manifest(self._store, recorded.version) if recorded.version else None
+            return self._end(RunOutcome.COMMITTED)
+        if recorded.reason == DRY_RUN_REASON:
+            return self._end(RunOutcome.DRY_RUN)
+        if recorded.reason == NOTHING_TO_CHANGE_REASON:
+            return self._end(RunOutcome.NOTHING_TO_CHANGE)
+        raise RunStateError(
+            f"run {self.run_id!r} was aborted: {recorded.reason}", location=self._store.describe()
+        )
+
+    def abort(self, reason: str) -> None:
+        """Record that the run gives up (nothing is committed; its objects are swept later).
+
+        Raises:
+            RunStateError: the run already committed.
+        """
+        abort_run(self._store, self.run_id, reason=reason, clock=self._clock)
+
+    def _end(self, outcome: RunOutcome) -> RunOutcome:
+        self._outcome = outcome
+        return outcome
+
+    def _has_staged_manifest(self) -> bool:
+        try:
+            self._store.head(staged_manifest_key(self.run_id))
+        except ObjectNotFoundError:
+            return False
+        return True
+
+    # --- an exception aborts ---------------------------------------------------------------------------
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        """An exception before the commit aborts the run (best effort) and propagates. Once the commit was
+        attempted a failure is left to ``recover``: aborting could contradict a commit whose outcome is
+        unknown."""
+        if exc is None or self._outcome is not None or self._commit_attempted:
+            return
+        with contextlib.suppress(KafkaSegmentsError):
+            self.abort(f"{self._run.operation} failed before its commit: {exc}")
