@@ -102,7 +102,7 @@ TARGETS_MB_S = {  # the issue's point 11, per core, S3 to S3
     (1024, "zstd"): 100.0,
     (100, "none"): 300.0,
 }
-KAFKA_CLEANER_MB_S = 87.0  # one cleaner thread, ~115 B records (perf anchors §1.1)
+KAFKA_CLEANER_MB_S = 87.0  # one cleaner thread, ~115 B records (its source: bench/RESULTS.md)
 
 
 def topic_config() -> TopicConfig:

@@ -32,6 +32,7 @@ from orchestration.declarations import (
     default_args,
     maintenance_params,
     maintenance_schedule,
+    task_result,
 )
 from orchestration.spark_operator import RetentionSparkSubmitOperator
 
@@ -90,13 +91,14 @@ def kafka_segments_maintenance() -> None:
 
         return publish_report(get_current_context(), prepared, collected)
 
-    prepared = prepare(snapshot_offsets(recover()))
+    snapshot = snapshot_offsets(task_result(recover()))
+    prepared = prepare(task_result(snapshot))
     spark = RetentionSparkSubmitOperator(task_id="spark_retention", prepare_task_id="prepare")
-    validated = validate(prepared)
-    committed = commit(prepared)
-    collected = gc(prepared)
+    validated = validate(task_result(prepared))
+    committed = commit(task_result(prepared))
+    collected = gc(task_result(prepared))
     prepared >> spark >> validated >> committed >> collected
-    report(prepared, collected)
+    report(task_result(prepared), task_result(collected))
 
 
 kafka_segments_maintenance()

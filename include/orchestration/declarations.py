@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from airflow.sdk import Param
+from airflow.sdk import Param, XComArg
 
 from orchestration.retries import TransientOnlyRetryPolicy
 
@@ -154,7 +154,7 @@ def fab_auth_manager_configured() -> bool:
 
 def delete_records_access_control(
     environ: Mapping[str, str] | None = None, *, fab: bool | None = None
-) -> dict[str, dict[str, set[str]]] | None:
+) -> dict[str, dict[str, Collection[str]]] | None:
     """The delete-records DAG's ``access_control``: ``DELETE_RECORDS_PERMISSIONS`` for each privileged role
     (``$KAFKA_SEGMENTS_DELETE_RECORDS_ROLES``, default ``Admin``), or ``None`` unless FAB is the auth manager
     (no other auth manager reads it; ``docs/airflow.md`` says what restricts the DAG then)."""
@@ -183,3 +183,12 @@ def declaring_access_control() -> Iterator[None]:
             category=RemovedInAirflow4Warning,
         )
         yield
+
+
+def task_result(upstream: XComArg) -> dict[str, Any]:
+    """An upstream task's result, as the argument of a downstream task. While the DAG is declared, the
+    argument is the ``XComArg`` itself, and Airflow passes the dict the upstream task returned when the
+    downstream one runs; Airflow's TaskFlow types (``Task.__call__: Callable[FParams, XComArg]``) cannot
+    express that substitution, so the wiring says it here, once. Every maintenance task returns a JSON
+    object (``orchestration.handover``)."""
+    return cast("dict[str, Any]", upstream)

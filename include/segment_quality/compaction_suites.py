@@ -4,7 +4,7 @@ The rows come from ``kafka_segments.pipeline.quality_compaction``: the input log
 (rebuilt from the input and the staged manifest, not from the plan) and the staged log. Only the round's
 status and end offset are the plan's claims, and these are what the suites check. Kafka's cleaner is in
 ``storage/src/main/java/org/apache/kafka/storage/internals/log/`` (``LogCleanerManager``, ``Cleaner``,
-``LogToClean``; KAFKA-SEMANTICS §3 and Part L).
+``LogToClean``; docs/compaction.md).
 
 ``compaction.partitions`` (one row per partition)
     a round only for a topic with ``compact`` in cleanup.policy, with the cleaner enabled, in a partition of

@@ -1,7 +1,8 @@
 """The expectation suites, declared as data: every invariant is one GX expectation over raw columns of
 ``kafka_segments.pipeline.quality_frames`` (no GX import here; ``gx_runtime`` turns them into GX objects).
 
-Suites and the Kafka rules they check (KAFKA-SEMANTICS §2, §3 and Part L; Kafka's ``UnifiedLog`` in
+Suites and the Kafka rules they check (docs/validation.md, "The suites and the Kafka rules"; Kafka's
+``UnifiedLog`` in
 ``storage/src/main/java/org/apache/kafka/storage/internals/log/UnifiedLog.java``):
 
 ``retention.partitions`` (one row per partition)
@@ -20,10 +21,10 @@ Suites and the Kafka rules they check (KAFKA-SEMANTICS §2, §3 and Part L; Kafk
     topic and allows it: ``log-start-offset`` — the next segment starts at or below the log start offset
     (``deleteLogStartOffsetBreachedSegments``; never the last segment); ``retention.bytes`` — the log after
     the segment is still at least retention.bytes (``deleteRetentionSizeBreachedSegments``); ``consumed``
-    (KIP-68, Part L) — last offset below M and older than retention.commitoffset.ms; ``retention.ms`` —
-    largest timestamp below ``now - retention.ms`` (``deleteRetentionMsBreachedSegments``, strict). An
-    empty last segment is never deleted (``deletableSegments``). A ``compaction`` replacement is no
-    deletion: the pass rules do not apply to it (the compaction suites check it).
+    (KIP-68, docs/retention.md) — last offset below M and older than retention.commitoffset.ms;
+    ``retention.ms`` — largest timestamp below ``now - retention.ms`` (``deleteRetentionMsBreachedSegments``,
+    strict). An empty last segment is never deleted (``deletableSegments``). A ``compaction`` replacement is
+    no deletion: the pass rules do not apply to it (the compaction suites check it).
 
 ``compaction.partitions`` and ``compaction.segments``: see ``segment_quality.compaction_suites``.
 """

@@ -15,7 +15,7 @@ from kafka_segments.cli import config_cmd
 
 pytestmark = pytest.mark.e2e
 
-DESIGN_EXAMPLE = """\
+CONTRACT_EXAMPLE = """\
 broker:                    # Kafka broker config names (log.retention.hours, log.cleaner.*, …)
   log.retention.hours: 168
   log.retention.commitoffset.enable: true
@@ -53,11 +53,11 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 @pytest.fixture
 def example(tmp_path: Path) -> Path:
     path = tmp_path / "retention.yaml"
-    path.write_text(DESIGN_EXAMPLE, encoding="utf-8")
+    path.write_text(CONTRACT_EXAMPLE, encoding="utf-8")
     return path
 
 
-def test_design_example_is_valid_and_every_setting_shows_its_source(
+def test_contract_example_is_valid_and_every_setting_shows_its_source(
     example: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err = run(["config", "check", str(example)], capsys)

@@ -1,11 +1,11 @@
 """Building blocks of the compaction run tests: Kafka's LogCleanerTest logs in a lake, run, read back twice.
 
 * ``LakeLog`` wraps the unit tests' ``LogBuilder`` (``rec`` / ``tomb`` / ``txn`` / ``commit`` / ``abort`` /
-  ``roll``, KAFKA-SEMANTICS §6) and uploads its segments under Kafka's plain names, the way a sync of a
-  broker's log directory would: ``sync`` uploads each segment that is new or grew since the last sync (a
-  grown active segment is re-adopted by the next run), with the indexes ``write_segment`` builds (open
-  transactions carried from segment to segment, so ``.txnindex`` holds the aborts). With ``segment_bytes``
-  it rolls like a broker does (``LogSegment.shouldRoll``: the append would take the segment past
+  ``roll``, as Kafka's LogCleanerTest builds logs) and uploads its segments under Kafka's plain names, the way
+  a sync of a broker's log directory would: ``sync`` uploads each segment that is new or grew since the last
+  sync (a grown active segment is re-adopted by the next run), with the indexes ``write_segment`` builds (open
+  transactions carried from segment to segment, so ``.txnindex`` holds the aborts). With ``segment_bytes`` it
+  rolls like a broker does (``LogSegment.shouldRoll``: the append would take the segment past
   ``segment.bytes``).
 * ``compact_config`` is a configuration with ``cleanup.policy=compact`` and ``min.cleanable.dirty.ratio=0``
   (strictly greater: any dirty section is eligible) unless told otherwise; ``kafka_test_config`` adds the log
@@ -15,8 +15,8 @@
 * ``run_at`` is one ``run_retention`` at the logical time ``now``.
 * ``read_lake`` reads the committed partition back with our reader (``iter_visible_batches``) **and** with
   kafka-python's ``MemoryRecords``, asserts both see the same batches (offsets, producer fields, flags,
-  timestamps, delete horizon, records), and gives §6's observables: keys, offsets, batch lasts, batch bases,
-  last sequences.
+  timestamps, delete horizon, records), and gives the observables Kafka's LogCleanerTest asserts on: keys,
+  offsets, batch lasts, batch bases, last sequences.
 """
 
 from __future__ import annotations
@@ -364,7 +364,7 @@ def our_batches(store: ObjectStore, state: PartitionState) -> list[BatchView]:
 
 @dataclass(frozen=True)
 class LakeView:
-    """A committed partition, read back by both readers, with KAFKA-SEMANTICS §6's observables."""
+    """A committed partition, read back by both readers, with the observables of Kafka's LogCleanerTest."""
 
     state: PartitionState
     batches: tuple[BatchView, ...]

@@ -1,4 +1,5 @@
-"""Building blocks of the retention run tests: Kafka's §6 E logs in a lake, configs and snapshots."""
+"""Building blocks of the retention run tests: the logs of Kafka's UnifiedLogTest in a lake, configs and
+snapshots."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def single_record_batch(offset: int, *, ts: int, key: bytes | None = None) -> by
 
 
 def record_size() -> int:
-    """r: the size of one single-record batch (the unit of KAFKA-SEMANTICS §6 E)."""
+    """r: the size of one single-record batch (the unit of Kafka's UnifiedLogTest retention tests)."""
     return len(single_record_batch(0, ts=10))
 
 

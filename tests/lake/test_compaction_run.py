@@ -1,13 +1,16 @@
-"""Kafka's compaction scenarios (KAFKA-SEMANTICS §6 A3, A4, A5, A7, A10, C1, C5) through the whole run path —
+"""Kafka's compaction scenarios (LogCleanerTest's ``testCleaningWithDeletes``, ``testCleanTombstone``,
+``testCleaningWithUnkeyedMessages``, ``testDuplicateCheckAfterCleaning`` and ``testLogToClean``;
+LogCleanerManagerTest's cleanable-offsets and deletable-logs tests) through the whole run path —
 Kafka-named segments uploaded into a lake → ``run_retention`` → the committed lake read back by our reader and
-by kafka-python's — plus the rules that decide whether and where a round runs (§3.2, §3.3): the cleaner
-checkpoint's resets, min.compaction.lag.ms, max.compaction.lag.ms and the per-run budget.
+by kafka-python's — plus the rules that decide whether and where a round runs
+(``LogCleanerManager.cleanableOffsets``, ``grabFilthiestCompactedLog``): the cleaner checkpoint's resets,
+min.compaction.lag.ms, max.compaction.lag.ms and the per-run budget.
 
-On a lake the round's range comes from the lake itself (Part L): LSO = LEO unless a transaction is open, the
-active segment is the one with the highest base offset (a ``roll`` uploads a new, empty one). The topic uses
-``min.cleanable.dirty.ratio`` 0 (compared with a strict ``>``, so any dirty section is eligible) unless the
-scenario is about eligibility. §6's producers are "all active": ``now`` stays within
-``producer.id.expiration.ms`` of the batches.
+On a lake the round's range comes from the lake itself (docs/compaction.md, "How it maps onto a lake"):
+LSO = LEO unless a transaction is open, the active segment is the one with the highest base offset (a
+``roll`` uploads a new, empty one). The topic uses ``min.cleanable.dirty.ratio`` 0 (compared with a strict
+``>``, so any dirty section is eligible) unless the scenario is about eligibility. The producers of Kafka's
+tests are all active: ``now`` stays within ``producer.id.expiration.ms`` of the batches.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ pytestmark = pytest.mark.lake
 HOUR = 3_600_000
 
 
-# --- §6 A: key-based compaction -----------------------------------------------------------------------------
+# --- LogCleanerTest: key-based compaction -------------------------------------------------------------------
 
 
 def test_kafka_a3_cleaning_with_deletes_removes_every_older_value_and_stamps_the_tombstones(
@@ -231,7 +234,7 @@ def test_kafka_a10_log_to_clean_bytes_and_ratio(local_store: LocalStore) -> None
     assert third.committed_version is None
 
 
-# --- §6 C: choosing what to clean ---------------------------------------------------------------------------
+# --- LogCleanerManagerTest: choosing what to clean ----------------------------------------------------------
 
 
 def _eight_segments(lake: LakeLog, *, stamps: tuple[int, int] | None = None, switch_at: int = 4) -> None:
@@ -383,7 +386,7 @@ def test_kafka_c5_which_policies_get_a_round_and_which_deletion_passes(local_sto
     assert "uncleanable" in plan.skipped
 
 
-# --- §3.3 eligibility: max.compaction.lag.ms ----------------------------------------------------------------
+# --- grabFilthiestCompactedLog: max.compaction.lag.ms -------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -429,7 +432,7 @@ def test_max_compaction_lag_looks_at_the_first_batch_of_each_dirty_segment(
         assert committed(local_store).cleaner_checkpoint is None
 
 
-# --- §3.1/§3.2 the cleaner checkpoint -----------------------------------------------------------------------
+# --- cleanableOffsets: the cleaner checkpoint ---------------------------------------------------------------
 
 
 def _ten_records(store: ObjectStore, *, empty_active: bool = True) -> LakeLog:

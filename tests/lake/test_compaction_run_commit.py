@@ -1,4 +1,4 @@
-"""What a run with compaction commits (Part L; DESIGN §3, §7): compact,delete as one round then the deletion
+"""What a run with compaction commits (docs/compaction.md): compact,delete as one round then the deletion
 passes in ONE commit, the run folder's plan and report, a partition quarantined by bad data while the others
 are cleaned, a dry run that writes nothing, and a rerun at the same ``now`` that finds nothing to change.
 On a local lake and on S3 (moto over HTTP) through the ``store`` fixture."""
@@ -87,10 +87,11 @@ def test_compact_delete_cleans_then_deletes_in_one_commit(store: ObjectStore) ->
 def test_a_corrupt_segment_quarantines_its_partition_and_the_others_are_still_cleaned(
     store: ObjectStore,
 ) -> None:
-    """DESIGN §7 / §3.12: a round that fails on a partition's data marks it uncleanable for the run — it is
-    reported with the object and offset at fault, nothing of it changes (no round, no deletion pass, its
-    objects untouched) — while every other partition is cleaned in the same commit. A damaged upload
-    (bad CRC) is quarantined earlier, by adoption, with the same effect on compaction."""
+    """A round that fails on a partition's data marks it uncleanable for the run (as Kafka's
+    ``LogCleanerManager.markPartitionUncleanable``) — it is reported with the object and offset at fault,
+    nothing of it changes (no round, no deletion pass, its objects untouched) — while every other partition
+    is cleaned in the same commit. A damaged upload (bad CRC) is quarantined earlier, by adoption, with the
+    same effect on compaction."""
     good = LakeLog.of(tp=TopicPartition("t", 0))
     bad = LakeLog.of(tp=TopicPartition("t", 1))
     late = LakeLog.of(tp=TopicPartition("t", 2))
@@ -165,7 +166,7 @@ def test_a_dry_run_writes_only_its_own_objects_and_reports_the_same_round(store:
 
 
 def test_a_second_run_at_the_same_now_changes_nothing(store: ObjectStore) -> None:
-    """Idempotence (Part L, the clock): after a round the checkpoint is at the active segment, the dirty
+    """Idempotence (the run's logical clock): after a round the checkpoint is at the active segment, the dirty
     ratio is 0 and nothing else is due, so a rerun at the same now neither cleans nor commits nor writes
     segments."""
     lake = _old_and_new_segments(store)

@@ -1,11 +1,13 @@
-"""Transactions, markers, producers and empty batches through the whole run path (KAFKA-SEMANTICS §6 B1,
-B4 and §3.6-§3.8): Kafka-named segments in a lake → ``run_retention`` → the committed lake read back by our
-reader and by kafka-python's.
+"""Transactions, markers, producers and empty batches through the whole run path (LogCleanerTest's
+``testBasicTransactionAwareCleaning`` and ``testCommitMarkerRemoval``; ``Cleaner.cleanInto``,
+``Cleaner.shouldRetainRecord``, ``MemoryRecords.filterTo``): Kafka-named segments in a lake →
+``run_retention`` → the committed lake read back by our reader and by kafka-python's.
 
-Producer liveness on a lake comes from the log at the run's ``now`` (Part L): a producer is active while
-``now - (timestamp of its last batch or marker) < producer.id.expiration.ms``. §6's "all producers are active"
-is reproduced by running within that window of the batches' timestamps (``NOW``). A round needs a cleanable
-range (Part L, §8 pitfall 1), so every later round below has some new dirty data appended first.
+Producer liveness on a lake comes from the log at the run's ``now`` (docs/compaction.md, "How it maps onto a
+lake"): a producer is active while ``now - (timestamp of its last batch or marker) <
+producer.id.expiration.ms``. Kafka's tests have all producers active; that is reproduced by running within
+that window of the batches' timestamps (``NOW``). A round needs a cleanable range (an expired horizon alone
+triggers none), so every later round below has some new dirty data appended first.
 """
 
 from __future__ import annotations
@@ -147,9 +149,9 @@ def test_transaction_spanning_segments_keeps_its_abort_indexed_where_the_marker_
 
 
 def test_abort_marker_lifecycle_kept_then_stamped_then_removed(local_store: LocalStore) -> None:
-    """ABORT marker (§3.6, §3.8): kept and re-indexed while the round still sees its transaction's data; once
-    the data is gone the next round finds it discardable and stamps it (now + delete.retention.ms) without
-    indexing it again; a round at or after that horizon removes it."""
+    """ABORT marker (``Cleaner.cleanInto``, ``MemoryRecords.filterTo``): kept and re-indexed while the round
+    still sees its transaction's data; once the data is gone the next round finds it discardable and stamps it
+    (now + delete.retention.ms) without indexing it again; a round at or after that horizon removes it."""
     lake = LakeLog.of()
     log = lake.log
     log.txn(1, [1, 2])
@@ -193,9 +195,10 @@ def test_abort_marker_lifecycle_kept_then_stamped_then_removed(local_store: Loca
 
 
 def test_commit_marker_of_a_vanished_transaction_is_stamped_then_removed(local_store: LocalStore) -> None:
-    """COMMIT marker (§3.6): kept by the round that removes its transaction's last data (it traversed the
-    batch); the next round traverses none, stamps it, and a round past the horizon removes it. The producer
-    has expired (producer.id.expiration.ms 1 h), so its emptied batch is not kept as an empty header."""
+    """COMMIT marker (``Cleaner.cleanInto``): kept by the round that removes its transaction's last data (it
+    traversed the batch); the next round traverses none, stamps it, and a round past the horizon removes it.
+    The producer has expired (producer.id.expiration.ms 1 h), so its emptied batch is not kept as an empty
+    header."""
     lake = LakeLog.of()
     log = lake.log
     log.txn(1, [1])
@@ -238,10 +241,10 @@ def test_commit_marker_of_a_vanished_transaction_is_stamped_then_removed(local_s
 def test_last_batch_of_an_active_producer_is_kept_as_an_empty_header(
     local_store: LocalStore, now: int, bases: list[int]
 ) -> None:
-    """§3.6 RETAIN_EMPTY: a producer's last batch, all of whose records are superseded, is kept as a 61-byte
-    header (offsets, producer id/epoch, sequences, max timestamp kept; no records, base timestamp -1) while
-    the producer is active; at now - last timestamp >= producer.id.expiration.ms it has expired and the
-    batch goes."""
+    """RETAIN_EMPTY (``Cleaner.cleanInto``): a producer's last batch, all of whose records are superseded, is
+    kept as a 61-byte header (offsets, producer id/epoch, sequences, max timestamp kept; no records, base
+    timestamp -1) while the producer is active; at now - last timestamp >= producer.id.expiration.ms it has
+    expired and the batch goes."""
     lake = LakeLog.of()
     log = lake.log
     log.records([(1, 1)], producer_id=7)
@@ -269,8 +272,8 @@ def test_last_batch_of_an_active_producer_is_kept_as_an_empty_header(
 
 
 def test_batch_ending_the_round_is_kept_empty_without_a_producer(local_store: LocalStore) -> None:
-    """§3.6: the batch whose next offset is the round's upper bound is kept (as an empty header) even without
-    a producer id, so the log keeps the offset the checkpoint points past."""
+    """``Cleaner.cleanInto``: the batch whose next offset is the round's upper bound is kept (as an empty
+    header) even without a producer id, so the log keeps the offset the checkpoint points past."""
     lake = LakeLog.of()
     lake.log.rec(1, 1)
     lake.log.rec(None, "unkeyed")

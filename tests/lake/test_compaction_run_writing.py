@@ -1,4 +1,5 @@
-"""How a round writes its output, through the whole run path (KAFKA-SEMANTICS §3.4, §3.7-§3.10): every codec,
+"""How a round writes its output, through the whole run path (``Cleaner.buildOffsetMap``,
+``shouldRetainRecord``, ``MemoryRecords.filterTo``, ``Cleaner.groupSegmentsBySize``): every codec,
 LogAppendTime, legacy v0/v1 input converted to v2, offset gaps, the delete horizon across runs, records past
 the round's end, and the grouping of source segments at each of its limits.
 
@@ -54,9 +55,9 @@ def live_bytes(store: ObjectStore) -> bytes:
 def test_rebuilt_batch_keeps_its_codec_and_an_untouched_batch_keeps_its_bytes(
     local_store: LocalStore, codec: CompressionType
 ) -> None:
-    """§3.9: a batch that loses a record (or needs a horizon) is rebuilt with the codec of its source, its
-    base offset and last offset delta; a batch with nothing to remove and no horizon to set is copied
-    verbatim (its compressed bytes and CRC included)."""
+    """``MemoryRecords.filterTo``: a batch that loses a record (or needs a horizon) is rebuilt with the codec
+    of its source, its base offset and last offset delta; a batch with nothing to remove and no horizon to set
+    is copied verbatim (its compressed bytes and CRC included)."""
     lake = LakeLog.of()
     log = lake.log
     log.records([(1, VALUE), (2, VALUE), (3, VALUE), (4, None), (5, VALUE)], codec=codec)
@@ -81,9 +82,9 @@ def test_rebuilt_batch_keeps_its_codec_and_an_untouched_batch_keeps_its_bytes(
 
 
 def test_log_append_time_batch_keeps_its_append_time_when_rebuilt(local_store: LocalStore) -> None:
-    """§1.3/§3.9: a LogAppendTime batch rebuilt keeps its timestamp type and its maxTimestamp (the broker's
-    append time); every record reads as that time, also once the batch's base timestamp holds a delete
-    horizon."""
+    """``MemoryRecords.filterTo``: a LogAppendTime batch rebuilt keeps its timestamp type and its
+    maxTimestamp (the broker's append time); every record reads as that time, also once the batch's base
+    timestamp holds a delete horizon."""
     appended_at = NOW - 5_000
     lake = LakeLog.of()
     log = lake.log
@@ -103,10 +104,10 @@ def test_log_append_time_batch_keeps_its_append_time_when_rebuilt(local_store: L
 
 
 def test_legacy_v0_v1_input_is_rewritten_as_v2(local_store: LocalStore) -> None:
-    """§1.6 (Kafka 4.x, KIP-724): every legacy entry with a retained record is rebuilt as v2 —
-    uncompressed messages as single-record batches, a compressed wrapper as one batch with its codec whose
-    base offset is its first *retained* record; v0 messages become CreateTime with timestamp -1; a legacy
-    tombstone is kept (its segment is newer than the legacy horizon) and stamped like a v2 one."""
+    """Kafka 4.x (KIP-724, ``MemoryRecords.filterTo``): every legacy entry with a retained record is rebuilt
+    as v2 — uncompressed messages as single-record batches, a compressed wrapper as one batch with its codec
+    whose base offset is its first *retained* record; v0 messages become CreateTime with timestamp -1; a
+    legacy tombstone is kept (its segment is newer than the legacy horizon) and stamped like a v2 one."""
     inner = b"".join(
         legacy_message(1, relative, key, b"w", timestamp=NOW)
         for relative, key in enumerate((b"2", b"4", b"5"))
@@ -164,9 +165,10 @@ def test_legacy_entry_that_would_end_the_round_empty_makes_the_partition_unclean
 
 
 def test_offset_gaps_are_skipped_and_the_round_ends_at_its_upper_bound(local_store: LocalStore) -> None:
-    """§3.4: gaps between and inside segments are normal (compaction leaves them); the map's latest offset
-    jumps to the next segment's base - 1 and, for the last dirty segment, to the upper bound - 1, so the round
-    (and the checkpoint) ends at the first uncleanable offset, not after the last record."""
+    """``Cleaner.buildOffsetMap``: gaps between and inside segments are normal (compaction leaves them); the
+    map's latest offset jumps to the next segment's base - 1 and, for the last dirty segment, to the upper
+    bound - 1, so the round (and the checkpoint) ends at the first uncleanable offset, not after the last
+    record."""
     lake = LakeLog.of()
     log = lake.log
     for offset in range(5):
@@ -189,9 +191,9 @@ def test_offset_gaps_are_skipped_and_the_round_ends_at_its_upper_bound(local_sto
 
 
 def test_records_past_the_round_end_are_untouched(local_store: LocalStore) -> None:
-    """§3.7 rule 1 / Part L: the active segment is never cleaned — its superseded value, unkeyed record and
-    tombstone stay, and its object is the same one; the segment before it, with nothing to remove, stays the
-    same object too (byte-identical output), and only the checkpoint moves."""
+    """``LogCleanerManager.cleanableOffsets``: the active segment is never cleaned — its superseded value,
+    unkeyed record and tombstone stay, and its object is the same one; the segment before it, with nothing to
+    remove, stays the same object too (byte-identical output), and only the checkpoint moves."""
     lake = LakeLog.of()
     log = lake.log
     log.rec(1, "a")
@@ -223,10 +225,10 @@ def test_records_past_the_round_end_are_untouched(local_store: LocalStore) -> No
 def test_delete_horizon_is_stamped_on_first_write_and_honoured_by_a_later_run(
     local_store: LocalStore,
 ) -> None:
-    """§3.8: the first round that writes a tombstone stamps deleteHorizon = now + delete.retention.ms; later
-    rounds keep it while now < horizon and drop it from now >= horizon (``retainDeletes``: currentTime <
-    horizon). An expired horizon alone triggers no round (§8 pitfall 1): only a round with new dirty data
-    removes the tombstone."""
+    """KIP-534: the first round that writes a tombstone stamps deleteHorizon = now + delete.retention.ms;
+    later rounds keep it while now < horizon and drop it from now >= horizon (``retainDeletes``: currentTime <
+    horizon). An expired horizon alone triggers no round: only a round with new dirty data removes the
+    tombstone."""
     lake = LakeLog.of()
     log = lake.log
     log.rec(1, 1)
@@ -268,7 +270,7 @@ def test_delete_horizon_is_stamped_on_first_write_and_honoured_by_a_later_run(
 
 
 def test_batch_rebuilt_for_another_reason_keeps_its_horizon(local_store: LocalStore) -> None:
-    """§3.8: a stamped batch that a later round rebuilds because one of its other records was superseded
+    """KIP-534: a stamped batch that a later round rebuilds because one of its other records was superseded
     keeps the horizon it has; it is never reset to the later round's now + delete.retention.ms."""
     lake = LakeLog.of()
     log = lake.log
@@ -316,9 +318,9 @@ def _bases_after(store: ObjectStore) -> list[int]:
 
 @pytest.mark.parametrize(("slack", "groups"), [(0, [0, 2, 4]), (-1, [0, 1, 2, 3, 4])], ids=["fits", "over"])
 def test_grouping_stops_at_segment_bytes(local_store: LocalStore, slack: int, groups: list[int]) -> None:
-    """§3.10: consecutive segments share an output segment while their summed .log sizes are <= segment.bytes;
-    the output takes the first segment's base offset and the last segment's mtime. A group of one whose
-    output equals its source keeps the source object."""
+    """``Cleaner.groupSegmentsBySize``: consecutive segments share an output segment while their summed .log
+    sizes are <= segment.bytes; the output takes the first segment's base offset and the last segment's mtime.
+    A group of one whose output equals its source keeps the source object."""
     _, size = _four_segments(local_store)
     adopted = {s.base_offset: s for s in committed_after_adoption(local_store)}
 
@@ -357,10 +359,11 @@ def committed_after_adoption(store: ObjectStore) -> list[SegmentEntry]:
 def test_grouping_stops_at_segment_index_bytes_counted_from_the_log(
     local_store: LocalStore, rising: bool, segment_index_bytes: int, groups: list[int]
 ) -> None:
-    """§3.10: each index type's summed size must stay <= segment.index.bytes. The sizes are those of the
-    indexes the .log gets with the topic's index.interval.bytes (0 here: an entry before every batch but the
-    first), not the sizes of the uploaded index objects (built at 4096: empty). Three batches per segment:
-    offset index 16 bytes; time index 12 bytes at one timestamp, 24 bytes with rising timestamps."""
+    """``groupSegmentsBySize``: each index type's summed size must stay <= segment.index.bytes. The sizes are
+    those of the indexes the .log gets with the topic's index.interval.bytes (0 here: an entry before every
+    batch but the first), not the sizes of the uploaded index objects (built at 4096: empty). Three batches
+    per segment: offset index 16 bytes; time index 12 bytes at one timestamp, 24 bytes with rising
+    timestamps."""
     _four_segments(local_store, batches=3, rising=rising)
     cfg = compact_config(index_interval_bytes=0, segment_index_bytes=segment_index_bytes)
 
@@ -380,9 +383,9 @@ def test_grouping_stops_at_segment_index_bytes_counted_from_the_log(
 def test_grouping_keeps_each_output_segment_within_an_int32_offset_span(
     local_store: LocalStore, third_base: int, groups: list[int]
 ) -> None:
-    """§3.10: a segment joins a group only when its estimated last offset (the next segment's base - 1, or
-    the first uncleanable offset - 1 for the last one) minus the group's base offset is <= Integer.MAX_VALUE,
-    so relative index offsets cannot overflow."""
+    """``groupSegmentsBySize``: a segment joins a group only when its estimated last offset (the next
+    segment's base - 1, or the first uncleanable offset - 1 for the last one) minus the group's base offset is
+    <= Integer.MAX_VALUE, so relative index offsets cannot overflow."""
     lake = LakeLog.of()
     log = lake.log
     for offset in (0, 1_000, third_base):
@@ -399,8 +402,9 @@ def test_grouping_keeps_each_output_segment_within_an_int32_offset_span(
 
 
 def test_an_empty_segment_joins_a_group_whatever_its_offset_span(local_store: LocalStore) -> None:
-    """§3.10: the offset-span guard applies to non-empty candidates only; an empty segment far past
-    Integer.MAX_VALUE offsets from the group's base still joins it (and disappears into its output)."""
+    """``groupSegmentsBySize``: the offset-span guard applies to non-empty candidates only; an empty segment
+    far past Integer.MAX_VALUE offsets from the group's base still joins it (and disappears into its
+    output)."""
     lake = LakeLog.of()
     lake.log.rec(0, "v")
     lake.log.roll()

@@ -2,10 +2,10 @@
 a run at ``now`` would reach (``LogCleanerManager.cleanableOffsets``, ``LogToClean``, ``maxCompactionDelay``,
 ``grabFilthiestCompactedLog``; KIP-354), from the manifest alone.
 
-The lake is KAFKA-SEMANTICS §6 A10's log (``LogCleanerTest.testLogToClean``): segment.bytes 100, six
-single-record segments (key "1", a 25-byte value), so every segment is one 94-byte batch and the ratios can be
-counted by hand. Segments 0-3 were written two hours before ``T0``, 4-5 at ``T0``. A delete topic sits next
-to it: it gets no compaction figures.
+The lake is the log of ``LogCleanerTest.testLogToClean``: segment.bytes 100, six single-record segments (key
+"1", a 25-byte value), so every segment is one 94-byte batch and the ratios can be counted by hand. Segments
+0-3 were written two hours before ``T0``, 4-5 at ``T0``. A delete topic sits next to it: it gets no
+compaction figures.
 """
 
 from __future__ import annotations

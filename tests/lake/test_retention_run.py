@@ -1,4 +1,5 @@
-"""Kafka's retention scenarios (KAFKA-SEMANTICS §6 E1–E4, F1) through the whole ``run`` path —
+"""Kafka's retention scenarios (UnifiedLogTest; the offset expiry of ``OffsetExpirationConditionImplTest``
+and ``ClassicGroupTest``) through the whole ``run`` path —
 recover → adopt → snapshot → plan → commit → gc — on a local lake and on S3 (moto over HTTP)."""
 
 from __future__ import annotations

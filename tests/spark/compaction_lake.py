@@ -1,34 +1,34 @@
 """A compacted lake for the Spark-parity tests: Kafka-named segment objects covering what a cleaning round
-must reproduce byte for byte on any engine (KAFKA-SEMANTICS §3, Part L), and the configuration that cleans it.
+must reproduce byte for byte on any engine (docs/compaction.md), and the configuration that cleans it.
 
 Topics and partitions (one round per eligible partition; ``now`` = ``NOW1`` for the first run):
 
 * ``c`` (``cleanup.policy=compact``):
-  * ``c-0`` LZ4: keys updated across segments, unkeyed records (dropped by the round, §3.7), tombstones in
+  * ``c-0`` LZ4: keys updated across segments, unkeyed records (dropped by the round), tombstones in
     single-record and multi-record batches (kept and stamped with ``now + delete.retention.ms`` by the first
-    round, dropped by a round at or after that horizon, §3.8);
+    round, dropped by a round at or after that horizon);
   * ``c-1`` ZSTD: producer 1's transaction spans segments and commits, producer 2's spans segments and aborts
-    (its data is dropped, its marker and ``.txnindex`` entry kept while its batches are traversed, §3.6),
+    (its data is dropped, its marker and ``.txnindex`` entry kept while its batches are traversed),
     producer 3 is idempotent and its last batch loses every record to a newer value (kept empty: the
-    producer is active, §3.6 RETAIN_EMPTY), producer 4's transaction commits in the next segment;
-  * ``c-2`` a legacy v1 segment (plain messages, a v1 tombstone and a GZIP wrapper: rewritten as v2, §3.9)
+    producer is active: RETAIN_EMPTY), producer 4's transaction commits in the next segment;
+  * ``c-2`` a legacy v1 segment (plain messages, a v1 tombstone and a GZIP wrapper: rewritten as v2)
     followed by v2 segments (one SNAPPY batch);
   * ``c-3`` an LZ4 batch whose CRC is right but whose payload does not decompress: adoption (header scan)
     accepts it, the round fails on it and the partition is quarantined for the run (Kafka marks it
-    uncleanable, §3.12);
+    uncleanable);
   * ``c-4`` a segment with a flipped byte: adoption's CRC check quarantines the partition.
 * ``cd`` (``compact,delete``, ``retention.ms`` 2 days): two old segments and newer ones; the round runs first,
-  then time retention removes the cleaned old segments in the same run (§3.11).
+  then time retention removes the cleaned old segments in the same run.
 * ``d`` (``delete``): two old segments deleted by ``retention.ms``, the newest kept.
 
-``internal.segment.bytes`` is set so that grouping (``Cleaner.groupSegmentsBySize``, §3.10) merges some
+``internal.segment.bytes`` is set so that grouping (``Cleaner.groupSegmentsBySize``) merges some
 neighbouring segments and not others; ``index.interval.bytes`` is small so the rebuilt ``.index`` and
 ``.timeindex`` have entries to compare.
 
 ``second_run_objects`` are the segments a broker sync uploads before the second run (at ``NOW2`` = ``NOW1``
 + ``delete.retention.ms``): a new active segment for ``c-0`` and ``c-1`` makes their previous active
 segments cleanable, and the round recopies the whole log below its end, tombstones past their horizon
-included (§8 pitfall 1).
+included (an expired horizon alone triggers no round).
 """
 
 from __future__ import annotations
@@ -190,7 +190,7 @@ def _c2() -> PartitionLog:
 
 def _c3() -> PartitionLog:
     """Offset 0 is fine; the LZ4 batch at offsets 1-6 keeps its frame's first bytes and then garbage, under a
-    recomputed CRC (CRC-32C from the attributes to the end, §1.2): intact for a header scan, undecodable."""
+    recomputed CRC (CRC-32C from the attributes to the end): intact for a header scan, undecodable."""
     part = PartitionLog(C[3])
     log = part.log
     log.rec(0, 0)

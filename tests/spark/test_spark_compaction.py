@@ -11,7 +11,8 @@ committed after each run; before the second run a broker sync rolls ``c-0`` and 
 Compared after each run: plan.json, the staged manifest and the staged report (up to the copies' prefixes,
 wall-clock times and phase timings), the bytes of every object the rounds wrote (``.log``, ``.index``,
 ``.timeindex``, ``.txnindex``), and the committed records as our reader and kafka-python's ``MemoryRecords``
-read them. The Kafka rules themselves are checked on the committed result (KAFKA-SEMANTICS §3, §6 A/B).
+read them. The Kafka rules themselves are checked on the committed result (docs/compaction.md; Kafka's
+LogCleanerTest).
 
 Last, ``kafka-segments run --engine spark`` (a real ``spark-submit`` and the GX validation stage) on another
 fresh copy commits what the inline engine commits (the slow test of the module: a JVM and a job archive).
@@ -485,8 +486,8 @@ def test_a_quarantined_partition_is_reported_alike_by_both_engines(
 def test_kafka_tombstones_are_stamped_by_the_first_round_and_dropped_by_a_round_at_their_horizon(
     parity: dict[str, RunPair],
 ) -> None:
-    """§3.8 (KIP-534): a tombstone first written out by a round is kept with deleteHorizonMs = cleaning time
-    + delete.retention.ms; a round with currentTime >= horizon drops it. §3.7: unkeyed records in the
+    """KIP-534: a tombstone first written out by a round is kept with deleteHorizonMs = cleaning time
+    + delete.retention.ms; a round with currentTime >= horizon drops it. Unkeyed records in the
     mapped range are dropped, keys keep their latest value only; the active segment is never cleaned."""
     first, second = parity[FIRST].spark, parity[SECOND].spark
     assert tombstones(first, C[0]) == [(o, NOW1 + DELETE_RETENTION_MS) for o in (13, 14, 15)]
@@ -502,11 +503,11 @@ def test_kafka_tombstones_are_stamped_by_the_first_round_and_dropped_by_a_round_
 def test_kafka_aborted_data_goes_and_the_last_batches_of_active_producers_stay_empty(
     parity: dict[str, RunPair],
 ) -> None:
-    """§3.6: producer 2's aborted batches (spanning segments 0 and 1) are dropped, its last data batch is kept
-    empty (RETAIN_EMPTY: the producer is active) so its ABORT marker stays with its ``.txnindex`` entry
-    re-appended to the written segment; idempotent producer 3's last batch lost its record to a newer value
-    and is kept empty; producer 1's transaction (also spanning segments) commits and keeps only latest keys.
-    Batches keep their offsets and producer metadata (§3.9)."""
+    """``Cleaner.cleanInto``: producer 2's aborted batches (spanning segments 0 and 1) are dropped, its last
+    data batch is kept empty (RETAIN_EMPTY: the producer is active) so its ABORT marker stays with its
+    ``.txnindex`` entry re-appended to the written segment; idempotent producer 3's last batch lost its record
+    to a newer value and is kept empty; producer 1's transaction (also spanning segments) commits and keeps
+    only latest keys. Batches keep their offsets and producer metadata."""
     copy = parity[FIRST].spark
     batches = headers_and_records(copy, C[1])
     empty = [(b.header.producer_id, b.header.last_offset) for b, records in batches if not records]
@@ -525,10 +526,10 @@ def test_kafka_aborted_data_goes_and_the_last_batches_of_active_producers_stay_e
 
 
 def test_kafka_a_legacy_v1_segment_is_rewritten_as_v2_batches(parity: dict[str, RunPair]) -> None:
-    """§3.9 / §8 pitfall 15: a 4.x cleaner writes v0/v1 entries as v2 (the GZIP wrapper's survivor keeps its
-    codec; a legacy entry's rebuilt batch starts at its first retained record, ``baseOffset`` of
+    """``MemoryRecords.filterTo``: a 4.x cleaner writes v0/v1 entries as v2 (the GZIP wrapper's survivor keeps
+    its codec; a legacy entry's rebuilt batch starts at its first retained record, ``baseOffset`` of
     ``MemoryRecords.buildRetainedRecordsInto``); a kept v1 tombstone is stamped with the v2 delete horizon
-    (§3.8); the SNAPPY batch whose records all survive is copied verbatim."""
+    (KIP-534); the SNAPPY batch whose records all survive is copied verbatim."""
     copy = parity[FIRST].spark
     batches = headers_and_records(copy, C[2])
     assert {b.header.magic for b, _ in batches} == {2}
@@ -543,9 +544,9 @@ def test_kafka_a_legacy_v1_segment_is_rewritten_as_v2_batches(parity: dict[str, 
 def test_kafka_compact_delete_cleans_then_time_retention_deletes_the_old_cleaned_segment(
     parity: dict[str, RunPair],
 ) -> None:
-    """§3.11 + Part L: the round runs first (its two old segments make one group, §3.10; the newer segments'
+    """compact,delete: the round runs first (its two old segments make one group; the newer segments'
     output is byte-identical and they stay as they are), then retention.ms deletes the cleaned old segment
-    in the same run; the delete topic loses its two old segments (§2)."""
+    in the same run; the delete topic loses its two old segments."""
     copy = parity[FIRST].spark
     entry = compaction_of(copy, CD0)
     assert entry["segments_replaced"] == ["cd-0/00000000000000000000.log", "cd-0/00000000000000000004.log"]
@@ -569,8 +570,8 @@ def test_kafka_compact_delete_cleans_then_time_retention_deletes_the_old_cleaned
 def test_kafka_grouping_merges_neighbouring_segments_into_one_cleaned_segment(
     parity: dict[str, RunPair],
 ) -> None:
-    """§3.10: consecutive segments are cleaned into one while their sizes fit internal.segment.bytes; the
-    group takes its first segment's base offset."""
+    """``Cleaner.groupSegmentsBySize``: consecutive segments are cleaned into one while their sizes fit
+    internal.segment.bytes; the group takes its first segment's base offset."""
     entry = compaction_of(parity[FIRST].spark, C[0])
     assert entry["segments_replaced"] == [f"c-0/{base:020d}.log" for base in (0, 8, 13, 17)]
     assert entry["segments_written"] == [f"c-0/{base:020d}-parity-1.log" for base in (0, 13)]

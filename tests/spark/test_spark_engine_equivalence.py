@@ -1,5 +1,5 @@
-"""The Spark engine stages what the inline engine stages: Kafka's retention scenarios (KAFKA-SEMANTICS §6
-E1–E4, KIP-68/KIP-211, quarantine, adoption of new and regrown segments) executed twice on the same lake
+"""The Spark engine stages what the inline engine stages: Kafka's retention scenarios (UnifiedLogTest,
+KIP-68/KIP-211, quarantine, adoption of new and regrown segments) executed twice on the same lake
 head, once inline and once with ``SparkRunner`` on the session's ``local[2]`` Spark (executors open the lake
 themselves: a local path, or ``s3://`` through ``AWS_ENDPOINT_URL`` in their environment), give the same
 plan.json and the same staged manifest, up to the run ids."""

@@ -1,10 +1,10 @@
-"""Logs for the compaction tests, built the way Kafka's LogCleanerTest builds them (KAFKA-SEMANTICS §6).
+"""Logs for the compaction tests, built the way Kafka's LogCleanerTest builds them.
 
 ``LogBuilder`` appends batches at increasing offsets and rolls segments by hand: ``rec(k, v)`` is one v2
 batch with a single record whose key and value are the decimal strings of ``k`` and ``v`` (``None``: a
 tombstone), ``txn(pid, keys)`` one transactional batch of producer ``pid`` with value = key, ``commit`` /
 ``abort`` the markers. ``segments()`` gives the log as ``SourceSegment`` objects.
-Observables follow §6: ``keys_of`` / ``offsets_of`` / ``batch_lasts`` / ``last_sequences``.
+Observables follow LogCleanerTest's: ``keys_of`` / ``offsets_of`` / ``batch_lasts`` / ``last_sequences``.
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ def headers_of(data: bytes | Sequence[bytes]) -> list[BatchHeader]:
 
 
 def keys_of(data: bytes | Sequence[bytes]) -> list[int]:
-    """§6 "keys": keys of non-control records with a value, in log order."""
+    """LogCleanerTest's ``keysInLog``: keys of non-control records with a value, in log order."""
     return [
         int(r.key)
         for b in batches_of(data)
@@ -173,7 +173,8 @@ def keys_of(data: bytes | Sequence[bytes]) -> list[int]:
 
 
 def offsets_of(data: bytes | Sequence[bytes]) -> list[int]:
-    """§6 "offsets": offsets of every record with key and value, transaction markers included."""
+    """LogCleanerTest's ``offsetsInLog``: offsets of every record with key and value, transaction markers
+    included."""
     return [
         r.offset for b in batches_of(data) for r in b.records if r.key is not None and r.value is not None
     ]

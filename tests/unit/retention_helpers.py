@@ -76,5 +76,5 @@ def state(
 
 
 def fifteen_records(*, ts: int = 10, record_size: int = 70) -> list[SegmentEntry]:
-    """KAFKA-SEMANTICS §6 E: 15 single-record batches, 5 per segment: [0-4], [5-9], [10-14 active]."""
+    """UnifiedLogTest's log: 15 single-record batches, 5 per segment: [0-4], [5-9], [10-14 active]."""
     return [seg(base, base + 4, size=5 * record_size, ts=ts) for base in (0, 5, 10)]

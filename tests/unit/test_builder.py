@@ -1,6 +1,6 @@
 """Writing v2 batches: ``build_batch``, compaction rebuilds (``rebuild_batch``) and empty batch headers.
 
-The rules are KAFKA-SEMANTICS §1.2 / §3.8 / §3.9 (``MemoryRecords.buildRetainedRecordsInto``,
+The rules are Kafka's (``DefaultRecordBatch``, ``MemoryRecords.filterTo`` / ``buildRetainedRecordsInto``,
 ``DefaultRecordBatch.writeEmptyHeader``); each table is named after the rule it checks.
 """
 
@@ -217,7 +217,7 @@ def test_rebuild_refuses_a_record_outside_the_source_batch() -> None:
         rebuild_batch(original, [Record(1009, TS, b"k", b"v")])
 
 
-# --- rebuild: delete horizon (§3.8) ---
+# --- rebuild: delete horizon (KIP-534) ---
 
 HORIZON_RULES = [
     pytest.param(Source(), TS + DAY, TS + DAY, id="stamping-sets-bit-6-and-base-timestamp"),

@@ -1,6 +1,6 @@
-"""How a round writes batches (KAFKA-SEMANTICS §3.6-§3.9): byte-for-byte copies, rebuilds that keep the
-source's codec and metadata, LogAppendTime, legacy v0/v1 entries converted to v2, offset gaps, grouping.
-The pure decision functions are checked rule by rule at the end."""
+"""How a round writes batches (``Cleaner.cleanInto``, ``MemoryRecords.filterTo``): byte-for-byte copies,
+rebuilds that keep the source's codec and metadata, LogAppendTime, legacy v0/v1 entries converted to v2,
+offset gaps, grouping. The pure decision functions are checked rule by rule at the end."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ codec, idempotent producers, interleaved committed and aborted transactions, rol
 * the output offsets are a subsequence of the input offsets, and no batch boundary moves;
 * for every key the latest (non-aborted) record survives, unless it is a tombstone past its horizon;
 * a second round at the same ``now`` changes nothing (once transaction markers have been stamped, which a
-  round after their data disappeared does, as in §6 B4);
+  round after their data disappeared does, as in LogCleanerTest's ``testCommitMarkerRemoval``);
 * a map built in key-hash parts under a tiny key budget gives the same round;
 * kafka-python's reader reads every output batch with a valid CRC.
 """

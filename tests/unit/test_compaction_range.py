@@ -1,6 +1,6 @@
 """The cleanable range and eligibility of a partition (``LogCleanerManager``, ``LogToClean``; KIP-354).
 
-Scenarios named ``kafka_c*`` / ``kafka_a10`` are KAFKA-SEMANTICS §6 (LogCleanerManagerTest, LogCleanerTest);
+Scenarios named ``kafka_c*`` / ``kafka_a10`` are Kafka's (LogCleanerManagerTest, LogCleanerTest);
 the mock clock of LogCleanerManagerTest starts at 1400000000000.
 """
 
@@ -34,7 +34,8 @@ PER_SEGMENT = 14
 
 
 def eight_segments(*, ts: int = NOW) -> list[SegmentEntry]:
-    """§6 C1: segment.bytes 1024, eight segments of single-record batches stamped ``ts``."""
+    """LogCleanerManagerTest's cleanable-offsets log: segment.bytes 1024, eight segments of single-record
+    batches stamped ``ts``."""
     return [seg(i * PER_SEGMENT, i * PER_SEGMENT + PER_SEGMENT - 1, size=1000, ts=ts) for i in range(8)]
 
 

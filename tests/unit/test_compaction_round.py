@@ -1,7 +1,8 @@
-"""One cleaning round (``Cleaner.doClean``) at the library level: KAFKA-SEMANTICS §6 A and B, then one test
-per rule of §3.6-§3.9 (tests named after the rule).
+"""One cleaning round (``Cleaner.doClean``) at the library level: Kafka's LogCleanerTest scenarios, then one
+test per rule of ``Cleaner.cleanInto``, ``shouldRetainRecord`` and ``MemoryRecords.filterTo`` (tests named
+after the rule).
 
-Scenarios named ``kafka_a*`` / ``kafka_b*`` are §6 (LogCleanerTest). Their producers are all active: the
+Scenarios named ``kafka_a*`` / ``kafka_b*`` are LogCleanerTest's. Their producers are all active: the
 tests set producer.id.expiration.ms to Long.MAX so liveness, derived from the log on a lake, agrees.
 """
 
@@ -70,7 +71,8 @@ def clean(
 
 
 def replay(log: LogBuilder, *, previous_end: int, now: int) -> RoundResult:
-    """A (†) step of §6: recopy [0, previous_end) with an empty key map, latestOffset = previous_end - 1."""
+    """A LogCleanerTest round with an empty dirty range (its ``FakeOffsetMap.clear()`` keeps the latest
+    offset), marked (†): recopy [0, previous_end) with an empty key map, latestOffset = previous_end - 1."""
     empty = OffsetMap(previous_end, previous_end, previous_end - 1, MappingProxyType({}))
     return clean(log, first_dirty=previous_end, end=previous_end, now=now, offset_map=empty)
 
@@ -85,7 +87,7 @@ def kafka_python_reads(data: bytes) -> list[tuple[int, int]]:
     return out
 
 
-# --- §6 A: key-based compaction ---
+# --- LogCleanerTest: key-based compaction ---
 
 
 def test_kafka_a3_cleaning_with_deletes_removes_older_values_and_keeps_stamped_tombstones() -> None:
@@ -173,7 +175,7 @@ def test_kafka_a7_duplicate_check_after_cleaning_keeps_offsets_sequences_and_the
     assert headers_of(data)[0].records_count == 0  # P1's last batch, kept empty
 
 
-# --- §6 B: transactions, markers, empty batches, delete horizon ---
+# --- LogCleanerTest: transactions, markers, empty batches, delete horizon ---
 
 
 def test_kafka_b1_basic_transaction_aware_cleaning() -> None:

@@ -1,4 +1,4 @@
-"""KIP-68 consumed retention (KAFKA-SEMANTICS Part L) with KIP-211 expiry, planned per partition."""
+"""KIP-68 consumed retention (docs/retention.md) with KIP-211 expiry, planned per partition."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Control records and transaction markers (KAFKA-SEMANTICS §1.4).
+"""Control records and transaction markers.
 
 As Kafka's ``ControlRecordType`` and ``EndTransactionMarker``.
 """

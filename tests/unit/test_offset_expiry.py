@@ -1,4 +1,5 @@
-"""KIP-211 offset expiry as Kafka 4.x's group coordinator implements it (KAFKA-SEMANTICS §5.4, §6 F1)."""
+"""KIP-211 offset expiry as Kafka 4.x's group coordinator implements it (``OffsetExpirationConditionImpl``;
+its test and ``ClassicGroupTest``)."""
 
 from __future__ import annotations
 

@@ -123,7 +123,7 @@ def test_every_header_field_reads_back_from_its_documented_byte_offset() -> None
         compression=CompressionType.NONE,
     )
     header = batch_of(data).header
-    # offsets are KAFKA-SEMANTICS §1.2's table, typed here independently of the library's struct
+    # offsets are DefaultRecordBatch's offset constants, typed here independently of the library's struct
     fields = {
         "base_offset": struct.unpack_from(">q", data, 0)[0],
         "batch_length": struct.unpack_from(">i", data, 8)[0],

@@ -1,6 +1,6 @@
 """Kafka's deletion retention rules (``UnifiedLog.deleteOldSegments``), one scenario table per rule.
 
-Scenarios named ``kafka_E*`` are KAFKA-SEMANTICS §6 E (UnifiedLogTest); r = the size of one single-record
+Scenarios named ``kafka_E*`` are Kafka's UnifiedLogTest retention tests; r = the size of one single-record
 batch.
 """
 

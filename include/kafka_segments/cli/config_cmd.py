@@ -1,4 +1,5 @@
-"""``kafka-segments config check FILE [--json]`` (DESIGN §6): the effective configuration and every problem.
+"""``kafka-segments config check FILE [--json]`` (docs/configuration.md): the effective configuration and
+every problem.
 
 Prints, for the broker defaults and for each topic the file names, every setting with its effective value
 and its source (``topic``, ``broker: <name>``, ``default``); then one ``problem: <key>: <value>: <rule>``

@@ -1,4 +1,4 @@
-"""The lake commands that change it: ``adopt``, ``recover`` and ``gc`` (DESIGN §6).
+"""The lake commands that change it: ``adopt``, ``recover`` and ``gc`` (docs/lake.md).
 
 * ``adopt --lake L [--now T] [--workers N] [--json]``: settle interrupted work (``recover``), then take in
   segments uploaded with Kafka's plain names (the first step of every run; on its own it bootstraps a lake

@@ -1,4 +1,4 @@
-"""The read-side lake commands: ``describe``, ``dump`` and ``export`` (DESIGN §6).
+"""The read-side lake commands: ``describe``, ``dump`` and ``export`` (docs/lake.md).
 
 * ``describe --lake L [--topic T ...] [--version N] [--json]``: per partition offsets, segments, bytes,
   records, timestamps, cleaner checkpoint, last stable offset, open transactions (``lake/describe.py``);

@@ -1,6 +1,7 @@
 """``kafka-segments offsets snapshot --lake L --source SRC [--now T] [--group G ...] [--topic T ...]
-[--json]`` (DESIGN §6): take a consumer-offset snapshot, store it in the lake and, with ``--now``, pin it
-for that logical time so every run at that time (a rerun, a backfill) uses the same offsets.
+[--json]`` (docs/retention.md, "Consumer-offset snapshots"): take a consumer-offset snapshot, store it in
+the lake and, with ``--now``, pin it for that logical time so every run at that time (a rerun, a backfill)
+uses the same offsets.
 
 ``SRC`` is ``kafka://host:port`` (a live cluster: the snapshot's time is the wall clock), ``lake`` (the
 archived ``__consumer_offsets``: the time of its newest record) or a snapshot JSON file (its own

@@ -1,4 +1,4 @@
-"""The commands that apply the rules: ``run``, ``plan`` and ``delete-records`` (DESIGN §6).
+"""The commands that apply the rules: ``run``, ``plan`` and ``delete-records`` (docs/retention.md).
 
 * ``run --lake L --config F [--offsets SNAPSHOT.json | --offsets-source SRC] [--now T] [--topics ...]
   [--dry-run] [--engine inline] [--report OUT.json] [--json]``: recover → adopt → snapshot → plan → apply →
@@ -45,7 +45,9 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
             ),
         )
         sub.add_argument("--lake", required=True, help=lake_help)
-        sub.add_argument("--config", required=True, metavar="F", help="the YAML configuration (DESIGN §4)")
+        sub.add_argument(
+            "--config", required=True, metavar="F", help="the YAML configuration (docs/configuration.md)"
+        )
         offsets = sub.add_mutually_exclusive_group()
         offsets.add_argument("--offsets", metavar="SNAPSHOT.json", help="a consumer-offset snapshot file")
         offsets.add_argument(

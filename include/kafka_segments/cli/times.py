@@ -1,4 +1,5 @@
-"""Command-line times: ``--now`` and friends take epoch milliseconds or ISO-8601 (DESIGN §6)."""
+"""Command-line times: ``--now`` and friends take epoch milliseconds or ISO-8601 (README.md, "Command
+line")."""
 
 from __future__ import annotations
 

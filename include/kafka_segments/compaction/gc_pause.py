@@ -13,8 +13,9 @@ def cyclic_gc_paused() -> Iterator[None]:
 
     A round allocates a few objects per batch (headers, decisions, outcomes: ~10^5 for a 1 GiB segment of
     1 KiB records) and no reference cycles; those allocations trigger full collections that walk every
-    object of the process (measured: a round after another library had filled the heap took 4.2 s instead
-    of 1.9 s). Reference counting still frees everything; only cycle detection waits for the round's end.
+    object of the process, which slows a round down badly once another library has filled the heap
+    (bench/RESULTS.md). Reference counting still frees everything; only cycle detection waits for the
+    round's end.
     """
     enabled = gc.isenabled()
     gc.disable()

@@ -2,7 +2,7 @@
 
 Kafka identifies a key in the cleaner's offset map by its MD5 (``SkimpyOffsetMap.hashInto``: 16 bytes; two
 keys with the same MD5 *are* the same key there). The Python path hashes one key per ``hashlib.md5`` call,
-about 0.7 µs per record, twice per round (building the map, then deciding every record). These kernels do
+a Python call per record, twice per round (building the map, then deciding every record). These kernels do
 the same over whole record columns in one call:
 
 * ``md5_spans``: the MD5 (RFC 1321) of each ``(start, length)`` span of a byte buffer, as two big-endian

@@ -12,8 +12,8 @@ Kafka's rules (``storage/.../log/Cleaner.java`` ``buildOffsetMap``, ``buildOffse
   in Kafka.
 * ``latestOffset``: after each batch its last offset, after each segment the next segment's base offset - 1
   (the round's upper bound - 1 for the last dirty segment), so offset gaps are skipped. With no dedupe-buffer
-  limit (Part L) the map never fills, so ``latestOffset = firstUncleanableOffset - 1`` whenever the dirty
-  range holds a segment, and the round's end offset / new checkpoint is ``firstUncleanableOffset``.
+  limit (docs/compaction.md) the map never fills, so ``latestOffset = firstUncleanableOffset - 1`` whenever
+  the dirty range holds a segment, and the round's end offset / new checkpoint is ``firstUncleanableOffset``.
 
 **Building in parts.** Whether a record survives depends only on the map entry of *its own* key and on the
 map's latest offset, never on other keys. So the 128-bit key-hash space can be cut into ``count`` disjoint

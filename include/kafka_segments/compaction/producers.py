@@ -3,8 +3,8 @@
 Kafka keeps the last batch of every producer it still tracks, even when all its records are cleaned away, so
 a retrying producer is still recognised (``Cleaner.cleanInto``: ``isBatchLastRecordOfProducer`` ->
 ``UnifiedLog.lastRecordsOfActiveProducers``). On a lake the producer state is derived from the log itself
-(KAFKA-SEMANTICS Part L), replaying what ``ProducerAppendInfo.append`` does for every v2 batch with a
-producer id, in log order:
+(docs/compaction.md, "How it maps onto a lake"), replaying what ``ProducerAppendInfo.append`` does for every
+v2 batch with a producer id, in log order:
 
 * a data batch (empty ones included): if its epoch differs from the producer's, the producer's batch
   metadata is cleared (``maybeUpdateProducerEpoch``); then the batch becomes the producer's last data batch

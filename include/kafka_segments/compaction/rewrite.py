@@ -27,7 +27,7 @@ not at all, when it comes with its ``columns`` (decoded by ``records.fast_stream
 read) — and written without a Python call per record (``records.fast_rebuild``, byte-identical to the
 per-record builder). Its batch headers are scanned once (``SourceSegment.header_table``).
 
-The round's clock ``now`` is the run's logical time (Part L); producer liveness comes from the log
+The round's clock ``now`` is the run's logical time (docs/compaction.md); producer liveness comes from the log
 (``producers``).
 """
 

@@ -7,7 +7,7 @@ Aborted transactions come from the transaction indexes when the caller has them,
 ``UnifiedLog.collectAbortedTransactions`` -> ``LocalLog.collectAbortedTransactions`` does: entries with
 ``lastOffset >= from`` and ``firstOffset < to``, going on through later segments until an entry's last
 stable offset reaches ``to``. Without indexes they are rebuilt from the markers in the ``.log`` bytes
-(Part L: both routes give the same answer).
+(both routes give the same answer: docs/compaction.md, "How it maps onto a lake").
 """
 
 from __future__ import annotations

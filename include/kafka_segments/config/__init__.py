@@ -1,4 +1,5 @@
-"""The YAML configuration (DESIGN §4): Kafka's setting names, defaults, validators and precedence.
+"""The YAML configuration (docs/configuration.md): Kafka's setting names, defaults, validators and
+precedence.
 
 ``load_config(path)`` / ``parse_config(text, source=...)`` give a ``Config`` (or raise ``ConfigError`` with
 every problem); ``check_config`` returns the problems instead; ``Config.for_topic(topic)`` is the

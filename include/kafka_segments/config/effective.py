@@ -1,4 +1,5 @@
-"""The configuration file (DESIGN §4) as a value: ``load_config``, ``parse_config``, ``check_config``.
+"""The configuration file (docs/configuration.md) as a value: ``load_config``, ``parse_config``,
+``check_config``.
 
 One YAML file, two optional top-level keys: ``broker`` (Kafka broker setting names: the defaults of every
 topic, and the broker-only settings) and ``topics`` (topic name -> Kafka topic setting names). Everything

@@ -1,4 +1,5 @@
-"""The effective configuration of one topic: Kafka's settings after precedence and defaults (DESIGN §4).
+"""The effective configuration of one topic: Kafka's settings after precedence and defaults
+(docs/configuration.md).
 
 ``TopicConfig`` is what the rules read; ``Config`` resolves it for any topic (a topic that the file does not
 name gets the broker defaults). Every value carries where it came from (``sources``), for

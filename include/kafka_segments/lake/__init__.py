@@ -1,5 +1,5 @@
 """The lake: a partition's log as objects in a store, its committed state as versioned manifests, and the
-protocol that changes it atomically (DESIGN §3).
+protocol that changes it atomically (docs/lake.md).
 
 Modules: ``manifest`` (the committed state), ``codec`` (its JSON), ``layout`` (object keys), ``history``
 (reading versions), ``runs`` and ``commit`` (a run's life and the commit protocol), ``scan`` (header-only

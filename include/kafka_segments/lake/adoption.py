@@ -1,6 +1,7 @@
 """Adoption: segments with Kafka's plain names that no manifest knows join the lake at the start of a run.
 
-Rules (DESIGN §3; KAFKA-SEMANTICS Part L, §2.4-2.6, §4.1):
+Rules (docs/lake.md, "Adoption"; Kafka's ``UnifiedLog`` / ``LogLoader`` for loading a log, its
+``OffsetCheckpointFile`` for the checkpoint files):
 
 1. **Listing.** ``adoption_listing`` sorts the listing: the lake's own keys, partition folders
    (``<topic>-<partition>``), plain segments (``<20 digits>.log``), their accelerators and the objects this
@@ -28,7 +29,7 @@ Rules (DESIGN §3; KAFKA-SEMANTICS Part L, §2.4-2.6, §4.1):
    object keeping the original last-modified time, open transactions advanced through the new tail only.
    Regrowth is settled before the partition's candidates are placed.
 7. **Bootstrap** (no manifest yet): the root checkpoint files of a copied log directory are inputs. The log
-   start offset is ``max(checkpoint, first segment's base offset)`` as ``UnifiedLog`` loads it (§2.6), the
+   start offset is ``max(checkpoint, first segment's base offset)`` as ``UnifiedLog`` loads it, the
    cleaner checkpoint is taken as is. Every segment is placed, also one wholly below the checkpointed log
    start offset (Kafka loads it too; the next retention pass removes it as a log-start-offset breach).
    Checkpoint entries that end up unused (no segments, or the partition

@@ -1,4 +1,5 @@
-"""Kafka text checkpoint files at the lake root (KAFKA-SEMANTICS §4.1), for tools that expect a log dir.
+"""Kafka text checkpoint files at the lake root (Kafka's ``OffsetCheckpointFile``), for tools that expect a
+log dir.
 
 After every commit, ``log-start-offset-checkpoint`` and ``cleaner-offset-checkpoint`` are rewritten from the
 head manifest (each one atomic PUT; ``recover`` rewrites them when a crash left them behind):

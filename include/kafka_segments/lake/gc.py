@@ -1,5 +1,5 @@
-"""Garbage collection: physically delete what the committed state no longer needs (KAFKA-SEMANTICS Part L,
-"deletion is logical first, physical later"; DESIGN §1 step 6).
+"""Garbage collection: physically delete what the committed state no longer needs (docs/lake.md, "Garbage
+collection": deletion is logical first, physical later).
 
 Rules, all measured against the wall clock (``now_ms``; physical deletion protects readers in flight, so it
 compares with the wall-clock commit times stamped in ``RetiredObject``, never a run's logical time):

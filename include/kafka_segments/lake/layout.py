@@ -1,4 +1,4 @@
-"""Where everything lives in a lake (DESIGN §3), as object keys relative to the lake root.
+"""Where everything lives in a lake (docs/lake.md, "Layout"), as object keys relative to the lake root.
 
 ::
 

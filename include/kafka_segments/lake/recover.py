@@ -1,5 +1,5 @@
 """Recovery: finish or discard interrupted work, so a crash at any point leaves the lake at its last committed
-state (DESIGN §3; the crash table of ``kafka_segments.lake.commit``).
+state (docs/lake.md, "Recovery"; the crash table of ``kafka_segments.lake.commit``).
 
 For every registered run without an outcome, ``recover`` reads back the only version the run could commit
 (``base + 1``):

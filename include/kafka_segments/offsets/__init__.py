@@ -1,4 +1,5 @@
-"""Consumer-group offset snapshots (DESIGN §5): what every group had committed, and its state, at one time.
+"""Consumer-group offset snapshots (docs/retention.md, "Consumer-offset snapshots"): what every group had
+committed, and its state, at one time.
 
 Modules: ``model`` (the value types), ``snapshot_codec`` (the JSON contract), ``snapshot_store`` (immutable,
 content-addressed snapshots and per-``now`` pins in the lake), ``sources`` (taking a snapshot from a source

@@ -1,4 +1,5 @@
-"""A consumer-offset snapshot (DESIGN §5) from a running cluster, through the Admin API.
+"""A consumer-offset snapshot (docs/retention.md, "Consumer-offset snapshots") from a running cluster,
+through the Admin API.
 
 ``snapshot_from_kafka(admin, ...)`` lists the groups (unless they are named), describes them and reads their
 committed offsets through a ``GroupAdmin`` (``kafka_admin``); ``open_kafka_source("kafka://host:port")``

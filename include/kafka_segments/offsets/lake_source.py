@@ -1,4 +1,5 @@
-"""Consumer-group offsets from the ``__consumer_offsets`` partitions archived in the lake (DESIGN §5).
+"""Consumer-group offsets from the ``__consumer_offsets`` partitions archived in the lake (docs/retention.md,
+"Consumer-offset snapshots").
 
 Every partition of the topic in the manifest is replayed as Kafka's group coordinator loads it
 (``coordinator_replay``), reading exactly what a consumer of the committed log would see

@@ -1,9 +1,11 @@
-"""Consumer-group offset snapshots (DESIGN §5): what every group had committed, and its state, at one time.
+"""Consumer-group offset snapshots (docs/retention.md, "Consumer-offset snapshots"): what every group had
+committed, and its state, at one time.
 
 One value type for every source (a JSON file, the ``__consumer_offsets`` partitions archived in the lake, a
 live cluster's Admin API). Field meanings follow Kafka's group coordinator and Admin client
-(KAFKA-SEMANTICS §5): ``state`` uses Kafka's group state names, ``protocol_type`` is ``""``/``None`` for
-standalone consumers (``assign()`` + commit), timestamps are epoch milliseconds and ``None`` when unknown.
+(``GroupMetadataValue``, ``ClassicGroup``, ``ConsumerGroupDescription``): ``state`` uses Kafka's group state
+names (``GroupState``), ``protocol_type`` is ``""``/``None`` for standalone consumers (``assign()`` +
+commit), timestamps are epoch milliseconds and ``None`` when unknown.
 """
 
 from __future__ import annotations

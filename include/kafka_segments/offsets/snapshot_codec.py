@@ -1,4 +1,5 @@
-"""The JSON form of a consumer-offset snapshot (DESIGN §5, a public contract), format version 1.
+"""The JSON form of a consumer-offset snapshot (a public contract: docs/retention.md, "Consumer-offset
+snapshots"), format version 1.
 
 ::
 
@@ -430,7 +431,7 @@ def _read_error(reader: FieldReader) -> GroupError:
 
 
 def load_snapshot_file(path: str | Path) -> OffsetSnapshot:
-    """Read a snapshot JSON file (the file source of DESIGN §5).
+    """Read a snapshot JSON file (the file source of ``offsets snapshot``, and ``run --offsets``).
 
     Raises:
         SnapshotFormatError: the file cannot be read (missing, a directory, no permission) or is not a valid

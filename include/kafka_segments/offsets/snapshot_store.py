@@ -9,11 +9,11 @@ A snapshot's id is the SHA-256 of its canonical JSON, so storing the same snapsh
 and a stored object whose bytes do not hash to its name was changed outside the lake's control (refused
 with ``SnapshotIntegrityError``). Objects are written create-only and never overwritten.
 
-Every rule's ``now`` is the run's logical time (DESIGN §1). Consumed retention depends on the offsets the
-groups had committed, and a live cluster's offsets move on; so the first run at a logical time pins the
-snapshot it used, and a rerun or backfill of that logical time finds the pin and uses the same offsets (the
-same plan). Pins are create-only too: the first writer wins, a second (or concurrent) pin for the same time
-gets the existing pin back, marked ``reused``.
+Every rule's ``now`` is the run's logical time (docs/retention.md, "Which snapshot a run uses"). Consumed
+retention depends on the offsets the groups had committed, and a live cluster's offsets move on; so the first
+run at a logical time pins the snapshot it used, and a rerun or backfill of that logical time finds the pin
+and uses the same offsets (the same plan). Pins are create-only too: the first writer wins, a second (or
+concurrent) pin for the same time gets the existing pin back, marked ``reused``.
 
 Pin format version 1::
 

@@ -1,4 +1,5 @@
-"""Taking a consumer-offset snapshot from one of DESIGN §5's sources, named by a string:
+"""Taking a consumer-offset snapshot from one of its sources (docs/retention.md, "Consumer-offset
+snapshots"), named by a string:
 
 * ``kafka://host:port[,host:port...]``: a running cluster, through the Admin API (``offsets.kafka_source``);
 * ``lake``: the ``__consumer_offsets`` partitions archived in the lake, as of its head manifest

@@ -1,6 +1,6 @@
 """Compaction in a run: which partitions get a cleaning round, where the rounds run, the checkpoint left.
 
-Per partition, in the order of Kafka's cleaner thread (Part L): at most one cleaning round, when the
+Per partition, in the order of Kafka's cleaner thread (docs/compaction.md): at most one round, when the
 partition is eligible (``compaction.eligibility``: dirty ratio or max.compaction.lag.ms) and within the run's
 budget (``kafka_segments.compaction.max.*.per.run``, KIP-354 order), then the deletion passes — the retention
 plan is made over the state the round leaves (``run_changes``), and both are committed together.

@@ -1,7 +1,7 @@
 """A partition through a run that compacts: the input log, the log the cleaning round left, the staged log.
 
 A run cleans a partition first, then runs the deletion passes over what the round left (Kafka's cleaner
-thread: ``cleanFilthiestLog``, then ``deleteOldSegments``; KAFKA-SEMANTICS Part L). The run's folder holds
+thread: ``cleanFilthiestLog``, then ``deleteOldSegments``; docs/compaction.md). The run's folder holds
 the first and the last of those logs (``input-manifest.json``, the staged ``manifest.json``); the middle one
 — the log the deletion passes planned over — is rebuilt here from them, **from the manifests, not from the
 plan's claims**:

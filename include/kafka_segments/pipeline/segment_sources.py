@@ -8,7 +8,7 @@ asks for the object version the manifest names (``If-Match`` its etag:
 ``lake.reader.read_segment_version_into``) and checks what arrives the way Kafka checks a fetch: every
 batch's CRC-32C as the batch is decoded, then the manifest entry's last offset, record and batch counts and
 timestamps against the decoded headers. That replaces the sha256 of the whole segment, the dearest step of
-the read (sha256 ~1.8 GB/s here, CRC-32C ~11 GB/s). When anything of it fails (the object was regrown or
+the read (as dear as decoding; CRC-32C is far cheaper). When anything of it fails (the object was regrown or
 replaced, a CRC or a count differs) or the records cannot be decoded, the segment is read again as
 ``plain_source`` reads it and the round decodes it itself: results and errors are then exactly those of a
 plain read.

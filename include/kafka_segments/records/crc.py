@@ -1,7 +1,7 @@
 """Checksums used by Kafka's record formats.
 
 * CRC-32C (Castagnoli) for record batch v2, through the ``crc32c`` C extension (SSE4.2 / ARMv8 hardware
-  instructions, ~8-17 GB/s here). It is a hard requirement: the pure-Python alternatives run at ~9 MB/s.
+  instructions). It is a hard requirement: the pure-Python alternatives are far too slow (bench/RESULTS.md).
 * CRC-32 (IEEE, zlib's) for legacy messages v0/v1.
 """
 

@@ -1,6 +1,7 @@
 """KIP-68 consumed retention: the smallest committed offset M of the groups that count, per partition.
 
-The rule (KAFKA-SEMANTICS Part L; Kafka never shipped KIP-68, this is the project's reading of it):
+The rule (docs/retention.md, "Consumed retention (KIP-68)"; Kafka never shipped KIP-68, this is the
+project's reading of it):
 
 * Offsets expire by KIP-211 at the run's ``now`` (``kafka_segments.offsets.expiry``).
 * A group *counts* for a topic when it has an unexpired committed offset for any partition of the topic, or

@@ -1,4 +1,5 @@
-"""Kafka's deletion retention as pure rules over a partition's live segments (KAFKA-SEMANTICS §2, Part L).
+"""Kafka's deletion retention as pure rules over a partition's live segments (docs/retention.md, "The
+passes").
 
 Kafka (``UnifiedLog.deleteOldSegments``) runs up to three passes, each ``deleteOldSegments(predicate,
 reason)`` over the log as the previous pass left it; this project adds KIP-68's consumed retention as a
@@ -150,7 +151,8 @@ def retention_size_breach(log_size: int, retention_bytes: int) -> Predicate | No
 
 
 def consumed_breach(min_committed_offset: int, *, now_ms: int, consumed_ms: int) -> Predicate | None:
-    """KIP-68 (Part L): every offset of the segment is below M and it is older than the consumed time."""
+    """KIP-68 (docs/retention.md): every offset of the segment is below M and it is older than the consumed
+    time."""
     if min_committed_offset < 0:
         return None
 

@@ -2,8 +2,8 @@
 
 Kafka groups segments for cleaning by the *current* sizes of their index files
 (``Cleaner.groupSegmentsBySize``). On a lake the indexes are optional accelerators rebuilt from the
-``.log`` (Part L), so their sizes are those of the indexes an append of the same batches builds
-(``segment.writer``; ``LogSegment.append``, ``onBecomeInactiveSegment``):
+``.log`` (docs/lake.md, "Layout"), so their sizes are those of the indexes an append of the same batches
+builds (``segment.writer``; ``LogSegment.append``, ``onBecomeInactiveSegment``):
 
 * an offset-index entry (8 bytes) before a batch when more than ``index.interval.bytes`` were appended since
   the last entry; a time-index entry (12 bytes) at the same moments when the largest timestamp so far grew

@@ -1,8 +1,9 @@
 """Reading an object into a caller's buffer (``get_into``): the checks every backend shares.
 
 A worker that cleans segment after segment keeps one large input buffer and reads each segment into it,
-instead of receiving a new ``bytes`` object per GET: on this project's VMs the first touch of fresh pages
-costs ~1 GB/s, so allocating the object's memory again every round is as slow as the transfer itself.
+instead of receiving a new ``bytes`` object per GET: the first touch of fresh pages is slow on this
+project's VMs, so allocating the object's memory again every round costs as much as the transfer itself
+(bench/RESULTS.md).
 
 The contract (every backend, ``tests/contract``): ``get_into(key, out)`` writes the object's bytes to
 ``out[:size]`` and returns ``size``; the bytes of ``out`` beyond the object are left alone. An object larger

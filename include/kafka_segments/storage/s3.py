@@ -10,16 +10,15 @@ backend does (S3 answers ``404 NoSuchKey`` there).
 
 Response checksums: botocore's default (``response_checksum_validation="when_supported"``) asks S3 for the
 object's stored checksum on every GET (``x-amz-checksum-mode: ENABLED``) and checks the body against it
-(CRC-32 for objects botocore uploaded: zlib's, ~2.5 GB/s here, as ``awscrt`` is not installed). Every read
+(CRC-32 for objects botocore uploaded: zlib's, as ``awscrt`` is not installed). Every read
 keeps that by default, ``get_into`` included. ``get_into(..., verify_checksum=False)`` skips it, through a
 second client built with ``response_checksum_validation="when_required"``, for a caller that checks the
 content itself: the lake's buffered segment reads check the manifest's sha256 of the same bytes
 (``lake.reader.read_segment_into``), or, pinned to the manifest's object version by ``If-Match``
 (``get_into(if_match=)``), every batch's CRC-32C as the round decodes it (``pipeline.segment_sources``).
-Reads without such a check keep the default. Measured with moto on loopback (median of 4),
-``get_into`` of an 899 MB segment: 1.13 s checked, 0.78 s unchecked, 1.05 s unchecked plus a CRC-32C pass over
-every batch; 111 MB: 0.133 / 0.103 / 0.127 s. A store built with ``client_factory`` uses the factory's client
-for every call, so its configuration decides.
+Reads without such a check keep the default. Skipping it matters: botocore's check costs more than a
+CRC-32C pass over every batch of the object (bench/RESULTS.md). A store built with ``client_factory`` uses
+the factory's client for every call, so its configuration decides.
 """
 
 from __future__ import annotations

@@ -1,0 +1,64 @@
+"""What ships to users cites only what users have: the docs in ``docs/``, the README, ``bench/RESULTS.md``
+or Kafka's own source. No code, help text, docstring or doc may point at design notes that are not part of
+the repository."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPED = ("include", "dags", "spark_jobs", "plugins", "scripts", "docs", "bench", "README.md")
+FORBIDDEN = ("DESIGN §", "KAFKA-SEMANTICS", "../shared")
+
+
+def _tracked_files() -> list[Path]:
+    """The tracked files under ``SHIPPED`` (every file there when this is not a git checkout)."""
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--", *SHIPPED], cwd=ROOT, capture_output=True, check=True
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return [
+            path
+            for name in SHIPPED
+            for path in ([ROOT / name] if (ROOT / name).is_file() else sorted((ROOT / name).rglob("*")))
+            if path.is_file()
+        ]
+    return [ROOT / name for name in listed.decode().split("\0") if name]
+
+
+def _citations(path: Path) -> list[str]:
+    """``line: text`` for every line of ``path`` that names one of ``FORBIDDEN`` (binary files have none)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (UnicodeDecodeError, FileNotFoundError):
+        return []
+    return [
+        f"{number}: {line.strip()}"
+        for number, line in enumerate(text.splitlines(), start=1)
+        if any(marker in line for marker in FORBIDDEN)
+    ]
+
+
+def test_shipped_files_cite_no_document_users_do_not_have() -> None:
+    files = _tracked_files()
+    assert any(path.name == "README.md" for path in files)
+    offenders = {str(path.relative_to(ROOT)): found for path in files if (found := _citations(path))}
+    assert offenders == {}, "cite docs/*.md, README.md, bench/RESULTS.md or Kafka's source instead"
+
+
+def test_the_rule_catches_every_kind_of_citation(tmp_path: Path) -> None:
+    module = tmp_path / "cited.py"
+    module.write_text(
+        '"""The lake (DESIGN' + ' §3)."""\n'
+        "# the rule of KAFKA" + "-SEMANTICS Part L\n"
+        'HELP = "see ..' + '/shared/notes.md"\n'
+        'CLEAN = "docs/lake.md"\n',
+        encoding="utf-8",
+    )
+    assert [line.split(":")[0] for line in _citations(module)] == ["1", "2", "3"]
