@@ -5,7 +5,7 @@ Measures, in one run against the same server:
 * **upload** — putting every segment (``.log`` + ``.index`` + ``.timeindex``) with Kafka's plain names;
 * **reference: GET every .log** — downloading every segment body with the same worker count, no parsing:
   the I/O floor adoption cannot beat;
-* **adopt** — ``kafka_segments.lake.adoption.adopt`` (numba kernels compiled beforehand): list, read each
+* **adopt** — ``kafka_segments.lake.adopt_run.adopt`` (numba kernels compiled beforehand): list, read each
   new segment, CRC-checked header scan, sha256, commit manifest version 1;
 * **re-adopt, nothing new** — the same call again: list + compare with the manifest; must read no segment
   body (counted) and commit nothing;
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_segments.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS, embedded_s3_server
-from kafka_segments.lake.adoption import adopt
+from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.history import read_head
 from kafka_segments.lake.scan import summarize_segment
 from kafka_segments.records.builder import build_batch

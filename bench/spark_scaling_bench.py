@@ -9,7 +9,7 @@ segment). Each codec (``--codecs``, default ``none`` and ``lz4``) is its own lak
 other at the same URI.
 
 Each measurement, on a fresh copy of the lake (segments copied server-side from a template, then adopted
-and committed by ``lake.adoption.adopt`` with a fixed run id, as a broker sync followed by ``adopt`` would
+and committed by ``lake.adopt_run.adopt`` with a fixed run id, as a broker sync followed by ``adopt`` would
 leave it):
 
 1. ``stages.prepare_run`` (fixed run id ``scaling``, no offsets snapshot: no consumed retention), untimed;
@@ -80,7 +80,7 @@ from codec_bench import machine  # bench/ is sys.path[0] when run as a script
 from gen_data import DATA_DIR, SegmentSpec, segment
 from kafka_segments.config import Config, parse_config
 from kafka_segments.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS, EmbeddedS3, embedded_s3_server
-from kafka_segments.lake.adoption import adopt
+from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.reader import resolve_manifest
 from kafka_segments.pipeline.compaction_stage import CompactionStatus, compaction_task

@@ -88,14 +88,14 @@ def build_demo_lake(
 
     Raises:
         ObjectStoreError: the store could not be written.
-        CommitConflictError, CommitStateUnknownError: as ``lake.adoption.adopt``.
+        CommitConflictError, CommitStateUnknownError: as ``lake.adopt_run.adopt``.
     """
     objects = demo_objects(now_ms)
     for key, data in objects.items():
         store.put(key, data)
     version = None
     if adopt:
-        from kafka_segments.lake.adoption import adopt as adopt_lake
+        from kafka_segments.lake.adopt_run import adopt as adopt_lake
 
         version = adopt_lake(store, now_ms=now_ms, clock=clock).committed_version
     return DemoLake(

@@ -99,7 +99,6 @@ def report_document(
 
     document: dict[str, Any] = {
         "operation": OPERATION,
-        "outcome": outcome.outcome.value,
         "now_ms": now_ms,
         "dry_run": dry_run,
         **outcome_to_dict(outcome),

@@ -88,3 +88,29 @@ def test_a_malformed_request_fails_the_run_without_a_retry(lake: LocalStore) -> 
     assert run.state == "failed"
     assert task_states(run) == {"delete_records": "failed"}  # not up_for_retry: retrying cannot help
     assert head_version(lake) is None
+
+
+def test_a_dry_run_means_the_same_from_the_dag_and_the_command_line(
+    lake: LocalStore, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The DAG's default trigger and ``delete-records --dry-run`` give the same results and leave every
+    object outside their own run folders byte-identical (docs/lake.md, "Dry runs")."""
+    from kafka_segments.cli.main import main
+
+    def outside(run_ids: set[str]) -> dict[str, bytes]:
+        folders = tuple(f"_kafka_segments/runs/{run_id}/" for run_id in run_ids)
+        return {meta.key: lake.get(meta.key) for meta in lake.list() if not meta.key.startswith(folders)}
+
+    before = outside(set())
+    report = return_value(run_dag(DAG_ID, {"request": REQUEST}), "delete_records")
+    request_file = tmp_path / "delete.json"
+    request_file.write_text(json.dumps(REQUEST))
+    capsys.readouterr()
+    argv = ["delete-records", "--lake", str(lake.root), "--offset-json-file", str(request_file)]
+    assert main([*argv, "--dry-run", "--json", "--now", str(report["now_ms"])]) == 1  # one partition fails
+    cli = json.loads(capsys.readouterr().out)
+
+    assert cli["results"] == report["results"]
+    assert cli["committed_version"] is report["committed_version"] is None
+    assert head_version(lake) is None
+    assert outside({report["run_id"], cli["run_id"]}) == before

@@ -6,7 +6,9 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from kafka_segments.lake.adoption import AdoptionReport, adopt, adopt_objects
+from kafka_segments.lake.adopt_run import adopt
+from kafka_segments.lake.adoption import adopt_objects
+from kafka_segments.lake.adoption_report import AdoptionReport
 from kafka_segments.lake.commit import begin_run, build_manifest, commit_run, retire, stage_manifest
 from kafka_segments.lake.history import read_head
 from kafka_segments.lake.manifest import PartitionState, SegmentOrigin

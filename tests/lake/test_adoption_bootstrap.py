@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from kafka_segments.checkpoint import format_offset_checkpoint
 from kafka_segments.errors import CheckpointFileError
-from kafka_segments.lake.adoption import adopt, adopt_objects
+from kafka_segments.lake.adopt_run import adopt
+from kafka_segments.lake.adoption import adopt_objects
 from kafka_segments.lake.commit import begin_run
 from kafka_segments.lake.history import read_head
 from kafka_segments.lake.layout import CLEANER_OFFSET_CHECKPOINT_KEY, LOG_START_OFFSET_CHECKPOINT_KEY

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from kafka_segments.lake.adoption import adopt
+from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.adoption_listing import classify_listing
 from kafka_segments.lake.history import read_head
 from kafka_segments.storage import ObjectStore

@@ -18,7 +18,7 @@ import pytest
 from kafka_segments.cli.main import main
 from kafka_segments.compaction.eligibility import Eligibility
 from kafka_segments.config import Config
-from kafka_segments.lake.adoption import adopt
+from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.describe import (
     COMPACTION_COLUMNS,
     LakeDescription,

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import pytest
 from kafka_segments.errors import KafkaSegmentsError, ObjectNotFoundError, TransientStoreError
-from kafka_segments.lake.adoption import adopt, adopt_objects
+from kafka_segments.lake.adopt_run import adopt
+from kafka_segments.lake.adoption import adopt_objects
 from kafka_segments.lake.checkpoint_files import checkpoint_files_match
 from kafka_segments.lake.commit import (
     begin_run,

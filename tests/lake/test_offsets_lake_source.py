@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from kafka_segments.errors import SegmentObjectMismatchError
-from kafka_segments.lake.adoption import adopt
+from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.reader import resolve_manifest
 from kafka_segments.offsets.coordinator_replay import CoordinatorRecordError
 from kafka_segments.offsets.lake_source import LakeSourceError, snapshot_from_lake

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from kafka_segments.errors import InvalidFileNameError, NoCommittedStateError
-from kafka_segments.lake.adoption import adopt
+from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.offsets.kafka_source import InvalidKafkaSourceError
 from kafka_segments.offsets.model import CommittedOffset, GroupError, GroupOffsets, GroupType, OffsetSnapshot
 from kafka_segments.offsets.snapshot_codec import SnapshotFormatError, snapshot_to_json

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kafka_segments.config import Config
-from kafka_segments.lake.adoption import adopt
+from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.records.builder import build_batch
 from kafka_segments.records.record import Record
 from kafka_segments.segment.writer import write_segment

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kafka_segments.config import Config
-from kafka_segments.lake.adoption import adopt
+from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.codec import manifest_from_json, manifest_to_json
 from kafka_segments.lake.commit import retire
 from kafka_segments.lake.layout import staged_manifest_key

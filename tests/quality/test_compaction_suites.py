@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka_segments.config import Config
 from kafka_segments.errors import ManifestFormatError
-from kafka_segments.lake.adoption import adopt
+from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.codec import manifest_from_json, manifest_to_json
 from kafka_segments.lake.layout import staged_manifest_key
 from kafka_segments.pipeline.quality_compaction import read_retired_output, round_claims

@@ -120,7 +120,7 @@ def test_a_four_pass_run_gives_one_row_per_partition_and_per_retired_segment(
 
 
 def test_a_run_that_staged_nothing_gives_empty_frames(tmp_path: Path, clock: FakeClock) -> None:
-    from kafka_segments.lake.adoption import adopt
+    from kafka_segments.lake.adopt_run import adopt
     from quality.helpers import upload_partition
 
     store = LocalStore(tmp_path / "lake")

@@ -83,7 +83,7 @@ def _upload_sample(store: ObjectStore) -> int:
 
 
 def _adopt(store: ObjectStore) -> int:
-    from kafka_segments.lake.adoption import adopt
+    from kafka_segments.lake.adopt_run import adopt
 
     report = adopt(store, now_ms=DEMO_NOW_MS)
     _section("adopt", report.to_text())

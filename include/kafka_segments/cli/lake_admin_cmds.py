@@ -27,7 +27,7 @@ EXIT_PROBLEM = 1
 
 
 def run_adopt(args: argparse.Namespace) -> int:
-    from kafka_segments.lake.adoption import adopt
+    from kafka_segments.lake.adopt_run import adopt
     from kafka_segments.lake.recover import recover
     from kafka_segments.lake.runs import wall_clock_ms
 

@@ -2,8 +2,9 @@
 protocol that changes it atomically (docs/lake.md).
 
 Modules: ``manifest`` (the committed state), ``codec`` (its JSON), ``layout`` (object keys), ``history``
-(reading versions), ``runs`` and ``commit`` (a run's life and the commit protocol), ``scan`` (header-only
-segment summaries), ``adoption`` (taking in segments uploaded from outside), ``checkpoint_files``, ``gc``,
+(reading versions), ``runs`` and ``commit`` (a run's record and the commit protocol), ``transaction`` (a
+run as one object: every writer goes through it), ``scan`` (header-only segment summaries), ``adoption``
+(taking in segments uploaded from outside; ``adopt_run`` as a run of its own), ``checkpoint_files``, ``gc``,
 ``recover``, ``reader``, ``describe``, ``export``.
 
 The names below are re-exported lazily, so reading a lake does not load the segment-scanning machinery
@@ -16,6 +17,8 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
+    "LakeTransaction": "transaction",
+    "RunOutcome": "transaction",
     "CommitResolution": "commit",
     "abort_run": "commit",
     "begin_run": "commit",
@@ -42,7 +45,7 @@ _EXPORTS = {
     "wall_clock_ms": "runs",
     "AdoptionReport": "adoption",
     "AdoptionResult": "adoption",
-    "adopt": "adoption",
+    "adopt": "adopt_run",
     "adopt_objects": "adoption",
     "GcReport": "gc",
     "collect_garbage": "gc",
@@ -62,6 +65,7 @@ __all__ = [
     "AdoptionResult",
     "CommitResolution",
     "GcReport",
+    "LakeTransaction",
     "Manifest",
     "OpenTransaction",
     "PartitionState",
@@ -69,6 +73,7 @@ __all__ = [
     "RecoverReport",
     "RetiredObject",
     "RunEnd",
+    "RunOutcome",
     "RunRecord",
     "SegmentEntry",
     "SegmentOrigin",

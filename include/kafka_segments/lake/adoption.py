@@ -62,12 +62,10 @@ rules 2, 3, 5 and 6), ``adoption_placing`` (rules 4, 6 and 7 on one partition's 
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kafka_segments.errors import KafkaSegmentsError
 from kafka_segments.lake.adoption_listing import ClassifiedListing, PlainSegment, classify_listing
 from kafka_segments.lake.adoption_placing import PartitionLog
 from kafka_segments.lake.adoption_reads import (
@@ -77,9 +75,8 @@ from kafka_segments.lake.adoption_reads import (
     missing_live_object,
     read_all,
 )
-from kafka_segments.lake.adoption_report import AdoptionReport, AdoptionResult, Ignored, Quarantine
+from kafka_segments.lake.adoption_report import AdoptionResult, Ignored, Quarantine
 from kafka_segments.lake.checkpoint_files import BootstrapCheckpoints, read_bootstrap_checkpoints
-from kafka_segments.lake.commit import abort_run, begin_run, build_manifest, commit_run, stage_manifest
 from kafka_segments.lake.layout import CLEANER_OFFSET_CHECKPOINT_KEY, LOG_START_OFFSET_CHECKPOINT_KEY
 from kafka_segments.lake.manifest import (
     Manifest,
@@ -88,7 +85,7 @@ from kafka_segments.lake.manifest import (
     SegmentOrigin,
     sort_partitions,
 )
-from kafka_segments.lake.runs import Clock, RunRecord, wall_clock_ms
+from kafka_segments.lake.runs import RunRecord
 from kafka_segments.storage.base import ObjectMeta, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 
@@ -99,11 +96,9 @@ SegmentReader = Callable[[Sequence[ReadJob]], Iterable[ReadResult]]
 """Reads a run's adoption jobs (e.g. on Spark executors) and returns their results."""
 
 __all__ = [
-    "AdoptionReport",
     "AdoptionResult",
     "Ignored",
     "Quarantine",
-    "adopt",
     "adopt_objects",
 ]
 
@@ -189,38 +184,6 @@ def adopt_objects(
         present_keys=classified.present_keys,
         bytes_read=sum(read.bytes_read for read in reads.values()),
     )
-
-
-def adopt(
-    store: ObjectStore,
-    *,
-    now_ms: int,
-    run_id: str | None = None,
-    clock: Clock = wall_clock_ms,
-    max_workers: int = DEFAULT_MAX_WORKERS,
-) -> AdoptionReport:
-    """Adopt as a run of its own: begin, adopt, commit when anything changed (else abort the run).
-
-    Raises:
-        CheckpointFileError: bootstrap from a malformed checkpoint file (the run is aborted).
-        CommitConflictError: another run committed first; nothing of this run is visible, adopt again.
-        CommitStateUnknownError: the commit's outcome is unknown; ``recover`` settles it.
-        ObjectStoreError: the store failed.
-    """
-    run, base = begin_run(store, now_ms=now_ms, operation="adopt", run_id=run_id, clock=clock)
-    try:
-        result = adopt_objects(store, base=base, run=run, max_workers=max_workers)
-    except Exception as exc:
-        with contextlib.suppress(KafkaSegmentsError):
-            abort_run(store, run.run_id, reason=f"adoption failed: {exc}", clock=clock)
-        raise
-    if not result.changed:
-        abort_run(store, run.run_id, reason="nothing to adopt", clock=clock)
-        return AdoptionReport(run.run_id, run.base_version, None, result)
-    manifest = build_manifest(run, base=base, partitions=result.partitions, present_keys=result.present_keys)
-    stage_manifest(store, run, manifest)
-    committed = commit_run(store, run.run_id, clock=clock)
-    return AdoptionReport(run.run_id, run.base_version, committed.version, result)
 
 
 # ------------------------------------------------------------------------------------------------ planning

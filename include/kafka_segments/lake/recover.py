@@ -36,17 +36,16 @@ from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import Any
 
-from kafka_segments.errors import CommitConflictError, ManifestFormatError
+from kafka_segments.errors import ManifestFormatError
 from kafka_segments.lake.checkpoint_files import checkpoint_files_match, write_checkpoint_files
-from kafka_segments.lake.commit import (
-    begin_run,
-    build_manifest,
-    commit_run,
-    finish_commit,
-    resolve_commit,
-    stage_manifest,
+from kafka_segments.lake.commit import finish_commit, resolve_commit
+from kafka_segments.lake.history import (
+    head_version,
+    manifest_versions,
+    read_head,
+    read_manifest,
+    try_read_manifest,
 )
-from kafka_segments.lake.history import head_version, manifest_versions, read_head, try_read_manifest
 from kafka_segments.lake.manifest import Manifest
 from kafka_segments.lake.runs import (
     Clock,
@@ -67,6 +66,7 @@ from kafka_segments.lake.sweep import (
     references,
     sweep_objects,
 )
+from kafka_segments.lake.transaction import LakeTransaction, RunOutcome
 from kafka_segments.storage.base import ObjectMeta, ObjectStore
 
 FENCE_OPERATION = "fence"
@@ -299,21 +299,14 @@ def _fence(store: ObjectStore, target: RunRecord, *, clock: Clock) -> Manifest |
     if target.base_version is not None and base is None:
         return None  # its base is gone: the head moved past it
     now_ms = target.now_ms if base is None else base.now_ms  # a fence changes nothing, not even the time
-    fence, fence_base = begin_run(store, now_ms=now_ms, operation=FENCE_OPERATION, clock=clock)
-    if fence.commit_version != target.commit_version:
-        _abort_fence(store, fence, f"not needed: the head moved past version {target.commit_version}", clock)
+    fence = LakeTransaction.begin(store, now_ms=now_ms, operation=FENCE_OPERATION, clock=clock)
+    if fence.run.commit_version != target.commit_version:
+        fence.abort(f"not needed: the head moved past version {target.commit_version}")
         return None
-    partitions = () if fence_base is None else fence_base.partitions
-    stage_manifest(store, fence, build_manifest(fence, base=fence_base, partitions=partitions))
-    try:
-        return commit_run(store, fence.run_id, clock=clock)
-    except CommitConflictError as exc:
-        _abort_fence(store, fence, f"lost to another commit: {exc.reason}", clock)
+    fence.stage(() if fence.base is None else fence.base.partitions, always=True)
+    if fence.commit() is RunOutcome.LOST:
         return None
-
-
-def _abort_fence(store: ObjectStore, fence: RunRecord, reason: str, clock: Clock) -> None:
-    write_outcome(store, RunEnd(fence.run_id, Outcome.ABORTED, None, clock(), reason))
+    return read_manifest(store, target.commit_version)
 
 
 class _Sweeper:

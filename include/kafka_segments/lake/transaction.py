@@ -37,7 +37,7 @@ from types import TracebackType
 from typing import Self
 
 from kafka_segments.errors import CommitConflictError, KafkaSegmentsError, ObjectNotFoundError, RunStateError
-from kafka_segments.lake.adoption import SegmentReader, adopt_objects
+from kafka_segments.lake.adoption import DEFAULT_MAX_WORKERS, SegmentReader, adopt_objects
 from kafka_segments.lake.adoption_report import AdoptionResult
 from kafka_segments.lake.commit import abort_run, begin_run, build_manifest, commit_run, stage_manifest
 from kafka_segments.lake.history import read_manifest
@@ -48,6 +48,8 @@ from kafka_segments.storage.base import ObjectMeta, ObjectStore, Overwrite
 
 DRY_RUN_REASON = "dry run: planned and validated, nothing committed"
 NOTHING_TO_CHANGE_REASON = "nothing to change"
+UNCHANGED_REASONS = frozenset({NOTHING_TO_CHANGE_REASON, "nothing to adopt"})
+"""The recorded reasons of a run that ended with nothing to change (``commit(unchanged_reason=)``)."""
 
 
 class RunOutcome(StrEnum):
@@ -148,12 +150,21 @@ class LakeTransaction:
 
     # --- work ------------------------------------------------------------------------------------------
     def adopt(
-        self, *, reader: SegmentReader | None = None, listing: Sequence[ObjectMeta] | None = None
+        self,
+        *,
+        reader: SegmentReader | None = None,
+        listing: Sequence[ObjectMeta] | None = None,
+        max_workers: int = DEFAULT_MAX_WORKERS,
     ) -> AdoptionResult:
         """The base plus the segments uploaded since (``lake.adoption``); ``reader`` runs the reads
-        elsewhere (the Spark engine's executors)."""
+        elsewhere (the Spark engine's executors), else ``max_workers`` threads read here."""
         self._adoption = adopt_objects(
-            self._store, base=self._base, run=self._run, reader=reader, listing=listing
+            self._store,
+            base=self._base,
+            run=self._run,
+            reader=reader,
+            listing=listing,
+            max_workers=max_workers,
         )
         return self._adoption
 
@@ -177,20 +188,30 @@ class LakeTransaction:
             self._run, base=self._base, partitions=partitions, newly_retired=retired, present_keys=present
         )
 
-    def stage(self, partitions: Iterable[PartitionState], *, retired: Iterable[RetiredObject] = ()) -> bool:
+    def stage(
+        self,
+        partitions: Iterable[PartitionState],
+        *,
+        retired: Iterable[RetiredObject] = (),
+        always: bool = False,
+    ) -> bool:
         """Stage the proposed state in the run's folder when it differs from what was adopted; return
-        whether it does (something to commit).
+        whether it does (something to commit). ``always`` stages it regardless, without an adoption
+        (recovery's fence commits its version as a no-change manifest).
 
         Raises:
             ManifestFormatError: the proposed manifest breaks an invariant of the format.
         """
         partitions = tuple(partitions)
         retired = tuple(retired)
-        adoption = self.adoption
-        self._changed = adoption.changed or bool(retired) or partitions != tuple(adoption.partitions)
+        self._changed = always or self._differs(partitions, retired)
         if self._changed:
             stage_manifest(self._store, self._run, self.proposed(partitions, retired=retired))
         return self._changed
+
+    def _differs(self, partitions: tuple[PartitionState, ...], retired: tuple[RetiredObject, ...]) -> bool:
+        adoption = self.adoption
+        return adoption.changed or bool(retired) or partitions != tuple(adoption.partitions)
 
     @property
     def changed(self) -> bool:
@@ -200,8 +221,11 @@ class LakeTransaction:
         return self._changed
 
     # --- the end ---------------------------------------------------------------------------------------
-    def commit(self, *, validation: Validation | None = None) -> RunOutcome:
-        """End the run: commit the staged manifest with one conditional PUT, or record why not.
+    def commit(
+        self, *, validation: Validation | None = None, unchanged_reason: str = NOTHING_TO_CHANGE_REASON
+    ) -> RunOutcome:
+        """End the run: commit the staged manifest with one conditional PUT, or record why not
+        (``unchanged_reason``: what the record says when nothing changed).
 
         Idempotent: a run that already ended returns how it ended.
 
@@ -221,7 +245,7 @@ class LakeTransaction:
             self.abort(DRY_RUN_REASON)
             return self._end(RunOutcome.DRY_RUN)
         if not self.changed:
-            self.abort(NOTHING_TO_CHANGE_REASON)
+            self.abort(unchanged_reason)
             return self._end(RunOutcome.NOTHING_TO_CHANGE)
         self._commit_attempted = True
         try:
@@ -243,7 +267,7 @@ class LakeTransaction:
             return self._end(RunOutcome.COMMITTED)
         if recorded.reason == DRY_RUN_REASON:
             return self._end(RunOutcome.DRY_RUN)
-        if recorded.reason == NOTHING_TO_CHANGE_REASON:
+        if recorded.reason in UNCHANGED_REASONS:
             return self._end(RunOutcome.NOTHING_TO_CHANGE)
         raise RunStateError(
             f"run {self.run_id!r} was aborted: {recorded.reason}", location=self._store.describe()

@@ -143,6 +143,7 @@ def _result_dict(result: DeleteRecordsResult) -> dict[str, object]:
 def outcome_to_dict(outcome: DeleteRecordsOutcome) -> dict[str, object]:
     return {
         "run_id": outcome.run_id,
+        "outcome": outcome.outcome.value,
         "base_version": outcome.base_version,
         "committed_version": outcome.committed_version,
         "results": [_result_dict(result) for result in outcome.results],

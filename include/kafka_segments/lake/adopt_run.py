@@ -1,0 +1,38 @@
+"""``kafka-segments adopt``: adoption as a run of its own, through one ``LakeTransaction`` — begin, adopt the
+uploaded segments, commit when anything changed (else end the run with nothing to adopt)."""
+
+from __future__ import annotations
+
+from kafka_segments.lake.adoption import DEFAULT_MAX_WORKERS
+from kafka_segments.lake.adoption_report import AdoptionReport
+from kafka_segments.lake.runs import Clock, wall_clock_ms
+from kafka_segments.lake.transaction import LakeTransaction, RunOutcome
+from kafka_segments.storage.base import ObjectStore
+
+NOTHING_TO_ADOPT = "nothing to adopt"
+
+
+def adopt(
+    store: ObjectStore,
+    *,
+    now_ms: int,
+    run_id: str | None = None,
+    clock: Clock = wall_clock_ms,
+    max_workers: int = DEFAULT_MAX_WORKERS,
+) -> AdoptionReport:
+    """Adopt as a run of its own: begin, adopt, commit when anything changed (else end the run).
+
+    Raises:
+        CheckpointFileError: bootstrap from a malformed checkpoint file (the run is aborted).
+        CommitConflictError: another run committed first; nothing of this run is visible, adopt again.
+        CommitStateUnknownError: the commit's outcome is unknown; ``recover`` settles it.
+        ObjectStoreError: the store failed.
+    """
+    txn = LakeTransaction.begin(store, now_ms=now_ms, operation="adopt", run_id=run_id, clock=clock)
+    with txn:
+        result = txn.adopt(max_workers=max_workers)
+        txn.stage(result.partitions)
+    outcome = txn.commit(unchanged_reason=NOTHING_TO_ADOPT)
+    if outcome is RunOutcome.LOST and txn.lost_to is not None:
+        raise txn.lost_to
+    return AdoptionReport(txn.run_id, txn.run.base_version, txn.committed_version, result)
