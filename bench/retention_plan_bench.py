@@ -60,19 +60,22 @@ from kafka_segments.lake.codec import manifest_from_json
 from kafka_segments.lake.commit import commit_manifest
 from kafka_segments.lake.history import head_version, location_of
 from kafka_segments.lake.layout import manifest_key, segment_key
-from kafka_segments.lake.manifest import (
+from kafka_segments.lake.reader import resolve_manifest
+from kafka_segments.offsets.snapshot_codec import snapshot_from_json, snapshot_to_json
+from kafka_segments.retention.consumed import ConsumedIndex
+from kafka_segments.retention.plan import RetentionPlan, plan_retention
+from kafka_segments.state import (
+    CommittedOffset,
+    GroupOffsets,
+    GroupType,
     Manifest,
+    OffsetSnapshot,
     OpenTransaction,
     PartitionState,
     SegmentEntry,
     SegmentOrigin,
     sort_partitions,
 )
-from kafka_segments.lake.reader import resolve_manifest
-from kafka_segments.offsets.model import CommittedOffset, GroupOffsets, GroupType, OffsetSnapshot
-from kafka_segments.offsets.snapshot_codec import snapshot_from_json, snapshot_to_json
-from kafka_segments.retention.consumed import ConsumedIndex
-from kafka_segments.retention.plan import RetentionPlan, plan_retention
 from kafka_segments.storage import LocalStore, ObjectStore, S3Store
 from kafka_segments.storage.forwarding import ForwardingStore
 from kafka_segments.topic_partition import TopicPartition

@@ -14,7 +14,7 @@ leave it):
 
 1. ``stages.prepare_run`` (fixed run id ``scaling``, no offsets snapshot: no consumed retention), untimed;
 2. **timed**: ``stages.execute_run`` with the engine's runner: adoption (nothing new: a listing),
-   ``run_changes.plan_changes`` (one ``compaction_stage.compaction_task`` per partition on the runner: each
+   ``run_changes.plan_changes`` (one ``engines.compaction_task`` per partition on the runner: each
    GETs its segments, ``clean_round``, PUTs the output ``.log`` / ``.index`` / ``.timeindex``), the
    retention plan (``plan_topic`` on the runner) and the staged manifest. The runner is wrapped so that the
    fan-out of the rounds (``runner.map(compaction_task, tasks)``) is timed on its own: **rounds**;
@@ -83,8 +83,8 @@ from kafka_segments.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS, Emb
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.reader import resolve_manifest
-from kafka_segments.pipeline.compaction_stage import CompactionStatus, compaction_task
-from kafka_segments.pipeline.engines import ClusterEngine, TaskRunner
+from kafka_segments.pipeline.compaction_stage import CompactionStatus
+from kafka_segments.pipeline.engines import ClusterEngine, TaskRunner, compaction_task
 from kafka_segments.pipeline.spark_submit import job_conf
 from kafka_segments.pipeline.stages import commit_staged, execute_run, prepare_run
 from kafka_segments.records.attributes import CompressionType

@@ -45,7 +45,7 @@ from kafka_segments.offsets.coordinator_writer import (
     offset_commit_record,
     partition_for_group,
 )
-from kafka_segments.offsets.model import OffsetSnapshot
+from kafka_segments.state import OffsetSnapshot
 
 CONSUMER_OFFSETS = "__consumer_offsets"
 CLICKSTREAM = "clickstream"

@@ -25,7 +25,7 @@ from kafka_segments.offsets.kafka_admin import (
     OffsetsVia,
 )
 from kafka_segments.offsets.kafka_source import open_kafka_source, snapshot_from_kafka
-from kafka_segments.offsets.model import CommittedOffset, GroupError, GroupOffsets, OffsetSnapshot
+from kafka_segments.state import CommittedOffset, GroupError, GroupOffsets, OffsetSnapshot
 
 from interop.mock_cluster import OFFSET_FETCH_API_KEY, MockCluster
 

@@ -36,7 +36,6 @@ from kafka_segments.lake.layout import (
     LOG_START_OFFSET_CHECKPOINT_KEY,
     index_keys,
 )
-from kafka_segments.lake.manifest import PartitionState, SegmentEntry
 from kafka_segments.lake.reader import iter_visible_batches, read_segment, resolve_manifest, visible_segments
 from kafka_segments.pipeline.compaction_stage import CompactionStatus, PartitionCompaction
 from kafka_segments.pipeline.retention_run import RunOptions, RunResult, run_retention
@@ -45,6 +44,7 @@ from kafka_segments.records.batch import ATTRIBUTES_OFFSET, CRC_OFFSET, BatchHea
 from kafka_segments.records.crc import crc32c
 from kafka_segments.segment.txn_index import AbortedTxn, parse_txn_index
 from kafka_segments.segment.writer import write_segment
+from kafka_segments.state import PartitionState, SegmentEntry
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 from unit.compaction_helpers import LogBuilder

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from kafka_segments.checkpoint import format_offset_checkpoint
 from kafka_segments.config import Config, parse_config
-from kafka_segments.lake.manifest import PartitionState
 from kafka_segments.lake.reader import resolve_manifest
 from kafka_segments.lake.runs import Clock
 from kafka_segments.pipeline.offsets_input import OffsetsChoice
@@ -17,6 +16,7 @@ from kafka_segments.pipeline.retention_run import RunOptions, RunResult, run_ret
 from kafka_segments.records.builder import build_batch
 from kafka_segments.records.record import Record
 from kafka_segments.segment.writer import write_segment
+from kafka_segments.state import PartitionState
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 

@@ -14,16 +14,16 @@ from kafka_segments.lake.adoption import adopt_objects
 from kafka_segments.lake.commit import begin_run
 from kafka_segments.lake.history import read_head
 from kafka_segments.lake.layout import CLEANER_OFFSET_CHECKPOINT_KEY, LOG_START_OFFSET_CHECKPOINT_KEY
-from kafka_segments.lake.manifest import (
+from kafka_segments.lake.runs import Outcome, RunRecord, read_outcome
+from kafka_segments.records.log import scan_headers
+from kafka_segments.sample import sample_topic
+from kafka_segments.state import (
     Manifest,
     PartitionState,
     SegmentEntry,
     SegmentOrigin,
     sort_partitions,
 )
-from kafka_segments.lake.runs import Outcome, RunRecord, read_outcome
-from kafka_segments.records.log import scan_headers
-from kafka_segments.sample import sample_topic
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.storage.base import ObjectMeta
 from kafka_segments.topic_partition import TopicPartition

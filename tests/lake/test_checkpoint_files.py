@@ -25,7 +25,7 @@ from kafka_segments.lake.layout import (
     LOG_START_OFFSET_CHECKPOINT_KEY,
     segment_key,
 )
-from kafka_segments.lake.manifest import Manifest, PartitionState, SegmentEntry, SegmentOrigin
+from kafka_segments.state import Manifest, PartitionState, SegmentEntry, SegmentOrigin
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 

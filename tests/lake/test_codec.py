@@ -15,7 +15,8 @@ from kafka_segments.errors import ManifestFormatError, UnsupportedFormatVersionE
 from kafka_segments.lake.codec import dump_json, manifest_from_json, manifest_to_json
 from kafka_segments.lake.history import read_manifest
 from kafka_segments.lake.layout import manifest_key, segment_key
-from kafka_segments.lake.manifest import (
+from kafka_segments.segment.files import FileKind
+from kafka_segments.state import (
     MANIFEST_FORMAT_VERSION,
     Manifest,
     OpenTransaction,
@@ -24,7 +25,6 @@ from kafka_segments.lake.manifest import (
     SegmentEntry,
     SegmentOrigin,
 )
-from kafka_segments.segment.files import FileKind
 from kafka_segments.storage import LocalStore
 from kafka_segments.topic_partition import TopicPartition
 

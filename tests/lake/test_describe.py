@@ -6,11 +6,11 @@ import dataclasses
 
 import pytest
 from kafka_segments.errors import PartitionNotFoundError
-from kafka_segments.lake.describe import COLUMNS, describe_lake, iso_utc
-from kafka_segments.lake.describe_compaction import COMPACTION_KEYS
 from kafka_segments.lake.reader import partition_state
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+from kafka_segments.views.describe import COLUMNS, describe_lake, iso_utc
+from kafka_segments.views.describe_compaction import COMPACTION_KEYS
 
 from lake.helpers import T0, FakeClock
 from lake.read_helpers import (

@@ -19,18 +19,6 @@ from kafka_segments.cli.main import main
 from kafka_segments.compaction.eligibility import Eligibility
 from kafka_segments.config import Config
 from kafka_segments.lake.adopt_run import adopt
-from kafka_segments.lake.describe import (
-    COMPACTION_COLUMNS,
-    LakeDescription,
-    describe_lake,
-    describe_manifest,
-)
-from kafka_segments.lake.describe_compaction import (
-    COMPACTION_KEYS,
-    CompactionContext,
-    CompactionOutlook,
-    NextRun,
-)
 from kafka_segments.lake.reader import resolve_manifest
 from kafka_segments.pipeline.compaction_stage import CompactionStatus, compaction_budget
 from kafka_segments.records.builder import build_batch
@@ -38,6 +26,18 @@ from kafka_segments.records.record import Record
 from kafka_segments.segment.writer import write_segment
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+from kafka_segments.views.describe import (
+    COMPACTION_COLUMNS,
+    LakeDescription,
+    describe_lake,
+    describe_manifest,
+)
+from kafka_segments.views.describe_compaction import (
+    COMPACTION_KEYS,
+    CompactionContext,
+    CompactionOutlook,
+    NextRun,
+)
 
 from lake.compaction_run_helpers import config_yaml, read_lake, run_at, topics_config
 from lake.helpers import T0, FakeClock, make_segment, upload_segment

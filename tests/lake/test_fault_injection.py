@@ -31,11 +31,11 @@ from kafka_segments.lake.commit import (
 from kafka_segments.lake.gc import collect_garbage
 from kafka_segments.lake.history import manifest_versions, read_head, read_manifest
 from kafka_segments.lake.layout import try_parse_segment_key
-from kafka_segments.lake.manifest import Manifest, PartitionState
 from kafka_segments.lake.recover import recover
 from kafka_segments.lake.runs import wall_clock_ms
 from kafka_segments.segment.files import FileKind
 from kafka_segments.segment.writer import SegmentFiles
+from kafka_segments.state import Manifest, PartitionState
 from kafka_segments.storage import ObjectStore, PutMode, PutResult
 from kafka_segments.storage.base import Overwrite
 from kafka_segments.storage.forwarding import ForwardingStore

@@ -10,7 +10,7 @@ from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.reader import resolve_manifest
 from kafka_segments.offsets.coordinator_replay import CoordinatorRecordError
 from kafka_segments.offsets.lake_source import LakeSourceError, snapshot_from_lake
-from kafka_segments.offsets.model import CommittedOffset, GroupOffsets, GroupType, OffsetSnapshot
+from kafka_segments.state import CommittedOffset, GroupOffsets, GroupType, OffsetSnapshot
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 from unit.coordinator_records import (

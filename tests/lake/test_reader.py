@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from kafka_segments.errors import PreconditionFailedError, SegmentObjectMismatchError
 from kafka_segments.lake.layout import manifest_key
-from kafka_segments.lake.manifest import SegmentEntry
 from kafka_segments.lake.reader import (
     ManifestVersionNotFoundError,
     NoCommittedStateError,
@@ -23,6 +22,7 @@ from kafka_segments.lake.reader import (
     read_segment_version_into,
     resolve_manifest,
 )
+from kafka_segments.state import SegmentEntry
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 

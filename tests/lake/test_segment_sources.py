@@ -9,12 +9,12 @@ import dataclasses
 import numpy as np
 import pytest
 from kafka_segments.compaction.decoded import decode_segment
-from kafka_segments.lake.manifest import SegmentEntry
 from kafka_segments.lake.reader import resolve_manifest
 from kafka_segments.pipeline.segment_sources import plain_source, streamed_source
 from kafka_segments.records import CompressionType, Record, build_batch
 from kafka_segments.records.fast import scan_header_table
 from kafka_segments.segment.writer import SegmentFiles, write_segment
+from kafka_segments.state import SegmentEntry
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 from unit.compaction_helpers import NOW, legacy_message, legacy_wrapper

@@ -13,7 +13,6 @@ import pytest
 from kafka_segments.errors import InvalidFileNameError, NoCommittedStateError
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.offsets.kafka_source import InvalidKafkaSourceError
-from kafka_segments.offsets.model import CommittedOffset, GroupError, GroupOffsets, GroupType, OffsetSnapshot
 from kafka_segments.offsets.snapshot_codec import SnapshotFormatError, snapshot_to_json
 from kafka_segments.offsets.snapshot_store import (
     OFFSETS_PREFIX,
@@ -40,6 +39,7 @@ from kafka_segments.offsets.sources import (
     take_snapshot,
 )
 from kafka_segments.segment.files import segment_file_name
+from kafka_segments.state import CommittedOffset, GroupError, GroupOffsets, GroupType, OffsetSnapshot
 from kafka_segments.storage import ObjectStore, Overwrite
 from unit.coordinator_records import (
     CoordinatorLog,

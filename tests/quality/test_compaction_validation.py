@@ -9,10 +9,10 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 from kafka_segments.lake.history import head_version
-from kafka_segments.lake.manifest import SegmentOrigin
 from kafka_segments.lake.reader import iter_visible_records, read_segment, resolve_manifest
 from kafka_segments.pipeline.quality_frames import quality_frames
 from kafka_segments.pipeline.stages import commit_staged, read_run_json
+from kafka_segments.state import SegmentOrigin
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 from lake.helpers import FakeClock

@@ -50,17 +50,12 @@ from compaction_lake import (
 from kafka_segments.embedded_s3 import EmbeddedS3
 from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.commit import read_staged_manifest
-from kafka_segments.lake.manifest import PartitionState, SegmentOrigin
 from kafka_segments.lake.reader import iter_visible_batches, read_segment, resolve_manifest, visible_segments
 from kafka_segments.lake.runs import Clock
 from kafka_segments.pipeline import engines as engines_module
-from kafka_segments.pipeline.compaction_stage import (
-    CompactionStatus,
-    CompactionTask,
-    PartitionCompaction,
-    compaction_task,
-)
-from kafka_segments.pipeline.engines import ClusterEngine, TaskRunner
+from kafka_segments.pipeline.compaction_stage import CompactionStatus, PartitionCompaction
+from kafka_segments.pipeline.compaction_task import CompactionTask
+from kafka_segments.pipeline.engines import ClusterEngine, TaskRunner, compaction_task
 from kafka_segments.pipeline.report import run_to_dict
 from kafka_segments.pipeline.retention_run import RunOptions, run_retention
 from kafka_segments.pipeline.stages import (
@@ -75,6 +70,7 @@ from kafka_segments.records.batch import RecordBatch
 from kafka_segments.records.log import iter_batches
 from kafka_segments.records.record import Record
 from kafka_segments.segment.txn_index import parse_txn_index
+from kafka_segments.state import PartitionState, SegmentOrigin
 from kafka_segments.storage import S3Store
 from kafka_segments.topic_partition import TopicPartition
 from lake.helpers import FakeClock

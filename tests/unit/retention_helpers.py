@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from kafka_segments.config.model import TopicConfig
-from kafka_segments.lake.manifest import PartitionState, SegmentEntry, SegmentOrigin
+from kafka_segments.state import PartitionState, SegmentEntry, SegmentOrigin
 from kafka_segments.topic_partition import TopicPartition
 
 KAFKA_DEFAULTS = TopicConfig(

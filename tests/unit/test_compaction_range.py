@@ -23,7 +23,7 @@ from kafka_segments.compaction.range import (
     cleanable_range,
     segments_between,
 )
-from kafka_segments.lake.manifest import OpenTransaction, PartitionState, SegmentEntry
+from kafka_segments.state import OpenTransaction, PartitionState, SegmentEntry
 from kafka_segments.topic_partition import TopicPartition
 from unit.retention_helpers import seg, state, topic_config
 

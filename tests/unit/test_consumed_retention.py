@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from kafka_segments.offsets.model import CommittedOffset, GroupError, GroupOffsets, GroupType, OffsetSnapshot
 from kafka_segments.retention.consumed import ConsumedIndex, ConsumedStatus
 from kafka_segments.retention.plan import PartitionPlan, plan_partition
 from kafka_segments.retention.rules import DeletionReason
+from kafka_segments.state import CommittedOffset, GroupError, GroupOffsets, GroupType, OffsetSnapshot
 from unit.retention_helpers import seg, state, topic_config
 
 pytestmark = pytest.mark.unit

@@ -18,7 +18,7 @@ from kafka_segments.offsets.coordinator_replay import (
     build_snapshot,
     replay_log,
 )
-from kafka_segments.offsets.model import CommittedOffset, GroupError, GroupOffsets, GroupType
+from kafka_segments.state import CommittedOffset, GroupError, GroupOffsets, GroupType
 from unit.coordinator_records import (
     LEADER_CHANGE_KEY,
     T0,

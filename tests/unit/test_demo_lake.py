@@ -21,14 +21,14 @@ from kafka_segments.demo_lake_log import DAY_MS, HOUR_MS, MINUTE_MS
 from kafka_segments.demo_lake_offsets import AUDIT_EMPTY_FOR_MS, consumer_offsets_snapshot
 from kafka_segments.lake.history import head_version
 from kafka_segments.offsets.coordinator_writer import partition_for_group
-from kafka_segments.offsets.expiry import offset_expiry
-from kafka_segments.offsets.model import OffsetSnapshot
 from kafka_segments.offsets.sources import take_snapshot
 from kafka_segments.pipeline.offsets_input import OffsetsChoice
 from kafka_segments.pipeline.report import run_to_dict
 from kafka_segments.pipeline.retention_run import RunOptions, run_retention
 from kafka_segments.records.control import ControlKey, ControlRecordType
 from kafka_segments.records.log import iter_batches
+from kafka_segments.retention.expiry import offset_expiry
+from kafka_segments.state import OffsetSnapshot
 from kafka_segments.storage import LocalStore
 
 pytestmark = pytest.mark.unit

@@ -26,7 +26,6 @@ from confluent_kafka.admin import (
 from hypothesis import given
 from hypothesis import strategies as st
 from kafka_segments.errors import InvalidTopicError
-from kafka_segments.offsets.expiry import offset_expiry
 from kafka_segments.offsets.kafka_admin import (
     ConfluentGroupAdmin,
     GroupDescription,
@@ -46,7 +45,8 @@ from kafka_segments.offsets.kafka_source import (
     settings_from_env,
     snapshot_from_kafka,
 )
-from kafka_segments.offsets.model import (
+from kafka_segments.retention.expiry import offset_expiry
+from kafka_segments.state import (
     GROUP_STATES,
     CommittedOffset,
     GroupError,

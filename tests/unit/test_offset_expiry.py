@@ -4,8 +4,8 @@ its test and ``ClassicGroupTest``)."""
 from __future__ import annotations
 
 import pytest
-from kafka_segments.offsets.expiry import ExpiryBase, expiry_base, is_subscribed, offset_expiry
-from kafka_segments.offsets.model import CommittedOffset, GroupOffsets, GroupType
+from kafka_segments.retention.expiry import ExpiryBase, expiry_base, is_subscribed, offset_expiry
+from kafka_segments.state import CommittedOffset, GroupOffsets, GroupType
 
 pytestmark = pytest.mark.unit
 

@@ -8,7 +8,6 @@ import pytest
 from kafka_segments.config import Config, parse_config
 from kafka_segments.errors import RunStateError
 from kafka_segments.lake.layout import staged_manifest_key
-from kafka_segments.lake.manifest import Manifest, PartitionState, RetiredObject, SegmentEntry, SegmentOrigin
 from kafka_segments.pipeline.quality_frames import (
     DELETION_COLUMNS,
     NOT_PLANNED,
@@ -22,6 +21,7 @@ from kafka_segments.pipeline.quality_frames import (
     quality_frames,
 )
 from kafka_segments.pipeline.run_files import write_run_file
+from kafka_segments.state import Manifest, PartitionState, RetiredObject, SegmentEntry, SegmentOrigin
 from kafka_segments.storage import LocalStore
 from kafka_segments.topic_partition import TopicPartition
 from lake.helpers import FakeClock

@@ -9,7 +9,6 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kafka_segments.lake.manifest import SegmentEntry
 from kafka_segments.retention.rules import (
     PASS_ORDER,
     DeletionReason,
@@ -21,6 +20,7 @@ from kafka_segments.retention.rules import (
     passes_for,
     retention_ms_breach,
 )
+from kafka_segments.state import SegmentEntry
 from unit.retention_helpers import fifteen_records, seg, topic_config
 
 pytestmark = pytest.mark.unit

@@ -15,14 +15,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from kafka_segments.errors import LocatedError
-from kafka_segments.offsets.model import (
-    GROUP_STATES,
-    CommittedOffset,
-    GroupError,
-    GroupOffsets,
-    GroupType,
-    OffsetSnapshot,
-)
 from kafka_segments.offsets.snapshot_codec import (
     SnapshotFormatError,
     UnsupportedSnapshotVersionError,
@@ -30,6 +22,14 @@ from kafka_segments.offsets.snapshot_codec import (
     load_snapshot_file,
     snapshot_from_json,
     snapshot_to_json,
+)
+from kafka_segments.state import (
+    GROUP_STATES,
+    CommittedOffset,
+    GroupError,
+    GroupOffsets,
+    GroupType,
+    OffsetSnapshot,
 )
 
 pytestmark = pytest.mark.unit

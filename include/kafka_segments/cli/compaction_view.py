@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from kafka_segments.lake.describe_compaction import CompactionContext
+from kafka_segments.views.describe_compaction import CompactionContext
 
 
 def describe_context(args: argparse.Namespace) -> CompactionContext:

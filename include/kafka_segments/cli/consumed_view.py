@@ -10,8 +10,7 @@ import argparse
 from typing import Any
 
 from kafka_segments.config import Config
-from kafka_segments.lake.manifest import Manifest
-from kafka_segments.offsets.model import OffsetSnapshot
+from kafka_segments.state import Manifest, OffsetSnapshot
 from kafka_segments.storage.base import ObjectStore
 
 

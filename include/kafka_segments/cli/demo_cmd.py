@@ -104,11 +104,11 @@ def _retention(store: ObjectStore) -> int:
     """A retention run with consumed retention on; returns how many ``.log`` files an export will hold."""
     from kafka_segments.config import parse_config
     from kafka_segments.lake.reader import resolve_manifest
-    from kafka_segments.offsets.model import CommittedOffset, GroupOffsets, OffsetSnapshot
     from kafka_segments.offsets.snapshot_codec import snapshot_to_json
     from kafka_segments.pipeline.offsets_input import OffsetsChoice
     from kafka_segments.pipeline.report import render_text
     from kafka_segments.pipeline.retention_run import RunOptions, run_retention
+    from kafka_segments.state import CommittedOffset, GroupOffsets, OffsetSnapshot
 
     manifest = resolve_manifest(store, None)
     read_up_to = []
@@ -134,7 +134,7 @@ def _retention(store: ObjectStore) -> int:
 
 
 def _describe(store: ObjectStore) -> None:
-    from kafka_segments.lake.describe import describe_lake
+    from kafka_segments.views.describe import describe_lake
 
     _section("describe", describe_lake(store).to_text())
 

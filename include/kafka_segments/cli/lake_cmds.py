@@ -25,8 +25,8 @@ from kafka_segments.cli.inspect_cmd import batch_document, batch_line, dump_reco
 from kafka_segments.cli.output import print_json
 
 if TYPE_CHECKING:
-    from kafka_segments.lake.manifest import Manifest, PartitionState
     from kafka_segments.lake.reader import VisibleBatch
+    from kafka_segments.state import Manifest, PartitionState
     from kafka_segments.storage.base import ObjectStore
 
 
@@ -52,8 +52,8 @@ def open_lake(uri: str) -> ObjectStore:
 
 
 def run_describe(args: argparse.Namespace) -> int:
-    from kafka_segments.lake.describe import describe_manifest
     from kafka_segments.lake.reader import resolve_manifest
+    from kafka_segments.views.describe import describe_manifest
 
     store = open_lake(args.lake)
     manifest = resolve_manifest(store, args.version)

@@ -26,8 +26,8 @@ from kafka_segments.cli.output import print_json
 from kafka_segments.cli.times import parse_time_ms
 
 if TYPE_CHECKING:
-    from kafka_segments.offsets.model import OffsetSnapshot
     from kafka_segments.offsets.snapshot_store import SnapshotPin, StoredSnapshot
+    from kafka_segments.state import OffsetSnapshot
     from kafka_segments.storage.base import ObjectStore
 
 EXIT_OK = 0

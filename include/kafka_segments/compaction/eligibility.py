@@ -30,7 +30,7 @@ from enum import Enum
 
 from kafka_segments.compaction.range import CleanableRange, cleanable_range, non_active_segments_from
 from kafka_segments.config.model import TopicConfig
-from kafka_segments.lake.manifest import PartitionState
+from kafka_segments.state import PartitionState
 from kafka_segments.topic_partition import TopicPartition
 
 

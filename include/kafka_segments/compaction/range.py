@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from kafka_segments.config.model import TopicConfig
-from kafka_segments.lake.manifest import PartitionState, SegmentEntry
+from kafka_segments.state import PartitionState, SegmentEntry
 
 
 class CheckpointState(Enum):

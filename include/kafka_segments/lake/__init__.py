@@ -1,11 +1,12 @@
 """The lake: a partition's log as objects in a store, its committed state as versioned manifests, and the
 protocol that changes it atomically (docs/lake.md).
 
-Modules: ``manifest`` (the committed state), ``codec`` (its JSON), ``layout`` (object keys), ``history``
-(reading versions), ``runs`` and ``commit`` (a run's record and the commit protocol), ``transaction`` (a
-run as one object: every writer goes through it), ``scan`` (header-only segment summaries), ``adoption``
-(taking in segments uploaded from outside; ``adopt_run`` as a run of its own), ``checkpoint_files``, ``gc``,
-``recover``, ``reader``, ``describe``, ``export``.
+Modules: ``codec`` (the manifest's JSON; its values live in ``kafka_segments.state``), ``layout`` (object
+keys), ``history`` (reading versions), ``runs`` and ``commit`` (a run's record and the commit protocol),
+``transaction`` (a run as one object: every writer goes through it), ``scan`` (header-only segment summaries),
+``adoption`` (taking in segments uploaded from outside; ``adopt_run`` as a run of its own),
+``checkpoint_files``, ``gc``, ``recover``, ``reader``, ``export``. The read-only ``describe`` view is
+``kafka_segments.views``.
 
 The names below are re-exported lazily, so reading a lake does not load the segment-scanning machinery
 (numba) that only writers need.
@@ -33,18 +34,18 @@ _EXPORTS = {
     "manifest_versions": "history",
     "read_head": "history",
     "read_manifest": "history",
-    "MANIFEST_FORMAT_VERSION": "manifest",
-    "Manifest": "manifest",
-    "OpenTransaction": "manifest",
-    "PartitionState": "manifest",
-    "RetiredObject": "manifest",
-    "SegmentEntry": "manifest",
-    "SegmentOrigin": "manifest",
+    "MANIFEST_FORMAT_VERSION": "kafka_segments.state",
+    "Manifest": "kafka_segments.state",
+    "OpenTransaction": "kafka_segments.state",
+    "PartitionState": "kafka_segments.state",
+    "RetiredObject": "kafka_segments.state",
+    "SegmentEntry": "kafka_segments.state",
+    "SegmentOrigin": "kafka_segments.state",
     "RunEnd": "runs",
     "RunRecord": "runs",
     "wall_clock_ms": "runs",
-    "AdoptionReport": "adoption",
-    "AdoptionResult": "adoption",
+    "AdoptionReport": "adoption_report",
+    "AdoptionResult": "adoption_report",
     "adopt": "adopt_run",
     "adopt_objects": "adoption",
     "GcReport": "gc",
@@ -55,7 +56,6 @@ _EXPORTS = {
     "read_segment": "reader",
     "resolve_manifest": "reader",
     "iter_visible_batches": "reader",
-    "describe_lake": "describe",
     "export_lake": "export",
 }
 
@@ -85,7 +85,6 @@ __all__ = [
     "collect_garbage",
     "commit_manifest",
     "commit_run",
-    "describe_lake",
     "export_lake",
     "head_version",
     "iter_visible_batches",
@@ -107,4 +106,5 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    where = module if module.startswith("kafka_segments.") else f"{__name__}.{module}"
+    return getattr(importlib.import_module(where), name)

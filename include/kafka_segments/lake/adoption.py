@@ -78,14 +78,14 @@ from kafka_segments.lake.adoption_reads import (
 from kafka_segments.lake.adoption_report import AdoptionResult, Ignored, Quarantine
 from kafka_segments.lake.checkpoint_files import BootstrapCheckpoints, read_bootstrap_checkpoints
 from kafka_segments.lake.layout import CLEANER_OFFSET_CHECKPOINT_KEY, LOG_START_OFFSET_CHECKPOINT_KEY
-from kafka_segments.lake.manifest import (
+from kafka_segments.lake.runs import RunRecord
+from kafka_segments.state import (
     Manifest,
     PartitionState,
     SegmentEntry,
     SegmentOrigin,
     sort_partitions,
 )
-from kafka_segments.lake.runs import RunRecord
 from kafka_segments.storage.base import ObjectMeta, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 
 from kafka_segments.lake.adoption_report import Ignored, Quarantine
 from kafka_segments.lake.layout import LOG_START_OFFSET_CHECKPOINT_KEY
-from kafka_segments.lake.manifest import OpenTransaction, PartitionState, SegmentEntry
 from kafka_segments.lake.scan import advance_open_transactions
+from kafka_segments.state import OpenTransaction, PartitionState, SegmentEntry
 from kafka_segments.topic_partition import TopicPartition
 
 if TYPE_CHECKING:

@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING
 from kafka_segments.errors import CorruptRecordError, ObjectNotFoundError, SegmentObjectMismatchError
 from kafka_segments.lake.adoption_report import Ignored, Quarantine
 from kafka_segments.lake.history import location_of
-from kafka_segments.lake.manifest import SegmentEntry, SegmentOrigin
 from kafka_segments.lake.runs import RunRecord
 from kafka_segments.lake.scan import sha256_hex, summarize_segment
+from kafka_segments.state import SegmentEntry, SegmentOrigin
 from kafka_segments.storage.base import ObjectMeta, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_segments.lake.layout import parse_segment_key
-from kafka_segments.lake.manifest import PartitionState, SegmentEntry
+from kafka_segments.state import PartitionState, SegmentEntry
 from kafka_segments.topic_partition import TopicPartition
 
 

@@ -23,7 +23,7 @@ from kafka_segments.checkpoint import format_offset_checkpoint, parse_offset_che
 from kafka_segments.errors import ObjectNotFoundError
 from kafka_segments.lake.history import location_of
 from kafka_segments.lake.layout import CLEANER_OFFSET_CHECKPOINT_KEY, LOG_START_OFFSET_CHECKPOINT_KEY
-from kafka_segments.lake.manifest import Manifest, PartitionState
+from kafka_segments.state import Manifest, PartitionState
 from kafka_segments.storage.base import ObjectStore, Overwrite
 from kafka_segments.topic_partition import TopicPartition
 

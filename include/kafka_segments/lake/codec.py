@@ -31,7 +31,8 @@ from typing import Any, TypeVar
 
 from kafka_segments.errors import InvalidTopicError, ManifestFormatError, UnsupportedFormatVersionError
 from kafka_segments.lake.layout import parse_segment_file_name, try_parse_segment_key
-from kafka_segments.lake.manifest import (
+from kafka_segments.segment.files import FileKind
+from kafka_segments.state import (
     MANIFEST_FORMAT_VERSION,
     Manifest,
     OpenTransaction,
@@ -40,7 +41,6 @@ from kafka_segments.lake.manifest import (
     SegmentEntry,
     SegmentOrigin,
 )
-from kafka_segments.segment.files import FileKind
 from kafka_segments.topic_partition import TopicPartition
 
 T = TypeVar("T")

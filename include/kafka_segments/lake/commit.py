@@ -47,14 +47,6 @@ from kafka_segments.lake.checkpoint_files import write_checkpoint_files
 from kafka_segments.lake.codec import manifest_from_json, manifest_to_json
 from kafka_segments.lake.history import head_version, location_of, read_manifest, try_read_manifest
 from kafka_segments.lake.layout import manifest_key, new_run_id, segment_key, staged_manifest_key
-from kafka_segments.lake.manifest import (
-    Manifest,
-    PartitionState,
-    RetiredObject,
-    SegmentEntry,
-    SegmentOrigin,
-    sort_partitions,
-)
 from kafka_segments.lake.runs import (
     Clock,
     Outcome,
@@ -68,6 +60,14 @@ from kafka_segments.lake.runs import (
 )
 from kafka_segments.lake.scan import summarize_segment
 from kafka_segments.segment.files import FileKind
+from kafka_segments.state import (
+    Manifest,
+    PartitionState,
+    RetiredObject,
+    SegmentEntry,
+    SegmentOrigin,
+    sort_partitions,
+)
 from kafka_segments.storage.base import Create, ObjectStore, Overwrite
 from kafka_segments.topic_partition import TopicPartition
 

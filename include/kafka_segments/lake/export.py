@@ -39,10 +39,10 @@ from kafka_segments.checkpoint import (
     log_start_offsets_to_checkpoint,
 )
 from kafka_segments.lake.history import location_of
-from kafka_segments.lake.manifest import Manifest, PartitionState, SegmentEntry
 from kafka_segments.lake.reader import read_segment, resolve_manifest
 from kafka_segments.segment.recovery import rebuild_indexes
 from kafka_segments.segment.writer import DEFAULT_INDEX_INTERVAL_BYTES, SegmentFiles, SegmentWriter
+from kafka_segments.state import Manifest, PartitionState, SegmentEntry
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 

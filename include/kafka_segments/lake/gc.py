@@ -42,7 +42,6 @@ from typing import Any
 from kafka_segments.errors import ManifestFormatError, RunStateError
 from kafka_segments.lake.history import manifest_versions, read_manifest, try_read_manifest
 from kafka_segments.lake.layout import is_meta_key, manifest_key, try_parse_segment_key
-from kafka_segments.lake.manifest import Manifest, RetiredObject
 from kafka_segments.lake.runs import Clock, read_run, wall_clock_ms
 from kafka_segments.lake.sweep import (
     DeleteFailure,
@@ -54,6 +53,7 @@ from kafka_segments.lake.sweep import (
     with_index_siblings,
 )
 from kafka_segments.segment.files import FileKind
+from kafka_segments.state import Manifest, RetiredObject
 from kafka_segments.storage.base import ObjectMeta, ObjectStore
 
 

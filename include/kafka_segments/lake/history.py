@@ -5,7 +5,7 @@ from __future__ import annotations
 from kafka_segments.errors import ManifestFormatError, ObjectNotFoundError
 from kafka_segments.lake.codec import manifest_from_json
 from kafka_segments.lake.layout import MANIFESTS_PREFIX, manifest_key, parse_manifest_key
-from kafka_segments.lake.manifest import Manifest
+from kafka_segments.state import Manifest
 from kafka_segments.storage.base import ObjectStore
 
 

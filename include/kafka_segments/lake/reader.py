@@ -27,11 +27,11 @@ from kafka_segments.errors import (
     SegmentObjectMismatchError,
 )
 from kafka_segments.lake.history import location_of, manifest_versions, read_manifest
-from kafka_segments.lake.manifest import Manifest, PartitionState, SegmentEntry
 from kafka_segments.lake.scan import sha256_hex
 from kafka_segments.records.batch import BatchHeader
 from kafka_segments.records.log import Entry, iter_batches
 from kafka_segments.records.record import Record
+from kafka_segments.state import Manifest, PartitionState, SegmentEntry
 from kafka_segments.storage.base import ObjectStore, Progress, WritableBuffer
 from kafka_segments.storage.buffers import BufferTooSmallError, check_fits, read_into, writable_view
 from kafka_segments.topic_partition import TopicPartition

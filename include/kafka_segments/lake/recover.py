@@ -46,7 +46,6 @@ from kafka_segments.lake.history import (
     read_manifest,
     try_read_manifest,
 )
-from kafka_segments.lake.manifest import Manifest
 from kafka_segments.lake.runs import (
     Clock,
     Outcome,
@@ -67,6 +66,7 @@ from kafka_segments.lake.sweep import (
     sweep_objects,
 )
 from kafka_segments.lake.transaction import LakeTransaction, RunOutcome
+from kafka_segments.state import Manifest
 from kafka_segments.storage.base import ObjectMeta, ObjectStore
 
 FENCE_OPERATION = "fence"

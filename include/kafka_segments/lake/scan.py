@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kafka_segments.errors import CorruptRecordError
-from kafka_segments.lake.manifest import OpenTransaction, SegmentEntry, SegmentOrigin
 from kafka_segments.records.attributes import CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK
+from kafka_segments.state import OpenTransaction, SegmentEntry, SegmentOrigin
 
 if TYPE_CHECKING:
     from kafka_segments.records.fast_columns import HeaderTable

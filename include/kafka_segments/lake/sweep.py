@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 
 from kafka_segments.errors import DeleteObjectsError, ObjectStoreError
 from kafka_segments.lake.layout import index_keys, is_meta_key, try_parse_segment_key
-from kafka_segments.lake.manifest import Manifest, RetiredObject
+from kafka_segments.state import Manifest, RetiredObject
 from kafka_segments.storage.base import ObjectMeta, ObjectStore
 
 

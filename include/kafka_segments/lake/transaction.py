@@ -42,8 +42,8 @@ from kafka_segments.lake.adoption_report import AdoptionResult
 from kafka_segments.lake.commit import abort_run, begin_run, build_manifest, commit_run, stage_manifest
 from kafka_segments.lake.history import read_manifest
 from kafka_segments.lake.layout import run_prefix, staged_manifest_key
-from kafka_segments.lake.manifest import Manifest, PartitionState, RetiredObject
 from kafka_segments.lake.runs import Clock, Outcome, RunRecord, read_outcome, read_run, wall_clock_ms
+from kafka_segments.state import Manifest, PartitionState, RetiredObject
 from kafka_segments.storage.base import ObjectMeta, ObjectStore, Overwrite
 
 DRY_RUN_REASON = "dry run: planned and validated, nothing committed"

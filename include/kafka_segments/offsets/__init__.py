@@ -1,10 +1,10 @@
 """Consumer-group offset snapshots (docs/retention.md, "Consumer-offset snapshots"): what every group had
 committed, and its state, at one time.
 
-Modules: ``model`` (the value types), ``snapshot_codec`` (the JSON contract), ``snapshot_store`` (immutable,
-content-addressed snapshots and per-``now`` pins in the lake), ``sources`` (taking a snapshot from a source
-string), ``lake_source`` (decoding the archived ``__consumer_offsets``), ``kafka_source`` (a live cluster's
-Admin API).
+Modules (the value types live in ``kafka_segments.state``): ``snapshot_codec`` (the JSON contract),
+``snapshot_store`` (immutable, content-addressed snapshots and per-``now`` pins in the lake), ``sources``
+(taking a snapshot from a source string), ``lake_source`` (decoding the archived ``__consumer_offsets``),
+``kafka_source`` (a live cluster's Admin API).
 
 The names below are re-exported lazily, so reading a snapshot file loads neither a Kafka client nor the
 lake's segment machinery.
@@ -16,13 +16,13 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "GROUP_STATES": "model",
-    "SNAPSHOT_FORMAT_VERSION": "model",
-    "CommittedOffset": "model",
-    "GroupError": "model",
-    "GroupOffsets": "model",
-    "GroupType": "model",
-    "OffsetSnapshot": "model",
+    "GROUP_STATES": "kafka_segments.state",
+    "SNAPSHOT_FORMAT_VERSION": "kafka_segments.state",
+    "CommittedOffset": "kafka_segments.state",
+    "GroupError": "kafka_segments.state",
+    "GroupOffsets": "kafka_segments.state",
+    "GroupType": "kafka_segments.state",
+    "OffsetSnapshot": "kafka_segments.state",
     "SnapshotFormatError": "snapshot_codec",
     "UnsupportedSnapshotVersionError": "snapshot_codec",
     "canonical_snapshot": "snapshot_codec",
@@ -102,4 +102,5 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    where = module if module.startswith("kafka_segments.") else f"{__name__}.{module}"
+    return getattr(importlib.import_module(where), name)

@@ -42,11 +42,11 @@ from dataclasses import dataclass, field
 
 from kafka_segments.errors import LocatedError
 from kafka_segments.offsets import coordinator_schema as cs
-from kafka_segments.offsets.model import CommittedOffset, GroupError, GroupOffsets, GroupType, OffsetSnapshot
 from kafka_segments.records.batch import NO_PRODUCER_ID, BatchHeader
 from kafka_segments.records.control import ControlKey, ControlRecordError, ControlRecordType
 from kafka_segments.records.log import iter_batches
 from kafka_segments.records.record import Record
+from kafka_segments.state import CommittedOffset, GroupError, GroupOffsets, GroupType, OffsetSnapshot
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
 LEAVE_GROUP_MEMBER_EPOCH = -1

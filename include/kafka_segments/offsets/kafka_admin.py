@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from kafka_segments.errors import LocatedError
-from kafka_segments.offsets.model import CommittedOffset, GroupError, GroupType
+from kafka_segments.state import CommittedOffset, GroupError, GroupType
 
 if TYPE_CHECKING:
     from confluent_kafka import TopicPartition as ConfluentPartition

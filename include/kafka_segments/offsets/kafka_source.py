@@ -7,7 +7,7 @@ gives the confluent-kafka implementation.
 
 What the Admin API cannot tell, and what the snapshot then says for KIP-211 offset expiry (as the group
 coordinator's ``OffsetExpirationConditionImpl`` and ``ClassicGroup`` / ``ConsumerGroup``
-``.offsetExpirationCondition`` implement it; evaluated by ``offsets.expiry``):
+``.offsetExpirationCondition`` implement it; evaluated by ``retention.expiry``):
 
 * **Commit timestamps**: OffsetFetch returns none, so every ``commit_timestamp_ms`` is ``None``. An offset
   whose expiry counts from its commit (standalone groups, Stable consumer groups for unsubscribed topics,
@@ -69,7 +69,7 @@ from kafka_segments.offsets.kafka_admin import (
     GroupListing,
     OffsetsVia,
 )
-from kafka_segments.offsets.model import GroupError, GroupOffsets, GroupType, OffsetSnapshot
+from kafka_segments.state import GroupError, GroupOffsets, GroupType, OffsetSnapshot
 from kafka_segments.topic_partition import validate_topic_name
 
 KAFKA_SCHEME = "kafka://"

@@ -61,7 +61,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kafka_segments.errors import InvalidTopicError, LocatedError
-from kafka_segments.offsets.model import (
+from kafka_segments.state import (
     GROUP_STATES,
     SNAPSHOT_FORMAT_VERSION,
     CommittedOffset,

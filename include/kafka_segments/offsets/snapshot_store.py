@@ -37,7 +37,6 @@ from kafka_segments.errors import (
 from kafka_segments.lake.codec import dump_json
 from kafka_segments.lake.history import location_of
 from kafka_segments.lake.layout import META_PREFIX
-from kafka_segments.offsets.model import OffsetSnapshot
 from kafka_segments.offsets.snapshot_codec import (
     FieldReader,
     SnapshotFormatError,
@@ -47,6 +46,7 @@ from kafka_segments.offsets.snapshot_codec import (
     snapshot_to_json,
 )
 from kafka_segments.segment.files import filename_prefix
+from kafka_segments.state import OffsetSnapshot
 from kafka_segments.storage.base import Create, ObjectStore
 
 OFFSETS_PREFIX = META_PREFIX + "offsets/"

@@ -19,8 +19,7 @@ from dataclasses import replace
 from typing import Literal
 
 from kafka_segments.errors import KafkaSegmentsError, NoCommittedStateError
-from kafka_segments.lake.manifest import Manifest
-from kafka_segments.offsets.model import OffsetSnapshot
+from kafka_segments.state import Manifest, OffsetSnapshot
 from kafka_segments.storage.base import ObjectStore
 
 LAKE_SOURCE = "lake"

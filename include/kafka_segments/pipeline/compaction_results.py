@@ -15,8 +15,8 @@ from kafka_segments.compaction.range import CheckpointState
 from kafka_segments.compaction.stats import CleanerStats
 from kafka_segments.config import Config
 from kafka_segments.lake.commit import retire
-from kafka_segments.lake.manifest import PartitionState, RetiredObject, SegmentEntry
 from kafka_segments.lake.runs import RunRecord
+from kafka_segments.state import PartitionState, RetiredObject, SegmentEntry
 from kafka_segments.topic_partition import TopicPartition
 
 COMPACTION_REASON = "compaction"

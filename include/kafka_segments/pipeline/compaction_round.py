@@ -35,7 +35,6 @@ from kafka_segments.errors import (
 from kafka_segments.lake.commit import stage_segment
 from kafka_segments.lake.history import location_of
 from kafka_segments.lake.layout import segment_key
-from kafka_segments.lake.manifest import PartitionState, SegmentEntry, SegmentOrigin
 from kafka_segments.lake.runs import RunRecord
 from kafka_segments.lake.scan import summarize_segment
 from kafka_segments.pipeline.compaction_results import CompactionStatus, PartitionCompaction
@@ -43,6 +42,7 @@ from kafka_segments.pipeline.segment_sources import plain_source, streamed_sourc
 from kafka_segments.segment.files import FileKind
 from kafka_segments.segment.index_sizes import index_sizes_of
 from kafka_segments.segment.txn_index import AbortedTxn
+from kafka_segments.state import PartitionState, SegmentEntry, SegmentOrigin
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 

@@ -26,7 +26,6 @@ from kafka_segments.compaction.eligibility import (
 from kafka_segments.compaction.range import CheckpointState, first_dirty_offset
 from kafka_segments.config import Config
 from kafka_segments.config.model import TopicConfig
-from kafka_segments.lake.manifest import PartitionState
 from kafka_segments.lake.runs import RunRecord
 from kafka_segments.pipeline.compaction_results import (
     COMPACTION_REASON,
@@ -35,6 +34,7 @@ from kafka_segments.pipeline.compaction_results import (
     PartitionCompaction,
 )
 from kafka_segments.pipeline.compaction_task import CompactionTask
+from kafka_segments.state import PartitionState
 
 if TYPE_CHECKING:
     from kafka_segments.pipeline.engines import Engine

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from kafka_segments.compaction.eligibility import CompactionCandidate
 from kafka_segments.config.model import TopicConfig
-from kafka_segments.lake.manifest import PartitionState
 from kafka_segments.lake.runs import RunRecord
+from kafka_segments.state import PartitionState
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,6 @@ from kafka_segments.lake.adoption import AdoptionResult
 from kafka_segments.lake.recover import recover
 from kafka_segments.lake.runs import Clock, wall_clock_ms
 from kafka_segments.lake.transaction import LakeTransaction, RunOutcome
-from kafka_segments.offsets.model import OffsetSnapshot
 from kafka_segments.pipeline.run_changes import apply_plan
 from kafka_segments.retention.consumed import ConsumedIndexes
 from kafka_segments.retention.delete_records import (
@@ -28,6 +27,7 @@ from kafka_segments.retention.delete_records import (
     unknown_partition,
 )
 from kafka_segments.retention.plan import PartitionPlan
+from kafka_segments.state import OffsetSnapshot
 from kafka_segments.storage.base import ObjectStore
 
 

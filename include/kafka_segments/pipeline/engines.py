@@ -25,13 +25,12 @@ from typing import Protocol, TypeVar
 from kafka_segments.config.model import TopicConfig
 from kafka_segments.lake.adoption import SegmentReader
 from kafka_segments.lake.adoption_reads import ReadJob, ReadResult, read_one
-from kafka_segments.lake.manifest import PartitionState
 from kafka_segments.lake.runs import RunRecord
-from kafka_segments.offsets.model import OffsetSnapshot
 from kafka_segments.pipeline.compaction_results import PartitionCompaction
 from kafka_segments.pipeline.compaction_round import compact_partition
 from kafka_segments.pipeline.compaction_task import CompactionTask
 from kafka_segments.retention.plan import PartitionPlan, plan_retention
+from kafka_segments.state import OffsetSnapshot, PartitionState
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 

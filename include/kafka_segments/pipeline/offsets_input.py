@@ -20,8 +20,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from kafka_segments.lake.manifest import Manifest
-from kafka_segments.offsets.model import OffsetSnapshot
 from kafka_segments.offsets.snapshot_codec import load_snapshot_file
 from kafka_segments.offsets.snapshot_store import (
     pin_snapshot,
@@ -30,6 +28,7 @@ from kafka_segments.offsets.snapshot_store import (
     read_snapshot,
     store_snapshot,
 )
+from kafka_segments.state import Manifest, OffsetSnapshot
 from kafka_segments.storage.base import ObjectStore
 
 

@@ -7,10 +7,9 @@ from dataclasses import dataclass
 
 from kafka_segments.config import Config
 from kafka_segments.lake.adoption_report import AdoptionResult
-from kafka_segments.lake.manifest import PartitionState
-from kafka_segments.offsets.model import OffsetSnapshot
 from kafka_segments.pipeline.engines import Engine, TopicPlanTask
 from kafka_segments.retention.plan import RetentionPlan
+from kafka_segments.state import OffsetSnapshot, PartitionState
 from kafka_segments.topic_partition import TopicPartition
 
 

@@ -46,7 +46,7 @@ from kafka_segments.config import Config
 from kafka_segments.errors import CorruptRecordError, ObjectNotFoundError
 from kafka_segments.lake.history import location_of
 from kafka_segments.lake.layout import parse_segment_key, try_parse_segment_key
-from kafka_segments.lake.manifest import Manifest, PartitionState, RetiredObject, SegmentEntry, SegmentOrigin
+from kafka_segments.state import Manifest, PartitionState, RetiredObject, SegmentEntry, SegmentOrigin
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 

@@ -33,7 +33,6 @@ from kafka_segments.errors import LakeError, ObjectNotFoundError, RunStateError
 from kafka_segments.lake.codec import manifest_from_json
 from kafka_segments.lake.history import location_of
 from kafka_segments.lake.layout import staged_manifest_key
-from kafka_segments.lake.manifest import Manifest, SegmentEntry
 from kafka_segments.pipeline.quality_columns import (
     COMPACTION,
     COMPACTION_COLUMNS,
@@ -70,6 +69,7 @@ from kafka_segments.pipeline.run_files import (
     read_run_json,
     run_file_key,
 )
+from kafka_segments.state import Manifest, SegmentEntry
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 

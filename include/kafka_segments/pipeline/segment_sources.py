@@ -24,9 +24,9 @@ import numpy.typing as npt
 from kafka_segments.compaction.source import SourceSegment
 from kafka_segments.compaction.streamed import StreamedSegment
 from kafka_segments.errors import CorruptRecordError, PreconditionFailedError, UnsupportedCodecError
-from kafka_segments.lake.manifest import SegmentEntry
 from kafka_segments.lake.reader import read_segment, read_segment_version_into
 from kafka_segments.lake.scan import HeaderFacts, header_facts
+from kafka_segments.state import SegmentEntry
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.storage.buffers import BufferTooSmallError
 

@@ -40,7 +40,6 @@ from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.commit import build_manifest
 from kafka_segments.lake.gc import GcReport
 from kafka_segments.lake.history import location_of, read_head
-from kafka_segments.lake.manifest import Manifest
 from kafka_segments.lake.runs import Clock, Outcome, RunRecord, read_outcome, wall_clock_ms
 from kafka_segments.lake.transaction import LakeTransaction, RunOutcome
 from kafka_segments.offsets.lake_source import CONSUMER_OFFSETS_TOPIC
@@ -67,6 +66,7 @@ from kafka_segments.pipeline.run_files import (
     write_run_file,
 )
 from kafka_segments.pipeline.run_result import RunResult
+from kafka_segments.state import Manifest
 from kafka_segments.storage.base import ObjectStore
 
 __all__ = [

@@ -3,7 +3,7 @@
 The rule (docs/retention.md, "Consumed retention (KIP-68)"; Kafka never shipped KIP-68, this is the
 project's reading of it):
 
-* Offsets expire by KIP-211 at the run's ``now`` (``kafka_segments.offsets.expiry``).
+* Offsets expire by KIP-211 at the run's ``now`` (``kafka_segments.retention.expiry``).
 * A group *counts* for a topic when it has an unexpired committed offset for any partition of the topic, or
   its known subscription contains the topic. Groups listed in the topic's
   ``kafka_segments.consumed.required.groups`` always count (this project's guard: they must have consumed
@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from kafka_segments.config.model import TopicConfig
-from kafka_segments.offsets.expiry import is_subscribed, offset_expiry
-from kafka_segments.offsets.model import GroupOffsets, OffsetSnapshot
+from kafka_segments.retention.expiry import is_subscribed, offset_expiry
+from kafka_segments.state import GroupOffsets, OffsetSnapshot
 
 
 class ConsumedStatus(Enum):

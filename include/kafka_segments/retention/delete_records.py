@@ -26,10 +26,10 @@ from enum import Enum
 
 from kafka_segments.config.model import TopicConfig
 from kafka_segments.errors import InvalidTopicError, LocatedError
-from kafka_segments.lake.manifest import PartitionState
 from kafka_segments.retention.consumed import ConsumedBound, ConsumedIndex, ConsumedStatus
 from kafka_segments.retention.plan import PartitionPlan, partition_plan
 from kafka_segments.retention.rules import DeletionReason, LogView, PassInputs, apply_retention
+from kafka_segments.state import PartitionState
 from kafka_segments.topic_partition import TopicPartition
 
 HIGH_WATERMARK = -1

@@ -11,8 +11,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from kafka_segments.config.model import TopicConfig
-from kafka_segments.lake.manifest import OpenTransaction, PartitionState, SegmentEntry
-from kafka_segments.offsets.model import OffsetSnapshot
 from kafka_segments.retention.consumed import (
     ConsumedBound,
     ConsumedIndex,
@@ -28,6 +26,7 @@ from kafka_segments.retention.rules import (
     RetentionOutcome,
     apply_retention,
 )
+from kafka_segments.state import OffsetSnapshot, OpenTransaction, PartitionState, SegmentEntry
 from kafka_segments.topic_partition import TopicPartition
 
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from kafka_segments.config.model import TopicConfig
-from kafka_segments.lake.manifest import SegmentEntry
+from kafka_segments.state import SegmentEntry
 
 
 class DeletionReason(Enum):

@@ -37,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from kafka_segments.offsets.model import CommittedOffset, GroupOffsets, GroupType
+from kafka_segments.state import CommittedOffset, GroupOffsets, GroupType
 
 CONSUMER_PROTOCOL = "consumer"
 

@@ -23,7 +23,7 @@ from kafka_segments.compaction.eligibility import (
 )
 from kafka_segments.compaction.range import cleanable_range
 from kafka_segments.config import Config, TopicConfig
-from kafka_segments.lake.manifest import PartitionState
+from kafka_segments.state import PartitionState
 from kafka_segments.topic_partition import TopicPartition
 
 COMPACTION_KEYS = (

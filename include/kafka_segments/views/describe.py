@@ -21,15 +21,15 @@ from typing import Any
 
 from kafka_segments.compaction.eligibility import UNLIMITED, CompactionBudget
 from kafka_segments.errors import PartitionNotFoundError
-from kafka_segments.lake.describe_compaction import (
+from kafka_segments.lake.reader import resolve_manifest
+from kafka_segments.state import Manifest, PartitionState
+from kafka_segments.storage.base import ObjectStore
+from kafka_segments.views.describe_compaction import (
     COMPACTION_KEYS,
     CompactionContext,
     CompactionOutlook,
     compaction_outlooks,
 )
-from kafka_segments.lake.manifest import Manifest, PartitionState
-from kafka_segments.lake.reader import resolve_manifest
-from kafka_segments.storage.base import ObjectStore
 
 EMPTY_CELL = "-"
 

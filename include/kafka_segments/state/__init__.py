@@ -1,0 +1,44 @@
+"""The values every rule reads, below the rules and the lake: a partition's committed state as the manifest
+records it (``manifest``: ``SegmentEntry``, ``PartitionState``, ``OpenTransaction``, ``RetiredObject``,
+``Manifest``) and the consumer groups' committed offsets (``offsets``: ``OffsetSnapshot``, …).
+
+Pure data: nothing here reads a store or decides what to keep (docs/architecture.md).
+"""
+
+from kafka_segments.state.manifest import (
+    MANIFEST_FORMAT_VERSION,
+    Manifest,
+    OpenTransaction,
+    PartitionState,
+    RetiredObject,
+    SegmentEntry,
+    SegmentOrigin,
+    sort_partitions,
+)
+from kafka_segments.state.offsets import (
+    GROUP_STATES,
+    SNAPSHOT_FORMAT_VERSION,
+    CommittedOffset,
+    GroupError,
+    GroupOffsets,
+    GroupType,
+    OffsetSnapshot,
+)
+
+__all__ = [
+    "GROUP_STATES",
+    "MANIFEST_FORMAT_VERSION",
+    "SNAPSHOT_FORMAT_VERSION",
+    "CommittedOffset",
+    "GroupError",
+    "GroupOffsets",
+    "GroupType",
+    "Manifest",
+    "OffsetSnapshot",
+    "OpenTransaction",
+    "PartitionState",
+    "RetiredObject",
+    "SegmentEntry",
+    "SegmentOrigin",
+    "sort_partitions",
+]

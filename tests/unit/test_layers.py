@@ -1,0 +1,163 @@
+"""The library's layers as a contract (docs/architecture.md): imports point downward only, no module imports
+itself back through others, and the adapters (``orchestration``, ``segment_quality``) stay above it.
+
+Every import counts: at module level, inside functions, and under ``TYPE_CHECKING``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.unit
+
+INCLUDE = Path(__file__).resolve().parents[2] / "include"
+LIBRARY = "kafka_segments"
+
+LAYERS: tuple[frozenset[str], ...] = tuple(
+    frozenset(line.split())
+    for line in (
+        "errors",
+        "topic_partition",
+        "records storage",
+        "segment checkpoint config",
+        "state",
+        "retention compaction",
+        "lake",
+        "offsets",
+        "pipeline views",
+        "cli demo __main__",
+    )
+)
+"""Bottom to top: a package imports the packages of lower lines only (the table of docs/architecture.md)."""
+
+ROOT = "(root)"
+"""``kafka_segments/__init__.py``: the version only, importable from every layer."""
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(INCLUDE).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules(package: str) -> dict[str, Path]:
+    return {_module_name(path): path for path in sorted((INCLUDE / package).rglob("*.py"))}
+
+
+def _imports(path: Path, known: Mapping[str, Path]) -> Iterator[str]:
+    """The known modules ``path`` imports (``from package import submodule`` names the submodule)."""
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names if alias.name in known)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            submodules = [f"{node.module}.{alias.name}" for alias in node.names]
+            found = [name for name in submodules if name in known]
+            yield from found
+            if len(found) < len(submodules) and node.module in known:
+                yield node.module
+
+
+def _graph(packages: tuple[str, ...]) -> dict[str, set[str]]:
+    known: dict[str, Path] = {}
+    for package in packages:
+        known.update(_modules(package))
+    return {name: set(_imports(path, known)) - {name} for name, path in known.items()}
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ROOT
+
+
+def _layer(package: str) -> int:
+    for index, layer in enumerate(LAYERS):
+        if package in layer:
+            return index
+    raise AssertionError(f"package kafka_segments.{package} is in no layer of docs/architecture.md")
+
+
+def _upward(graph: Mapping[str, set[str]]) -> list[str]:
+    offenders = []
+    for module, targets in sorted(graph.items()):
+        source = _package(module)
+        for target in sorted(targets):
+            aimed = _package(target)
+            if aimed in (source, ROOT) or (source == ROOT and module == LIBRARY):
+                continue
+            if _layer(aimed) >= _layer(source):
+                offenders.append(f"{module} -> {target}")
+    return offenders
+
+
+def _cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_every_package_has_a_layer() -> None:
+    packages = {_package(module) for module in _modules(LIBRARY)} - {ROOT}
+    assert sorted(package for package in packages if not any(package in layer for layer in LAYERS)) == []
+
+
+def test_imports_point_downward_only() -> None:
+    assert _upward(_graph((LIBRARY,))) == []
+
+
+def test_no_import_cycles_between_modules() -> None:
+    assert _cycles(_graph((LIBRARY, "orchestration", "segment_quality"))) == []
+
+
+def test_the_library_imports_no_adapter() -> None:
+    graph = _graph((LIBRARY, "orchestration", "segment_quality"))
+    assert [
+        f"{module} -> {target}"
+        for module, targets in sorted(graph.items())
+        if module.startswith(f"{LIBRARY}.")
+        for target in sorted(targets)
+        if not target.startswith(LIBRARY)
+    ] == []
+
+
+def test_the_rules_catch_an_upward_import_and_a_cycle() -> None:
+    graph = {
+        "kafka_segments.lake.commit": {"kafka_segments.pipeline.stages"},
+        "kafka_segments.pipeline.stages": {"kafka_segments.lake.commit"},
+        "kafka_segments.retention.plan": {"kafka_segments.state.manifest"},
+    }
+    assert _upward(graph) == ["kafka_segments.lake.commit -> kafka_segments.pipeline.stages"]
+    assert _cycles(graph) == [["kafka_segments.lake.commit", "kafka_segments.pipeline.stages"]]
