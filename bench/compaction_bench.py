@@ -15,13 +15,13 @@ both off): the **input buffer** the kafka-segments routes GET each segment into 
 ``read_segment_into``) and hand to the round as a ``memoryview`` slice, and the decompression **arena**.
 Fresh pages cost ~1 GB/s to touch on this VM, as much as the transfer itself, so a worker that cleaned
 segment after segment would keep both rather than receive new ``bytes`` every round (a lake round today
-allocates both per segment: ``pipeline.segment_sources``).
+allocates both per segment: ``pipeline.compaction.sources``).
 
 Routes, run round-robin (each repeat runs every route once, so ratios compare runs made side by side; the
 order rotates between repeats, so no route always follows the reference's heap churn):
 
 * ``kafka-segments``: the segment read into the input buffer as a lake round reads the segments it decodes
-  (``pipeline.segment_sources.streamed_source``: one ``get_into`` pinned to the manifest entry's etag,
+  (``pipeline.compaction.sources.streamed_source``: one ``get_into`` pinned to the manifest entry's etag,
   ``If-Match``) while ``compaction.streamed.StreamedSegment`` decodes its batches (compressed ones into the
   arena), checks their CRC-32C and groups their keys as the chunks arrive; then the decoded headers are
   checked against the entry's offsets and counts, then
@@ -84,7 +84,7 @@ from kafka_segments.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS, emb
 from kafka_segments.lake.reader import read_segment as lake_read_segment
 from kafka_segments.lake.reader import read_segment_into
 from kafka_segments.lake.scan import summarize_segment
-from kafka_segments.pipeline.segment_sources import streamed_source
+from kafka_segments.pipeline.compaction.sources import streamed_source
 from kafka_segments.state import SegmentEntry, SegmentOrigin
 from kafka_segments.storage import S3Store, put_many
 
@@ -255,7 +255,7 @@ def reserve_input(size: int) -> None:
 
 def read_and_decode(store: S3Store, entry: SegmentEntry) -> SourceSegment:
     """The segment read into the input buffer as a lake round reads the segments it decodes
-    (``pipeline.segment_sources.streamed_source``: the manifest's object version, its batches decoded into
+    (``pipeline.compaction.sources.streamed_source``: the manifest's object version, its batches decoded into
     the arena, their CRC-32C checked and their keys grouped between two chunks of the read)."""
     source = streamed_source(store, entry, buffer=INPUT[0], arena=ARENA[0])
     if source.decoded is None:

@@ -83,9 +83,9 @@ from kafka_segments.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS, Emb
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.reader import resolve_manifest
-from kafka_segments.pipeline.compaction_stage import CompactionStatus
+from kafka_segments.pipeline.compaction.stage import CompactionStatus
 from kafka_segments.pipeline.engines import ClusterEngine, TaskRunner, compaction_task
-from kafka_segments.pipeline.spark_submit import job_conf
+from kafka_segments.pipeline.engines.spark_submit import job_conf
 from kafka_segments.pipeline.stages import commit_staged, execute_run, prepare_run
 from kafka_segments.records.attributes import CompressionType
 from kafka_segments.records.builder import build_batch

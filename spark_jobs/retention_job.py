@@ -10,7 +10,7 @@ on an executor and returned by Spark) exits 1 with a one-line reason as the last
 (``EX_TEMPFAIL``) when the error is one a retry can cure (the library marks those ``retriable``: an
 unreachable or throttling store, a concurrent conditional write); bad arguments exit 2. No rules live here.
 
-``kafka_segments.pipeline.spark_submit.retention_job_spec`` builds the matching ``spark-submit`` call.
+``kafka_segments.pipeline.engines.spark_submit.retention_job_spec`` builds the matching ``spark-submit`` call.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
 from kafka_segments.errors import KafkaSegmentsError
-from kafka_segments.pipeline.spark_submit import RETENTION_JOB_NAME
+from kafka_segments.pipeline.engines.spark_submit import RETENTION_JOB_NAME
 
 if TYPE_CHECKING:
     from kafka_segments.config import Config

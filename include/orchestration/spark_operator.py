@@ -2,10 +2,10 @@
 lake run (``spark_jobs/retention_job.py``: ``stages.execute_run`` with its reads and per-topic planning on
 Spark's executors).
 
-The job's spec depends on the lake, the lake run id and the configuration, which are known only when the
-task runs (Variables, and ``prepare``'s XCom), so the operator fills its fields in at execute time, from
-``kafka_segments.pipeline.spark_submit.retention_job_spec``: application, arguments, ``--py-files`` (the
-library archive), Spark conf and the ``spark-submit`` environment, with the ``aws_default`` connection's
+The job's spec depends on the lake, the lake run id and the configuration, which are known only when the task
+runs (Variables, and ``prepare``'s XCom), so the operator fills its fields in at execute time, from
+``kafka_segments.pipeline.engines.spark_submit.retention_job_spec``: application, arguments, ``--py-files``
+(the library archive), Spark conf and the ``spark-submit`` environment, with the ``aws_default`` connection's
 ``AWS_*`` settings added (the job opens the lake with them; executors get them as ``spark.executorEnv.*``).
 Fields set at execute time are not rendered templates, so the connection's secret never lands in the
 rendered-fields table.
@@ -33,7 +33,7 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
-    from kafka_segments.pipeline.spark_submit import SparkJobSpec
+    from kafka_segments.pipeline.engines.spark_submit import SparkJobSpec
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +113,7 @@ def submit_failure(exc: Exception) -> Exception:
 def retention_job(lake: str, run_id: str, config_path: str | None) -> tuple[SparkJobSpec, dict[str, str]]:
     """The job's spec and the ``spark-submit`` environment (the spec's, with the ``aws_default`` settings and,
     when ``spark-submit`` is not on ``PATH``, the folder of the one next to this Python)."""
-    from kafka_segments.pipeline.spark_submit import find_spark_submit, retention_job_spec
+    from kafka_segments.pipeline.engines.spark_submit import find_spark_submit, retention_job_spec
 
     from orchestration.settings import aws_environ
 

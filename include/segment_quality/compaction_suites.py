@@ -1,6 +1,6 @@
 """The compaction suites: what a run's cleaning rounds must leave, checked against the manifests.
 
-The rows come from ``kafka_segments.pipeline.quality_compaction``: the input log, the log the round left
+The rows come from ``segment_quality.staged.compaction``: the input log, the log the round left
 (rebuilt from the input and the staged manifest, not from the plan) and the staged log. Only the round's
 status and end offset are the plan's claims, and these are what the suites check. Kafka's cleaner is in
 ``storage/src/main/java/org/apache/kafka/storage/internals/log/`` (``LogCleanerManager``, ``Cleaner``,
@@ -16,7 +16,7 @@ status and end offset are the plan's claims, and these are what the suites check
     ``groupSegmentsBySize``/``cleanSegments``), and the log start offset only moves with a deletion;
     segments from the end offset on are the same objects; the replaced segments lie below the end offset;
     no replacement without a round; records only ever drop, bytes only grow within the rebuild allowance
-    (``quality_compaction``: delete horizons and legacy entries rewritten as v2 batches).
+    (``staged.compaction``: delete horizons and legacy entries rewritten as v2 batches).
 
 ``compaction.segments`` (one row per segment of a partition the compaction touched)
     the live list is in strictly increasing base-offset order without overlap; a segment this run wrote
@@ -26,10 +26,9 @@ status and end offset are the plan's claims, and these are what the suites check
 
 from __future__ import annotations
 
-from kafka_segments.pipeline.quality_columns import COMPACTION, SEGMENTS
-from kafka_segments.pipeline.quality_compaction import CLEANED, COMPACTION_REASON
-
 from segment_quality.spec import SuiteSpec, When, equal, known, one_of, pair, zero
+from segment_quality.staged.columns import COMPACTION, SEGMENTS
+from segment_quality.staged.compaction import CLEANED, COMPACTION_REASON
 
 __all__ = [
     "CLEANED",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from kafka_segments.pipeline.quality_columns import ColumnKind
+from segment_quality.staged.columns import ColumnKind
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -23,11 +23,10 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from kafka_segments.pipeline.quality_frames import QualityFrames
-
 from segment_quality.frames import to_dataframe
 from segment_quality.results import ExpectationOutcome, SuiteResult
 from segment_quality.spec import Invariant, SuiteSpec, When, conditions_of
+from segment_quality.staged.frames import QualityFrames
 from segment_quality.suites import FRAME_COLUMNS
 
 DATASOURCE = "staged-run"

@@ -55,7 +55,7 @@ class Invariant:
 
 @dataclass(frozen=True, slots=True)
 class SuiteSpec:
-    """A suite over one table of ``QualityFrames`` (``quality_columns.TABLE_COLUMNS``)."""
+    """A suite over one table of ``QualityFrames`` (``staged.columns.TABLE_COLUMNS``)."""
 
     name: str
     frame: str

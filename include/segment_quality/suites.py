@@ -1,5 +1,5 @@
 """The expectation suites, declared as data: every invariant is one GX expectation over raw columns of
-``kafka_segments.pipeline.quality_frames`` (no GX import here; ``gx_runtime`` turns them into GX objects).
+``segment_quality.staged.frames`` (no GX import here; ``gx_runtime`` turns them into GX objects).
 
 Suites and the Kafka rules they check (docs/validation.md, "The suites and the Kafka rules"; Kafka's
 ``UnifiedLog`` in
@@ -33,10 +33,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kafka_segments.pipeline.quality_columns import DELETIONS, PARTITIONS, TABLE_COLUMNS, ColumnKind
-
 from segment_quality.compaction_suites import COMPACTION_REASON, COMPACTION_SUITES
 from segment_quality.spec import EITHER_MISSING, Invariant, SuiteSpec, When, equal, known, one_of, pair, zero
+from segment_quality.staged.columns import DELETIONS, PARTITIONS, TABLE_COLUMNS, ColumnKind
 
 __all__ = [
     "COMPACTION_SUITES",

@@ -17,13 +17,13 @@ from kafka_segments.config import Config
 from kafka_segments.errors import LakeError
 from kafka_segments.lake.history import location_of
 from kafka_segments.lake.runs import Clock, wall_clock_ms
-from kafka_segments.pipeline.quality_frames import quality_frames
 from kafka_segments.pipeline.run_files import VALIDATION, run_file_key, write_run_file
 from kafka_segments.pipeline.stages import reject_run
 from kafka_segments.storage.base import ObjectStore
 
 from segment_quality.docs import upload_site
 from segment_quality.results import NOTHING_STAGED, SuiteResult, ValidationReport
+from segment_quality.staged.frames import quality_frames
 from segment_quality.suites import SuiteSpec, suite_specs
 
 log = logging.getLogger("segment_quality")

@@ -37,7 +37,7 @@ from kafka_segments.lake.layout import (
     index_keys,
 )
 from kafka_segments.lake.reader import iter_visible_batches, read_segment, resolve_manifest, visible_segments
-from kafka_segments.pipeline.compaction_stage import CompactionStatus, PartitionCompaction
+from kafka_segments.pipeline.compaction.stage import CompactionStatus, PartitionCompaction
 from kafka_segments.pipeline.retention_run import RunOptions, RunResult, run_retention
 from kafka_segments.records import CompressionType
 from kafka_segments.records.batch import ATTRIBUTES_OFFSET, CRC_OFFSET, BatchHeader

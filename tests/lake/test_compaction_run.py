@@ -18,7 +18,7 @@ from __future__ import annotations
 import pytest
 from kafka_segments.compaction.eligibility import Eligibility
 from kafka_segments.compaction.range import CheckpointState, cleanable_range
-from kafka_segments.pipeline.compaction_stage import CompactionStatus
+from kafka_segments.pipeline.compaction.stage import CompactionStatus
 from kafka_segments.pipeline.delete_records_run import delete_records
 from kafka_segments.records import Record, build_batch
 from kafka_segments.retention.delete_records import DeleteRecordsRequest

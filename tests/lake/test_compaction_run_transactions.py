@@ -13,7 +13,7 @@ triggers none), so every later round below has some new dirty data appended firs
 from __future__ import annotations
 
 import pytest
-from kafka_segments.pipeline.compaction_stage import CompactionStatus
+from kafka_segments.pipeline.compaction.stage import CompactionStatus
 from kafka_segments.segment.txn_index import AbortedTxn
 from kafka_segments.storage import LocalStore, ObjectStore
 from unit.compaction_helpers import DAY, NOW, L

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka_segments.lake.reader import read_segment
-from kafka_segments.pipeline import segment_sources
-from kafka_segments.pipeline.compaction_stage import CompactionStatus
+from kafka_segments.pipeline.compaction import sources as segment_sources
+from kafka_segments.pipeline.compaction.stage import CompactionStatus
 from kafka_segments.records import CompressionType, Record, TimestampType, build_batch
 from kafka_segments.state import SegmentEntry, SegmentOrigin
 from kafka_segments.storage import LocalStore, ObjectStore

@@ -20,7 +20,7 @@ from kafka_segments.compaction.eligibility import Eligibility
 from kafka_segments.config import Config
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.reader import resolve_manifest
-from kafka_segments.pipeline.compaction_stage import CompactionStatus, compaction_budget
+from kafka_segments.pipeline.compaction.stage import CompactionStatus, compaction_budget
 from kafka_segments.records.builder import build_batch
 from kafka_segments.records.record import Record
 from kafka_segments.segment.writer import write_segment

@@ -1,4 +1,4 @@
-"""How a lake round reads the segments it decodes (``pipeline.segment_sources``): the object version the
+"""How a lake round reads the segments it decodes (``pipeline.compaction.sources``): the object version the
 manifest names, checked by its batches' CRC-32C and the entry's facts as it is decoded — and, when any of that
 fails, read again with its sha256 checked, for the round to decode itself."""
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from kafka_segments.compaction.decoded import decode_segment
 from kafka_segments.lake.reader import resolve_manifest
-from kafka_segments.pipeline.segment_sources import plain_source, streamed_source
+from kafka_segments.pipeline.compaction.sources import plain_source, streamed_source
 from kafka_segments.records import CompressionType, Record, build_batch
 from kafka_segments.records.fast import scan_header_table
 from kafka_segments.segment.writer import SegmentFiles, write_segment

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from kafka_segments.config import Config, parse_config
-from kafka_segments.pipeline.quality_frames import PLANNED, PlanEntry, QualityFrames, frames_of
 from kafka_segments.retention.rules import LogView, PassInputs, apply_retention
 from kafka_segments.state import Manifest, PartitionState, RetiredObject, SegmentEntry, SegmentOrigin
 from kafka_segments.topic_partition import TopicPartition
 from segment_quality.gx_runtime import expectation, run_suites
+from segment_quality.staged.frames import PLANNED, PlanEntry, QualityFrames, frames_of
 from segment_quality.suites import COMPACTION_SUITES, FRAME_COLUMNS, REASONS, RETENTION_SUITES, suite_specs
 
 pytestmark = pytest.mark.quality

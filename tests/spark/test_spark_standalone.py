@@ -16,7 +16,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
-from kafka_segments.pipeline.spark_submit import retention_job_spec, run_spark_submit
+from kafka_segments.pipeline.engines.spark_submit import retention_job_spec, run_spark_submit
 from kafka_segments.pipeline.stages import execute_run, prepare_run
 from kafka_segments.topic_partition import TopicPartition
 from lake.helpers import T0, FakeClock

@@ -1,4 +1,4 @@
-"""``pipeline.spark_submit``: the library archive executors import, a job spec complete enough for any
+"""``pipeline.engines.spark_submit``: the library archive executors import, a job spec complete enough for any
 launcher (the CLI, Airflow's SparkSubmitOperator), the ``spark-submit`` command line, and a failing job
 reported with its own one-line reason."""
 
@@ -12,7 +12,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from kafka_segments.pipeline.spark_submit import (
+from kafka_segments.pipeline.engines.spark_submit import (
     CACHE_DIR_ENV,
     RETENTION_JOB_NAME,
     SPARK_JOBS_ENV,
@@ -61,7 +61,7 @@ def test_the_library_archive_is_built_once_per_content(tmp_path: Path) -> None:
     assert "kafka_segments/__init__.py" in names
     assert "kafka_segments/py.typed" in names
     assert "kafka_segments/retention/" in names  # a namespace package: zipimport needs its entry
-    assert "kafka_segments/pipeline/spark_submit.py" in names
+    assert "kafka_segments/pipeline/engines/spark_submit.py" in names
     assert not [name for name in names if name.endswith(".pyc") or "__pycache__" in name]
 
 

@@ -16,7 +16,7 @@ from kafka_segments.compaction.eligibility import (
     take_within_budget,
 )
 from kafka_segments.config import parse_config
-from kafka_segments.pipeline.compaction_stage import compaction_budget, settle_checkpoint
+from kafka_segments.pipeline.compaction.stage import compaction_budget, settle_checkpoint
 from kafka_segments.state import PartitionState
 from kafka_segments.topic_partition import TopicPartition
 from unit.retention_helpers import seg, state, topic_config

@@ -8,7 +8,14 @@ import pytest
 from kafka_segments.config import Config, parse_config
 from kafka_segments.errors import RunStateError
 from kafka_segments.lake.layout import staged_manifest_key
-from kafka_segments.pipeline.quality_frames import (
+from kafka_segments.pipeline.run_files import write_run_file
+from kafka_segments.state import Manifest, PartitionState, RetiredObject, SegmentEntry, SegmentOrigin
+from kafka_segments.storage import LocalStore
+from kafka_segments.topic_partition import TopicPartition
+from lake.helpers import FakeClock
+from lake.retention_helpers import record_size
+from quality.helpers import NOW, QUIET, four_pass_config, four_pass_lake, stage
+from segment_quality.staged.frames import (
     DELETION_COLUMNS,
     NOT_PLANNED,
     PARTITION_COLUMNS,
@@ -20,13 +27,6 @@ from kafka_segments.pipeline.quality_frames import (
     build_rows,
     quality_frames,
 )
-from kafka_segments.pipeline.run_files import write_run_file
-from kafka_segments.state import Manifest, PartitionState, RetiredObject, SegmentEntry, SegmentOrigin
-from kafka_segments.storage import LocalStore
-from kafka_segments.topic_partition import TopicPartition
-from lake.helpers import FakeClock
-from lake.retention_helpers import record_size
-from quality.helpers import NOW, QUIET, four_pass_config, four_pass_lake, stage
 
 pytestmark = pytest.mark.unit
 

@@ -21,7 +21,7 @@ def describe_context(args: argparse.Namespace) -> CompactionContext:
     """
     from kafka_segments.config import load_config
     from kafka_segments.lake.runs import wall_clock_ms
-    from kafka_segments.pipeline.compaction_stage import compaction_budget
+    from kafka_segments.pipeline.compaction.stage import compaction_budget
 
     config = load_config(args.config)
     now_ms = args.now if args.now is not None else wall_clock_ms()

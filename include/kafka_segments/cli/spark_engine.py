@@ -109,7 +109,7 @@ def _execute(
     args: argparse.Namespace, store: ObjectStore, request: RunRequest, *, step: Progress
 ) -> str | None:
     """The Spark job; the reason the run must end uncommitted, or ``None``."""
-    from kafka_segments.pipeline.spark_submit import (
+    from kafka_segments.pipeline.engines.spark_submit import (
         SparkJobError,
         SparkJobNotFoundError,
         retention_job_spec,

@@ -202,7 +202,7 @@ def read_segment_version_into(
     """The object version ``entry`` names (``If-Match`` its etag) into ``out[:entry.size]``, *not hashed*.
 
     For a caller that checks the bytes as it uses them (the compaction round: every batch's CRC-32C, then
-    the entry's offsets and counts, ``pipeline.segment_sources``), instead of the sha256 that
+    the entry's offsets and counts, ``pipeline.compaction.sources``), instead of the sha256 that
     ``read_segment_into`` computes (the dearest part of a read: it costs as much as decoding). The etag pins
     the object the manifest describes; the caller's checks stand for the transfer. A regrown or replaced
     object is a ``PreconditionFailedError``: ``read_segment`` / ``read_segment_into`` then read the prefix the

@@ -4,7 +4,7 @@ The ``execute`` stage of every run (``pipeline.stages``) calls ``plan_changes``,
 
 1. partitions the adoption quarantined are left alone;
 2. every eligible partition of a compacted topic gets a cleaning round within the run's budget
-   (``compaction_stage``), on the runner's workers or in this process; a round that fails on bad data
+   (``compaction.stage``), on the runner's workers or in this process; a round that fails on bad data
    quarantines its partition for the rest of the run;
 3. the retention plan is made over the partitions as the rounds left them (Kafka's cleaner thread cleans,
    then deletes old segments);
@@ -21,7 +21,7 @@ from kafka_segments.config import Config
 from kafka_segments.lake.adoption_report import AdoptionResult
 from kafka_segments.lake.commit import retire
 from kafka_segments.lake.runs import RunRecord
-from kafka_segments.pipeline.compaction_stage import CompactionResult, compact_states, settle_checkpoint
+from kafka_segments.pipeline.compaction.stage import CompactionResult, compact_states, settle_checkpoint
 from kafka_segments.pipeline.engines import Engine
 from kafka_segments.pipeline.planning import Selection, adoption_quarantine, plan_adopted
 from kafka_segments.retention.plan import PartitionPlan, RetentionPlan

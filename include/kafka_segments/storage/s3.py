@@ -15,7 +15,7 @@ keeps that by default, ``get_into`` included. ``get_into(..., verify_checksum=Fa
 second client built with ``response_checksum_validation="when_required"``, for a caller that checks the
 content itself: the lake's buffered segment reads check the manifest's sha256 of the same bytes
 (``lake.reader.read_segment_into``), or, pinned to the manifest's object version by ``If-Match``
-(``get_into(if_match=)``), every batch's CRC-32C as the round decodes it (``pipeline.segment_sources``).
+(``get_into(if_match=)``), every batch's CRC-32C as the round decodes it (``pipeline.compaction.sources``).
 Reads without such a check keep the default. Skipping it matters: botocore's check costs more than a
 CRC-32C pass over every batch of the object (bench/RESULTS.md). A store built with ``client_factory`` uses
 the factory's client for every call, so its configuration decides.

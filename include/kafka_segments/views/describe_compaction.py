@@ -38,7 +38,7 @@ COMPACTION_KEYS = (
 
 
 class NextRun(Enum):
-    """What a run at ``now`` would do about a partition of a compacted topic (``compaction_stage``)."""
+    """What a run at ``now`` would do about a partition of a compacted topic (``compaction.stage``)."""
 
     CLEAN = "clean"
     """Eligible and within the run's compaction budget: the run gives it a cleaning round."""
@@ -50,7 +50,7 @@ class NextRun(Enum):
 
 @dataclass(frozen=True, slots=True)
 class CompactionContext:
-    """The configuration, the time, and the run's budget (``compaction_stage.compaction_budget``)."""
+    """The configuration, the time, and the run's budget (``compaction.stage.compaction_budget``)."""
 
     config: Config
     now_ms: int

@@ -2,7 +2,7 @@
 
 ``compact_partition`` reads the partition's live segments (with the index sizes their rebuilt indexes have,
 for the ``segment.index.bytes`` grouping rule; the segments the round decodes are decoded, and their keys
-grouped, while they are read: ``pipeline.segment_sources``), runs
+grouped, while they are read: ``pipeline.compaction.sources``), runs
 ``compaction.rewrite.clean_round`` and stages each output segment under the run's unique object names
 (``<base>-<run id>.log`` + indexes; nothing is written for a dry run, whose entries are computed all the
 same). A group that is a single segment whose cleaned bytes and aborted transactions equal its own keeps the
@@ -37,8 +37,8 @@ from kafka_segments.lake.history import location_of
 from kafka_segments.lake.layout import segment_key
 from kafka_segments.lake.runs import RunRecord
 from kafka_segments.lake.scan import summarize_segment
-from kafka_segments.pipeline.compaction_results import CompactionStatus, PartitionCompaction
-from kafka_segments.pipeline.segment_sources import plain_source, streamed_source
+from kafka_segments.pipeline.compaction.results import CompactionStatus, PartitionCompaction
+from kafka_segments.pipeline.compaction.sources import plain_source, streamed_source
 from kafka_segments.segment.files import FileKind
 from kafka_segments.segment.index_sizes import index_sizes_of
 from kafka_segments.segment.txn_index import AbortedTxn

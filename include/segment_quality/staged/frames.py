@@ -1,12 +1,12 @@
 """The rows the validation suites check: a staged run's output as plain column data (no pandas, no GX).
 
 ``quality_frames(store, run_id, config=...)`` reads the run's folder and returns four tables as
-``column name -> values`` (their columns: ``quality_columns``):
+``column name -> values`` (their columns: ``staged.columns``):
 
 * ``partitions``: one row per partition of the run's input or staged state (the retention view);
 * ``deletions``: one row per segment this run retires (the staged manifest's retired entries of this run's
   version), with the segment as the log it was retired from described it;
-* ``compaction`` and ``segments``: the cleaning rounds' view (built in ``quality_compaction``).
+* ``compaction`` and ``segments``: the cleaning rounds' view (built in ``staged.compaction``).
 
 The rows are built from the run's files, **independently of the plan's own claims where possible**: the
 "before" state is ``input-manifest.json`` (the adopted state the plan ran on), the "after" state is the staged
@@ -16,8 +16,8 @@ come from the configuration and the run's logical ``now``. Only KIP-68's M (``co
 partition was planned, and each round's status and end offset are taken from ``plan.json``.
 
 Each acceptance invariant is then one expectation over raw columns (see ``segment_quality.suites``); the
-retention rows and their Kafka rules are built in ``quality_retention``, the compaction rows in
-``quality_compaction``.
+retention rows and their Kafka rules are built in ``staged.retention``, the compaction rows in
+``staged.compaction``.
 
 A run that staged no manifest (nothing changed) gives tables with zero rows and ``staged`` false.
 """
@@ -33,34 +33,6 @@ from kafka_segments.errors import LakeError, ObjectNotFoundError, RunStateError
 from kafka_segments.lake.codec import manifest_from_json
 from kafka_segments.lake.history import location_of
 from kafka_segments.lake.layout import staged_manifest_key
-from kafka_segments.pipeline.quality_columns import (
-    COMPACTION,
-    COMPACTION_COLUMNS,
-    DELETION_COLUMNS,
-    DELETIONS,
-    PARTITION_COLUMNS,
-    PARTITIONS,
-    SEGMENT_COLUMNS,
-    SEGMENTS,
-    ColumnKind,
-)
-from kafka_segments.pipeline.quality_compaction import (
-    RoundClaim,
-    compaction_row,
-    log_changes,
-    read_retired_output,
-    round_claims,
-    segment_rows,
-)
-from kafka_segments.pipeline.quality_retention import (
-    NOT_PLANNED,
-    PLANNED,
-    SKIPPED,
-    PlanEntry,
-    TopicLimits,
-    plan_entry,
-    retention_rows,
-)
 from kafka_segments.pipeline.run_files import (
     INPUT_MANIFEST,
     PLAN,
@@ -72,6 +44,35 @@ from kafka_segments.pipeline.run_files import (
 from kafka_segments.state import Manifest, SegmentEntry
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+
+from segment_quality.staged.columns import (
+    COMPACTION,
+    COMPACTION_COLUMNS,
+    DELETION_COLUMNS,
+    DELETIONS,
+    PARTITION_COLUMNS,
+    PARTITIONS,
+    SEGMENT_COLUMNS,
+    SEGMENTS,
+    ColumnKind,
+)
+from segment_quality.staged.compaction import (
+    RoundClaim,
+    compaction_row,
+    log_changes,
+    read_retired_output,
+    round_claims,
+    segment_rows,
+)
+from segment_quality.staged.retention import (
+    NOT_PLANNED,
+    PLANNED,
+    SKIPPED,
+    PlanEntry,
+    TopicLimits,
+    plan_entry,
+    retention_rows,
+)
 
 __all__ = [
     "COMPACTION_COLUMNS",
@@ -128,7 +129,7 @@ class QualityFrames:
         return len(self.deletions["topic"])
 
     def table(self, name: str) -> Columns:
-        """The table a suite runs over, by name (``quality_columns.TABLE_COLUMNS``).
+        """The table a suite runs over, by name (``staged.columns.TABLE_COLUMNS``).
 
         Raises:
             KeyError: no table has that name.

@@ -5,7 +5,7 @@ partition is eligible (``compaction.eligibility``: dirty ratio or max.compaction
 budget (``kafka_segments.compaction.max.*.per.run``, KIP-354 order), then the deletion passes — the retention
 plan is made over the state the round leaves (``run_changes``), and both are committed together.
 
-The round itself is ``compaction_round.compact_partition``; its values are in ``compaction_results``.
+The round itself is ``compaction.round.compact_partition``; its values are in ``compaction.results``.
 Partitions run as ``CompactionTask``s on the run's engine (``pipeline.engines``: the Spark engine ships them
 to its executors, which read and write the segment objects themselves; the inline engine runs them in its
 own process on its store). Both produce the same objects and entries.
@@ -27,13 +27,13 @@ from kafka_segments.compaction.range import CheckpointState, first_dirty_offset
 from kafka_segments.config import Config
 from kafka_segments.config.model import TopicConfig
 from kafka_segments.lake.runs import RunRecord
-from kafka_segments.pipeline.compaction_results import (
+from kafka_segments.pipeline.compaction.results import (
     COMPACTION_REASON,
     CompactionResult,
     CompactionStatus,
     PartitionCompaction,
 )
-from kafka_segments.pipeline.compaction_task import CompactionTask
+from kafka_segments.pipeline.compaction.task import CompactionTask
 from kafka_segments.state import PartitionState
 
 if TYPE_CHECKING:

@@ -26,9 +26,9 @@ from kafka_segments.config.model import TopicConfig
 from kafka_segments.lake.adoption import SegmentReader
 from kafka_segments.lake.adoption_reads import ReadJob, ReadResult, read_one
 from kafka_segments.lake.runs import RunRecord
-from kafka_segments.pipeline.compaction_results import PartitionCompaction
-from kafka_segments.pipeline.compaction_round import compact_partition
-from kafka_segments.pipeline.compaction_task import CompactionTask
+from kafka_segments.pipeline.compaction.results import PartitionCompaction
+from kafka_segments.pipeline.compaction.round import compact_partition
+from kafka_segments.pipeline.compaction.task import CompactionTask
 from kafka_segments.retention.plan import PartitionPlan, plan_retention
 from kafka_segments.state import OffsetSnapshot, PartitionState
 from kafka_segments.storage.base import ObjectStore

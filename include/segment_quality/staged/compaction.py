@@ -51,7 +51,7 @@ from kafka_segments.storage.base import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 
 COMPACTION_REASON = "compaction"
-"""The reason a segment replaced by a round's output is retired with (``compaction_stage``)."""
+"""The reason a segment replaced by a round's output is retired with (``compaction.stage``)."""
 CLEANED = "cleaned"
 NO_ROUND = "none"
 """``compaction_status`` of a partition ``plan.json``'s compaction section does not list."""
