@@ -72,7 +72,7 @@ def load_inputs(args: JobArgs) -> tuple[ObjectStore, Config]:
 
 def run_job(spark: SparkSession, args: JobArgs, store: ObjectStore, config: Config) -> StagedRun:
     """Execute the prepared run with its fan-outs on ``spark``'s executors."""
-    from kafka_segments.pipeline.engines import ClusterEngine
+    from kafka_segments.pipeline.engines.cluster import ClusterEngine
     from kafka_segments.pipeline.stages import execute_run
     from spark_runner import SparkRunner
 
@@ -82,10 +82,12 @@ def run_job(spark: SparkSession, args: JobArgs, store: ObjectStore, config: Conf
 
 def summary_line(staged: StagedRun) -> str:
     """``kafka-segments-retention: run R: staged a new manifest (engine spark); ...`` (one line)."""
+    from kafka_segments.lake.transaction import RunOutcome
+
     result = staged.result
     adoption = result.adoption
     plans = result.plan.partitions
-    outcome = "staged a new manifest" if staged.changed else "nothing to change"
+    outcome = "staged a new manifest" if staged.changed else RunOutcome.NOTHING_TO_CHANGE.value
     deleted = sum(len(plan.deletions) for plan in plans)
     return (
         f"{RETENTION_JOB_NAME}: run {staged.request.run_id}: {outcome} (engine {staged.engine}); "

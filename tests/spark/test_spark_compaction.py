@@ -52,10 +52,10 @@ from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.commit import read_staged_manifest
 from kafka_segments.lake.reader import iter_visible_batches, read_segment, resolve_manifest, visible_segments
 from kafka_segments.lake.runs import Clock
-from kafka_segments.pipeline import engines as engines_module
 from kafka_segments.pipeline.compaction.stage import CompactionStatus, PartitionCompaction
 from kafka_segments.pipeline.compaction.task import CompactionTask
 from kafka_segments.pipeline.engines import ClusterEngine, TaskRunner, compaction_task
+from kafka_segments.pipeline.engines import tasks as engines_module
 from kafka_segments.pipeline.report import run_to_dict
 from kafka_segments.pipeline.retention_run import RunOptions, run_retention
 from kafka_segments.pipeline.stages import (

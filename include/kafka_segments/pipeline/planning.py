@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from kafka_segments.config import Config
 from kafka_segments.lake.adoption_report import AdoptionResult
-from kafka_segments.pipeline.engines import Engine, TopicPlanTask
+from kafka_segments.pipeline.engines.base import Engine, TopicPlanTask
 from kafka_segments.retention.plan import RetentionPlan
 from kafka_segments.state import OffsetSnapshot, PartitionState
 from kafka_segments.topic_partition import TopicPartition

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from kafka_segments.lake.transaction import RunOutcome
 from kafka_segments.pipeline.compaction.report import compaction_report_lines
 from kafka_segments.retention.consumed import ConsumedBound, ConsumedStatus
 from kafka_segments.retention.plan import PartitionPlan, RetentionPlan
@@ -198,8 +199,8 @@ def _headline(document: Mapping[str, Any]) -> str:
     committed = document.get("committed_version")
     if committed is not None:
         return f"run {run_id} at now={now_ms}: committed version {committed} (base {base})"
-    outcome = document.get("outcome") or "nothing to change"
-    if outcome in {"nothing to change", "committed"}:
+    outcome = document.get("outcome") or RunOutcome.NOTHING_TO_CHANGE
+    if outcome in {RunOutcome.NOTHING_TO_CHANGE, RunOutcome.COMMITTED}:
         return f"run {run_id} at now={now_ms}: nothing to change (version {base})"
     return f"run {run_id} at now={now_ms}: {outcome} (version {base})"
 

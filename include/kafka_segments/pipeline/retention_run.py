@@ -22,7 +22,7 @@ from kafka_segments.lake.gc import collect_garbage
 from kafka_segments.lake.recover import recover
 from kafka_segments.lake.runs import Clock, wall_clock_ms
 from kafka_segments.lake.transaction import LakeTransaction
-from kafka_segments.pipeline.engines import InlineEngine
+from kafka_segments.pipeline.engines.inline import InlineEngine
 from kafka_segments.pipeline.offsets_input import OffsetsChoice
 from kafka_segments.pipeline.planning import Selection
 from kafka_segments.pipeline.run_result import RunResult

@@ -44,7 +44,8 @@ from kafka_segments.lake.runs import Clock, Outcome, RunRecord, read_outcome, wa
 from kafka_segments.lake.transaction import LakeTransaction, RunOutcome
 from kafka_segments.offsets.lake_source import CONSUMER_OFFSETS_TOPIC
 from kafka_segments.offsets.snapshot_codec import snapshot_to_json
-from kafka_segments.pipeline.engines import Engine, InlineEngine
+from kafka_segments.pipeline.engines.base import Engine
+from kafka_segments.pipeline.engines.inline import InlineEngine
 from kafka_segments.pipeline.offsets_input import OffsetsChoice, ResolvedOffsets, resolve_offsets
 from kafka_segments.pipeline.planning import ALL_PARTITIONS, Selection
 from kafka_segments.pipeline.run_changes import RunChanges, plan_changes

@@ -37,7 +37,7 @@ from kafka_segments.pipeline.compaction.task import CompactionTask
 from kafka_segments.state import PartitionState
 
 if TYPE_CHECKING:
-    from kafka_segments.pipeline.engines import Engine
+    from kafka_segments.pipeline.engines.base import Engine
 
 BUDGET_BYTES = "kafka_segments.compaction.max.bytes.per.run"
 BUDGET_PARTITIONS = "kafka_segments.compaction.max.partitions.per.run"

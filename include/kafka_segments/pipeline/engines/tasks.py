@@ -1,0 +1,73 @@
+"""The tasks an engine runs, as module-level functions of plain values (a cluster pickles them to its
+workers): adoption's reads, one partition's cleaning round, one topic's retention plan. Each worker opens the
+lake's store itself, once per process (``worker_store``)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kafka_segments.lake.adoption_reads import ReadJob, ReadResult, read_one
+from kafka_segments.lake.runs import RunRecord
+from kafka_segments.pipeline.compaction.results import PartitionCompaction
+from kafka_segments.pipeline.compaction.round import compact_partition
+from kafka_segments.pipeline.compaction.task import CompactionTask
+from kafka_segments.pipeline.engines.base import TaskRunner, TopicPlanTask
+from kafka_segments.retention.plan import PartitionPlan, plan_retention
+from kafka_segments.storage.base import ObjectStore
+
+_stores: dict[str, ObjectStore] = {}
+_stores_lock = threading.Lock()
+
+
+def worker_store(lake: str) -> ObjectStore:
+    """The store of ``lake`` in this process (opened once per process; stores are thread-safe)."""
+    with _stores_lock:
+        store = _stores.get(lake)
+        if store is None:
+            from kafka_segments.storage.uri import open_store
+
+            store = _stores[lake] = open_store(lake)
+        return store
+
+
+@dataclass(frozen=True, slots=True)
+class ReadTask:
+    """One adoption read: the lake, the run and the job."""
+
+    lake: str
+    run: RunRecord
+    job: ReadJob
+
+
+def read_task(task: ReadTask) -> ReadResult:
+    """Read and judge one object of an adoption (``adoption_reads.read_one`` on the worker's store)."""
+    return read_one(worker_store(task.lake), task.run, task.job)
+
+
+def read_jobs(runner: TaskRunner, lake: str, run: RunRecord, jobs: Sequence[ReadJob]) -> list[ReadResult]:
+    """An adoption's reads on ``runner`` (the ``reader`` of ``adopt_objects``)."""
+    return runner.map(read_task, [ReadTask(lake, run, job) for job in jobs])
+
+
+def compaction_task(task: CompactionTask) -> PartitionCompaction:
+    """One partition's cleaning round on the worker's store."""
+    return compact_task_on(worker_store(task.lake), task)
+
+
+def compact_task_on(store: ObjectStore, task: CompactionTask) -> PartitionCompaction:
+    """``compact_partition`` of ``task`` on ``store``."""
+    return compact_partition(store, task.run, task.state, task.config, task.candidate, write=task.write)
+
+
+def plan_topic(task: TopicPlanTask) -> tuple[PartitionPlan, ...]:
+    """``plan_retention`` over one topic (partitions are planned independently of each other)."""
+    plan = plan_retention(
+        task.states,
+        [task.config],
+        now_ms=task.now_ms,
+        snapshot=task.snapshot,
+        quarantined=dict(task.quarantined),
+    )
+    return plan.partitions
