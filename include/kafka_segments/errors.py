@@ -152,6 +152,11 @@ class InvalidObjectKeyError(ObjectStoreError, ValueError):
     name, so it could escape (or alias) the store's root."""
 
 
+class ForeignObjectError(ObjectStoreError):
+    """A local lake refuses to read through a symbolic link (a linked file, or a key under a linked folder):
+    it would read bytes from outside its root. The listing still shows the link, so it can be reported."""
+
+
 class TransientStoreError(ObjectStoreError):
     """The store was unreachable, throttled or failing (5xx) even after the client's retries."""
 
