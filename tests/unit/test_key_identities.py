@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kafka_segments.compaction.digests import digest_bytes, key_identities, last_of_each_id
 from kafka_segments.compaction.rewrite import clean_round
 from kafka_segments.records import build_batch
+from kafka_segments.records.fast import digest_bytes, key_identities, last_of_each_id
 from kafka_segments.records.record import Record
 from unit.compaction_helpers import NOW, LogBuilder, offsets_of
 from unit.test_compaction_properties import CONFIG
