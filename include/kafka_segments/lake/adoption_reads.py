@@ -46,7 +46,7 @@ from kafka_segments.storage.base import ObjectMeta, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 
 if TYPE_CHECKING:
-    from kafka_segments.records.fast_columns import HeaderTable
+    from kafka_segments.records.fast import HeaderTable
 
 MISMATCH_ERROR = SegmentObjectMismatchError.__name__
 """The error name of a live object that is missing or changed (also used for an object changing mid-read)."""

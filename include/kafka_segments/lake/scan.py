@@ -20,7 +20,7 @@ from kafka_segments.lake.manifest import OpenTransaction, SegmentEntry, SegmentO
 from kafka_segments.records.attributes import CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK
 
 if TYPE_CHECKING:
-    from kafka_segments.records.fast_columns import HeaderTable
+    from kafka_segments.records.fast import HeaderTable
 
 Buffer = bytes | bytearray | memoryview
 
