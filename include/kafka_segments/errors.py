@@ -1,18 +1,25 @@
 """The project's errors.
 
 Every error names what went wrong and where (segment, byte position, offset, key, file), and carries a
-``retriable`` class attribute so callers decide whether to retry without parsing messages.
+``retriable`` class attribute so callers decide whether to retry without parsing messages. A URI's password
+is never part of an error's text or location (``redaction.redact_uri``).
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+from kafka_segments.redaction import redact_uri
+
 
 class KafkaSegmentsError(Exception):
-    """Base class of every error this project raises on purpose."""
+    """Base class of every error this project raises on purpose. Its text never shows the password of a
+    ``scheme://user:password@`` URI it quotes (``redaction.redact_uri``)."""
 
     retriable: ClassVar[bool] = False
+
+    def __str__(self) -> str:
+        return redact_uri(super().__str__())
 
 
 class CorruptRecordError(KafkaSegmentsError):
@@ -109,9 +116,9 @@ class LocatedError(KafkaSegmentsError):
     """
 
     def __init__(self, reason: str, *, location: str) -> None:
-        self.reason = reason
-        self.location = location
-        super().__init__(f"{location}: {reason}")
+        self.reason = redact_uri(reason)
+        self.location = redact_uri(location)
+        super().__init__(f"{self.location}: {self.reason}")
 
     def __reduce__(self) -> tuple[object, ...]:
         return (_restore_error, (type(self), self.args, dict(self.__dict__)))
@@ -143,6 +150,11 @@ class ConditionalWriteConflictError(PreconditionFailedError):
 class InvalidObjectKeyError(ObjectStoreError, ValueError):
     """A key is empty, absolute, contains a backslash or an empty/``.``/``..`` segment, or uses a reserved
     name, so it could escape (or alias) the store's root."""
+
+
+class ForeignObjectError(ObjectStoreError):
+    """A local lake refuses to read through a symbolic link (a linked file, or a key under a linked folder):
+    it would read bytes from outside its root. The listing still shows the link, so it can be reported."""
 
 
 class TransientStoreError(ObjectStoreError):

@@ -22,6 +22,8 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
+from kafka_segments.redaction import redact_uri
+
 from orchestration.failures import task_failures
 from orchestration.run_parameters import run_labels, run_now_ms
 from orchestration.settings import lake_store, load_run_config, read_lake_settings
@@ -60,7 +62,7 @@ def delete_records_run(context: Context) -> dict[str, Any]:
             "%s: %d partition(s) on lake %s at now=%d%s",
             OPERATION,
             len(requests),
-            settings.lake,
+            redact_uri(settings.lake),
             now_ms,
             " (dry run: nothing is changed)" if dry_run else "",
         )

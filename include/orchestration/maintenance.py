@@ -13,6 +13,8 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from kafka_segments.redaction import redact_uri
+
 from orchestration.failures import task_failures
 from orchestration.handover import RunHandle, offsets_from_xcom, offsets_to_xcom
 from orchestration.run_parameters import RunParameters, lake_run_id, maintenance_parameters
@@ -186,7 +188,7 @@ def publish_report(
 def _log_parameters(settings: LakeSettings, parameters: RunParameters) -> None:
     log.info(
         "lake %s, configuration %s, now=%d, %s, topics %s, partitions %s, offsets %s",
-        settings.lake,
+        redact_uri(settings.lake),
         settings.config_path or "(Kafka's defaults)",
         parameters.now_ms,
         "dry run" if parameters.dry_run else "committing run",
@@ -194,7 +196,7 @@ def _log_parameters(settings: LakeSettings, parameters: RunParameters) -> None:
         ", ".join(parameters.partitions) if parameters.partitions else "all",
         "pinned for this time or the newest earlier pin (backfill)"
         if parameters.earlier_pin
-        else parameters.offsets_source or "only snapshots pinned in the lake",
+        else redact_uri(parameters.offsets_source or "only snapshots pinned in the lake"),
     )
 
 

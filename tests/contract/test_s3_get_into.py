@@ -47,7 +47,7 @@ class StubClient:
 
 def stub_store(body: Any, length: int) -> tuple[S3Store, StubClient]:
     client = StubClient(body, length)
-    return S3Store("bucket", "lake", client_factory=lambda: client), client
+    return S3Store("bucket", "lake", client_factory=lambda: client, read_attempts=1), client
 
 
 @pytest.fixture(autouse=True)

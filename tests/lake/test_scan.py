@@ -16,7 +16,7 @@ from kafka_segments.records.control import (
     EndTransactionMarker,
     build_end_transaction_marker,
 )
-from kafka_segments.records.fast_columns import HeaderTable
+from kafka_segments.records.fast import HeaderTable
 from kafka_segments.records.record import Record
 from kafka_segments.sample import SAMPLE_START_MS, sample_topic
 from kafka_segments.segment.writer import write_segments

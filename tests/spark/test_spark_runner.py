@@ -16,7 +16,7 @@ from kafka_segments.lake.adoption_reads import ReadResult
 from kafka_segments.pipeline.engines import ClusterEngine, ReadTask, TopicPlanTask
 from kafka_segments.pipeline.offsets_input import OffsetsChoice
 from kafka_segments.pipeline.stages import PLAN, execute_run, prepare_run, read_run_json, snapshot_offsets
-from kafka_segments.records.fast_columns import HeaderTable
+from kafka_segments.records.fast import HeaderTable
 from kafka_segments.retention.plan import PartitionPlan
 from kafka_segments.storage import LocalStore
 from kafka_segments.topic_partition import TopicPartition

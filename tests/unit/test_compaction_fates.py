@@ -1,4 +1,5 @@
-"""The columnar per-record rule (``fates``) equals the reference rule ``decisions.decide_record``."""
+"""The fate kernels (``records.fast.asked_ids`` / ``fate_codes``) equal the reference rule
+``decisions.decide_record``."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka_segments.compaction.decisions import RecordDecision, decide_record
-from kafka_segments.compaction.fates import FATES, RETAINED_CODES, found_offsets, needs_lookup, record_fates
-from kafka_segments.compaction.offset_map import OffsetMap, key_digest
+from kafka_segments.compaction.fates import FATE_ORDER, FATES, RETAINED_CODES
+from kafka_segments.compaction.offset_map import NO_OFFSET, OffsetMap, key_digest
 from kafka_segments.records import Record
+from kafka_segments.records.fast import asked_ids, fate_codes
 
 pytestmark = pytest.mark.unit
 
@@ -34,7 +36,7 @@ rows = st.lists(
     mapped=st.dictionaries(st.sampled_from([b"a", b"b", b""]), st.integers(0, 40)),
     latest=st.integers(-1, 40),
 )
-def test_columnar_fates_equal_the_reference_rule(
+def test_the_fate_kernels_equal_the_reference_rule(
     rows: list[tuple[int, bytes | None, bytes | None, bool, bool, bool]],
     mapped: dict[bytes, int],
     latest: int,
@@ -42,35 +44,29 @@ def test_columnar_fates_equal_the_reference_rule(
     offset_map = OffsetMap(
         0, latest + 1, latest, MappingProxyType({key_digest(k): o for k, o in mapped.items()})
     )
-    buffer = bytearray()
-    key_start, key_length = [], []
-    for _, key, *_ in rows:
-        key_start.append(len(buffer))
-        key_length.append(-1 if key is None else len(key))
-        buffer += key or b""
+    # one batch per row (its flags are the row's); key ids numbered by first appearance, -1 unkeyed
+    ids: dict[bytes, int] = {}
+    key_id = np.array([-1 if r[1] is None else ids.setdefault(r[1], len(ids)) for r in rows], dtype=np.int64)
     offset = np.array([r[0] for r in rows], dtype=np.int64)
-    has_key = np.array([r[1] is not None for r in rows], dtype=np.bool_)
     control = np.array([r[3] for r in rows], dtype=np.bool_)
     discard = np.array([r[4] for r in rows], dtype=np.bool_)
-    lookup = needs_lookup(
-        offset=offset, has_key=has_key, is_control=control, discard=discard, latest_offset=latest
-    )
-    found = found_offsets(
-        np.frombuffer(bytes(buffer) or b"\0", dtype=np.uint8),
-        np.array(key_start, dtype=np.int64),
-        np.array(key_length, dtype=np.int32),
-        lookup,
-        offset_map,
-    )
-    codes = record_fates(
-        offset=offset,
-        has_key=has_key,
-        has_value=np.array([r[2] is not None for r in rows], dtype=np.bool_),
-        is_control=control,
-        discard=discard,
-        deletes_retained=np.array([r[5] for r in rows], dtype=np.bool_),
-        found=found,
-        latest_offset=latest,
+    batch = np.arange(len(rows), dtype=np.int32)
+    asked = asked_ids(offset, key_id, control, batch, discard, latest, len(ids))
+    found = np.full(len(ids), NO_OFFSET, dtype=np.int64)  # the map asked only for the ids the kernel asks
+    for key, index in ids.items():
+        if asked[index]:
+            found[index] = offset_map.get(key_digest(key))
+    codes = fate_codes(
+        offset,
+        key_id,
+        np.array([-1 if r[2] is None else len(r[2]) for r in rows], dtype=np.int32),
+        control,
+        batch,
+        discard,
+        np.array([r[5] for r in rows], dtype=np.bool_),
+        found,
+        latest,
+        FATE_ORDER,
     )
     expected = [
         decide_record(

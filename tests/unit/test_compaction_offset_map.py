@@ -1,20 +1,11 @@
-"""The offset map of a round (``Cleaner.buildOffsetMap``, ``SkimpyOffsetMap``), whole and in parts."""
+"""The offset map of a round (``Cleaner.buildOffsetMap``, ``SkimpyOffsetMap``)."""
 
 from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kafka_segments.compaction.errors import CompactionError, KeyOutsideMapError, OffsetMapFullError
-from kafka_segments.compaction.offset_map import (
-    KeyHashRange,
-    OffsetMap,
-    build_offset_map,
-    build_offset_map_in_parts,
-    key_digest,
-    merge_offset_maps,
-    part_of,
-)
+from kafka_segments.compaction.offset_map import OffsetMap, build_offset_map, key_digest
 from kafka_segments.compaction.source import aborted_from_markers, aborted_in_range
 from kafka_segments.records import CompressionType
 from unit.compaction_helpers import LogBuilder, key_bytes
@@ -132,52 +123,6 @@ def test_compressed_batches_are_mapped_by_record() -> None:
     assert full_map(log).get(digest(1)) == 2
 
 
-def test_key_hash_parts_split_the_space_and_cover_it() -> None:
-    parts = KeyHashRange.split(4)
-    for key in range(200):
-        assert sum(part.contains(digest(key)) for part in parts) == 1
-    with pytest.raises(ValueError, match="does not exist"):
-        KeyHashRange(4, 4)
-
-
-def test_a_part_holds_only_its_own_keys_and_refuses_other_lookups() -> None:
-    log = LogBuilder()
-    for k in range(50):
-        log.rec(k, k)
-    log.roll()
-    segments = log.segments()
-    part = build_offset_map(segments, first_dirty=0, end_offset=50, key_range=KeyHashRange(1, 4))
-    inside = [k for k in range(50) if part_of(digest(k), 4) == 1]
-    outside = next(k for k in range(50) if part_of(digest(k), 4) != 1)
-    assert len(part) == len(inside)
-    assert all(part.get(digest(k)) == k for k in inside)
-    with pytest.raises(KeyOutsideMapError, match="not in this map"):
-        part.get(digest(outside))
-
-
-def test_a_part_over_its_key_budget_is_full() -> None:
-    log = LogBuilder()
-    for k in range(10):
-        log.rec(k, k)
-    log.roll()
-    with pytest.raises(OffsetMapFullError, match="more than 3 distinct keys") as caught:
-        build_offset_map(log.segments(), first_dirty=0, end_offset=10, max_keys=3)
-    assert caught.value.max_keys == 3
-
-
-def test_merging_maps_of_different_rounds_or_overlapping_parts_fails() -> None:
-    log = LogBuilder()
-    log.rec(1, 1)
-    log.roll()
-    segments = log.segments()
-    a = build_offset_map(segments, first_dirty=0, end_offset=1, key_range=KeyHashRange(0, 2))
-    b = build_offset_map(segments, first_dirty=1, end_offset=1, key_range=KeyHashRange(1, 2))
-    with pytest.raises(CompactionError, match="not of the same round"):
-        merge_offset_maps([a, b])
-    with pytest.raises(CompactionError, match="overlap"):
-        merge_offset_maps([a, a])
-
-
 log_operations = st.lists(
     st.tuples(st.sampled_from(["rec", "tomb", "unkeyed", "roll"]), st.integers(0, 30)),
     min_size=1,
@@ -198,25 +143,6 @@ def build_log(operations: list[tuple[str, int]]) -> LogBuilder:
             log.roll()
     log.roll()
     return log
-
-
-@settings(max_examples=40, deadline=None)
-@given(operations=log_operations, budget=st.integers(1, 6))
-def test_a_map_built_in_parts_under_a_tiny_key_budget_equals_the_whole_map(
-    operations: list[tuple[str, int]], budget: int
-) -> None:
-    log = build_log(operations)
-    segments = log.segments()
-    end = segments[-1].base_offset
-    whole = build_offset_map(segments, first_dirty=0, end_offset=end)
-    parted = build_offset_map_in_parts(segments, first_dirty=0, end_offset=end, max_keys_per_part=budget)
-    assert all(len(part) <= budget for part in parted.parts)
-    assert parted.latest_offset == whole.latest_offset
-    for k in range(31):
-        assert parted.get(digest(k)) == whole.get(digest(k))
-    merged = merge_offset_maps(parted.parts)
-    assert merged.is_complete
-    assert dict(merged.entries) == dict(whole.entries)
 
 
 @settings(max_examples=40, deadline=None)

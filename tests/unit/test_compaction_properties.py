@@ -5,7 +5,6 @@ codec, idempotent producers, interleaved committed and aborted transactions, rol
 * for every key the latest (non-aborted) record survives, unless it is a tombstone past its horizon;
 * a second round at the same ``now`` changes nothing (once transaction markers have been stamped, which a
   round after their data disappeared does, as in LogCleanerTest's ``testCommitMarkerRemoval``);
-* a map built in key-hash parts under a tiny key budget gives the same round;
 * kafka-python's reader reads every output batch with a valid CRC.
 """
 
@@ -17,9 +16,8 @@ from dataclasses import dataclass
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kafka_segments.compaction.offset_map import build_offset_map_in_parts
 from kafka_segments.compaction.rewrite import RoundResult, clean_round
-from kafka_segments.compaction.source import SourceSegment, aborted_from_markers, aborted_in_range
+from kafka_segments.compaction.source import aborted_from_markers, aborted_in_range
 from kafka_segments.records import CompressionType, RecordBatch
 from kafka_segments.records.log import iter_batches
 from unit.compaction_helpers import DAY, NOW, LogBuilder
@@ -173,21 +171,6 @@ def test_a_second_round_at_the_same_now_changes_nothing(ops: list[tuple[object, 
     second = log.data()
     run(log, end)
     assert log.data() == second
-
-
-@settings_
-@given(ops=st.lists(operations, min_size=1, max_size=30), budget=st.integers(1, 3))
-def test_a_map_built_in_parts_gives_the_same_round(ops: list[tuple[object, ...]], budget: int) -> None:
-    random_log = build(ops)
-    segments: list[SourceSegment] = random_log.log.segments()
-    end = random_log.end
-    whole = clean_round(segments, first_dirty=0, end_offset=end, config=CONFIG, now_ms=NOW)
-    aborted = aborted_in_range(segments, aborted_from_markers(segments), 0, end)
-    parts = build_offset_map_in_parts(
-        segments, first_dirty=0, end_offset=end, aborted=aborted, max_keys_per_part=budget
-    )
-    parted = clean_round(segments, first_dirty=0, end_offset=end, config=CONFIG, now_ms=NOW, offset_map=parts)
-    assert parted == whole
 
 
 @settings_

@@ -13,11 +13,14 @@ from dataclasses import replace
 from types import MappingProxyType
 
 import pytest
+from kafka_segments.compaction import rewrite
 from kafka_segments.compaction.decisions import BatchReason, BatchRetention
+from kafka_segments.compaction.decoded import DecodedSegments
 from kafka_segments.compaction.errors import CompactionError
 from kafka_segments.compaction.offset_map import OffsetMap, key_digest
 from kafka_segments.compaction.output import cleaned_segment_files
 from kafka_segments.compaction.rewrite import BatchAction, EmptyRoundError, RoundResult, clean_round
+from kafka_segments.compaction.source import aborted_from_markers
 from kafka_segments.config.model import TopicConfig
 from kafka_segments.records import CompressionType, ControlRecordType
 from kafka_segments.segment.txn_index import AbortedTxn, parse_txn_index
@@ -55,17 +58,25 @@ def clean(
     config: TopicConfig = CONFIG,
     offset_map: OffsetMap | None = None,
 ) -> RoundResult:
-    """Clean(first_dirty, end, now) on the log, swapping the cleaned segments in."""
+    """Clean(first_dirty, end, now) on the log, swapping the cleaned segments in; with ``offset_map`` (whose
+    dirty range is ``[first_dirty, end)``), a round over that map, as Kafka's LogCleanerTest runs rounds over
+    a ``FakeOffsetMap``."""
     segments = log.segments()
     end_offset = segments[-1].base_offset if end is None else end
-    result = clean_round(
-        segments,
-        first_dirty=first_dirty,
-        end_offset=end_offset,
-        config=config,
-        now_ms=now,
-        offset_map=offset_map,
-    )
+    if offset_map is None:
+        result = clean_round(
+            segments, first_dirty=first_dirty, end_offset=end_offset, config=config, now_ms=now
+        )
+    else:
+        assert (offset_map.first_dirty_offset, offset_map.end_offset) == (first_dirty, end_offset)
+        result = rewrite._clean_with_map(
+            segments,
+            offset_map,
+            aborted_from_markers(segments),
+            config=config,
+            now_ms=now,
+            decoded=DecodedSegments(),
+        )
     log.apply(result)
     return result
 

@@ -1,5 +1,5 @@
-"""The column rebuild path (``records.fast_rebuild``) and the round's numba key path are byte-identical to the
-per-record path they replace:
+"""The column rebuild path (``records.fast.rebuild_batches``) and the round's numba key path are
+byte-identical to the per-record path they replace:
 
 * ``rebuild_batches`` / ``rebuild_from_columns`` equal ``builder.rebuild_batch`` over the same retained
   records (every codec, headers, tombstones, LogAppendTime, control batches, an existing or a new delete
@@ -8,28 +8,42 @@ per-record path they replace:
   varints are written as Kafka writes them; a header key that is not UTF-8 (read as U+FFFD by Kafka) goes to
   the per-record path;
 * the numba MD5 equals ``hashlib.md5``;
-* a whole round (``clean_round``) gives the same result with every fast path switched off.
+* a whole round (``clean_round``) gives the same result with every fast path switched off (the fates then
+  decided record by record by ``decisions.decide_record``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import struct
+from typing import Any
 from unittest import mock
 
 import crc32c
 import numpy as np
+import numpy.typing as npt
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kafka_segments.compaction import batch_kinds, filtering, rewrite
-from kafka_segments.compaction.digests import digest_bytes, distinct_key_digests, key_digests
+from kafka_segments.compaction import batch_kinds, filtering
+from kafka_segments.compaction.batch_decisions import deletes_retained
+from kafka_segments.compaction.decisions import decide_record
+from kafka_segments.compaction.decoded import DecodedSegment
+from kafka_segments.compaction.fates import FATES
+from kafka_segments.compaction.results import RoundContext
 from kafka_segments.compaction.rewrite import RoundResult, clean_round
+from kafka_segments.compaction.source import SourceSegment
 from kafka_segments.records import RecordBatch, build_batch
 from kafka_segments.records.batch import ATTRIBUTES_OFFSET, CRC_OFFSET, HEADER
 from kafka_segments.records.builder import rebuild_batch
-from kafka_segments.records.fast import decode_record_columns
-from kafka_segments.records.fast_rebuild import rebuild_batches, rebuild_from_columns
+from kafka_segments.records.fast import (
+    decode_record_columns,
+    digest_bytes,
+    distinct_key_digests,
+    key_digests,
+    rebuild_batches,
+)
+from kafka_segments.records.fast.rebuild import rebuild_from_columns
 from kafka_segments.records.log import iter_batches
 from kafka_segments.records.record import Header, Record
 from unit.compaction_helpers import NOW
@@ -166,6 +180,31 @@ def test_the_numba_md5_is_hashlib_md5_with_or_without_grouping_equal_keys(
         assert digest_bytes(hi, lo) == expected
 
 
+def _reference_fates(
+    segment: SourceSegment, kinds: Any, decoded: DecodedSegment, context: RoundContext
+) -> npt.NDArray[np.int8]:
+    """``filtering._record_fates`` record by record, by the reference rule ``decisions.decide_record``."""
+    columns = decoded.columns
+    discard = kinds.discard | (kinds.retention == filtering._DELETE)
+    deletes = deletes_retained(
+        columns.batches,
+        now_ms=context.now_ms,
+        segment_last_modified_ms=segment.last_modified_ms,
+        legacy_horizon_ms=context.legacy_horizon_ms,
+    )
+    decisions = [
+        decide_record(
+            columns.record(row),
+            is_control=bool(columns.is_control[row]),
+            discard_records=bool(discard[batch]),
+            offset_map=context.offset_map,
+            deletes_retained=bool(deletes[batch]),
+        )
+        for row, batch in enumerate(columns.batch_index.tolist())
+    ]
+    return np.array([FATES.index(decision) for decision in decisions], dtype=np.int8)
+
+
 def _round(ops: list[tuple[object, ...]]) -> RoundResult:
     random_log = build(ops)
     segments = random_log.log.segments()
@@ -180,7 +219,7 @@ def test_a_round_equals_the_round_with_every_fast_path_switched_off(ops: list[tu
         mock.patch.object(
             filtering, "rebuild_batches", lambda columns, keep, rows, horizons: [None] * len(rows)
         ),
-        mock.patch.object(rewrite.DigestTable, "of", classmethod(lambda cls, offset_map: None)),
+        mock.patch.object(filtering, "_record_fates", _reference_fates),
         mock.patch.object(batch_kinds, "plain_batches", lambda table: np.zeros(len(table), dtype=np.bool_)),
     ):
         slow = _round(ops)

@@ -18,9 +18,8 @@ from kafka_segments.compaction.rewrite import clean_round
 from kafka_segments.compaction.source import SourceSegment
 from kafka_segments.records import Record, build_batch
 from kafka_segments.records.attributes import CompressionType
-from kafka_segments.records.fast import RecordColumns, decode_record_columns, scan_header_table
-from kafka_segments.records.fast_columns import RECORD_COLUMNS, TABLE_FIELDS
-from kafka_segments.records.fast_stream import StreamDecoder
+from kafka_segments.records.fast import RecordColumns, StreamDecoder, decode_record_columns, scan_header_table
+from kafka_segments.records.fast.columns import RECORD_COLUMNS, TABLE_FIELDS
 from unit.compaction_helpers import NOW
 from unit.test_compaction_properties import CONFIG, build, operations
 from unit.test_fast import NAME, TS, damaged_segments, outcome, segments

@@ -3,7 +3,7 @@
 ``group_kernels.distinct_spans`` groups keys by their bytes (a hash finds candidates, the bytes decide; the
 first 16 bytes are compared in the table's slot, the rest in a store of each distinct key), so each distinct
 key is MD5'd once; ``last_of_ids`` then finds each key's last occurrence, the offset map's "later offsets
-overwrite".
+overwrite". The round's ``DigestTable`` answers every digest as the map it was built from.
 """
 
 from __future__ import annotations
@@ -14,9 +14,15 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kafka_segments.compaction.digests import digest_bytes, key_identities, last_of_each_id
 from kafka_segments.compaction.rewrite import clean_round
 from kafka_segments.records import build_batch
+from kafka_segments.records.fast import (
+    DigestTable,
+    digest_bytes,
+    digest_columns,
+    key_identities,
+    last_of_each_id,
+)
 from kafka_segments.records.record import Record
 from unit.compaction_helpers import NOW, LogBuilder, offsets_of
 from unit.test_compaction_properties import CONFIG
@@ -103,3 +109,21 @@ def test_two_keys_with_one_md5_are_one_key_of_the_map_as_in_kafka() -> None:
     assert survivors == [4]  # only the digest's latest offset survives, whichever key held it
     ids, _, _ = key_identities(*_columns([a, b, a]))
     assert ids.tolist() == [0, 1, 0]  # grouped by bytes: two ids, merged by their equal MD5 in the map
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    mapped=st.dictionaries(st.binary(min_size=16, max_size=16), st.integers(-1, 2**63 - 1), max_size=60),
+    absent=st.lists(st.binary(min_size=16, max_size=16), max_size=20),
+    same_top=st.booleans(),
+)
+def test_the_digest_table_answers_as_the_map_it_was_built_from(
+    mapped: dict[bytes, int], absent: list[bytes], same_top: bool
+) -> None:
+    if same_top:  # digests sharing their first 8 bytes: the table's slots collide, the low half decides
+        mapped = {b"\x07" * 8 + digest[8:]: offset for digest, offset in mapped.items()}
+        absent = [b"\x07" * 8 + digest[8:] for digest in absent]
+    table = DigestTable.of(mapped)
+    asked = list(mapped) + absent
+    hi, lo = digest_columns(asked)
+    assert table.lookup(hi, lo).tolist() == [mapped.get(digest, -1) for digest in asked]

@@ -1,6 +1,7 @@
-"""Rebuilt batches' records compressed into LZ4 frames by a kernel (``records.lz4_kernels.compress_frames``,
-used by ``records.fast_rebuild``): byte for byte the frames ``lz4.frame.compress`` writes with Kafka's
-options, each after the bytes that precede its span, resumable where the output has no room left."""
+"""Rebuilt batches' records compressed into LZ4 frames by a kernel
+(``records.fast.lz4_kernels.compress_frames``, used by ``records.fast.rebuild``): byte for byte the frames
+``lz4.frame.compress`` writes with Kafka's options, each after the bytes that precede its span, resumable
+where the output has no room left."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kafka_segments.records import CompressionType, Record, build_batch, fast_rebuild, lz4_kernels
+from kafka_segments.records import CompressionType, Record, build_batch
 from kafka_segments.records.compression import compress
-from kafka_segments.records.fast import decode_record_columns
-from kafka_segments.records.fast_rebuild import rebuild_batches
+from kafka_segments.records.fast import decode_record_columns, lz4_kernels, rebuild_batches
+from kafka_segments.records.fast import rebuild as fast_rebuild
 from unit.test_compression import FIXED_PAYLOADS
 
 pytestmark = pytest.mark.unit
@@ -109,9 +110,9 @@ def test_a_fresh_process_links_before_its_first_kernel_call() -> None:
     link first, whatever was (not) called before them."""
     script = """
 import numpy as np
-from kafka_segments.records import lz4_kernels
+from kafka_segments.records.fast import lz4_kernels
 from kafka_segments.records.compression import compress
-from kafka_segments.records.lz4_into import decode_frames_into, frame_block_max
+from kafka_segments.records.fast.lz4_into import decode_frames_into, frame_block_max
 data = b"kafka" * 5000
 frame = np.frombuffer(compress(3, data), dtype=np.uint8)
 starts, ends = np.zeros(1, dtype=np.int64), np.full(1, len(frame), dtype=np.int64)

@@ -1,6 +1,6 @@
-"""Kafka's LZ4 frames decompressed straight into a buffer (``records.lz4_into``, its kernel in
-``records.lz4_kernels``): the same bytes as the frame decoder, and ``None`` — never a different answer — for
-every frame it leaves to the general path."""
+"""Kafka's LZ4 frames decompressed straight into a buffer (``records.fast.lz4_into``, its kernel
+in ``records.fast.lz4_kernels``): the same bytes as the frame decoder, and ``None`` — never a different
+answer — for every frame it leaves to the general path."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kafka_segments.records import lz4_kernels
 from kafka_segments.records.attributes import CompressionType
 from kafka_segments.records.compression import compress, decompress
-from kafka_segments.records.lz4_into import (
+from kafka_segments.records.fast import lz4_kernels
+from kafka_segments.records.fast.lz4_into import (
     decode_frames_into,
     decompress_frame_into,
     frame_block_max,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -69,3 +70,26 @@ def test_bad_uris(uri: str, message: str) -> None:
     with pytest.raises(InvalidLakeUriError, match=message) as raised:
         open_store(uri)
     assert isinstance(raised.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("uri", "segment"),
+    [
+        ("s3://b/../x", "a '..'"),  # the bucket is bad too, but the '..' is the mistake to name
+        ("s3://bucket/../x", "a '..'"),
+        ("s3://bucket/a/./b", "a '.'"),
+        ("s3://bucket/a//b", "an empty ('//')"),
+    ],
+)
+def test_a_bad_prefix_segment_is_named(uri: str, segment: str) -> None:
+    with pytest.raises(InvalidLakeUriError, match=f"has {re.escape(segment)} segment"):
+        open_store(uri)
+
+
+@pytest.mark.parametrize(
+    "uri", ["s3://KEY:SECRET@bucket/x", "s3://SECRET@bucket/x", "file://u:SECRET@localhost/tmp/x"]
+)
+def test_credentials_are_refused_and_never_echoed(uri: str) -> None:
+    with pytest.raises(InvalidLakeUriError, match="credentials in the URI are not allowed") as raised:
+        open_store(uri)
+    assert "SECRET" not in str(raised.value)

@@ -17,6 +17,7 @@ from kafka_segments.errors import (
     InvalidTopicError,
     KafkaSegmentsError,
 )
+from kafka_segments.redaction import redact_uri
 
 EXIT_OK = 0
 EXIT_PROBLEM = 1
@@ -194,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"kafka-segments {args.command}: {exc}", file=sys.stderr)
         return EXIT_PROBLEM
     except (OSError, ValueError) as exc:
-        print(f"kafka-segments {args.command}: {exc}", file=sys.stderr)
+        print(f"kafka-segments {args.command}: {redact_uri(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"kafka-segments {args.command}: interrupted", file=sys.stderr)

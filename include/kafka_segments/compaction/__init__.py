@@ -6,7 +6,7 @@ The modules follow the cleaner's own steps, each naming the Kafka source it reim
 * ``eligibility``: whether a partition gets a round, and the order of a per-run budget
   (``LogCleanerManager.grabFilthiestCompactedLog``, ``maxCompactionDelay``; KIP-354).
 * ``offset_map``: key -> latest offset over the dirty range (``Cleaner.buildOffsetMap``, ``SkimpyOffsetMap``),
-  unbounded, buildable in key-hash parts.
+  unbounded.
 * ``producers``: which producers are still active, for empty-batch retention (``ProducerStateManager``).
 * ``txn_state``: transaction markers and aborted data during a round (``CleanedTransactionMetadata``).
 * ``decisions``: per-batch and per-record retention (``Cleaner.cleanInto``, ``Cleaner.shouldRetainRecord``).
@@ -23,10 +23,10 @@ The hot paths (same decisions, same bytes; ``tests/unit/test_fast_rebuild.py`` c
 without them):
 
 * ``decoded``: each segment decoded once (record columns, key MD5s) for both passes when memory allows;
-* ``digests`` / ``key_kernels``: the keys' MD5s in one numba call per segment, last-offset dedupe, and the
-  round's lookup table (``fates.DigestTable``);
+* ``records.fast`` (``KeyIdentities``, ``DigestTable``): the keys' MD5s in one numba call per segment,
+  last-offset dedupe, and the round's lookup table;
 * ``batch_kinds`` / ``batch_decisions``: plain batches (v2 data, neither transactional nor control) decided
   over header columns;
-* ``records.fast_rebuild``: all of a segment's rebuilt batches written by one numba call;
+* ``records.fast.rebuild_batches``: all of a segment's rebuilt batches written by one numba call;
 * ``gc_pause``: the cyclic garbage collector paused while a round allocates its per-batch objects.
 """

@@ -36,7 +36,7 @@ from kafka_segments.compaction.producers import (
     is_last_batch_of_active_producer,
 )
 from kafka_segments.records.batch import MAGIC_VALUE_V2, NO_PRODUCER_ID, BatchHeader
-from kafka_segments.records.fast_columns import HeaderTable
+from kafka_segments.records.fast import HeaderTable
 
 Bools = npt.NDArray[np.bool_]
 

@@ -1,4 +1,4 @@
-"""Kinds of batches over header columns (``records.fast_columns.HeaderTable``), for the round's fast paths.
+"""Kinds of batches over header columns (``records.fast.HeaderTable``), for the round's fast paths.
 
 A *plain* batch is a v2 data batch that is neither transactional nor control. Kafka's cleaner needs nothing
 from the transaction state for it (``CleanedTransactionMetadata.onBatchRead`` returns false for
@@ -17,7 +17,7 @@ from kafka_segments.records.attributes import (
     TRANSACTIONAL_FLAG_MASK,
 )
 from kafka_segments.records.batch import MAGIC_VALUE_V2
-from kafka_segments.records.fast_columns import HeaderTable
+from kafka_segments.records.fast import HeaderTable
 
 Bools = npt.NDArray[np.bool_]
 

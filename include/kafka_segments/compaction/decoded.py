@@ -15,9 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from kafka_segments.compaction.digests import KeyIdentities, key_identities
 from kafka_segments.compaction.source import Buffer, SourceSegment
-from kafka_segments.records.fast import RecordColumns, decode_record_columns
+from kafka_segments.records.fast import KeyIdentities, RecordColumns, decode_record_columns, key_identities
 
 DEFAULT_BUDGET_BYTES = 2 << 30
 """Decoded bytes a round may keep between its passes (2 GiB: one 1 GiB segment of highly compressed data)."""

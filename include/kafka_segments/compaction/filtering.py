@@ -5,7 +5,7 @@ Per source segment, in log order: every batch is read by the shared transaction 
 the fate of every record of the segment is computed in one pass over the codec's record columns (``fates``,
 ``records.fast``); then each batch is written as ``filterTo`` does — deleted, copied byte for byte (v2, every
 record kept, no horizon to stamp), rebuilt with the source's codec and metadata (all of a segment's rebuilds
-in one call of ``records.fast_rebuild.rebuild_batches``, falling back to ``records.builder.rebuild_batch`` for
+in one call of ``records.fast.rebuild_batches``, falling back to ``records.builder.rebuild_batch`` for
 what it does not write itself; both give the same bytes: baseOffset and lastOffsetDelta kept for v2, a legacy
 entry starting at its first retained record, a new delete horizon ``now + delete.retention.ms`` for a batch
 holding a retained tombstone or an emptied transaction's marker, an existing horizon kept), or written as the
@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kafka_segments.compaction import fate_kernels as _fk
 from kafka_segments.compaction.batch_decisions import batch_decisions, deletes_retained
 from kafka_segments.compaction.batch_kinds import has_delete_horizon
 from kafka_segments.compaction.decisions import (
@@ -32,16 +31,7 @@ from kafka_segments.compaction.decisions import (
 )
 from kafka_segments.compaction.decoded import DecodedSegment, DecodedSegments, decode_segment
 from kafka_segments.compaction.errors import CompactionError
-from kafka_segments.compaction.fates import (
-    FATES,
-    I64,
-    RETAINED_CODES,
-    Bools,
-    Codes,
-    found_offsets,
-    needs_lookup,
-    record_fates,
-)
+from kafka_segments.compaction.fates import FATE_ORDER, FATES, I64, RETAINED_CODES, Bools, Codes
 from kafka_segments.compaction.offset_map import NO_OFFSET
 from kafka_segments.compaction.producers import is_last_batch_of_active_producer
 from kafka_segments.compaction.results import (
@@ -55,9 +45,7 @@ from kafka_segments.compaction.source import SourceSegment
 from kafka_segments.compaction.txn_state import TransactionState, control_type_from_key
 from kafka_segments.records.batch import MAGIC_VALUE_V2, BatchHeader, RecordBatch
 from kafka_segments.records.builder import empty_batch_header, rebuild_batch
-from kafka_segments.records.fast import RecordColumns
-from kafka_segments.records.fast_columns import HeaderTable
-from kafka_segments.records.fast_rebuild import rebuild_batches
+from kafka_segments.records.fast import HeaderTable, RecordColumns, asked_ids, fate_codes, rebuild_batches
 from kafka_segments.segment.txn_index import AbortedTxn
 
 
@@ -244,7 +232,8 @@ def _assemble(
     header: Callable[[int], BatchHeader],
 ) -> list[bytes]:
     """The segment's output batches in order: the original bytes of a copied batch, the rebuilt batches
-    (all at once, ``fast_rebuild``; the few it does not write itself record by record), empty headers."""
+    (all at once, ``records.fast.rebuild_batches``; the few it does not write itself record by record),
+    empty headers."""
     rebuilt = np.flatnonzero(writes.action == _REBUILT)
     horizons = [writes.new_horizon_ms if stamp else None for stamp in writes.stamp[rebuilt].tolist()]
     fast = iter(zip(rebuild_batches(columns, writes.keep, rebuilt, horizons), horizons, strict=True))
@@ -329,64 +318,26 @@ def _record_fates(
     )
     batch = columns.batch_index
     latest = context.offset_map.latest_offset
-    table = context.digest_table
-    if table is not None:  # one pass over the rows; the map asked once per distinct key that needs it
-        asked = _fk.asked_ids(
-            columns.offset, decoded.key_id, columns.is_control, batch, discard, latest, decoded.key_ids
-        )
-        wanted = np.flatnonzero(asked)
-        mapped = np.full(decoded.key_ids, NO_OFFSET, dtype=np.int64)
-        mapped[wanted] = table.lookup(decoded.id_hi[wanted], decoded.id_lo[wanted], context.offset_map)
-        codes: Codes = _fk.fate_codes(
-            columns.offset,
-            decoded.key_id,
-            columns.value_length,
-            columns.is_control,
-            batch,
-            discard,
-            deletes,
-            mapped,
-            latest,
-            _FATE_ORDER,
-        )
-        return codes
-    discard_rows = discard[batch]
-    has_key = columns.key_length >= 0
-    lookup = needs_lookup(
-        offset=columns.offset,
-        has_key=has_key,
-        is_control=columns.is_control,
-        discard=discard_rows,
-        latest_offset=latest,
+    # one pass over the rows; the map asked once per distinct key that needs it
+    asked = asked_ids(
+        columns.offset, decoded.key_id, columns.is_control, batch, discard, latest, decoded.key_ids
     )
-    found = found_offsets(columns.buffer, columns.key_start, columns.key_length, lookup, context.offset_map)
-    return record_fates(
-        offset=columns.offset,
-        has_key=has_key,
-        has_value=columns.value_length >= 0,
-        is_control=columns.is_control,
-        discard=discard_rows,
-        deletes_retained=deletes[batch],
-        found=found,
-        latest_offset=latest,
+    wanted = np.flatnonzero(asked)
+    mapped = np.full(decoded.key_ids, NO_OFFSET, dtype=np.int64)
+    mapped[wanted] = context.digest_table.lookup(decoded.id_hi[wanted], decoded.id_lo[wanted])
+    codes: Codes = fate_codes(
+        columns.offset,
+        decoded.key_id,
+        columns.value_length,
+        columns.is_control,
+        batch,
+        discard,
+        deletes,
+        mapped,
+        latest,
+        FATE_ORDER,
     )
+    return codes
 
 
 _UNKEYED = FATES.index(RecordDecision.DROP_UNKEYED)
-_FATE_ORDER = np.array(
-    [
-        FATES.index(decision)
-        for decision in (
-            RecordDecision.DROP_BATCH_DISCARDED,
-            RecordDecision.KEEP_CONTROL,
-            RecordDecision.KEEP_BEYOND_MAP,
-            RecordDecision.DROP_UNKEYED,
-            RecordDecision.DROP_SUPERSEDED,
-            RecordDecision.KEEP_LATEST,
-            RecordDecision.KEEP_TOMBSTONE,
-            RecordDecision.DROP_EXPIRED_TOMBSTONE,
-        )
-    ],
-    dtype=np.int8,
-)
-"""``fate_kernels.fate_codes``' codes, in its order (``record_fates``' order)."""

@@ -11,9 +11,9 @@ import numpy as np
 import numpy.typing as npt
 
 from kafka_segments.compaction.decisions import BatchDecision
-from kafka_segments.compaction.fates import DigestTable
-from kafka_segments.compaction.offset_map import OffsetLookup
+from kafka_segments.compaction.offset_map import OffsetMap
 from kafka_segments.compaction.producers import ProducerState
+from kafka_segments.records.fast import DigestTable
 from kafka_segments.segment.txn_index import AbortedTxn
 
 
@@ -239,11 +239,11 @@ class RoundResult:
 class RoundContext:
     """What every batch decision of one round shares."""
 
-    offset_map: OffsetLookup
+    offset_map: OffsetMap
     active: dict[int, ProducerState]
     upper_bound: int
     now_ms: int
     delete_retention_ms: int
     legacy_horizon_ms: int
-    digest_table: DigestTable | None = None
-    """``offset_map`` as a lookup table (built once per round); ``None``: the map is asked key by key."""
+    digest_table: DigestTable
+    """``offset_map`` as a lookup table (built once per round)."""

@@ -23,9 +23,9 @@ Kafka's round (``storage/.../log/Cleaner.java`` ``doClean``, ``cleanSegments``, 
    transaction index (``output.cleaned_segment_files`` writes the segment files).
 
 Each dirty segment is decoded once for both passes when it fits the round's memory budget (``decoded``) — or
-not at all, when it comes with its ``columns`` (decoded by ``records.fast_stream.StreamDecoder`` while it was
-read) — and written without a Python call per record (``records.fast_rebuild``, byte-identical to the
-per-record builder). Its batch headers are scanned once (``SourceSegment.header_table``).
+not at all, when it comes with its ``columns`` (decoded by ``records.fast.StreamDecoder`` while it was
+read) — and written without a Python call per record (``records.fast.rebuild_batches``, byte-identical to
+the per-record builder). Its batch headers are scanned once (``SourceSegment.header_table``).
 
 The round's clock ``now`` is the run's logical time (docs/compaction.md); producer liveness comes from the log
 (``producers``).
@@ -33,7 +33,7 @@ The round's clock ``now`` is the run's logical time (docs/compaction.md); produc
 
 from __future__ import annotations
 
-from collections.abc import Sequence, Sized
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -41,11 +41,10 @@ import numpy.typing as npt
 from kafka_segments.compaction.decisions import legacy_delete_horizon
 from kafka_segments.compaction.decoded import DecodedSegments
 from kafka_segments.compaction.errors import CompactionError
-from kafka_segments.compaction.fates import DigestTable
 from kafka_segments.compaction.filtering import clean_group
 from kafka_segments.compaction.gc_pause import cyclic_gc_paused
 from kafka_segments.compaction.grouping import group_segments
-from kafka_segments.compaction.offset_map import OffsetLookup, build_offset_map
+from kafka_segments.compaction.offset_map import OffsetMap, build_offset_map
 from kafka_segments.compaction.producers import ProducerState, active_producers, replay_producers
 from kafka_segments.compaction.results import (
     BatchAction,
@@ -64,6 +63,7 @@ from kafka_segments.compaction.source import (
 from kafka_segments.compaction.txn_state import TransactionState
 from kafka_segments.config.model import TopicConfig
 from kafka_segments.records.batch import MAGIC_VALUE_V2, NO_PRODUCER_ID, BatchHeader
+from kafka_segments.records.fast import DigestTable
 from kafka_segments.segment.txn_index import AbortedTxn
 
 __all__ = ["BatchAction", "BatchOutcome", "CleanedSegment", "EmptyRoundError", "RoundResult", "clean_round"]
@@ -81,7 +81,6 @@ def clean_round(
     config: TopicConfig,
     now_ms: int,
     txn_indexes: Sequence[Sequence[AbortedTxn]] | None = None,
-    offset_map: OffsetLookup | None = None,
     arena: npt.NDArray[np.uint8] | None = None,
 ) -> RoundResult:
     """Clean the partition whose whole log is ``segments`` (active segment included, in offset order).
@@ -90,36 +89,36 @@ def clean_round(
         first_dirty: the first dirty offset (``CleanableRange.first_dirty_offset``).
         end_offset: the round's upper bound (``CleanableRange.first_uncleanable_offset``).
         txn_indexes: each segment's ``.txnindex`` entries; ``None``: rebuilt from the markers.
-        offset_map: a map built beforehand (e.g. in key-hash parts); ``None``: built here.
         arena: a writable uint8 buffer a worker reuses round after round to decompress a segment into
             (``records.fast.decode_record_columns``): on this project's VMs, writing ~1 GB into memory
             already touched is several times faster than into fresh pages. Free again when the round returns.
             Not to be given when a segment's ``columns`` (decoded while it was read) already occupy it.
 
     Raises:
-        EmptyRoundError: ``first_dirty >= end_offset`` and no map was given.
+        EmptyRoundError: ``first_dirty >= end_offset``.
         CompactionError: a legacy entry would have to be kept as an empty batch (Kafka fails the round).
         CorruptRecordError: a damaged batch.
     """
     with cyclic_gc_paused():
-        return _clean_round(segments, first_dirty, end_offset, config, now_ms, txn_indexes, offset_map, arena)
+        check_order(segments)
+        indexes = tuple(txn_indexes) if txn_indexes is not None else aborted_from_markers(segments)
+        decoded = DecodedSegments(arena=arena)
+        offset_map = _build_map(segments, indexes, first_dirty, end_offset, decoded)
+        return _clean_with_map(segments, offset_map, indexes, config=config, now_ms=now_ms, decoded=decoded)
 
 
-def _clean_round(
+def _clean_with_map(
     segments: Sequence[SourceSegment],
-    first_dirty: int,
-    end_offset: int,
+    offset_map: OffsetMap,
+    indexes: Sequence[Sequence[AbortedTxn]],
+    *,
     config: TopicConfig,
     now_ms: int,
-    txn_indexes: Sequence[Sequence[AbortedTxn]] | None,
-    offset_map: OffsetLookup | None,
-    arena: npt.NDArray[np.uint8] | None,
+    decoded: DecodedSegments,
 ) -> RoundResult:
-    check_order(segments)
-    indexes = tuple(txn_indexes) if txn_indexes is not None else aborted_from_markers(segments)
-    decoded = DecodedSegments(arena=arena)
-    if offset_map is None:
-        offset_map = _build_map(segments, indexes, first_dirty, end_offset, decoded)
+    """The round over ``offset_map`` (built by ``clean_round`` from the dirty range; Kafka's own cleaner tests
+    also run rounds over maps built otherwise, ``LogCleanerTest``'s ``FakeOffsetMap``)."""
+    first_dirty, end_offset = offset_map.first_dirty_offset, offset_map.end_offset
     round_end = offset_map.latest_offset + 1
     to_clean = [segment for segment in segments if segment.base_offset < round_end]
     if not to_clean:
@@ -134,7 +133,7 @@ def _clean_round(
             [s.last_modified_ms for s in segments if s.base_offset < first_dirty],
             delete_retention_ms=config.delete_retention_ms,
         ),
-        digest_table=DigestTable.of(offset_map),
+        digest_table=DigestTable.of(offset_map.entries),
     )
     state = TransactionState(aborted_in_range(segments, indexes, to_clean[0].base_offset, round_end))
     groups = group_segments(
@@ -145,8 +144,7 @@ def _clean_round(
     )
     outcomes: list[BatchOutcomes] = []
     cleaned = tuple(clean_group(group, context, state, outcomes, decoded) for group in groups)
-    keys = len(offset_map) if isinstance(offset_map, Sized) else 0
-    return RoundResult(first_dirty, round_end, cleaned, BatchOutcomes.concat(outcomes), keys)
+    return RoundResult(first_dirty, round_end, cleaned, BatchOutcomes.concat(outcomes), len(offset_map))
 
 
 def _build_map(
@@ -155,7 +153,7 @@ def _build_map(
     first_dirty: int,
     end_offset: int,
     decoded: DecodedSegments,
-) -> OffsetLookup:
+) -> OffsetMap:
     if first_dirty >= end_offset:
         raise EmptyRoundError(
             f"nothing to clean: first dirty offset {first_dirty} is not below the upper bound {end_offset}",

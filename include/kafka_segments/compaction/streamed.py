@@ -3,7 +3,7 @@
 A round needs two things from a dirty segment before it can decide anything: its record columns and the
 identity of every key (``decoded.decode_segment``). Both can be worked out batch by batch, so a worker that
 reads a segment from an object store hands each chunk as it arrives (``get_into(progress=streamed.feed)``)
-and the decoding (``records.fast_stream.StreamDecoder``) and the key grouping (``group_kernels.group_spans``,
+and the decoding (``records.fast.StreamDecoder``) and the key grouping (``records.fast.SpanGroups``,
 while the chunk is still in the cache) overlap the transfer. ``finish`` gives what ``decode_segment`` would
 have given — the same columns, key ids and MD5s (``tests/unit/test_streamed_segment.py``) — or, when the
 decoder had to decode the whole segment at the end (damage, legacy entries, no room in the arena), computes
@@ -17,12 +17,16 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 import numpy.typing as npt
 
-from kafka_segments.compaction import group_kernels as _g
 from kafka_segments.compaction.decoded import DecodedSegment, decoded_segment, identify_keys
-from kafka_segments.compaction.digests import KeyIdentities, key_digests
 from kafka_segments.compaction.source import SourceSegment
-from kafka_segments.records.fast import RecordColumns
-from kafka_segments.records.fast_stream import DEFAULT_STEP_BYTES, StreamDecoder
+from kafka_segments.records.fast import (
+    DEFAULT_STEP_BYTES,
+    KeyIdentities,
+    RecordColumns,
+    SpanGroups,
+    StreamDecoder,
+    key_digests,
+)
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
@@ -33,8 +37,6 @@ I64 = npt.NDArray[np.int64]
 U8 = npt.NDArray[np.uint8]
 
 _EMPTY = np.empty(0, dtype=np.int64)
-_EMPTY_SLOTS = np.empty((0, 4), dtype=np.int64)
-_EMPTY_BYTES = np.empty(0, dtype=np.uint8)
 
 
 class StreamedSegment:
@@ -61,7 +63,7 @@ class StreamedSegment:
             on_step=self._group_keys,
             verify_crc=verify_crc,
         )
-        self._slots, self._store_at, self._store, self._firsts, self._counts = _g.new_span_groups(1024)
+        self._groups: SpanGroups | None = SpanGroups(1024)
         self._ids: list[I64] = []
 
     def feed(self, available: int) -> None:
@@ -76,7 +78,8 @@ class StreamedSegment:
         """
         columns = self._decoder.finish(size)
         data = self.data(size)
-        ids, firsts = self._ids, self._firsts[: self._counts[1]]
+        ids = self._ids
+        firsts = self._groups.firsts if self._groups is not None else _EMPTY
         self._release()
         if self._decoder.steps == 0 or self._decoder.steps != len(ids):
             return decoded_segment(columns, identify_keys(columns), data=data)
@@ -86,8 +89,7 @@ class StreamedSegment:
     def _release(self) -> None:
         """Let go of the grouping state (its table is ~32 bytes per slot). A second ``finish`` finds no
         grouped steps and identifies the keys again, as ``decode_segment`` does."""
-        self._slots, self._store_at, self._store = _EMPTY_SLOTS, _EMPTY, _EMPTY_BYTES
-        self._firsts, self._ids = _EMPTY, []
+        self._groups, self._ids = None, []
 
     def data(self, size: int) -> memoryview:
         """The segment's bytes, ``buffer[:size]``."""
@@ -102,32 +104,23 @@ class StreamedSegment:
         )
 
     def _group_keys(self, step: RecordColumns, first_record: int) -> None:
+        groups = self._groups
+        if groups is None:  # finished: steps no longer count (``finish`` decodes the whole segment)
+            return
         keyed = step.key_length >= 0
-        distinct_before = int(self._counts[1])
+        distinct_before = groups.distinct
         if keyed.all():
             rows = None
             starts, lengths = step.key_start, step.key_length
         else:
             rows = np.flatnonzero(keyed)
             starts, lengths = step.key_start[rows], step.key_length[rows]
-        ids = np.empty(len(starts), dtype=np.int64)
-        self._slots, self._store_at, self._store, self._firsts = _g.group_spans(
-            step.buffer,
-            starts,
-            lengths,
-            first_record,
-            ids,
-            self._slots,
-            self._store_at,
-            self._store,
-            self._firsts,
-            self._counts,
-        )
+        ids = groups.add(step.buffer, starts, lengths, first_record)
         if rows is None:
             key_id = ids
         else:
             key_id = np.full(len(step), -1, dtype=np.int64)
             key_id[rows] = ids
-            new = slice(distinct_before, int(self._counts[1]))  # first rows of new ids: step rows, not subset
-            self._firsts[new] = first_record + rows[self._firsts[new] - first_record]
+            new = groups.firsts[distinct_before:]  # first rows of new ids: step rows, not subset rows
+            new[:] = first_record + rows[new - first_record]
         self._ids.append(key_id)

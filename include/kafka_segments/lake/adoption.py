@@ -90,7 +90,7 @@ from kafka_segments.storage.base import ObjectMeta, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 
 if TYPE_CHECKING:
-    from kafka_segments.records.fast_columns import HeaderTable
+    from kafka_segments.records.fast import HeaderTable
 
 SegmentReader = Callable[[Sequence[ReadJob]], Iterable[ReadResult]]
 """Reads a run's adoption jobs (e.g. on Spark executors) and returns their results."""

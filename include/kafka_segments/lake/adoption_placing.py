@@ -28,7 +28,7 @@ from kafka_segments.state import OpenTransaction, PartitionState, SegmentEntry
 from kafka_segments.topic_partition import TopicPartition
 
 if TYPE_CHECKING:
-    from kafka_segments.records.fast_columns import HeaderTable
+    from kafka_segments.records.fast import HeaderTable
 
 OVERLAP_ERROR = "SegmentOverlapError"
 LOG_START_ERROR = "OffsetOutOfRangeError"

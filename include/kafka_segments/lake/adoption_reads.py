@@ -14,8 +14,10 @@ A job reads one object whole and turns it into what adoption needs to know, neve
 Damage (``CorruptRecordError`` and its subclasses, ``SegmentLayoutError`` included) becomes a
 ``Quarantine`` naming the object and byte position; an object gone between the listing and the read is
 ``Ignored`` (a candidate) or a missing live object (a ``Quarantine``); an object whose size changed between
-the listing and the read is quarantined for this run (it is being written: adopt again later). Any other
-store error propagates and fails the run.
+the listing and the read is quarantined for this run (it is being written: adopt again later). A symbolic
+link in a local lake (``ForeignObjectError``: never read through) is ``Ignored`` with the link and its target
+(a candidate), or quarantines its partition (a live object replaced by a link). Any other store error
+propagates and fails the run.
 
 Jobs run on a thread pool. The stores are safe to share between threads: ``S3Store`` builds its boto3 client
 once under a lock (boto3 clients are thread-safe), ``LocalStore`` reads are plain file reads.
@@ -29,7 +31,12 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
-from kafka_segments.errors import CorruptRecordError, ObjectNotFoundError, SegmentObjectMismatchError
+from kafka_segments.errors import (
+    CorruptRecordError,
+    ForeignObjectError,
+    ObjectNotFoundError,
+    SegmentObjectMismatchError,
+)
 from kafka_segments.lake.adoption_report import Ignored, Quarantine
 from kafka_segments.lake.history import location_of
 from kafka_segments.lake.runs import RunRecord
@@ -39,7 +46,7 @@ from kafka_segments.storage.base import ObjectMeta, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 
 if TYPE_CHECKING:
-    from kafka_segments.records.fast_columns import HeaderTable
+    from kafka_segments.records.fast import HeaderTable
 
 MISMATCH_ERROR = SegmentObjectMismatchError.__name__
 """The error name of a live object that is missing or changed (also used for an object changing mid-read)."""
@@ -98,6 +105,11 @@ def read_one(store: ObjectStore, run: RunRecord, job: ReadJob) -> ReadResult:
     """Read and judge one object (see the module docstring)."""
     try:
         data = store.get(job.key)
+    except ForeignObjectError as exc:  # a symbolic link in a local lake: never read through
+        if job.live is not None:
+            problem = Quarantine(job.topic_partition, job.key, None, exc.reason, type(exc).__name__)
+            return ReadResult(job.key, problem=problem)
+        return ReadResult(job.key, ignored=Ignored(job.key, f"not adopted: {exc.reason}"))
     except ObjectNotFoundError:
         if job.live is not None:
             return ReadResult(job.key, problem=missing_live_object(job.topic_partition, job.live))

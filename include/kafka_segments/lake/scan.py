@@ -20,7 +20,7 @@ from kafka_segments.records.attributes import CONTROL_FLAG_MASK, TRANSACTIONAL_F
 from kafka_segments.state import OpenTransaction, SegmentEntry, SegmentOrigin
 
 if TYPE_CHECKING:
-    from kafka_segments.records.fast_columns import HeaderTable
+    from kafka_segments.records.fast import HeaderTable
 
 Buffer = bytes | bytearray | memoryview
 

@@ -69,6 +69,7 @@ from kafka_segments.offsets.kafka_admin import (
     GroupListing,
     OffsetsVia,
 )
+from kafka_segments.redaction import redact_uri
 from kafka_segments.state import GroupError, GroupOffsets, GroupType, OffsetSnapshot
 from kafka_segments.topic_partition import validate_topic_name
 
@@ -235,7 +236,14 @@ def open_kafka_source(
 def parse_kafka_uri(uri: str) -> str:
     """The ``bootstrap.servers`` list of ``kafka://host:port[,host:port...]`` (``[v6addr]:port`` too)."""
     if not uri.lower().startswith(KAFKA_SCHEME):
-        raise InvalidKafkaSourceError(f"Kafka source {uri!r}: expected kafka://host:port[,host:port]")
+        raise InvalidKafkaSourceError(
+            f"Kafka source {redact_uri(uri)!r}: expected kafka://host:port[,host:port]"
+        )
+    if "@" in uri:
+        raise InvalidKafkaSourceError(
+            f"Kafka source {redact_uri(uri)!r}: credentials in the URI are not allowed (set them with "
+            f"{ENV_PREFIX}SASL_USERNAME / {ENV_PREFIX}SASL_PASSWORD)"
+        )
     servers = uri[len(KAFKA_SCHEME) :].rstrip("/").split(",")
     for server in servers:
         match = _HOST_PORT.fullmatch(server)

@@ -63,6 +63,7 @@ HEADER = struct.Struct(
     "i"  # RecordsCount
 )
 LOG_OVERHEAD = struct.calcsize(">qi")  # offset + size: the prefix of every entry of every magic
+BASE_OFFSET_OFFSET = 0
 SIZE_OFFSET = struct.calcsize(">q")
 PARTITION_LEADER_EPOCH_OFFSET = struct.calcsize(">qi")
 MAGIC_OFFSET = struct.calcsize(">qii")
@@ -71,6 +72,9 @@ ATTRIBUTES_OFFSET = struct.calcsize(">qiibI")
 LAST_OFFSET_DELTA_OFFSET = struct.calcsize(">qiibIh")
 BASE_TIMESTAMP_OFFSET = struct.calcsize(">qiibIhi")
 MAX_TIMESTAMP_OFFSET = struct.calcsize(">qiibIhiq")
+PRODUCER_ID_OFFSET = struct.calcsize(">qiibIhiqq")
+PRODUCER_EPOCH_OFFSET = struct.calcsize(">qiibIhiqqq")
+BASE_SEQUENCE_OFFSET = struct.calcsize(">qiibIhiqqqh")
 RECORDS_COUNT_OFFSET = struct.calcsize(">qiibIhiqqqhi")
 RECORD_BATCH_OVERHEAD = HEADER.size  # 61
 RECORDS_OFFSET = RECORD_BATCH_OVERHEAD

@@ -4,14 +4,15 @@
 ``log`` (``segment_index_bytes=None``, ``segment_bytes=None``, ``verify_crc=False``): the same ``.log``,
 ``.index``, ``.timeindex`` and ``.txnindex`` bytes, counts, next offset, largest timestamp and its offset,
 aborted and still-open transactions, and the same errors. It reads the batch headers as columns
-(``records.fast.scan_header_table``) and applies Kafka's append rules to the columns with two numba kernels:
+(``records.fast.scan_header_table``) and applies Kafka's append rules to the columns with two numba kernels
+(``records.fast``):
 
-* ``_relative_last_offsets``: every batch must start above the previous batch's last offset and at or above
+* ``relative_last_offsets``: every batch must start above the previous batch's last offset and at or above
   the segment's base offset, and its last offset must fit the int32 relative offsets of the indexes
   (``LogSegment.ensureOffsetInRange`` -> ``OffsetIndex.canAppendOffset``: ``0 <= offset - baseOffset <=
   Integer.MAX_VALUE``). The first batch that breaks a rule is reported as ``SegmentWriter.append`` reports
   it (``SegmentWriteError``, or ``SegmentFullError`` for the overflow), naming the segment and the batch.
-* ``_index_rule``: the index entries of ``LogSegment.append`` / ``LogSegment.recover`` (storage module,
+* ``index_rule``: the index entries of ``LogSegment.append`` / ``LogSegment.recover`` (storage module,
   ``org.apache.kafka.storage.internals.log.LogSegment``), batch by batch: the largest timestamp so far and
   the last offset of the batch that carried it are updated first (only when strictly above; it starts at
   ``(-1, baseOffset)``); then, when more than ``index.interval.bytes`` were appended since the previous entry
@@ -38,18 +39,23 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
-from numba import njit
+import numpy.typing as npt
 
 from kafka_segments.errors import CorruptRecordError, SegmentFullError, SegmentWriteError
 from kafka_segments.records.attributes import CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK
 from kafka_segments.records.batch import MAGIC_VALUE_V2, NO_PRODUCER_ID, RecordBatch
-from kafka_segments.records.fast import scan_header_table
-from kafka_segments.records.fast_columns import I64, HeaderTable
+from kafka_segments.records.fast import (
+    BELOW_BASE,
+    NOT_INCREASING,
+    OFFSETS_OK,
+    HeaderTable,
+    index_rule,
+    relative_last_offsets,
+    scan_header_table,
+)
 from kafka_segments.records.log import scan_valid_prefix
-from kafka_segments.segment.time_index import NO_TIMESTAMP
 from kafka_segments.segment.transactions import AbortedTxnTracker
 from kafka_segments.segment.txn_index import AbortedTxn, build_txn_index
 from kafka_segments.segment.writer import DEFAULT_INDEX_INTERVAL_BYTES, SegmentFiles, write_segment
@@ -58,16 +64,11 @@ __all__ = ["IndexEntries", "index_entries", "write_segment_columns"]
 
 Buffer = bytes | bytearray | memoryview
 
+I64 = npt.NDArray[np.int64]
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
 _INTERVAL_CAP = 2**62
 """``index.interval.bytes`` above any possible byte count: larger values behave the same (no entry)."""
-
-# _relative_last_offsets outcomes
-_OFFSETS_OK = 0
-_BELOW_BASE = 1
-_NOT_INCREASING = 2
-_OVERFLOW = 3
 
 _TXN_FLAGS = TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK
 
@@ -96,7 +97,7 @@ def index_entries(table: HeaderTable, *, index_interval_bytes: int) -> IndexEntr
     """Where ``LogSegment.append`` (batch by batch) and ``onBecomeInactiveSegment`` put index entries for the
     batches of ``table`` appended to an empty segment (see the module doc)."""
     interval = min(index_interval_bytes, _INTERVAL_CAP)
-    offset_rows, stamps, rows, largest, largest_row = _index_rule(
+    offset_rows, stamps, rows, largest, largest_row = index_rule(
         table.size_in_bytes, table.max_timestamp, np.int64(interval)
     )
     return IndexEntries(offset_rows, stamps, rows, int(largest), int(largest_row))
@@ -136,13 +137,13 @@ def write_segment_columns(
         return _reference(data, options)
     if base_offset > INT64_MAX or bool((table.magic < MAGIC_VALUE_V2).any()):
         return _reference(data, options)
-    relative_last, bad_row, outcome = _relative_last_offsets(
+    relative_last, bad_row, outcome = relative_last_offsets(
         table.base_offset, table.last_offset_delta, np.int64(base_offset)
     )
     bad_row, outcome = int(bad_row), int(outcome)
     checked = len(table) if bad_row < 0 else bad_row
     aborted, tracker = _replay_transactions(data, table, checked, options)
-    if outcome != _OFFSETS_OK:
+    if outcome != OFFSETS_OK:
         raise _offset_error(table, bad_row, outcome, base_offset, segment)
     entries = index_entries(table, index_interval_bytes=index_interval_bytes)
     return _files(data, table, relative_last, entries, aborted, tracker, options)
@@ -265,9 +266,9 @@ def _offset_error(
     first = int(table.base_offset[row])
     last = first + int(table.last_offset_delta[row])
     where = f"{segment}: batch {row} (offsets {first}..{last})"
-    if outcome == _BELOW_BASE:
+    if outcome == BELOW_BASE:
         return SegmentWriteError(f"{where}: below the segment base offset {base_offset}")
-    if outcome == _NOT_INCREASING:
+    if outcome == NOT_INCREASING:
         previous = int(table.base_offset[row - 1]) + int(table.last_offset_delta[row - 1])
         return SegmentWriteError(f"{where}: not above the previous batch's last offset {previous}")
     return SegmentFullError(
@@ -305,62 +306,3 @@ def _check_options(base_offset: int, index_interval_bytes: int) -> None:
         raise ValueError(
             f"index_interval_bytes (index.interval.bytes) must be >= 0, not {index_interval_bytes}"
         )
-
-
-@njit(cache=True, nogil=True)
-def _relative_last_offsets(base_offsets: Any, last_offset_deltas: Any, segment_base: Any) -> Any:
-    """(each batch's last offset - ``segment_base``, first bad row or -1, outcome code).
-
-    Works on offsets relative to the segment base so nothing overflows an int64: a row is only turned
-    relative once it is known to be at or above the base.
-    """
-    count = base_offsets.shape[0]
-    relative_last = np.empty(count, dtype=np.int64)
-    previous = np.int64(-1)
-    for row in range(count):
-        base = base_offsets[row]
-        if base < segment_base:
-            return relative_last, row, _BELOW_BASE
-        relative = base - segment_base
-        if relative <= previous:
-            return relative_last, row, _NOT_INCREASING
-        delta = np.int64(last_offset_deltas[row])
-        if relative > INT32_MAX - delta:
-            return relative_last, row, _OVERFLOW
-        previous = relative + delta
-        relative_last[row] = previous
-    return relative_last, -1, _OFFSETS_OK
-
-
-@njit(cache=True, nogil=True)
-def _index_rule(sizes: Any, max_timestamps: Any, interval: Any) -> Any:
-    """(offset-index rows, time-index timestamps, time-index rows, largest timestamp, its row)."""
-    count = sizes.shape[0]
-    offset_rows = np.empty(count, dtype=np.int64)
-    stamps = np.empty(count + 1, dtype=np.int64)
-    stamp_rows = np.empty(count + 1, dtype=np.int64)
-    offsets = 0
-    times = 0
-    since = np.int64(0)
-    largest = np.int64(NO_TIMESTAMP)
-    largest_row = -1
-    last_indexed = np.int64(NO_TIMESTAMP)
-    for row in range(count):
-        if max_timestamps[row] > largest:
-            largest = max_timestamps[row]
-            largest_row = row
-        if since > interval:
-            offset_rows[offsets] = row
-            offsets += 1
-            if largest > last_indexed:
-                stamps[times] = largest
-                stamp_rows[times] = largest_row
-                times += 1
-                last_indexed = largest
-            since = np.int64(0)
-        since += sizes[row]
-    if largest > last_indexed:  # the closing entry (onBecomeInactiveSegment)
-        stamps[times] = largest
-        stamp_rows[times] = largest_row
-        times += 1
-    return offset_rows[:offsets], stamps[:times], stamp_rows[:times], largest, largest_row

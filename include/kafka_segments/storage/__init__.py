@@ -15,7 +15,8 @@ from kafka_segments.storage.base import (
 from kafka_segments.storage.buffers import BufferTooSmallError, read_into
 from kafka_segments.storage.local import LocalStore
 from kafka_segments.storage.parallel import PutManyError, put_many
-from kafka_segments.storage.s3 import S3Store, translate_s3_error
+from kafka_segments.storage.s3 import S3Store
+from kafka_segments.storage.s3_errors import translate_s3_error
 from kafka_segments.storage.uri import open_store
 
 __all__ = [

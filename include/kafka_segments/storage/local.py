@@ -9,6 +9,12 @@ threads and processes. Etags are the SHA-256 of the content (cached per file sta
 
 Unlike S3, a key cannot be both an object and a "directory" (``a`` and ``a/b``); such a write fails with
 ``ObjectStoreError``. Empty directories left by deletes are not removed.
+
+Symbolic links are never followed out of the root: reading a linked file, or any key under a linked folder,
+raises ``ForeignObjectError`` (reason and path); writing or deleting under a linked folder too. The listing
+still shows every link below the root as an object (a linked folder as one key, not descended into) whose
+etag is ``symlink-<sha256 of the link's target>`` and size the link's own, so that a caller (adoption) can
+report it; deleting a linked file removes the link, never its target. The root itself may be a link.
 """
 
 from __future__ import annotations
@@ -17,13 +23,15 @@ import errno
 import fcntl
 import hashlib
 import os
+import stat
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from kafka_segments.errors import (
+    ForeignObjectError,
     ObjectAlreadyExistsError,
     ObjectNotFoundError,
     ObjectStoreError,
@@ -97,13 +105,13 @@ class LocalStore:
     # -- reads ---------------------------------------------------------------------------------------------
 
     def get(self, key: str) -> bytes:
-        path = self._path(key)
+        path = self._readable(key)
         with self._os_errors(path):
             return path.read_bytes()
 
     def get_range(self, key: str, *, start: int, end: int) -> bytes:
         check_range(start, end)
-        path = self._path(key)
+        path = self._readable(key)
         with self._os_errors(path), path.open("rb") as f:
             f.seek(start)
             return f.read(end - start)
@@ -132,7 +140,7 @@ class LocalStore:
         return size
 
     def _read_into(self, key: str, out: WritableBuffer, progress: Progress | None) -> int:
-        path = self._path(key)
+        path = self._readable(key)
         view = writable_view(out, location=str(path))
         with self._os_errors(path), path.open("rb", buffering=0) as f:
             size = os.fstat(f.fileno()).st_size
@@ -151,28 +159,42 @@ class LocalStore:
         return size
 
     def head(self, key: str) -> ObjectMeta:
-        path = self._path(key)
+        path = self._readable(key)
         with self._os_errors(path):
             return self._meta(key, path)
 
     def list(self, prefix: str = "") -> Iterator[ObjectMeta]:
         validate_prefix(prefix, location=self.describe())
         # Walk only the deepest directory the prefix names.
-        start = self.root.joinpath(*prefix.split("/")[:-1]) if "/" in prefix else self.root
-        keys = sorted(key for key in self._walk(start) if key.startswith(prefix))
+        folders = prefix.split("/")[:-1]
+        if self._linked_folder(folders) is not None:
+            return  # under a linked folder: the listing above shows the link itself
+        keys = sorted(key for key in self._walk(self.root.joinpath(*folders)) if key.startswith(prefix))
         for key in keys:
             try:
-                yield self._meta(key, self.root / key)
+                yield self._listed_meta(key, self.root / key)
             except FileNotFoundError:
                 continue  # deleted while listing
 
     def _walk(self, start: Path) -> Iterator[str]:
+        """Every file and every link (to a file or a folder) under ``start``; links are not followed."""
         for dirpath, dirnames, filenames in os.walk(start):
             dirnames[:] = [d for d in dirnames if not d.startswith(RESERVED_SEGMENT_PREFIX)]
+            linked = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
             relative = Path(dirpath).relative_to(self.root).as_posix()
-            for name in filenames:
+            for name in filenames + linked:
                 if not name.startswith(RESERVED_SEGMENT_PREFIX):
                     yield name if relative == "." else f"{relative}/{name}"
+
+    def _listed_meta(self, key: str, path: Path) -> ObjectMeta:
+        """A listed object's metadata; a link's own (see the module docstring), never its target's."""
+        st = path.lstat()
+        if not stat.S_ISLNK(st.st_mode):
+            return self._meta(key, path)
+        target = hashlib.sha256(os.fsencode(os.readlink(path))).hexdigest()
+        return ObjectMeta(
+            key=key, size=st.st_size, etag=f"symlink-{target}", last_modified_ms=st.st_mtime_ns // 1_000_000
+        )
 
     def _meta(self, key: str, path: Path) -> ObjectMeta:
         st = path.stat()
@@ -254,7 +276,28 @@ class LocalStore:
     # -- helpers -------------------------------------------------------------------------------------------
 
     def _path(self, key: str) -> Path:
-        return self.root / validate_key(key, location=self.describe())
+        """The key's file; ``ForeignObjectError`` if a folder on the way is a symbolic link."""
+        path = self.root / validate_key(key, location=self.describe())
+        linked = self._linked_folder(key.split("/")[:-1])
+        if linked is not None:
+            raise ForeignObjectError(_link_reason("folder", linked), location=str(path))
+        return path
+
+    def _readable(self, key: str) -> Path:
+        """``_path``, and the file itself must not be a symbolic link."""
+        path = self._path(key)
+        if path.is_symlink():
+            raise ForeignObjectError(_link_reason("file", path), location=str(path))
+        return path
+
+    def _linked_folder(self, folders: Sequence[str]) -> Path | None:
+        """The first of the nested ``folders`` below the root that is a symbolic link, if any."""
+        current = self.root
+        for name in folders:
+            current = current / name
+            if current.is_symlink():
+                return current
+        return None
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -278,6 +321,17 @@ class LocalStore:
             raise ObjectStoreError(
                 f"{type(exc).__name__}: {exc.strerror or exc}", location=str(path)
             ) from exc
+
+
+def _link_reason(what: str, link: Path) -> str:
+    try:
+        target = os.readlink(link)
+    except OSError:
+        target = "?"
+    return (
+        f"a symbolic link ({what} {link} -> {target}): a local lake does not follow links, whose bytes "
+        "would come from outside its root"
+    )
 
 
 def _hash_file(path: Path) -> str:

@@ -4,9 +4,12 @@ The boto3 client is built lazily from the standard AWS settings (environment, pr
 ``AWS_ENDPOINT_URL``) with botocore's ``standard`` retry mode, and dropped when the store is pickled (Spark
 ships stores to executors; each process builds its own client).
 
-botocore errors are translated once, here, by error code and HTTP status (never by message text); see
-``translate_s3_error``. ``UpdateIfMatch`` on a missing key raises ``PreconditionFailedError``, as the local
-backend does (S3 answers ``404 NoSuchKey`` there).
+botocore's and the transport's errors are translated once, at this boundary, by error code and HTTP status
+(never by message text): ``storage.s3_errors.translate_s3_error``; a connection reset, timed out or cut
+short is a ``TransientStoreError``. Reads and deletes that fail so are tried again inside the store
+(``read_attempts``, ``s3_errors.retried``) on top of botocore's own retries, which never repeat a body read.
+``UpdateIfMatch`` on a missing key raises ``PreconditionFailedError``, as the local backend does (S3 answers
+``404 NoSuchKey`` there).
 
 Response checksums: botocore's default (``response_checksum_validation="when_supported"``) asks S3 for the
 object's stored checksum on every GET (``x-amz-checksum-mode: ENABLED``) and checks the body against it
@@ -27,16 +30,13 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from kafka_segments.errors import (
-    ConditionalWriteConflictError,
     DeleteObjectsError,
-    ObjectAlreadyExistsError,
-    ObjectNotFoundError,
     ObjectStoreError,
     PreconditionFailedError,
-    StoreAccessError,
     TransientStoreError,
 )
 from kafka_segments.storage.base import (
@@ -54,82 +54,14 @@ from kafka_segments.storage.base import (
     validate_prefix,
 )
 from kafka_segments.storage.buffers import check_fits, writable_view
+from kafka_segments.storage.s3_errors import READ_ATTEMPTS, retried, translate_s3_error, transport_errors
+
+__all__ = ["DELETE_BATCH_SIZE", "READ_CHUNK_BYTES", "S3Store"]
 
 DELETE_BATCH_SIZE = 1000  # DeleteObjects' limit
 READ_CHUNK_BYTES = 8 << 20
 """``get_into`` reads the body this many bytes per ``readinto`` call (each call copies one urllib3 chunk)."""
-_NOT_FOUND_CODES = frozenset({"NoSuchKey", "NotFound", "404"})
-_PRECONDITION_CODES = frozenset({"PreconditionFailed", "412"})
-_CONFLICT_CODES = frozenset({"ConditionalRequestConflict", "409"})
-_TRANSIENT_CODES = frozenset(
-    {"SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "InternalError", "ServiceUnavailable"}
-)
-_ACCESS_CODES = frozenset(
-    {"AccessDenied", "403", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken"}
-)
-
-
-def translate_s3_error(
-    exc: Exception, *, bucket: str, key: str, mode: PutMode | None = None
-) -> ObjectStoreError:
-    """The project error for a botocore error raised while accessing ``s3://bucket/key``.
-
-    ``mode`` is the put mode when the failed call was a put: a 412 then means ``ObjectAlreadyExistsError``
-    for ``Create`` and ``PreconditionFailedError`` for ``UpdateIfMatch``, and a 404 on ``UpdateIfMatch``
-    means ``PreconditionFailedError``. Decided by error code and HTTP status only.
-    """
-    from botocore.exceptions import (
-        ClientError,
-        ConnectionClosedError,
-        ConnectionError,
-        FlexibleChecksumError,
-        IncompleteReadError,
-        NoCredentialsError,
-        ReadTimeoutError,
-        ResponseStreamingError,
-    )
-
-    location = f"s3://{bucket}/{key}"
-    if isinstance(exc, ClientError):
-        error = exc.response.get("Error", {})
-        code = str(error.get("Code", ""))
-        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-        detail = f"{code or 'error'} (HTTP {status})" if status else code or "error"
-        if code in _NOT_FOUND_CODES or (status == 404 and code != "NoSuchBucket"):
-            if isinstance(mode, UpdateIfMatch):
-                return PreconditionFailedError(
-                    f"conditional update on a missing object (expected etag {mode.etag}): {detail}",
-                    location=location,
-                )
-            return ObjectNotFoundError(f"object not found: {detail}", location=location)
-        if code in _PRECONDITION_CODES or status == 412:
-            if isinstance(mode, Create):
-                return ObjectAlreadyExistsError(
-                    f"object already exists (create-only write refused): {detail}", location=location
-                )
-            expected = f" (expected etag {mode.etag})" if isinstance(mode, UpdateIfMatch) else ""
-            return PreconditionFailedError(f"precondition failed{expected}: {detail}", location=location)
-        if code in _CONFLICT_CODES or status == 409:
-            return ConditionalWriteConflictError(
-                f"concurrent conditional write to the same key: {detail}", location=location
-            )
-        if code in _ACCESS_CODES or status == 403:
-            return StoreAccessError(f"access denied: {detail}", location=location)
-        if code in _TRANSIENT_CODES or (isinstance(status, int) and status >= 500):
-            return TransientStoreError(f"store unavailable after retries: {detail}", location=location)
-        return ObjectStoreError(f"S3 request failed: {detail}", location=location)
-    if isinstance(exc, NoCredentialsError):
-        return StoreAccessError(f"no AWS credentials: {exc}", location=location)
-    if isinstance(exc, ConnectionError | ConnectionClosedError | ReadTimeoutError):
-        return TransientStoreError(
-            f"store unreachable after retries: {type(exc).__name__}", location=location
-        )
-    if isinstance(exc, IncompleteReadError | ResponseStreamingError):
-        # The response came, its body was cut short: botocore does not retry a body read; the caller may.
-        return TransientStoreError(f"response body cut short: {type(exc).__name__}: {exc}", location=location)
-    if isinstance(exc, FlexibleChecksumError):
-        return ObjectStoreError(f"response checksum mismatch: {exc}", location=location)
-    return ObjectStoreError(f"S3 request failed: {type(exc).__name__}: {exc}", location=location)
+T = TypeVar("T")
 
 
 class S3Store:
@@ -143,6 +75,7 @@ class S3Store:
         endpoint_url: str | None = None,
         region: str | None = None,
         client_factory: Callable[[], Any] | None = None,
+        read_attempts: int = READ_ATTEMPTS,
     ) -> None:
         if not bucket or "/" in bucket:
             raise ValueError(f"invalid S3 bucket name {bucket!r}")
@@ -155,6 +88,7 @@ class S3Store:
         self.endpoint_url = endpoint_url
         self.region = region
         self.client_factory = client_factory
+        self.read_attempts = read_attempts
         self._client: Any = None
         self._unverified_client: Any = None
         self._client_lock = threading.Lock()
@@ -220,12 +154,16 @@ class S3Store:
 
     def get(self, key: str) -> bytes:
         full = self._full_key(key)
-        with self._translated(full):
-            body = self.client().get_object(Bucket=self.bucket, Key=full)["Body"]
-            try:
-                return bytes(body.read())
-            finally:
-                body.close()
+
+        def attempt() -> bytes:
+            with self._translated(full):
+                body = self.client().get_object(Bucket=self.bucket, Key=full)["Body"]
+                try:
+                    return bytes(body.read())
+                finally:
+                    body.close()
+
+        return self._retried(attempt)
 
     def get_into(
         self,
@@ -245,22 +183,36 @@ class S3Store:
         (``IncompleteReadError``: ``TransientStoreError``) and, with ``verify_checksum``, the stored checksum
         (see the module docstring for ``verify_checksum=False``). ``if_match``: the GET's ``If-Match``
         (S3 answers 412 before any byte: ``PreconditionFailedError``).
+
+        A read cut short is read again from the start (``read_attempts`` in all). Once ``progress`` has been
+        told of some bytes, the next GETs are pinned to the first reply's etag (``If-Match``), so the bytes
+        already handed over are rewritten with the same bytes, and ``progress`` is only called again past
+        the most it was told (an object replaced meanwhile: ``PreconditionFailedError``).
         """
         full = self._full_key(key)
         location = f"s3://{self.bucket}/{full}"
         view = writable_view(out, location=location)
         client = self.client() if verify_checksum else self._client_without_response_checksums()
-        conditions = {} if if_match is None else {"IfMatch": if_match}
-        with self._translated(full, expected_etag=if_match):
-            response = client.get_object(Bucket=self.bucket, Key=full, **conditions)
-            body = response["Body"]
-            try:
-                size = int(response["ContentLength"])
-                check_fits(size, len(view), location=location)
-                _stream_into(body, view[:size], location=location, progress=progress)
-            finally:
-                body.close()
-        return size
+        read = _ResumedRead(if_match=if_match, progress=progress)
+
+        def attempt() -> int:
+            pin = read.pin()
+            conditions = {} if pin is None else {"IfMatch": pin}
+            with self._translated(full, expected_etag=pin):
+                response = client.get_object(Bucket=self.bucket, Key=full, **conditions)
+                body = response["Body"]
+                try:
+                    read.etag = str(response.get("ETag", "")) or None
+                    size = int(response["ContentLength"])
+                    check_fits(size, len(view), location=location)
+                    _stream_into(
+                        body, view[:size], location=location, progress=read.forward if progress else None
+                    )
+                finally:
+                    body.close()
+            return size
+
+        return self._retried(attempt)
 
     def get_range(self, key: str, *, start: int, end: int) -> bytes:
         check_range(start, end)
@@ -268,27 +220,35 @@ class S3Store:
         if start == end:  # an empty range cannot be expressed in a Range header
             self.head(key)
             return b""
-        with self._translated(full):
-            from botocore.exceptions import ClientError
 
-            try:
-                response = self.client().get_object(
-                    Bucket=self.bucket, Key=full, Range=f"bytes={start}-{end - 1}"
-                )
-            except ClientError as exc:
-                if exc.response.get("Error", {}).get("Code") == "InvalidRange":
-                    return b""  # start is past the end of an existing object
-                raise
-            body = response["Body"]
-            try:
-                return bytes(body.read())
-            finally:
-                body.close()
+        def attempt() -> bytes:
+            with self._translated(full):
+                from botocore.exceptions import ClientError
+
+                try:
+                    response = self.client().get_object(
+                        Bucket=self.bucket, Key=full, Range=f"bytes={start}-{end - 1}"
+                    )
+                except ClientError as exc:
+                    if exc.response.get("Error", {}).get("Code") == "InvalidRange":
+                        return b""  # start is past the end of an existing object
+                    raise
+                body = response["Body"]
+                try:
+                    return bytes(body.read())
+                finally:
+                    body.close()
+
+        return self._retried(attempt)
 
     def head(self, key: str) -> ObjectMeta:
         full = self._full_key(key)
-        with self._translated(full):
-            response = self.client().head_object(Bucket=self.bucket, Key=full)
+
+        def attempt() -> Any:
+            with self._translated(full):
+                return self.client().head_object(Bucket=self.bucket, Key=full)
+
+        response = self._retried(attempt)
         return ObjectMeta(
             key=key,
             size=int(response["ContentLength"]),
@@ -299,16 +259,24 @@ class S3Store:
     def list(self, prefix: str = "") -> Iterator[ObjectMeta]:
         validate_prefix(prefix, location=self.describe())
         full_prefix = self.prefix + prefix
-        with self._translated(full_prefix):
-            paginator = self.client().get_paginator("list_objects_v2")
-            for page in paginator.paginate(Bucket=self.bucket, Prefix=full_prefix):
-                for item in page.get("Contents", ()):
-                    yield ObjectMeta(
-                        key=str(item["Key"])[len(self.prefix) :],
-                        size=int(item["Size"]),
-                        etag=str(item["ETag"]),
-                        last_modified_ms=int(item["LastModified"].timestamp() * 1000),
-                    )
+        request: dict[str, str] = {"Bucket": self.bucket, "Prefix": full_prefix}
+        while True:  # page by page, each page's request retried on its own
+
+            def attempt() -> Any:
+                with self._translated(full_prefix):
+                    return self.client().list_objects_v2(**request)
+
+            page = self._retried(attempt)
+            for item in page.get("Contents", ()):
+                yield ObjectMeta(
+                    key=str(item["Key"])[len(self.prefix) :],
+                    size=int(item["Size"]),
+                    etag=str(item["ETag"]),
+                    last_modified_ms=int(item["LastModified"].timestamp() * 1000),
+                )
+            if not page.get("IsTruncated") or not page.get("NextContinuationToken"):
+                return
+            request["ContinuationToken"] = str(page["NextContinuationToken"])
 
     # -- writes --------------------------------------------------------------------------------------------
 
@@ -325,18 +293,26 @@ class S3Store:
 
     def delete(self, key: str) -> None:
         full = self._full_key(key)
-        with self._translated(full):
-            self.client().delete_object(Bucket=self.bucket, Key=full)
+
+        def attempt() -> None:
+            with self._translated(full):
+                self.client().delete_object(Bucket=self.bucket, Key=full)
+
+        self._retried(attempt)
 
     def delete_many(self, keys: Iterable[str]) -> None:
         full_keys = [self._full_key(key) for key in keys]  # validate every key before deleting any
         failed: dict[str, str] = {}
         for first in range(0, len(full_keys), DELETE_BATCH_SIZE):
             batch = full_keys[first : first + DELETE_BATCH_SIZE]
-            with self._translated(batch[0]):
-                response = self.client().delete_objects(
-                    Bucket=self.bucket, Delete={"Objects": [{"Key": k} for k in batch], "Quiet": True}
-                )
+
+            def attempt(batch: list[str] = batch) -> Any:
+                with self._translated(batch[0]):
+                    return self.client().delete_objects(
+                        Bucket=self.bucket, Delete={"Objects": [{"Key": k} for k in batch], "Quiet": True}
+                    )
+
+            response = self._retried(attempt)
             for error in response.get("Errors", ()):
                 failed[self._relative_key(str(error.get("Key", "?")))] = str(error.get("Code", "error"))
         if failed:
@@ -347,6 +323,12 @@ class S3Store:
             )
 
     # -- helpers -------------------------------------------------------------------------------------------
+
+    def _retried(self, call: Callable[[], T]) -> T:
+        """``call()`` (a read or a delete: repeatable), again after a ``TransientStoreError``
+        (``s3_errors.retried``, ``read_attempts`` tries in all). Puts are never repeated here: a conditional
+        put whose reply was lost is the caller's to settle (``lake.commit``)."""
+        return retried(call, attempts=self.read_attempts)
 
     def _full_key(self, key: str) -> str:
         return self.prefix + validate_key(key, location=self.describe())
@@ -359,13 +341,11 @@ class S3Store:
     def _translated(
         self, full_key: str, mode: PutMode | None = None, *, expected_etag: str | None = None
     ) -> Iterator[None]:
-        """botocore's errors as this package's; a read's ``expected_etag`` (``If-Match``) is named in
-        the ``PreconditionFailedError`` of a 412."""
-        from botocore.exceptions import BotoCoreError, ClientError
-
+        """botocore's (and the transport's) errors as this package's; a read's ``expected_etag``
+        (``If-Match``) is named in the ``PreconditionFailedError`` of a 412."""
         try:
             yield
-        except (ClientError, BotoCoreError) as exc:
+        except transport_errors() as exc:
             error = translate_s3_error(exc, bucket=self.bucket, key=full_key, mode=mode)
             if expected_etag is not None and isinstance(error, PreconditionFailedError):
                 error = PreconditionFailedError(
@@ -382,10 +362,34 @@ def _stream_into(body: Any, target: memoryview, *, location: str, progress: Prog
     chunk = READ_CHUNK_BYTES if progress is None else PROGRESS_CHUNK_BYTES
     while filled < size:
         count = body.readinto(target[filled : min(filled + chunk, size)])
-        if not count:
-            raise ObjectStoreError(f"response body ended after {filled} of {size} bytes", location=location)
+        if not count:  # the connection closed early: transient, like a reset
+            raise TransientStoreError(
+                f"response body ended after {filled} of {size} bytes", location=location
+            )
         filled += count
         if progress is not None:
             progress(filled)
     if body.readinto(bytearray(1)):
         raise ObjectStoreError(f"response body longer than its Content-Length {size}", location=location)
+
+
+@dataclass
+class _ResumedRead:
+    """What one ``get_into`` carries from a try cut short to the next: the etag of the first reply and the
+    most bytes ``progress`` was told of."""
+
+    if_match: str | None
+    progress: Progress | None
+    etag: str | None = None
+    told: int = 0
+
+    def pin(self) -> str | None:
+        """The next GET's ``If-Match``: the caller's, or once bytes were handed over, the first reply's."""
+        if self.if_match is not None or self.told == 0:
+            return self.if_match
+        return self.etag
+
+    def forward(self, filled: int) -> None:
+        if self.progress is not None and filled > self.told:
+            self.told = filled
+            self.progress(filled)

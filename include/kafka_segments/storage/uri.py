@@ -4,7 +4,9 @@
   standard AWS settings);
 * ``file:///abs/path`` (host empty or ``localhost``) or a plain local path -> ``LocalStore(path)``.
 
-Anything else (another scheme, a missing bucket, a query or fragment) is ``InvalidLakeUriError``.
+Anything else (another scheme, a missing bucket, a prefix with a ``..``/``.``/empty segment, credentials in
+the URI, a query or fragment) is ``InvalidLakeUriError``, whose message names the offending part and never
+the URI's password (``redaction.redact_uri``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import re
 from urllib.parse import unquote, urlsplit
 
 from kafka_segments.errors import InvalidLakeUriError, InvalidObjectKeyError
+from kafka_segments.redaction import redact_uri
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.storage.local import LocalStore
 from kafka_segments.storage.s3 import S3Store
@@ -32,26 +35,50 @@ def open_store(uri: str | os.PathLike[str]) -> ObjectStore:
         return LocalStore(text)
     scheme = match.group(1).lower()
     parts = urlsplit(text)
+    shown = f"lake URI {redact_uri(text)!r}"
     if parts.query or parts.fragment:
-        raise InvalidLakeUriError(f"lake URI {text!r}: query strings and fragments are not allowed")
+        raise InvalidLakeUriError(f"{shown}: query strings and fragments are not allowed")
+    if "@" in parts.netloc:
+        raise InvalidLakeUriError(
+            f"{shown}: credentials in the URI are not allowed (use the standard AWS settings: environment, "
+            "profile or instance role)"
+        )
     if scheme == "s3":
-        return _s3_store(text, parts.netloc, parts.path)
+        return _s3_store(shown, parts.netloc, parts.path)
     if scheme == "file":
         if parts.netloc not in {"", "localhost"}:
-            raise InvalidLakeUriError(f"lake URI {text!r}: file URIs must name a local path (file:///path)")
+            raise InvalidLakeUriError(f"{shown}: file URIs must name a local path (file:///path)")
         path = unquote(parts.path)
         if not path.startswith("/"):
-            raise InvalidLakeUriError(f"lake URI {text!r}: file URIs need an absolute path")
+            raise InvalidLakeUriError(f"{shown}: file URIs need an absolute path")
         return LocalStore(path)
     raise InvalidLakeUriError(
-        f"lake URI {text!r}: unsupported scheme {scheme!r} (use s3://bucket/prefix or a local path)"
+        f"{shown}: unsupported scheme {scheme!r} (use s3://bucket/prefix or a local path)"
     )
 
 
-def _s3_store(text: str, bucket: str, path: str) -> S3Store:
+def _s3_store(shown: str, bucket: str, path: str) -> S3Store:
+    prefix = path.lstrip("/")
+    bad = _bad_segment(prefix)
+    if bad is not None:  # checked first: a '..' in the prefix is the mistake, whatever the bucket
+        raise InvalidLakeUriError(
+            f"{shown}: the prefix {prefix!r} has {bad} segment (a lake prefix cannot leave or alias its "
+            "place in the bucket)"
+        )
     if not _BUCKET.match(bucket):
-        raise InvalidLakeUriError(f"lake URI {text!r}: missing or invalid S3 bucket name {bucket!r}")
+        raise InvalidLakeUriError(f"{shown}: missing or invalid S3 bucket name {bucket!r}")
     try:
-        return S3Store(bucket, path.lstrip("/"))
+        return S3Store(bucket, prefix)
     except InvalidObjectKeyError as exc:
-        raise InvalidLakeUriError(f"lake URI {text!r}: invalid prefix: {exc.reason}") from exc
+        raise InvalidLakeUriError(f"{shown}: invalid prefix: {exc.reason}") from exc
+
+
+def _bad_segment(prefix: str) -> str | None:
+    """A prefix's first ``..``, ``.`` or empty segment as a message names it (``"a '..'"``), or ``None``."""
+    segments = prefix[:-1].split("/") if prefix.endswith("/") else prefix.split("/")
+    for segment in segments if prefix else ():
+        if segment in {"..", "."}:
+            return f"a {segment!r}"
+        if not segment:
+            return "an empty ('//')"
+    return None

@@ -1,14 +1,15 @@
-"""numba kernels behind ``fast.py``: the segment walk and the record v2 decoder over numpy uint8 views.
+"""numba kernels behind ``decode.py``: the segment walk and the record v2 decoder over numpy uint8 views.
 
 Every kernel is ``@njit(cache=True, nogil=True)`` without a signature, so nothing compiles when this module is
 imported (and threads of one worker, e.g. the inline engine's, decode side by side);
-the first call compiles (or loads the on-disk cache) for the argument types it sees. ``fast.py`` always
+the first call compiles (or loads the on-disk cache) for the argument types it sees. ``decode.py`` always
 passes read-only, C-contiguous ``uint8`` views so each kernel has a single specialization.
 
 * ``walk_entries`` / ``fill_headers``: walk ``Offset => Int64, Size => Int32`` entry prefixes, applying the
   checks of ``log._check_entry`` (header fits, size >= 14, magic <= 2, v2 size >= 49, entry fits). The
   first pass returns the positions of the valid v2 entries and where and why it stopped; the second copies
-  the 61-byte v2 headers at those positions into columns.
+  the 61-byte v2 headers at those positions into columns, each field at the offset ``records.batch``
+  derives from its wire schema (module globals: numba compiles them in as constants).
 * ``decode_records``: decodes every record of every batch (a payload span of an arena) into columns,
   accepting exactly what ``record.decode_records`` accepts: varints of at most 5 bytes (10 for the
   timestamp delta), record lengths that fit the payload and match the bytes consumed, keys and values of
@@ -23,6 +24,27 @@ from typing import Any
 
 import numpy as np
 from numba import njit
+
+from kafka_segments.records.batch import (
+    ATTRIBUTES_OFFSET,
+    BASE_OFFSET_OFFSET,
+    BASE_SEQUENCE_OFFSET,
+    BASE_TIMESTAMP_OFFSET,
+    CRC_OFFSET,
+    LAST_OFFSET_DELTA_OFFSET,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    MAGIC_VALUE_V2,
+    MAX_TIMESTAMP_OFFSET,
+    PARTITION_LEADER_EPOCH_OFFSET,
+    PRODUCER_EPOCH_OFFSET,
+    PRODUCER_ID_OFFSET,
+    RECORD_BATCH_OVERHEAD,
+    RECORDS_COUNT_OFFSET,
+    SIZE_OFFSET,
+)
+from kafka_segments.records.legacy import RECORD_OVERHEAD_V0
+from kafka_segments.records.log import HEADER_SIZE_UP_TO_MAGIC
 
 # walk_entries status codes
 SCAN_OK = 0
@@ -55,11 +77,7 @@ ERROR_REASONS = {
     ERR_OVERFLOW: "an offset or timestamp does not fit an int64, or a record is 2 GiB or more",
 }
 
-_LOG_OVERHEAD = 12
-_MAGIC_OFFSET = 16
-_HEADER_UP_TO_MAGIC = 17
-_RECORD_OVERHEAD_V0 = 14
-_V2_MIN_SIZE = 61 - 12
+_V2_MIN_SIZE = RECORD_BATCH_OVERHEAD - LOG_OVERHEAD
 _MAX_RECORD_LENGTH = 2**31 - 1 - 5
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
@@ -101,28 +119,28 @@ def _be16(buf: Any, p: int) -> Any:
 def walk_entries(buf: Any) -> Any:
     """Walk the entries; return (positions of the valid v2 entries, stop position, status)."""
     end = buf.shape[0]
-    capacity = min(end // (_LOG_OVERHEAD + _V2_MIN_SIZE) + 1, 4096)
+    capacity = min(end // (LOG_OVERHEAD + _V2_MIN_SIZE) + 1, 4096)
     positions = np.empty(capacity, dtype=np.int64)
     pos = 0
     n = 0
     status = SCAN_OK
     while pos < end:
         remaining = end - pos
-        if remaining < _HEADER_UP_TO_MAGIC:
+        if remaining < HEADER_SIZE_UP_TO_MAGIC:
             status = SCAN_DAMAGE
             break
-        size = _be32(buf, pos + 8)
-        if size < _RECORD_OVERHEAD_V0:
+        size = _be32(buf, pos + SIZE_OFFSET)
+        if size < RECORD_OVERHEAD_V0:
             status = SCAN_DAMAGE
             break
-        magic = buf[pos + _MAGIC_OFFSET]
-        if magic > 2:
+        magic = buf[pos + MAGIC_OFFSET]
+        if magic > MAGIC_VALUE_V2:
             status = SCAN_DAMAGE
             break
-        if magic < 2:
+        if magic < MAGIC_VALUE_V2:
             status = SCAN_LEGACY
             break
-        if size < _V2_MIN_SIZE or _LOG_OVERHEAD + size > remaining:
+        if size < _V2_MIN_SIZE or LOG_OVERHEAD + size > remaining:
             status = SCAN_DAMAGE
             break
         if n == capacity:
@@ -132,7 +150,7 @@ def walk_entries(buf: Any) -> Any:
             positions = grown
         positions[n] = pos
         n += 1
-        pos += _LOG_OVERHEAD + size
+        pos += LOG_OVERHEAD + size
     return positions[:n], pos, status
 
 
@@ -160,20 +178,20 @@ def fill_headers(
     """
     for i in range(position.shape[0]):
         pos = position[i]
-        base_offset[i] = _be64(buf, pos)
-        batch_length[i] = _be32(buf, pos + 8)
-        partition_leader_epoch[i] = _be32(buf, pos + 12)
-        magic[i] = buf[pos + 16]
-        c = _be32(buf, pos + 17)
+        base_offset[i] = _be64(buf, pos + BASE_OFFSET_OFFSET)
+        batch_length[i] = _be32(buf, pos + SIZE_OFFSET)
+        partition_leader_epoch[i] = _be32(buf, pos + PARTITION_LEADER_EPOCH_OFFSET)
+        magic[i] = buf[pos + MAGIC_OFFSET]
+        c = _be32(buf, pos + CRC_OFFSET)
         crc[i] = c + 0x100000000 if c < 0 else c
-        attributes[i] = _be16(buf, pos + 21)
-        last_offset_delta[i] = _be32(buf, pos + 23)
-        base_timestamp[i] = _be64(buf, pos + 27)
-        max_timestamp[i] = _be64(buf, pos + 35)
-        producer_id[i] = _be64(buf, pos + 43)
-        producer_epoch[i] = _be16(buf, pos + 51)
-        base_sequence[i] = _be32(buf, pos + 53)
-        records_count[i] = _be32(buf, pos + 57)
+        attributes[i] = _be16(buf, pos + ATTRIBUTES_OFFSET)
+        last_offset_delta[i] = _be32(buf, pos + LAST_OFFSET_DELTA_OFFSET)
+        base_timestamp[i] = _be64(buf, pos + BASE_TIMESTAMP_OFFSET)
+        max_timestamp[i] = _be64(buf, pos + MAX_TIMESTAMP_OFFSET)
+        producer_id[i] = _be64(buf, pos + PRODUCER_ID_OFFSET)
+        producer_epoch[i] = _be16(buf, pos + PRODUCER_EPOCH_OFFSET)
+        base_sequence[i] = _be32(buf, pos + BASE_SEQUENCE_OFFSET)
+        records_count[i] = _be32(buf, pos + RECORDS_COUNT_OFFSET)
 
 
 @njit(cache=True, inline="always")

@@ -1,8 +1,8 @@
 """The columns of the fast path: ``HeaderTable`` (batch headers) and ``RecordColumns`` (records).
 
 Both are frozen dataclasses of numpy arrays, one row per batch or per record, filled by the kernels in
-``fast_kernels.py`` through ``fast.py``; their methods turn rows back into the ``BatchHeader`` and ``Record``
-objects of the Python path.
+``decode_kernels.py`` through ``decode.py``; their methods turn rows back into the ``BatchHeader`` and
+``Record`` objects of the Python path.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from kafka_segments.records import fast_kernels as _k
 from kafka_segments.records.attributes import COMPRESSION_CODEC_MASK, CONTROL_FLAG_MASK
 from kafka_segments.records.batch import LOG_OVERHEAD, BatchHeader
+from kafka_segments.records.fast import decode_kernels as _k
 from kafka_segments.records.record import Header, Record
 from kafka_segments.records.varint import VARINT_MAX_BYTES, decode_varint
 

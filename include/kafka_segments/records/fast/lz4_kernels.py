@@ -1,5 +1,5 @@
 """numba kernels calling LZ4's own C functions: runs of Kafka's LZ4 frames decoded into one arena
-(``lz4_into``), and the records of rebuilt batches compressed into frames (``fast_rebuild``).
+(``lz4_into``), and the records of rebuilt batches compressed into frames (``rebuild``).
 
 LZ4's C library is linked in at run time, not at build time. ``bind()`` looks up ``LZ4_decompress_safe`` in
 the ``lz4`` package's block extension (which bundles LZ4 and exports its symbols), else in the system's

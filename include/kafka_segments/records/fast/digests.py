@@ -1,25 +1,27 @@
 """Key digests over whole record columns: the offset map's MD5s without a Python call per record.
 
-Kafka's ``SkimpyOffsetMap`` identifies a key by its MD5 (``hashInto``); ``offset_map`` keeps that identity
-(``key_digest``: 16 digest bytes). Here the digests of many keys are computed by one numba call
+Kafka's ``SkimpyOffsetMap`` identifies a key by its MD5 (``hashInto``); ``compaction.offset_map`` keeps that
+identity (``key_digest``: 16 digest bytes). Here the digests of many keys are computed by one numba call
 (``key_kernels.md5_spans``) and held as two uint64 columns, ``hi`` and ``lo`` (the digest's bytes 0..7 and
 8..15 read big-endian), so that
 
-* building a map part is one pass that keeps, per distinct digest, the last row (later offsets overwrite);
-* a round's lookups go through ``fates.DigestTable``, an open-addressing table built once per round from
-  the map's entries.
+* building a map is one pass that keeps, per distinct key, the last row (later offsets overwrite);
+* a round's lookups go through ``DigestTable``, an open-addressing table built once per round from the
+  map's entries;
+* equal key bytes are grouped first (``group_kernels``; ``SpanGroups`` while a segment is read in steps), so
+  each distinct key is hashed once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from kafka_segments.compaction import group_kernels as _g
-from kafka_segments.compaction import key_kernels as _k
+from kafka_segments.records.fast import group_kernels as _g
+from kafka_segments.records.fast import key_kernels as _k
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
@@ -70,7 +72,7 @@ def key_identities(buffer: U8, key_start: I64, key_length: I32) -> tuple[I64, U6
 
 
 def digest_bytes(hi: U64, lo: U64) -> list[bytes]:
-    """The 16-byte digests (``offset_map.key_digest`` values) of (hi, lo) columns."""
+    """The 16-byte digests (``compaction.offset_map.key_digest`` values) of (hi, lo) columns."""
     pairs = np.empty((len(hi), 2), dtype=">u8")
     pairs[:, 0] = hi
     pairs[:, 1] = lo
@@ -85,21 +87,69 @@ def digest_columns(digests: Iterable[bytes]) -> tuple[U64, U64]:
     return pairs[:, 0].astype(np.uint64), pairs[:, 1].astype(np.uint64)
 
 
-def key_parts(hi: U64, count: int) -> I64:
-    """``offset_map.part_of`` of every digest."""
-    out = np.empty(len(hi), dtype=np.int64)
-    _k.part_of_hi(hi, count, out)
-    return out
-
-
-def last_of_each(hi: U64, lo: U64) -> I64:
-    """For each distinct digest (in order of first appearance), the index of its last occurrence."""
-    last: I64 = _k.last_rows(hi, lo)
-    return last
-
-
 def last_of_each_id(ids: I64, count: int) -> I64:
     """The index of the last occurrence of each id (ids in ``0 .. count - 1``) present in ``ids``, in
     ascending order (so a later index, a later offset, comes later)."""
     last: I64 = _k.last_of_ids(ids, count)
     return last
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class DigestTable:
+    """Digest -> offset (a round's offset map) as an open-addressing table, built once per round."""
+
+    slots: I64
+    hi: U64
+    lo: U64
+    offsets: I64
+
+    @classmethod
+    def of(cls, entries: Mapping[bytes, int]) -> DigestTable:
+        """The table of ``entries``: 16-byte digest -> offset."""
+        offsets = np.fromiter(entries.values(), dtype=np.int64, count=len(entries))
+        hi, lo = digest_columns(entries)
+        slots, _, _, _ = _k.build_table(hi, lo, offsets)
+        return cls(slots, hi, lo, offsets)
+
+    def lookup(self, hi: U64, lo: U64) -> I64:
+        """The offset of every digest (hi, lo), -1 when absent."""
+        found = np.empty(len(hi), dtype=np.int64)
+        _k.lookup_table(self.slots, self.hi, self.lo, self.offsets, hi, lo, found)
+        return found
+
+
+class SpanGroups:
+    """``group_kernels.group_spans`` over spans added step after step (the steps of a segment decoded while
+    it is read): equal bytes get equal ids across steps, numbered by first appearance."""
+
+    def __init__(self, rows_hint: int) -> None:
+        self._slots, self._store_at, self._store, self._firsts, self._counts = _g.new_span_groups(rows_hint)
+
+    @property
+    def distinct(self) -> int:
+        """How many ids were given so far."""
+        return int(self._counts[1])
+
+    @property
+    def firsts(self) -> I64:
+        """The row of the first span of each id (a view: ``add`` may replace it, callers may write it)."""
+        firsts: I64 = self._firsts[: self.distinct]
+        return firsts
+
+    def add(self, buffer: U8, starts: I64, lengths: I32, row_base: int) -> I64:
+        """The id of each span ``buffer[starts[i] : starts[i] + lengths[i]]`` (lengths >= 0); a new id's
+        first row is recorded as ``row_base + i``."""
+        ids = np.empty(len(starts), dtype=np.int64)
+        self._slots, self._store_at, self._store, self._firsts = _g.group_spans(
+            buffer,
+            starts,
+            lengths,
+            row_base,
+            ids,
+            self._slots,
+            self._store_at,
+            self._store,
+            self._firsts,
+            self._counts,
+        )
+        return ids

@@ -17,13 +17,13 @@ metadata. What changes and what does not, per Kafka's ``MemoryRecordsBuilder`` a
   the source's codec.
 
 ``rebuild_batches`` does the same for many batches of one segment at once: one numba call
-(``fast_rebuild_kernels.write_batches``) writes every batch, header and records; the records of LZ4 batches
+(``rebuild_kernels.write_batches``) writes every batch, header and records; the records of LZ4 batches
 are then compressed by one more (``lz4_kernels.compress_frames``, LZ4's frame compressor called from the
 kernel: the frames ``lz4.frame.compress`` writes). Only the CRC-32C, and the codec of other compressed
 batches, is a call per batch.
 
 ``encode_retained`` re-encodes the retained rows of ``records.fast.RecordColumns`` in one numba call
-(``fast_rebuild_kernels.encode_rows``): byte for byte what ``record.encode_records`` writes for the same
+(``rebuild_kernels.encode_rows``): byte for byte what ``record.encode_records`` writes for the same
 ``Record`` objects. ``rebuild_from_columns`` then seals the batch as ``builder.rebuild_batch`` does.
 Cases that this path does not write itself return ``None`` so the caller takes the per-record path (which
 then raises what it raises): a legacy (v0/v1) source, offsets not strictly increasing within the source's
@@ -39,8 +39,6 @@ import crc32c as _crc32c
 import numpy as np
 import numpy.typing as npt
 
-from kafka_segments.records import fast_rebuild_kernels as _k
-from kafka_segments.records import lz4_kernels as _lz4
 from kafka_segments.records.attributes import (
     COMPRESSION_CODEC_MASK,
     DELETE_HORIZON_FLAG_MASK,
@@ -59,7 +57,9 @@ from kafka_segments.records.batch import (
 )
 from kafka_segments.records.compression import Buffer, compress, compressor
 from kafka_segments.records.crc import crc32c
-from kafka_segments.records.fast_columns import RecordColumns
+from kafka_segments.records.fast import lz4_kernels as _lz4
+from kafka_segments.records.fast import rebuild_kernels as _k
+from kafka_segments.records.fast.columns import RecordColumns
 
 __all__ = ["encode_retained", "rebuild_batches", "rebuild_from_columns"]
 

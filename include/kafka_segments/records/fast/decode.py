@@ -1,16 +1,16 @@
 """The columnar hot path: whole-segment header tables and record columns from numba kernels.
 
-* ``scan_header_table`` walks a ``.log`` buffer by its length fields (``fast_kernels.walk_entries`` then
+* ``scan_header_table`` walks a ``.log`` buffer by its length fields (``decode_kernels.walk_entries`` then
   ``fill_headers``) and returns every v2 batch header as numpy columns. It is ``log.scan_headers`` in
   columns: same entries, same values, same errors.
 * ``decode_record_columns`` decodes every record of every batch (control batches included) into columns:
   offset, timestamp (LogAppendTime applied), key and value spans in one byte buffer, header count, record
   span and batch index. Uncompressed segments are decoded in place (the buffer *is* the segment);
   otherwise each batch's records stream (decompressed, or copied when uncompressed) is appended to one
-  arena that ``fast_kernels.decode_records`` walks in a single call. It equals
+  arena that ``decode_kernels.decode_records`` walks in a single call. It equals
   ``[r for b in log.iter_batches(data) for r in b.records]``.
 
-The column types are in ``fast_columns.py``, the numba kernels in ``fast_kernels.py``.
+The column types are in ``columns.py``, the numba kernels in ``decode_kernels.py``.
 
 Damage is reported exactly as the Python path reports it. The kernels only find *which* entry is bad and in
 which phase; the error itself is then raised by the Python code for that one entry (``log.read_entry``,
@@ -35,11 +35,11 @@ import numpy as np
 import numpy.typing as npt
 
 from kafka_segments.errors import CorruptRecordError, InvalidCrcError
-from kafka_segments.records import fast_kernels as _k
 from kafka_segments.records.attributes import TIMESTAMP_TYPE_MASK, CompressionType
 from kafka_segments.records.batch import ATTRIBUTES_OFFSET, RECORDS_OFFSET, BatchHeader, RecordBatch
 from kafka_segments.records.compression import batch_decompressors
-from kafka_segments.records.fast_columns import (
+from kafka_segments.records.fast import decode_kernels as _k
+from kafka_segments.records.fast.columns import (
     I64,
     TABLE_DTYPES,
     U8,
@@ -47,8 +47,8 @@ from kafka_segments.records.fast_columns import (
     RecordColumns,
     allocate_record_columns,
 )
+from kafka_segments.records.fast.lz4_into import decode_frames_into, frame_block_max, native_decoder
 from kafka_segments.records.log import iter_batches, read_entry, scan_headers
-from kafka_segments.records.lz4_into import decode_frames_into, frame_block_max, native_decoder
 from kafka_segments.records.record import encode_record
 
 __all__ = ["HeaderTable", "RecordColumns", "decode_record_columns", "scan_header_table"]

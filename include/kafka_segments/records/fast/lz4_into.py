@@ -27,7 +27,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from kafka_segments.records import lz4_kernels as _k
+from kafka_segments.records.fast import lz4_kernels as _k
 from kafka_segments.records.lz4_frame import (
     LZ4_DESCRIPTOR_START,
     LZ4_FLG_BLOCK_CHECKSUM,

@@ -8,10 +8,9 @@ the same over whole record columns in one call:
 * ``md5_spans``: the MD5 (RFC 1321) of each ``(start, length)`` span of a byte buffer, as two big-endian
   uint64 halves per key (``hi`` = digest bytes 0..7, ``lo`` = bytes 8..15), so ``hi.tobytes(">")`` order
   matches the digest bytes. Checked against ``hashlib.md5`` in the tests.
-* ``last_rows``: for each distinct digest, the last row holding it (the map's "later offsets overwrite");
-  ``last_of_ids`` the same over key ids (``group_kernels.distinct_spans``), without hashing the rows again.
+* ``last_of_ids``: for each key id (``group_kernels.distinct_spans``), the last row holding it (the map's
+  "later offsets overwrite"), without hashing the rows again.
 * ``build_table`` / ``lookup_table``: an open-addressing table digest -> offset (-1 when absent).
-* ``part_of_hi``: ``offset_map.part_of`` over the digests' top 64 bits.
 
 Grouping equal key bytes (so each distinct key is hashed once) is in ``group_kernels``.
 
@@ -207,36 +206,6 @@ def _slot(hi: Any, lo: Any, mask: int) -> Any:
 
 
 @njit(cache=True, nogil=True)
-def last_rows(hi: Any, lo: Any) -> Any:
-    """The last row of each distinct (hi, lo), in order of first appearance."""
-    n = len(hi)
-    size = 16
-    while size < 2 * n:
-        size *= 2
-    mask = size - 1
-    table = np.full(size, -1, dtype=np.int64)
-    first_seen = np.empty(n, dtype=np.int64)
-    last = np.empty(n, dtype=np.int64)
-    distinct = 0
-    for row in range(n):
-        slot = _slot(hi[row], lo[row], mask)
-        while True:
-            entry = table[slot]
-            if entry < 0:
-                table[slot] = distinct
-                first_seen[distinct] = row
-                last[distinct] = row
-                distinct += 1
-                break
-            head = first_seen[entry]
-            if hi[head] == hi[row] and lo[head] == lo[row]:
-                last[entry] = row
-                break
-            slot = (slot + 1) & mask
-    return last[:distinct].copy()
-
-
-@njit(cache=True, nogil=True)
 def last_of_ids(ids: Any, count: int) -> Any:
     """The last index of each id present in ``ids`` (values in ``0 .. count - 1``), ascending."""
     last = np.full(count, -1, dtype=np.int64)
@@ -292,13 +261,3 @@ def lookup_table(slots: Any, keys_hi: Any, keys_lo: Any, values: Any, hi: Any, l
             slot = (slot + 1) & mask
         out[row] = found
     return misses
-
-
-@njit(cache=True, nogil=True)
-def part_of_hi(hi: Any, count: int, out: Any) -> None:
-    """``(hi * count) >> 64`` for each digest (``offset_map.part_of``), without 128-bit integers."""
-    c = np.uint64(count)
-    for row in range(len(hi)):
-        upper = hi[row] >> np.uint64(32)
-        lower = hi[row] & np.uint64(0xFFFFFFFF)
-        out[row] = np.int64((upper * c + ((lower * c) >> np.uint64(32))) >> np.uint64(32))

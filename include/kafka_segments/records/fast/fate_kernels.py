@@ -1,17 +1,18 @@
 """numba kernels for the cleaning pass: every record's fate in one pass over the record columns.
 
-``fates.record_fates`` decides with numpy over whole columns (``np.select`` over seven conditions, each a
-full-length array); these kernels take the same decision record by record, reading the per-batch flags and
-the map's offset of the record's key id (``decoded.DecodedSegment.key_id``) directly:
+The rule is ``compaction.decisions.decide_record`` (the executable specification), taken record by record
+over the columns: the per-batch flags and the map's offset of the record's key id
+(``compaction.decoded.DecodedSegment.key_id``) are read directly. Nothing here knows the decisions: fate
+codes are passed in by the caller (``compaction.fates.FATE_ORDER``).
 
 1. ``asked_ids``: the key ids whose map offset the pass needs (data records with a key, within the map, in
    batches whose records are not discarded) — the map is asked for those only;
-2. ``fate_codes``: the fate code (a position in ``fates.FATES``), the first rule that applies winning, in
-   ``record_fates``' order: discarded batch, control record, beyond the map, unkeyed, superseded (the map
-   holds a later offset of the key), latest with a value, tombstone while deletes are retained, else an
-   expired tombstone.
+2. ``fate_codes``: the fate code, the first rule that applies winning, in ``decide_record``'s order:
+   discarded batch, control record, beyond the map, unkeyed, superseded (the map holds a later offset of the
+   key), latest with a value, tombstone while deletes are retained, else an expired tombstone.
 
-``tests/unit/test_fast_rebuild.py`` checks a whole round against the numpy path.
+``tests/unit/test_compaction_fates.py`` checks both against ``decide_record``, and
+``tests/unit/test_fast_rebuild.py`` a whole round against one deciding record by record.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
-"""numba kernels behind ``fast_rebuild.py``: ``DefaultRecord.writeTo`` and v2 batches from record columns.
+"""numba kernels behind ``rebuild.py``: ``DefaultRecord.writeTo`` and v2 batches from record columns.
 
 * ``encode_rows``: each row re-encoded as Kafka writes a record (attributes 0, minimal zigzag varints,
   deltas against the given base offset and base timestamp, key, value, headers copied); -1 when a header
   key is not valid UTF-8 (Kafka would have read it as U+FFFD: the per-record path writes that).
-* ``write_batches``: the retained rows of many batches, each behind its 61-byte v2 header.
+* ``write_batches``: the retained rows of many batches, each behind its 61-byte v2 header (fields at the
+  offsets ``records.batch`` derives from its wire schema: module globals, compiled in as constants).
 
 Every kernel is ``@njit(cache=True)`` without a signature: nothing compiles at import time.
 """
@@ -15,9 +16,37 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from kafka_segments.records.attributes import (
+    COMPRESSION_CODEC_MASK,
+    CONTROL_FLAG_MASK,
+    DELETE_HORIZON_FLAG_MASK,
+    TIMESTAMP_TYPE_MASK,
+    TRANSACTIONAL_FLAG_MASK,
+)
+from kafka_segments.records.batch import (
+    ATTRIBUTES_OFFSET,
+    BASE_OFFSET_OFFSET,
+    BASE_SEQUENCE_OFFSET,
+    BASE_TIMESTAMP_OFFSET,
+    CRC_OFFSET,
+    LAST_OFFSET_DELTA_OFFSET,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    MAGIC_VALUE_V2,
+    MAX_TIMESTAMP_OFFSET,
+    PARTITION_LEADER_EPOCH_OFFSET,
+    PRODUCER_EPOCH_OFFSET,
+    PRODUCER_ID_OFFSET,
+    RECORD_BATCH_OVERHEAD,
+    RECORDS_COUNT_OFFSET,
+    SIZE_OFFSET,
+)
+
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
-_HEADER_SIZE = 61
+_HEADER_SIZE = RECORD_BATCH_OVERHEAD
+_KEPT_ATTRIBUTES = COMPRESSION_CODEC_MASK | TIMESTAMP_TYPE_MASK | TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK
+"""The source attributes a rebuilt batch keeps (``builder.rebuild_batch``); the horizon flag is set anew."""
 
 
 @njit(cache=True, inline="always")
@@ -251,21 +280,21 @@ def write_batches(
         )
         if written < 0:
             continue
-        attributes = (headers[b, 3] & 0x3F) | (0x40 if has_horizon[b] else 0)
-        max_timestamp = headers[b, 4] if attributes & 0x08 else high
-        _put_be(out, at, base_offset, 8)
-        _put_be(out, at + 8, _HEADER_SIZE - 12 + written, 4)
-        _put_be(out, at + 12, headers[b, 2], 4)
-        out[at + 16] = 2
-        _put_be(out, at + 17, 0, 4)
-        _put_be(out, at + 21, attributes, 2)
-        _put_be(out, at + 23, headers[b, 1], 4)
-        _put_be(out, at + 27, base, 8)
-        _put_be(out, at + 35, max_timestamp, 8)
-        _put_be(out, at + 43, headers[b, 5], 8)
-        _put_be(out, at + 51, headers[b, 6], 2)
-        _put_be(out, at + 53, headers[b, 7], 4)
-        _put_be(out, at + 57, n, 4)
+        attributes = (headers[b, 3] & _KEPT_ATTRIBUTES) | (DELETE_HORIZON_FLAG_MASK if has_horizon[b] else 0)
+        max_timestamp = headers[b, 4] if attributes & TIMESTAMP_TYPE_MASK else high
+        _put_be(out, at + BASE_OFFSET_OFFSET, base_offset, 8)
+        _put_be(out, at + SIZE_OFFSET, _HEADER_SIZE - LOG_OVERHEAD + written, 4)
+        _put_be(out, at + PARTITION_LEADER_EPOCH_OFFSET, headers[b, 2], 4)
+        out[at + MAGIC_OFFSET] = MAGIC_VALUE_V2
+        _put_be(out, at + CRC_OFFSET, 0, 4)
+        _put_be(out, at + ATTRIBUTES_OFFSET, attributes, 2)
+        _put_be(out, at + LAST_OFFSET_DELTA_OFFSET, headers[b, 1], 4)
+        _put_be(out, at + BASE_TIMESTAMP_OFFSET, base, 8)
+        _put_be(out, at + MAX_TIMESTAMP_OFFSET, max_timestamp, 8)
+        _put_be(out, at + PRODUCER_ID_OFFSET, headers[b, 5], 8)
+        _put_be(out, at + PRODUCER_EPOCH_OFFSET, headers[b, 6], 2)
+        _put_be(out, at + BASE_SEQUENCE_OFFSET, headers[b, 7], 4)
+        _put_be(out, at + RECORDS_COUNT_OFFSET, n, 4)
         bounds[b, 1] = at + _HEADER_SIZE + written
         bounds[b, 2] = n
         at += _HEADER_SIZE + written
