@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from kafka_segments.errors import ForeignObjectError
-from kafka_segments.lake.adoption import adopt
+from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.history import read_head
 from kafka_segments.storage import LocalStore
 from kafka_segments.topic_partition import TopicPartition
