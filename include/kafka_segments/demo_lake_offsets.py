@@ -33,7 +33,8 @@ from kafka_segments.demo_lake_log import (
     Producer,
     partition_objects,
 )
-from kafka_segments.offsets.coordinator_replay import build_snapshot, replay_log
+from kafka_segments.offsets.coordinator_replay import replay_log
+from kafka_segments.offsets.coordinator_snapshot import build_snapshot
 from kafka_segments.offsets.coordinator_writer import (
     CoordinatorRecord,
     GroupMember,

@@ -14,7 +14,28 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kafka_segments.offsets import coordinator_schema as cs
+from kafka_segments.offsets.coordinator_fields import CoordinatorSchemaError
+from kafka_segments.offsets.coordinator_keys import (
+    ConsumerGroupRecordKey,
+    GroupMetadataKey,
+    OffsetCommitKey,
+    UnknownRecordKey,
+    decode_key,
+)
+from kafka_segments.offsets.coordinator_values import (
+    ConsumerGroupCurrentMemberAssignmentValue,
+    ConsumerGroupMemberMetadataValue,
+    ConsumerGroupMetadataValue,
+    ConsumerGroupRegularExpressionValue,
+    ConsumerGroupTargetAssignmentMetadataValue,
+    CoordinatorValue,
+    GroupMetadataValue,
+    MemberMetadata,
+    OffsetCommitValue,
+    OpaqueValue,
+    decode_subscription_topics,
+    decode_value,
+)
 from unit.coordinator_records import (
     CONSUMER_GROUP_MEMBER_METADATA_VALUE,
     GROUP_METADATA_VALUE,
@@ -59,8 +80,8 @@ def s16(text: str) -> str:
     return f"{len(data):04x}" + data.hex()
 
 
-def value_of(key: bytes, value: bytes | None) -> cs.CoordinatorValue | None:
-    return cs.decode_value(cs.decode_key(key), value)
+def value_of(key: bytes, value: bytes | None) -> CoordinatorValue | None:
+    return decode_value(decode_key(key), value)
 
 
 # --------------------------------------------------------------------------------------------- golden bytes
@@ -69,10 +90,10 @@ def value_of(key: bytes, value: bytes | None) -> cs.CoordinatorValue | None:
 def test_offset_commit_key_golden_bytes_types_1_and_0() -> None:
     golden = h("0001 | 0002 6731 | 0001 74 | 00000003")
     assert offset_commit_key("g1", "t", 3) == golden
-    assert cs.decode_key(golden) == cs.OffsetCommitKey(1, "g1", "t", 3)
+    assert decode_key(golden) == OffsetCommitKey(1, "g1", "t", 3)
     legacy = h("0000 | 0002 6731 | 0001 74 | 00000003")
     assert offset_commit_key("g1", "t", 3, record_type=0) == legacy
-    assert cs.decode_key(legacy) == cs.OffsetCommitKey(0, "g1", "t", 3)
+    assert decode_key(legacy) == OffsetCommitKey(0, "g1", "t", 3)
 
 
 @pytest.mark.parametrize(
@@ -80,29 +101,27 @@ def test_offset_commit_key_golden_bytes_types_1_and_0() -> None:
     [
         (
             "0000 | 0000000000000064 | 0002 6162 | 00000000000003e8",
-            cs.OffsetCommitValue(0, 100, -1, "ab", 1000, -1),
+            OffsetCommitValue(0, 100, -1, "ab", 1000, -1),
             offset_commit_value(100, version=0, metadata="ab", commit_timestamp=1000),
         ),
         (
             "0001 | 0000000000000064 | 0000 | 00000000000003e8 | 00000000000007d0",
-            cs.OffsetCommitValue(1, 100, -1, "", 1000, 2000),
+            OffsetCommitValue(1, 100, -1, "", 1000, 2000),
             offset_commit_value(100, version=1, commit_timestamp=1000, expire_timestamp=2000),
         ),
         (
             "0003 | 0000000000000064 | 00000005 | 0001 6d | 00000000000003e8",
-            cs.OffsetCommitValue(3, 100, 5, "m", 1000, -1),
+            OffsetCommitValue(3, 100, 5, "m", 1000, -1),
             offset_commit_value(100, version=3, leader_epoch=5, metadata="m", commit_timestamp=1000),
         ),
         (  # flexible: compact string, then one unknown tagged field (tag 7, 2 bytes) that must be skipped
             "0004 | 0000000000000064 | ffffffff | 02 6d | 00000000000003e8 | 01 07 02 7a7a",
-            cs.OffsetCommitValue(4, 100, -1, "m", 1000, -1),
+            OffsetCommitValue(4, 100, -1, "m", 1000, -1),
             offset_commit_value(100, version=4, metadata="m", commit_timestamp=1000, extra_tags={7: b"zz"}),
         ),
     ],
 )
-def test_offset_commit_value_golden_bytes(
-    golden: str, expected: cs.OffsetCommitValue, encoded: bytes
-) -> None:
+def test_offset_commit_value_golden_bytes(golden: str, expected: OffsetCommitValue, encoded: bytes) -> None:
     assert encoded == h(golden)
     assert value_of(offset_commit_key("g", "t", 0), h(golden)) == expected
 
@@ -126,14 +145,14 @@ def test_group_metadata_value_v3_golden_bytes() -> None:
     )
     assert encoded == golden
     assert group_metadata_key("g1") == h("0002 | 0002 6731")
-    assert value_of(group_metadata_key("g1"), golden) == cs.GroupMetadataValue(
+    assert value_of(group_metadata_key("g1"), golden) == GroupMetadataValue(
         3,
         "consumer",
         2,
         "range",
         "m1",
         5000,
-        (cs.MemberMetadata("m1", None, "c", "h", 300_000, 45_000, subscription, b""),),
+        (MemberMetadata("m1", None, "c", "h", 300_000, 45_000, subscription, b""),),
     )
 
 
@@ -145,14 +164,14 @@ def test_group_metadata_value_v4_golden_bytes_of_an_empty_group() -> None:
         version=4, protocol_type="", generation=0, protocol=None, current_state_timestamp=7000
     )
     assert encoded == golden
-    assert value_of(group_metadata_key("g"), golden) == cs.GroupMetadataValue(4, "", 0, None, None, 7000, ())
+    assert value_of(group_metadata_key("g"), golden) == GroupMetadataValue(4, "", 0, None, None, 7000, ())
 
 
 def test_consumer_group_records_golden_bytes() -> None:
     key, value = consumer_group_metadata("cg", 9, metadata_hash=0x4D)
     assert key == h("0003 | 0002 6367")
     assert value == h("0000 | 00000009 | 01 00 08 000000000000004d")  # MetadataHash is tag 0
-    assert value_of(key, value) == cs.ConsumerGroupMetadataValue(9)
+    assert value_of(key, value) == ConsumerGroupMetadataValue(9)
 
     key, value = consumer_group_member("cg", "m", ["t"])
     assert key == h("0005 | 0002 6367 | 0001 6d")
@@ -163,8 +182,8 @@ def test_consumer_group_records_golden_bytes() -> None:
         " | 08 756e69666f726d | 00"
     )
     assert value == h(golden)
-    assert cs.decode_key(key) == cs.ConsumerGroupRecordKey(5, "cg", member_id="m")
-    assert value_of(key, value) == cs.ConsumerGroupMemberMetadataValue(
+    assert decode_key(key) == ConsumerGroupRecordKey(5, "cg", member_id="m")
+    assert value_of(key, value) == ConsumerGroupMemberMetadataValue(
         None, None, "client", "/10.0.0.2", ("t",), None, 300_000, "uniform"
     )
 
@@ -172,7 +191,7 @@ def test_consumer_group_records_golden_bytes() -> None:
 def test_consumer_protocol_subscription_golden_bytes() -> None:
     golden = h("0001 | 00000002 | 0001 61 | 0001 62 | ffffffff | 00000001 | 0001 61 | 00000001 | 00000000")
     assert consumer_subscription(["a", "b"], owned_partitions=[("a", [0])]) == golden
-    assert cs.decode_subscription_topics(golden) == ("a", "b")
+    assert decode_subscription_topics(golden) == ("a", "b")
 
 
 # --------------------------------------------------------------------------------------------- all versions
@@ -183,7 +202,7 @@ def test_every_offset_commit_value_version(version: int) -> None:
     value = offset_commit_value(
         42, version=version, leader_epoch=7, metadata="meta", commit_timestamp=11, expire_timestamp=99
     )
-    assert value_of(offset_commit_key("g", "t", 1), value) == cs.OffsetCommitValue(
+    assert value_of(offset_commit_key("g", "t", 1), value) == OffsetCommitValue(
         version,
         42,
         7 if version >= 3 else -1,
@@ -203,7 +222,7 @@ def test_every_group_metadata_value_version_with_members(version: int) -> None:
         version=version, generation=5, leader="m1", current_state_timestamp=1234, members=members
     )
     decoded = value_of(group_metadata_key("g"), value)
-    assert isinstance(decoded, cs.GroupMetadataValue)
+    assert isinstance(decoded, GroupMetadataValue)
     assert (decoded.version, decoded.protocol_type, decoded.generation, decoded.protocol, decoded.leader) == (
         version,
         "consumer",
@@ -221,32 +240,32 @@ def test_every_group_metadata_value_version_with_members(version: int) -> None:
 def test_group_metadata_v4_skips_tagged_fields_of_the_value_and_of_members() -> None:
     value = group_metadata_value(version=4, members=[member("m1")], extra_tags={0: b"abc", 9: b""})
     decoded = value_of(group_metadata_key("g"), value)
-    assert isinstance(decoded, cs.GroupMetadataValue)
+    assert isinstance(decoded, GroupMetadataValue)
     assert decoded.members[0].member_id == "m1"
     # a tagged field inside the member struct: patch the member's empty tag section (its last byte before
     # the value's own tag section) into one tag of 3 bytes
     plain = group_metadata_value(version=4, members=[member("m1")])
     patched = plain[:-2] + bytes([1, 5, 3]) + b"xyz" + plain[-1:]
     decoded = value_of(group_metadata_key("g"), patched)
-    assert isinstance(decoded, cs.GroupMetadataValue)
+    assert isinstance(decoded, GroupMetadataValue)
     assert decoded.members[0].assignment == b""
 
 
 def test_kip_848_records() -> None:
     key, value = target_assignment_metadata("cg", 4)
-    assert value_of(key, value) == cs.ConsumerGroupTargetAssignmentMetadataValue(4)
+    assert value_of(key, value) == ConsumerGroupTargetAssignmentMetadataValue(4)
     key, value = current_member_assignment("cg", "m", member_epoch=4, state=2, previous_member_epoch=3)
-    assert cs.decode_key(key) == cs.ConsumerGroupRecordKey(8, "cg", member_id="m")
-    assert value_of(key, value) == cs.ConsumerGroupCurrentMemberAssignmentValue(4, 3, 2)
+    assert decode_key(key) == ConsumerGroupRecordKey(8, "cg", member_id="m")
+    assert value_of(key, value) == ConsumerGroupCurrentMemberAssignmentValue(4, 3, 2)
     key, value = regular_expression("cg", "orders-.*", ["orders-eu", "orders-us"])
-    assert cs.decode_key(key) == cs.ConsumerGroupRecordKey(16, "cg", regular_expression="orders-.*")
-    assert value_of(key, value) == cs.ConsumerGroupRegularExpressionValue(
+    assert decode_key(key) == ConsumerGroupRecordKey(16, "cg", regular_expression="orders-.*")
+    assert value_of(key, value) == ConsumerGroupRegularExpressionValue(
         ("orders-eu", "orders-us"), 7, 1_763_700_000_000
     )
     for key, value in (target_assignment_member("cg", "m"), partition_metadata("cg")):
-        decoded_key = cs.decode_key(key)
-        assert isinstance(decoded_key, cs.ConsumerGroupRecordKey)
-        assert value_of(key, value) == cs.OpaqueValue(decoded_key.record_type, 0)
+        decoded_key = decode_key(key)
+        assert isinstance(decoded_key, ConsumerGroupRecordKey)
+        assert value_of(key, value) == OpaqueValue(decoded_key.record_type, 0)
 
 
 def test_tombstones_decode_to_none() -> None:
@@ -258,8 +277,8 @@ def test_tombstones_decode_to_none() -> None:
 @pytest.mark.parametrize("record_type", [9, 15, 17, 255, 32767, -1])
 def test_unknown_record_types_are_not_decoded(record_type: int) -> None:
     key = record_type.to_bytes(2, "big", signed=True) + b"\x00\x01g\xff\xff"
-    assert cs.decode_key(key) == cs.UnknownRecordKey(record_type)
-    assert cs.decode_value(cs.UnknownRecordKey(record_type), b"\x00\x00garbage") is None
+    assert decode_key(key) == UnknownRecordKey(record_type)
+    assert decode_value(UnknownRecordKey(record_type), b"\x00\x00garbage") is None
 
 
 # --------------------------------------------------------------------------------------------- subscriptions
@@ -276,7 +295,7 @@ def test_subscription_topics_of_every_version_written_by_kafka_python(version: i
         rack_id="rack-a",
     )
     data = subscription.encode()
-    assert cs.decode_subscription_topics(data) == ("orders", "payments")
+    assert decode_subscription_topics(data) == ("orders", "payments")
     assert (
         consumer_subscription(
             ["orders", "payments"],
@@ -293,7 +312,7 @@ def test_subscription_topics_of_every_version_written_by_kafka_python(version: i
 def test_subscription_of_a_future_version_is_read_as_its_v0_prefix() -> None:
     data = consumer_subscription(["a"], version=3, rack_id="r")
     future = (9).to_bytes(2, "big") + data[2:] + b"\x00\x00\x00\x05fields"
-    assert cs.decode_subscription_topics(future) == ("a",)
+    assert decode_subscription_topics(future) == ("a",)
 
 
 @pytest.mark.parametrize(
@@ -316,8 +335,8 @@ def test_subscription_of_a_future_version_is_read_as_its_v0_prefix() -> None:
     ],
 )
 def test_malformed_subscriptions_are_errors(data: bytes) -> None:
-    with pytest.raises(cs.CoordinatorSchemaError):
-        cs.decode_subscription_topics(data)
+    with pytest.raises(CoordinatorSchemaError):
+        decode_subscription_topics(data)
 
 
 # --------------------------------------------------------------------------------------------- corruption
@@ -327,16 +346,16 @@ def test_truncated_keys_and_values_at_every_length_are_errors() -> None:
     key = offset_commit_key("group", "topic", 3)
     value = offset_commit_value(1, version=4, metadata="meta", extra_tags={1: b"x"})
     for length in range(len(key)):
-        with pytest.raises(cs.CoordinatorSchemaError):
-            cs.decode_key(key[:length])
-    decoded_key = cs.decode_key(key)
+        with pytest.raises(CoordinatorSchemaError):
+            decode_key(key[:length])
+    decoded_key = decode_key(key)
     for length in range(len(value)):
-        with pytest.raises(cs.CoordinatorSchemaError):
-            cs.decode_value(decoded_key, value[:length])
+        with pytest.raises(CoordinatorSchemaError):
+            decode_value(decoded_key, value[:length])
     gm = group_metadata_value(version=3, members=[member("m1", subscription=b"abc")])
     for length in range(len(gm)):
-        with pytest.raises(cs.CoordinatorSchemaError):
-            cs.decode_value(cs.GroupMetadataKey("g"), gm[:length])
+        with pytest.raises(CoordinatorSchemaError):
+            decode_value(GroupMetadataKey("g"), gm[:length])
 
 
 @pytest.mark.parametrize(
@@ -395,7 +414,7 @@ def test_truncated_keys_and_values_at_every_length_are_errors() -> None:
     ],
 )
 def test_malformed_values_are_errors_naming_what_is_wrong(key: bytes, value: bytes, message: str) -> None:
-    with pytest.raises(cs.CoordinatorSchemaError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(CoordinatorSchemaError, match=message.replace("(", r"\(").replace(")", r"\)")):
         value_of(key, value)
 
 
@@ -409,28 +428,28 @@ def test_malformed_values_are_errors_naming_what_is_wrong(key: bytes, value: byt
     ],
 )
 def test_malformed_keys_are_errors(key: bytes | None, message: str) -> None:
-    with pytest.raises(cs.CoordinatorSchemaError, match=message):
-        cs.decode_key(key)
+    with pytest.raises(CoordinatorSchemaError, match=message):
+        decode_key(key)
 
 
 def test_a_five_byte_varint_is_read_as_a_java_int() -> None:
     # 80 80 80 80 20 is 2**33, which overflows Java's int to 0: a compact length of -1, a null string
     value = h("0004 | 01 | 00000000 | 8080808020 | 00 | 0000000000000000 | 01 | 00")
     decoded = value_of(group_metadata_key("g"), value)
-    assert isinstance(decoded, cs.GroupMetadataValue)
+    assert isinstance(decoded, GroupMetadataValue)
     assert decoded.protocol is None
 
 
 def test_trailing_bytes_after_a_struct_are_ignored_as_by_kafka() -> None:
     value = offset_commit_value(5, version=3) + b"\x00\x01trailing"
-    assert value_of(offset_commit_key("g", "t", 0), value) == cs.OffsetCommitValue(
+    assert value_of(offset_commit_key("g", "t", 0), value) == OffsetCommitValue(
         3, 5, -1, "", 1_763_700_000_000, -1
     )
 
 
 def test_invalid_utf8_decodes_with_replacement_characters_as_java() -> None:
     key = h("0002 | 0002 ff67")
-    assert cs.decode_key(key) == cs.GroupMetadataKey("\ufffdg")
+    assert decode_key(key) == GroupMetadataKey("\ufffdg")
 
 
 # --------------------------------------------------------------------------------------------- kafka-python
@@ -469,7 +488,7 @@ def test_offset_commit_values_written_by_kafka_python(
         written, version=version, compact=flexible, tagged=flexible
     )
     decoded = value_of(offset_commit_key("g", "t", 0), data)
-    assert decoded == cs.OffsetCommitValue(
+    assert decoded == OffsetCommitValue(
         version,
         offset,
         leader_epoch if version >= 3 else -1,
@@ -532,7 +551,7 @@ def test_group_metadata_values_round_trip_and_match_kafka_python(
         members=members,
     )
     decoded = value_of(group_metadata_key("g"), data)
-    assert decoded == cs.GroupMetadataValue(
+    assert decoded == GroupMetadataValue(
         version,
         protocol_type,
         generation,
@@ -540,7 +559,7 @@ def test_group_metadata_values_round_trip_and_match_kafka_python(
         leader,
         current_state_timestamp if version >= 2 else -1,
         tuple(
-            cs.MemberMetadata(
+            MemberMetadata(
                 m["memberId"],
                 m["groupInstanceId"] if version >= 3 else None,
                 m["clientId"],
@@ -573,7 +592,7 @@ def test_group_metadata_values_round_trip_and_match_kafka_python(
 )
 def test_offset_commit_keys_round_trip(group: str, topic: str, partition: int, record_type: int) -> None:
     key = offset_commit_key(group, topic, partition, record_type=record_type)
-    assert cs.decode_key(key) == cs.OffsetCommitKey(record_type, group, topic, partition)
+    assert decode_key(key) == OffsetCommitKey(record_type, group, topic, partition)
 
 
 @given(
@@ -598,7 +617,7 @@ def test_kip_848_member_metadata_round_trips_with_unknown_tags(
     from unit.coordinator_records import encode_value
 
     value = encode_value(CONSUMER_GROUP_MEMBER_METADATA_VALUE, values, version=0, extra_tags=tags)
-    assert value_of(key, value) == cs.ConsumerGroupMemberMetadataValue(
+    assert value_of(key, value) == ConsumerGroupMemberMetadataValue(
         None, "r", "c", "h", tuple(topics), regex, 5, None
     )
 
@@ -608,4 +627,4 @@ def test_kip_848_member_metadata_round_trips_with_unknown_tags(
 )
 def test_subscription_topics_round_trip(topics: list[str], version: int, user_data: bytes | None) -> None:
     data = consumer_subscription(topics, version=version, user_data=user_data)
-    assert cs.decode_subscription_topics(data) == tuple(topics)
+    assert decode_subscription_topics(data) == tuple(topics)

@@ -1,6 +1,7 @@
 """Writing ``__consumer_offsets`` records: golden bytes from the JSON schemas, round trips through the
-library's decoder (``coordinator_schema``) and replay (``coordinator_replay``), and agreement with the
-test-side schema-driven encoder (``coordinator_records``), which shares no code with the writer."""
+library's decoders (``coordinator_keys``, ``coordinator_values``) and replay (``coordinator_replay``), and
+agreement with the test-side schema-driven encoder (``coordinator_records``), which shares no code with the
+writer."""
 
 from __future__ import annotations
 
@@ -9,8 +10,15 @@ import struct
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kafka_segments.offsets import coordinator_schema as cs
+from kafka_segments.offsets.coordinator_keys import GroupMetadataKey, OffsetCommitKey, decode_key
 from kafka_segments.offsets.coordinator_replay import replay_log
+from kafka_segments.offsets.coordinator_values import (
+    GroupMetadataValue,
+    MemberMetadata,
+    OffsetCommitValue,
+    decode_subscription_topics,
+    decode_value,
+)
 from kafka_segments.offsets.coordinator_writer import (
     CoordinatorEncodeError,
     GroupMember,
@@ -137,7 +145,7 @@ def test_tombstones_have_the_key_and_no_value() -> None:
 @given(group=TEXT, topic=TEXT, partition=INT32)
 def test_offset_commit_key_round_trips_through_the_decoder(group: str, topic: str, partition: int) -> None:
     key = offset_commit_key(group, topic, partition)
-    assert cs.decode_key(key) == cs.OffsetCommitKey(1, group, topic, partition)
+    assert decode_key(key) == OffsetCommitKey(1, group, topic, partition)
     assert key == reference.offset_commit_key(group, topic, partition)
 
 
@@ -147,9 +155,9 @@ def test_offset_commit_value_round_trips_and_matches_the_schema_encoder(
 ) -> None:
     commit = OffsetCommit("g", "t", 0, offset, committed, metadata, epoch, expire)
     value = offset_commit_value(commit)
-    decoded = cs.decode_value(cs.OffsetCommitKey(1, "g", "t", 0), value)
+    decoded = decode_value(OffsetCommitKey(1, "g", "t", 0), value)
     version = 3 if expire is None else 1
-    assert decoded == cs.OffsetCommitValue(
+    assert decoded == OffsetCommitValue(
         version,
         offset,
         epoch if expire is None else -1,
@@ -194,10 +202,10 @@ members = st.builds(
 )
 def test_group_metadata_round_trips_and_matches_the_schema_encoder(metadata: GroupMetadata) -> None:
     record = group_metadata_record(metadata)
-    key = cs.decode_key(record.key)
-    assert key == cs.GroupMetadataKey(metadata.group)
-    decoded = cs.decode_value(key, record.value)
-    assert decoded == cs.GroupMetadataValue(
+    key = decode_key(record.key)
+    assert key == GroupMetadataKey(metadata.group)
+    decoded = decode_value(key, record.value)
+    assert decoded == GroupMetadataValue(
         3,
         metadata.protocol_type,
         metadata.generation,
@@ -205,7 +213,7 @@ def test_group_metadata_round_trips_and_matches_the_schema_encoder(metadata: Gro
         metadata.leader,
         metadata.current_state_timestamp_ms,
         tuple(
-            cs.MemberMetadata(
+            MemberMetadata(
                 m.member_id,
                 m.group_instance_id,
                 m.client_id,
@@ -247,7 +255,7 @@ def test_subscription_topics_decode_and_match_the_schema_encoder(
     data = consumer_subscription(
         topics, owned_partitions={"t": [1, 2]}, generation_id=generation, rack_id=rack
     )
-    assert cs.decode_subscription_topics(data) == tuple(topics)
+    assert decode_subscription_topics(data) == tuple(topics)
     assert data == reference.consumer_subscription(
         topics, version=3, owned_partitions=[("t", [1, 2])], generation_id=generation, rack_id=rack
     )

@@ -1,5 +1,5 @@
 """Encoding ``__consumer_offsets`` records as Kafka's group coordinator writes them (the mirror image of
-``coordinator_schema``'s decoders).
+the decoders of ``coordinator_keys`` and ``coordinator_values``).
 
 Record layout (``CoordinatorRecordSerde``): key = ``int16 record type`` + key struct; value = ``int16 value
 version`` + value struct, or null (a tombstone). Which versions a broker writes

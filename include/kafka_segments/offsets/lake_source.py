@@ -15,7 +15,8 @@ from __future__ import annotations
 from kafka_segments.errors import LakeError
 from kafka_segments.lake.history import location_of
 from kafka_segments.lake.reader import iter_visible_batches
-from kafka_segments.offsets.coordinator_replay import PartitionReplay, ReplayResult, build_snapshot
+from kafka_segments.offsets.coordinator_replay import PartitionReplay
+from kafka_segments.offsets.coordinator_snapshot import ReplayResult, build_snapshot
 from kafka_segments.state import Manifest, OffsetSnapshot, PartitionState
 from kafka_segments.storage.base import ObjectStore
 
