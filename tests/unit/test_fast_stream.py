@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kafka_segments.compaction.decoded import DecodedSegment, decoded_segment, identify_keys
+from kafka_segments.compaction.decoded_segment import DecodedSegment, decoded_segment, identify_keys
 from kafka_segments.compaction.rewrite import clean_round
 from kafka_segments.compaction.source import SourceSegment
 from kafka_segments.records import Record, build_batch

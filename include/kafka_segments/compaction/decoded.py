@@ -10,43 +10,17 @@ columns, the digests) and a segment that does not fit is simply decoded again, a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import numpy.typing as npt
 
-from kafka_segments.compaction.source import Buffer, SourceSegment
-from kafka_segments.records.fast import KeyIdentities, RecordColumns, decode_record_columns, key_identities
+from kafka_segments.compaction.decoded_segment import DecodedSegment, decoded_segment, identify_keys
+from kafka_segments.compaction.source import SourceSegment
+from kafka_segments.records.fast import decode_record_columns
 
 DEFAULT_BUDGET_BYTES = 2 << 30
 """Decoded bytes a round may keep between its passes (2 GiB: one 1 GiB segment of highly compressed data)."""
 
-U64 = npt.NDArray[np.uint64]
 U8 = npt.NDArray[np.uint8]
-I64 = npt.NDArray[np.int64]
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class DecodedSegment:
-    """One segment's record columns and the identity of every key: an id per record (equal key bytes, equal
-    id; -1 for unkeyed records) and the MD5 (hi, lo) of every id."""
-
-    columns: RecordColumns
-    key_id: I64
-    id_hi: U64
-    id_lo: U64
-    nbytes: int
-    """Memory held by the decoding beyond the segment's own bytes."""
-
-    @property
-    def key_ids(self) -> int:
-        """How many ids ``key_id`` uses (ids are ``0 .. key_ids - 1``)."""
-        return len(self.id_hi)
-
-    def digests(self, rows: npt.NDArray[np.intp]) -> tuple[U64, U64]:
-        """The MD5 (hi, lo) of the keys of ``rows`` (keyed records only)."""
-        ids = self.key_id[rows]
-        return self.id_hi[ids], self.id_lo[ids]
 
 
 class DecodedSegments:
@@ -89,24 +63,4 @@ def decode_segment(segment: SourceSegment, *, arena: U8 | None = None) -> Decode
     return decoded_segment(columns, identify_keys(columns), data=segment.data)
 
 
-def decoded_segment(columns: RecordColumns, keys: KeyIdentities, *, data: Buffer) -> DecodedSegment:
-    """A ``DecodedSegment`` of ``columns`` (decoded from ``data``, the segment's bytes) and their keys."""
-    arrays = (columns.offset, columns.timestamp, columns.key_start, columns.key_length, columns.value_start)
-    more = (columns.value_length, columns.headers_count, columns.record_start, columns.record_size)
-    held = (keys.key_id, keys.id_hi, keys.id_lo, columns.batch_index, columns.is_control)
-    size = sum(a.nbytes for a in (*arrays, *more, *held))
-    if not np.may_share_memory(columns.buffer, np.frombuffer(data, dtype=np.uint8)):
-        size += columns.buffer.nbytes
-    return DecodedSegment(columns, keys.key_id, keys.id_hi, keys.id_lo, size)
-
-
-def identify_keys(columns: RecordColumns) -> KeyIdentities:
-    """The identity of every key of ``columns`` (``digests.key_identities``; -1 for unkeyed records)."""
-    keyed = columns.key_length >= 0
-    if keyed.all():
-        return KeyIdentities(*key_identities(columns.buffer, columns.key_start, columns.key_length))
-    rows = np.flatnonzero(keyed)
-    ids, id_hi, id_lo = key_identities(columns.buffer, columns.key_start[rows], columns.key_length[rows])
-    key_id = np.full(len(columns), -1, dtype=np.int64)
-    key_id[rows] = ids
-    return KeyIdentities(key_id, id_hi, id_lo)
+__all__ = ["DEFAULT_BUDGET_BYTES", "DecodedSegment", "DecodedSegments", "decode_segment"]

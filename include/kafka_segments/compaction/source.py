@@ -15,10 +15,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kafka_segments.compaction.decoded_segment import Buffer, DecodedSegment
 from kafka_segments.compaction.errors import SegmentOrderError
 from kafka_segments.records.attributes import CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK
 from kafka_segments.records.batch import MAGIC_VALUE_V2
@@ -27,10 +27,7 @@ from kafka_segments.records.log import iter_batches
 from kafka_segments.segment.transactions import AbortedTxnTracker
 from kafka_segments.segment.txn_index import AbortedTxn, collect_aborted_txns_from_segments
 
-if TYPE_CHECKING:
-    from kafka_segments.compaction.decoded import DecodedSegment
-
-Buffer = bytes | bytearray | memoryview
+__all__ = ["Buffer", "SourceSegment"]
 
 
 @dataclass(frozen=True, slots=True)

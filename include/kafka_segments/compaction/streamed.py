@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 import numpy.typing as npt
 
-from kafka_segments.compaction.decoded import DecodedSegment, decoded_segment, identify_keys
+from kafka_segments.compaction.decoded_segment import DecodedSegment, decoded_segment, identify_keys
 from kafka_segments.compaction.source import SourceSegment
 from kafka_segments.records.fast import (
     DEFAULT_STEP_BYTES,
