@@ -198,7 +198,7 @@ def _exception_message(exception_info: Any) -> str | None:
     return None
 
 
-def plain(value: Any) -> Any:
+def plain(value: Any) -> Any:  # noqa: PLR0911 - one return per value type GX results hold
     """``value`` as plain JSON data (numpy scalars → Python, pandas ``NA``/NaN → ``None``, tuples → lists)."""
     if isinstance(value, Mapping):
         return {str(k): plain(v) for k, v in value.items()}

@@ -72,7 +72,7 @@ class PatchedBuilder(DefaultRecordBatchBuilder):  # type: ignore[misc]
         super().write_header(use_compression_type)
 
 
-def kafka_python_batch(
+def kafka_python_batch(  # noqa: PLR0913 - one keyword argument per batch header field, as kafka-python's builder takes them
     records: list[KpRecord],
     *,
     base_offset: int,

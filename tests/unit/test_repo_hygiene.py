@@ -4,6 +4,7 @@ the repository."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -62,3 +63,42 @@ def test_the_rule_catches_every_kind_of_citation(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert [line.split(":")[0] for line in _citations(module)] == ["1", "2", "3"]
+
+
+COMPLEXITY_NOQA = re.compile(r"#\s*noqa:\s*(?P<codes>PLR09\d\d(?:\s*,\s*PLR09\d\d)*)(?P<rest>.*)$")
+
+
+def _unexplained_complexity_exceptions(path: Path) -> list[str]:
+    """``line: text`` for every complexity check silenced without a reason after it (``# noqa: PLR0911 -
+    why``)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (UnicodeDecodeError, FileNotFoundError):
+        return []
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        match = COMPLEXITY_NOQA.search(line)
+        if match is not None and len(match["rest"].strip(" -—:#")) < 10:
+            found.append(f"{number}: {line.strip()}")
+    return found
+
+
+def test_every_silenced_complexity_check_says_why() -> None:
+    python = [path for path in _tracked_files() if path.suffix == ".py"]
+    offenders = {
+        str(path.relative_to(ROOT)): found
+        for path in python
+        if (found := _unexplained_complexity_exceptions(path))
+    }
+    assert offenders == {}, "write the reason next to the noqa: '# noqa: PLR0913 - <why>'"
+
+
+def test_the_complexity_rule_wants_a_reason(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        "def f(a, b, c, d, e, f, g, h, i):  # noqa: PLR0913\n"
+        "def g(a, b, c, d, e, f, g, h, i):  # noqa: PLR0913 - one argument per header field\n"
+    )
+    assert _unexplained_complexity_exceptions(module) == [
+        "1: def f(a, b, c, d, e, f, g, h, i):  # noqa: PLR0913"
+    ]

@@ -134,7 +134,7 @@ def retain_deletes(
     return segment_last_modified_ms > legacy_delete_horizon_ms
 
 
-def decide_record(
+def decide_record(  # noqa: PLR0911 - one early return per decision, in the order of Kafka's MemoryRecords.filterTo and shouldRetainRecord
     record: Record,
     *,
     is_control: bool,

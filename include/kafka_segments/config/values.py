@@ -179,7 +179,7 @@ def _check_list(validator: ListOf, value: Value) -> None:
             raise SettingValueError(f"{item!r}: String must be one of: " + ", ".join(validator.choices))
 
 
-def _kind(raw: object) -> str:
+def _kind(raw: object) -> str:  # noqa: PLR0911 - one return per YAML value type, in the order of Kafka's ConfigDef types
     """How a YAML value reads in a message: ``a boolean``, ``a list``, ``a date``, …"""
     if isinstance(raw, bool):
         return "a boolean"

@@ -101,7 +101,7 @@ def read_all(
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def read_one(store: ObjectStore, run: RunRecord, job: ReadJob) -> ReadResult:
+def read_one(store: ObjectStore, run: RunRecord, job: ReadJob) -> ReadResult:  # noqa: PLR0911 - one early return per verdict on an object (missing, changed, foreign, corrupt, …), each with its reason
     """Read and judge one object (see the module docstring)."""
     try:
         data = store.get(job.key)

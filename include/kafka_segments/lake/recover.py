@@ -203,7 +203,7 @@ class _Resolution:
     detail: str
 
 
-def _recover_run(
+def _recover_run(  # noqa: PLR0911 - one return per RecoverAction, as the module docstring's table lists them
     store: ObjectStore,
     run_id: str,
     sweeper: _Sweeper,

@@ -61,7 +61,7 @@ class ResolvedOffsets:
     note: str = ""
 
 
-def resolve_offsets(
+def resolve_offsets(  # noqa: PLR0911 - one early return per offsets source, in their documented precedence (docs/retention.md)
     store: ObjectStore,
     choice: OffsetsChoice,
     *,

@@ -38,7 +38,7 @@ from kafka_segments.records.crc import crc32c
 from kafka_segments.records.record import Record, encode_records
 
 
-def build_batch(
+def build_batch(  # noqa: PLR0913 - one keyword-only argument per batch header field, as kafka-python's and Kafka's builders take them
     records: Sequence[Record],
     *,
     base_offset: int | None = None,

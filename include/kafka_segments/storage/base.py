@@ -158,7 +158,7 @@ def validate_prefix(prefix: str, *, location: str) -> str:
     return prefix
 
 
-def _key_problem(key: str, *, allow_empty: bool) -> str | None:
+def _key_problem(key: str, *, allow_empty: bool) -> str | None:  # noqa: PLR0911 - one return per rule an object key breaks, each with its message
     if not key:
         return None if allow_empty else "empty key"
     if "\\" in key:

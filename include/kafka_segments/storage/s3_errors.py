@@ -85,7 +85,7 @@ def translate_s3_error(
     return ObjectStoreError(f"S3 request failed: {type(exc).__name__}: {exc}", location=location)
 
 
-def _client_error(exc: Exception, *, location: str, mode: PutMode | None) -> ObjectStoreError:
+def _client_error(exc: Exception, *, location: str, mode: PutMode | None) -> ObjectStoreError:  # noqa: PLR0911 - one return per S3 error family (missing, precondition, conflict, access, throttling, …)
     response = getattr(exc, "response", {})
     error = response.get("Error", {})
     code = str(error.get("Code", ""))

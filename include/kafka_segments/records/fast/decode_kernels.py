@@ -155,7 +155,7 @@ def walk_entries(buf: Any) -> Any:
 
 
 @njit(cache=True, nogil=True)
-def fill_headers(
+def fill_headers(  # noqa: PLR0913 - numba kernel: nopython mode takes arrays one by one, not objects
     buf: Any,
     position: Any,
     base_offset: Any,
@@ -226,7 +226,7 @@ def _add_overflows(a: Any, b: Any) -> bool:
 
 
 @njit(cache=True, nogil=True)
-def decode_records(
+def decode_records(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915 - numba kernel over one batch's wire format: arrays one by one (nopython), one early return per malformed field; splitting it costs a call per record in the hot loop
     arena: Any,
     payload_start: Any,
     payload_end: Any,

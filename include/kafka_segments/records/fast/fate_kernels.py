@@ -37,7 +37,7 @@ def asked_ids(
 
 
 @njit(cache=True, nogil=True)
-def fate_codes(
+def fate_codes(  # noqa: PLR0913 - numba kernel: nopython mode takes arrays one by one, not objects
     offset: Any,
     key_id: Any,
     value_length: Any,

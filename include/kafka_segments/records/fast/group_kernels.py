@@ -137,7 +137,7 @@ def new_span_groups(rows_hint: int) -> Any:
 
 
 @njit(cache=True, nogil=True)
-def group_spans(
+def group_spans(  # noqa: PLR0913 - numba kernel: nopython mode takes arrays one by one, not objects
     buffer: Any,
     starts: Any,
     lengths: Any,

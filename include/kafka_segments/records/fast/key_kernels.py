@@ -65,7 +65,7 @@ def _ii(a: Any, b: Any, c: Any, d: Any, x: Any, s: int, t: int) -> Any:
 
 
 @njit(cache=True, inline="always")
-def _compress(state: Any, block: Any) -> None:
+def _compress(state: Any, block: Any) -> None:  # noqa: PLR0915 - MD5's 64 steps written out, as the RFC 1321 reference does; a loop would cost the kernel its unrolling
     """One 64-byte MD5 block into ``state`` (four int64 holding uint32 values): RFC 1321's 64 steps
     written out (its reference implementation's FF/GG/HH/II), constants inline."""
     x0 = _word(block, 0)

@@ -270,7 +270,7 @@ LZ4_ERROR = 2
 
 
 @njit(cache=True, nogil=True)
-def _compress_frames(
+def _compress_frames(  # noqa: PLR0913 - numba kernel: nopython mode takes arrays one by one, not objects
     source: Any,
     starts: Any,
     ends: Any,

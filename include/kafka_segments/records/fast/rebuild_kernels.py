@@ -150,7 +150,7 @@ def _copy_headers(buf: Any, pos: Any, count: Any, out: Any, at: Any) -> Any:
 
 
 @njit(cache=True, nogil=True)
-def encode_rows(
+def encode_rows(  # noqa: PLR0913 - numba kernel: nopython mode takes arrays one by one, not objects
     buf: Any,
     rows: Any,
     offset: Any,
@@ -215,7 +215,7 @@ def _put_be(out: Any, pos: Any, value: Any, size: Any) -> None:
 
 
 @njit(cache=True, nogil=True)
-def write_batches(
+def write_batches(  # noqa: PLR0913 - numba kernel: nopython mode takes arrays one by one, not objects
     buf: Any,
     first_row: Any,
     end_row: Any,
