@@ -161,3 +161,29 @@ def test_the_rules_catch_an_upward_import_and_a_cycle() -> None:
     }
     assert _upward(graph) == ["kafka_segments.lake.commit -> kafka_segments.pipeline.stages"]
     assert _cycles(graph) == [["kafka_segments.lake.commit", "kafka_segments.pipeline.stages"]]
+
+
+def _private_reach(graph: Mapping[str, set[str]]) -> list[str]:
+    """Imports of another package's private modules (``_name``) — a package's own modules may use them."""
+    offenders = []
+    for module, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            parts = target.split(".")
+            private = [
+                index for index, part in enumerate(parts) if part.startswith("_") and part != "__main__"
+            ]
+            if private and not module.startswith(".".join(parts[: private[0]]) + "."):
+                offenders.append(f"{module} -> {target}")
+    return offenders
+
+
+def test_other_packages_import_public_names_not_private_modules() -> None:
+    assert _private_reach(_graph((LIBRARY, "orchestration", "segment_quality"))) == []
+
+
+def test_the_rule_catches_a_private_module_import() -> None:
+    graph = {
+        "kafka_segments.lake.scan": {"kafka_segments.segment._slots"},
+        "kafka_segments.segment.writer": {"kafka_segments.segment._slots"},
+    }
+    assert _private_reach(graph) == ["kafka_segments.lake.scan -> kafka_segments.segment._slots"]
