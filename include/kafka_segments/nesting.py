@@ -2,10 +2,10 @@
 
 Python's ``json`` decoder, PyYAML's composer and constructor, and ``json.dumps`` recurse once per level of
 nesting, so a document nested about a thousand levels deep (``[[[[...``) ends in a ``RecursionError``
-traceback instead of a named error. Every input this project reads (the configuration file, offset
-snapshots, the delete-records offset JSON file and Param, the lake's own JSON files) is at most a few levels
-deep, so anything deeper than ``MAX_NESTING_DEPTH`` is refused before it is decoded or composed, with
-``NestingTooDeepError``; each loader turns that into its own named input error (the file and the problem).
+traceback instead of a named error. The inputs users give (the configuration file, offset snapshots,
+the delete-records offset JSON file and Param) are at most a few levels deep, so anything deeper than
+``MAX_NESTING_DEPTH`` is refused before it is decoded or composed, with ``NestingTooDeepError``; each loader
+turns that into its own named input error (the file and the problem).
 """
 
 from __future__ import annotations

@@ -8,8 +8,6 @@ import json
 import pytest
 from kafka_segments.config.effective import check_config
 from kafka_segments.config.problems import FILE_KEY
-from kafka_segments.errors import ManifestFormatError
-from kafka_segments.lake.codec import load_document
 from kafka_segments.nesting import (
     MAX_NESTING_DEPTH,
     NestingTooDeepError,
@@ -115,8 +113,3 @@ def test_yaml_at_the_limit_is_composed() -> None:
     check = check_config("broker:\n  x: " + "[" * depth + "1" + "]" * depth + "\n", source="ok.yaml")
     assert check.config is not None
     assert "nested" not in " ".join(problem.rule for problem in check.problems)
-
-
-def test_a_deep_lake_json_file_is_a_manifest_format_error() -> None:
-    with pytest.raises(ManifestFormatError, match="manifest is not usable JSON: nested deeper"):
-        load_document(b"[" * 100_000, location="m.json", supported=1, kind="manifest")

@@ -40,7 +40,6 @@ from kafka_segments.lake.manifest import (
     SegmentEntry,
     SegmentOrigin,
 )
-from kafka_segments.nesting import NestingTooDeepError, check_json_text
 from kafka_segments.segment.files import FileKind
 from kafka_segments.topic_partition import TopicPartition
 
@@ -190,17 +189,13 @@ class Reader:
 def load_document(data: bytes, *, location: str, supported: int, kind: str) -> Reader:
     """Decode a persisted JSON file and check its ``format_version``."""
     try:
-        text = data.decode("utf-8")
-        check_json_text(text)
-        document = json.loads(text)
+        document = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise ManifestFormatError(f"{kind} is not UTF-8 (byte {exc.start})", location=location) from exc
     except json.JSONDecodeError as exc:
         raise ManifestFormatError(
             f"{kind} is not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg})", location=location
         ) from exc
-    except NestingTooDeepError as exc:
-        raise ManifestFormatError(f"{kind} is not usable JSON: {exc}", location=location) from exc
     reader = Reader(document, location=location)
     version = reader.integer("format_version")
     if version != supported:
