@@ -18,7 +18,6 @@ run) is used, read-only, to warn about groups that would lose records they have 
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +45,7 @@ def delete_records_run(context: Context) -> dict[str, Any]:
     from kafka_segments.pipeline.delete_records_run import delete_records
     from kafka_segments.pipeline.offsets_input import OffsetsChoice, resolve_offsets
     from kafka_segments.pipeline.run_files import run_file_key, write_run_file
-    from kafka_segments.retention.delete_records import parse_delete_records
+    from kafka_segments.retention.delete_records import parse_delete_records_value
 
     from orchestration.assets import record_lake_event
 
@@ -56,7 +55,7 @@ def delete_records_run(context: Context) -> dict[str, Any]:
     now_ms = run_now_ms(dag_run)
     with task_failures("delete_records"):
         settings = read_lake_settings()
-        requests = parse_delete_records(json.dumps(params.get("request")), location=REQUEST_LOCATION)
+        requests = parse_delete_records_value(params.get("request"), location=REQUEST_LOCATION)
         config = load_run_config(settings.config_path)
         log.info(
             "%s: %d partition(s) on lake %s at now=%d%s",

@@ -114,3 +114,28 @@ def test_a_dry_run_means_the_same_from_the_dag_and_the_command_line(
     assert cli["committed_version"] is report["committed_version"] is None
     assert head_version(lake) is None
     assert outside({report["run_id"], cli["run_id"]}) == before
+
+
+def test_a_deeply_nested_request_param_fails_the_task_with_the_named_error(lake: LocalStore) -> None:
+    from datetime import UTC, datetime
+    from types import SimpleNamespace
+
+    from airflow.sdk.exceptions import AirflowFailException
+    from orchestration.delete_records import delete_records_run
+
+    request: list[object] = []
+    inner = request
+    for _ in range(100_000):  # json.dumps of it would end in a RecursionError
+        inner.append([])
+        inner = inner[0]  # type: ignore[assignment]
+    when = datetime(2026, 1, 1, tzinfo=UTC)
+    dag_run = SimpleNamespace(run_after=when, data_interval_end=when, run_type="manual", run_id="m1")
+    context = {"params": {"request": {"version": 1, "partitions": request}}, "dag_run": dag_run}
+
+    with pytest.raises(AirflowFailException) as failed:
+        delete_records_run(context)  # type: ignore[arg-type]
+
+    assert "DeleteRecordsFileError: the run's Param 'request': the input is nested deeper than 100" in str(
+        failed.value
+    )
+    assert head_version(lake) is None

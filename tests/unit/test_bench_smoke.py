@@ -126,3 +126,21 @@ def test_quick_compaction_bench_compacts_s3_to_s3(tmp_path: Path) -> None:
     assert all(r["ratio"] > 0 and r["retained"] > 0 for r in report["results"])
     routes = {"kafka-segments", "kafka-segments, read then compact", "kafka-python"}
     assert all(set(r["routes"]) == routes for r in report["results"])
+
+
+SCALE_BENCH = BENCH.parent / "scale_bench.py"
+
+
+def test_quick_scale_bench_runs_every_step_at_two_sizes(tmp_path: Path) -> None:
+    out = tmp_path / "scale.json"
+    result = subprocess.run(
+        [sys.executable, str(SCALE_BENCH), "--quick", "--work-dir", str(tmp_path), "--json", str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    assert "**Scale** (local lake; 3 segments per partition" in result.stdout
+    report = json.loads(out.read_text())
+    assert [row["partitions"] for row in report["sizes"]] == [20, 40]
+    assert all(set(row["steps"]) == {"plan", "run", "gc", "describe"} for row in report["sizes"])

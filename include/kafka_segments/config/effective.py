@@ -29,6 +29,7 @@ from kafka_segments.config.resolve import (
 from kafka_segments.config.rules import cross_setting_problems
 from kafka_segments.config.sections import Section, parse_sections
 from kafka_segments.config.yaml_source import read_yaml
+from kafka_segments.nesting import NestingTooDeepError
 from kafka_segments.topic_partition import validate_topic_name
 
 DEFAULT_SOURCE = "(Kafka defaults)"
@@ -117,6 +118,8 @@ def check_config(text: str, *, source: str) -> ConfigCheck:
         raw = read_yaml(text)
     except yaml.YAMLError as exc:
         return ConfigCheck(source, None, (_yaml_problem(exc),))
+    except NestingTooDeepError as exc:
+        return ConfigCheck(source, None, (ConfigProblem(FILE_KEY, f"line {exc.line}", exc.reason, exc.line),))
     sections = parse_sections(raw)
     broker, broker_problems = checked_broker(sections.broker)
     per_key = sorted([*sections.problems, *broker_problems], key=_file_order)

@@ -11,7 +11,10 @@ The loader is PyYAML's safe loader with two changes that matter for configuratio
   and a key that appears twice in one mapping is a problem (PyYAML silently keeps the last one).
 
 Structure problems (a section that is not a mapping, an unknown top-level key, a duplicate key) are
-collected, never raised; only a file that is not YAML at all raises ``yaml.YAMLError``.
+collected, never raised; only a file that is not YAML at all raises ``yaml.YAMLError``, and one that nests
+lists and mappings deeper than ``MAX_NESTING_DEPTH`` (100) levels raises ``NestingTooDeepError``: the depth
+is checked while the document is composed, before PyYAML's composer (which recurses once per level) could
+run out of stack.
 """
 
 from __future__ import annotations
@@ -22,9 +25,11 @@ from dataclasses import dataclass
 from functools import cache
 
 import yaml
+from yaml.events import MappingStartEvent, SequenceStartEvent
 from yaml.nodes import MappingNode, Node, ScalarNode
 
 from kafka_segments.config.problems import ConfigProblem, render_value
+from kafka_segments.nesting import check_nesting
 
 TOP_LEVEL_KEYS = ("broker", "topics")
 
@@ -46,7 +51,22 @@ def config_loader() -> type[yaml.SafeLoader]:
     """``yaml.SafeLoader`` with YAML 1.2 core-schema booleans, integers and floats (see module doc)."""
 
     class ConfigYamlLoader(yaml.SafeLoader):
-        pass
+        def __init__(self, stream: str) -> None:
+            super().__init__(stream)
+            self.nesting = 0
+
+        def compose_node(self, parent: Node | None, index: int) -> Node | None:
+            """Every node of the document is composed here (PyYAML recurses through it for each level)."""
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            if not isinstance(event, SequenceStartEvent | MappingStartEvent):
+                return super().compose_node(parent, index)
+            self.nesting += 1
+            try:
+                mark = event.start_mark
+                check_nesting(self.nesting, line=None if mark is None else int(mark.line) + 1)
+                return super().compose_node(parent, index)
+            finally:
+                self.nesting -= 1
 
     ConfigYamlLoader.yaml_implicit_resolvers = {
         first: [(tag, regexp) for tag, regexp in resolvers if tag not in (_BOOL, _INT, _FLOAT)]
@@ -98,6 +118,7 @@ def read_yaml(text: str) -> RawConfig:
 
     Raises:
         yaml.YAMLError: the text is not one well-formed YAML document (``problem_mark`` has the line).
+        NestingTooDeepError: the document nests deeper than ``MAX_NESTING_DEPTH`` (``line`` has the line).
     """
     loader = config_loader()(text)
     try:

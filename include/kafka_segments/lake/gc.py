@@ -35,7 +35,7 @@ delete. Partial delete failures are reported per key.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -354,7 +354,8 @@ def _execute(store: ObjectStore, plan: GcReport) -> GcReport:
     deleted and what failed. When a manifest cannot be deleted, no object is deleted in this pass."""
     old = plan.deleted_manifests
     manifests = delete_objects(store, [manifest_key(version) for version in old])
-    deleted_manifests = tuple(v for v in old if manifest_key(v) not in manifests.failed_keys)
+    failed_manifests = manifests.failed_keys
+    deleted_manifests = tuple(v for v in old if manifest_key(v) not in failed_manifests)
     if manifests.failed:
         return dataclasses.replace(
             plan,
@@ -367,18 +368,19 @@ def _execute(store: ObjectStore, plan: GcReport) -> GcReport:
     due = plan.deleted
     indexes = [key for item in due for key in item.keys if key != item.key]
     failed = _by_key(delete_objects(store, [*indexes, *(orphan.key for orphan in plan.swept)]).failed)
-    logs = [item.key for item in due if item.key in item.keys and not failed.keys() & set(item.keys)]
+    with_log = [item for item in due if item.key in item.keys]
+    logs = [item.key for item in with_log if not _any_failed(item, failed)]
     withheld = [
         DeleteFailure(item.key, "not deleted: its index objects could not all be deleted")
-        for item in due
-        if item.key in item.keys and item.key not in logs
+        for item in with_log
+        if _any_failed(item, failed)
     ]
     failed.update(_by_key(delete_objects(store, logs).failed))
     failed.update(_by_key(withheld))
     return dataclasses.replace(
         plan,
         dry_run=False,
-        deleted=tuple(item for item in due if not failed.keys() & set(item.keys)),
+        deleted=tuple(item for item in due if not _any_failed(item, failed)),
         swept=tuple(orphan for orphan in plan.swept if orphan.key not in failed),
         deleted_manifests=deleted_manifests,
         failures=(*plan.failures, *failed.values()),
@@ -390,6 +392,11 @@ def _withheld_for_manifests(plan: GcReport) -> list[DeleteFailure]:
     return [DeleteFailure(item.key, reason) for item in plan.deleted] + [
         DeleteFailure(orphan.key, reason) for orphan in plan.swept
     ]
+
+
+def _any_failed(item: RetiredItem, failed: Mapping[str, DeleteFailure]) -> bool:
+    """Whether a key of ``item`` failed (a few dict look-ups: gc stays linear in the number of objects)."""
+    return any(key in failed for key in item.keys)
 
 
 def _by_key(failures: Iterable[DeleteFailure]) -> dict[str, DeleteFailure]:

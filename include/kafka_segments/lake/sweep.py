@@ -132,12 +132,22 @@ def _failures_by_key(reported: dict[str, str], keys: Sequence[str]) -> dict[str,
     such a name is matched to the longest of ``keys`` it ends with; a name that matches none is kept as is
     (reported, never taken for a success)."""
     wanted = set(keys)
-    by_length = sorted(keys, key=len, reverse=True)
-    failed: dict[str, str] = {}
-    for name, error in reported.items():
-        match = name if name in wanted else next((k for k in by_length if name.endswith("/" + k)), name)
-        failed[match] = error
-    return failed
+    return {_reported_key(name, wanted): error for name, error in reported.items()}
+
+
+def _reported_key(name: str, wanted: set[str]) -> str:
+    """The key of ``wanted`` that ``name`` is (or ends with after a ``/``: the longest such), else ``name``.
+    Looks up each suffix of ``name`` that follows a ``/`` (a few set look-ups, however many keys were
+    deleted: a batch in which every key failed stays linear)."""
+    if name in wanted:
+        return name
+    slash = name.find("/")
+    while slash >= 0:
+        suffix = name[slash + 1 :]
+        if suffix in wanted:
+            return suffix
+        slash = name.find("/", slash + 1)
+    return name
 
 
 def sweep_objects(store: ObjectStore, metas: Iterable[ObjectMeta], keep: References) -> DeleteResult:

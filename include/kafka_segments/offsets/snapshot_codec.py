@@ -61,6 +61,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kafka_segments.errors import InvalidTopicError, LocatedError
+from kafka_segments.nesting import check_json_text
 from kafka_segments.state import (
     GROUP_STATES,
     SNAPSHOT_FORMAT_VERSION,
@@ -314,19 +315,20 @@ def decode_document(data: bytes, *, location: str, kind: str) -> Any:
     ``FieldReader``).
 
     Raises:
-        SnapshotFormatError: not UTF-8 or not JSON.
+        SnapshotFormatError: not UTF-8, not JSON, or nested deeper than ``MAX_NESTING_DEPTH``.
     """
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SnapshotFormatError(f"{kind} is not UTF-8 (byte {exc.start})", location=location) from exc
     try:
+        check_json_text(text)
         return json.loads(text, object_pairs_hook=_object_pairs)
     except json.JSONDecodeError as exc:
         raise SnapshotFormatError(
             f"{kind} is not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg})", location=location
         ) from exc
-    except (ValueError, RecursionError) as exc:  # an integer with too many digits, absurd nesting
+    except ValueError as exc:  # nested deeper than MAX_NESTING_DEPTH, an integer with too many digits
         raise SnapshotFormatError(f"{kind} is not usable JSON: {exc}", location=location) from exc
 
 

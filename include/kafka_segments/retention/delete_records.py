@@ -21,11 +21,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
 
 from kafka_segments.config.model import TopicConfig
 from kafka_segments.errors import InvalidTopicError, LocatedError
+from kafka_segments.nesting import NestingTooDeepError, check_json_text, check_json_value
 from kafka_segments.retention.consumed import ConsumedBound, ConsumedIndex, ConsumedStatus
 from kafka_segments.retention.plan import PartitionPlan, partition_plan
 from kafka_segments.retention.rules import DeletionReason, LogView, PassInputs, apply_retention
@@ -82,11 +85,15 @@ def parse_delete_records(data: bytes | str, *, location: str) -> tuple[DeleteRec
     """The requests of an offset JSON file, in file order.
 
     Raises:
-        DeleteRecordsFileError: not JSON, unsupported version, missing or malformed fields, or a partition
-            listed twice (the whole file is refused; nothing is deleted).
+        DeleteRecordsFileError: not JSON, nested deeper than ``MAX_NESTING_DEPTH``, unsupported version,
+            missing or malformed fields, or a partition listed twice (the whole file is refused; nothing is
+            deleted).
     """
     try:
-        document = json.loads(data)
+        text = data.decode(json.detect_encoding(data), "surrogatepass") if isinstance(data, bytes) else data
+        with _refusing_deep_nesting(location):
+            check_json_text(text)
+        document = json.loads(text)
     except (ValueError, UnicodeDecodeError) as exc:
         raise DeleteRecordsFileError(f"the input is not valid JSON: {exc}", location=location) from None
     if not isinstance(document, dict):
@@ -107,6 +114,26 @@ def parse_delete_records(data: bytes | str, *, location: str) -> tuple[DeleteRec
             f"Offset json file contains duplicate topic partitions: {','.join(duplicates)}", location=location
         )
     return tuple(requests)
+
+
+def parse_delete_records_value(value: object, *, location: str) -> tuple[DeleteRecordsRequest, ...]:
+    """``parse_delete_records`` of an already decoded request (the Airflow DAG's ``request`` Param).
+
+    Raises:
+        DeleteRecordsFileError: as ``parse_delete_records``; a value nested deeper than
+            ``MAX_NESTING_DEPTH`` is refused before it is encoded.
+    """
+    with _refusing_deep_nesting(location):
+        check_json_value(value)
+    return parse_delete_records(json.dumps(value), location=location)
+
+
+@contextmanager
+def _refusing_deep_nesting(location: str) -> Iterator[None]:
+    try:
+        yield
+    except NestingTooDeepError as exc:
+        raise DeleteRecordsFileError(f"the input is {exc}", location=location) from None
 
 
 def _request(item: object, index: int, location: str) -> DeleteRecordsRequest:
