@@ -80,7 +80,7 @@ from kafka_segments.compaction.output import cleaned_segment_files
 from kafka_segments.compaction.rewrite import clean_round
 from kafka_segments.compaction.source import SourceSegment
 from kafka_segments.config.model import TopicConfig
-from kafka_segments.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS, embedded_s3_server
+from kafka_segments.demo import DEFAULT_REGION, EMBEDDED_CREDENTIALS, embedded_s3_server
 from kafka_segments.lake.manifest import SegmentEntry, SegmentOrigin
 from kafka_segments.lake.reader import read_segment as lake_read_segment
 from kafka_segments.lake.reader import read_segment_into

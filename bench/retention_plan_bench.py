@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_segments.config import TopicConfig, parse_config
-from kafka_segments.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS, embedded_s3_server
+from kafka_segments.demo import DEFAULT_REGION, EMBEDDED_CREDENTIALS, embedded_s3_server
 from kafka_segments.lake.codec import manifest_from_json
 from kafka_segments.lake.commit import commit_manifest
 from kafka_segments.lake.history import head_version, location_of

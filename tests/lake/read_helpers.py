@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from kafka_segments.demo import sample_topic
 from kafka_segments.lake import (
     Manifest,
     OpenTransaction,
@@ -34,7 +35,6 @@ from kafka_segments.records.control import (
 )
 from kafka_segments.records.log import iter_batches
 from kafka_segments.records.record import Record
-from kafka_segments.sample import sample_topic
 from kafka_segments.segment.files import FileKind, segment_file_name
 from kafka_segments.segment.writer import SegmentFiles, write_segment
 from kafka_segments.storage import ObjectStore
