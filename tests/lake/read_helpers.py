@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from forwarding_store import ForwardingStore
 from kafka_segments.demo import sample_topic
 from kafka_segments.lake import (
     Manifest,
@@ -39,7 +40,6 @@ from kafka_segments.segment.files import FileKind, segment_file_name
 from kafka_segments.segment.writer import SegmentFiles, write_segment
 from kafka_segments.storage import ObjectStore
 from kafka_segments.storage.base import Progress, WritableBuffer
-from kafka_segments.storage.forwarding import ForwardingStore
 from kafka_segments.topic_partition import TopicPartition
 
 from lake.helpers import T0, FakeClock, make_segment
