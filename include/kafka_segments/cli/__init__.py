@@ -1,1 +1,1 @@
-"""The ``kafka-segments`` command line (DESIGN §6)."""
+"""The ``kafka-segments`` command line."""

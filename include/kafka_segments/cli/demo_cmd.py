@@ -27,12 +27,28 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kafka_segments.cli.common import EXIT_OK, EXIT_PROBLEM, Commands
 from kafka_segments.cli.inspect_cmd import inspect_file
 from kafka_segments.topic_partition import TopicPartition
 
 if TYPE_CHECKING:
     from kafka_segments.demo import EmbeddedS3
     from kafka_segments.storage import ObjectStore, S3Store
+
+
+def add_parsers(commands: Commands) -> None:
+    """Add ``demo`` to the command line."""
+    sub = commands.add_parser(
+        "demo",
+        help="write a sample topic to an embedded S3 server, read it back and inspect it",
+        description=(
+            "The quick start's main job on the embedded default stack: start an S3 server on loopback, "
+            "write a sample topic's segments into a lake bucket, read them back and print them with inspect."
+        ),
+    )
+    sub.add_argument("--output", default=None, help="also keep the downloaded segments in this folder")
+    sub.add_argument("--records", action="store_true", help="print every record, not only batches")
+    sub.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         problems = _inspect(exported, records=args.records)
     _progress("embedded S3 server stopped")
     _summary(written, live, exported, problems + quarantined, time.perf_counter() - started, args.output)
-    return 1 if problems or quarantined else 0
+    return EXIT_PROBLEM if problems or quarantined else EXIT_OK
 
 
 @contextmanager
