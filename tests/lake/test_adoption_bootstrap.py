@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from kafka_segments.checkpoint import format_offset_checkpoint
+from kafka_segments.demo import sample_topic
 from kafka_segments.errors import CheckpointFileError
 from kafka_segments.lake.adoption import adopt, adopt_objects
 from kafka_segments.lake.commit import begin_run
@@ -22,7 +23,6 @@ from kafka_segments.lake.manifest import (
 )
 from kafka_segments.lake.runs import Outcome, RunRecord, read_outcome
 from kafka_segments.records.log import scan_headers
-from kafka_segments.sample import sample_topic
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.storage.base import ObjectMeta
 from kafka_segments.topic_partition import TopicPartition
