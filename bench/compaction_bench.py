@@ -27,7 +27,7 @@ order rotates between repeats, so no route always follows the reference's heap c
   checked against the entry's offsets and counts, then
   ``compaction.clean_round`` (the offset map, MD5 key digests, column rebuild) and
   ``compaction.output.cleaned_segment_files`` (the ``.log`` plus the rebuilt ``.index`` and ``.timeindex``),
-  the three PUT concurrently (``storage.put_many``).
+  the three PUT concurrently (one thread each).
 * ``kafka-segments, read then compact``: the same without the overlap — the whole segment read first, as a
   lake round reads a segment it does not decode while reading (``lake.reader.read_segment_into``: the sha256
   checked against the manifest entry's), then the round decodes it (with ``--fresh-memory`` both of ours do
@@ -67,6 +67,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,13 +81,13 @@ from kafka_segments.compaction.output import cleaned_segment_files
 from kafka_segments.compaction.rewrite import clean_round
 from kafka_segments.compaction.source import SourceSegment
 from kafka_segments.config.model import TopicConfig
-from kafka_segments.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS, embedded_s3_server
+from kafka_segments.demo import DEFAULT_REGION, EMBEDDED_CREDENTIALS, embedded_s3_server
 from kafka_segments.lake.reader import read_segment as lake_read_segment
 from kafka_segments.lake.reader import read_segment_into
 from kafka_segments.lake.scan import summarize_segment
 from kafka_segments.pipeline.compaction.sources import streamed_source
 from kafka_segments.state import SegmentEntry, SegmentOrigin
-from kafka_segments.storage import S3Store, put_many
+from kafka_segments.storage import S3Store
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)  # kafka/__init__ imports its admin client
@@ -291,7 +292,8 @@ def put_objects(store: S3Store, route: str, key: str, objects: dict[str, bytes])
     folder = route.replace(", ", "-").replace(" ", "-")
     keyed = {f"out/{folder}/{key}/{name}": body for name, body in objects.items()}
     if route != "kafka-python":
-        put_many(store, keyed, max_workers=PUT_WORKERS)
+        with ThreadPoolExecutor(max_workers=PUT_WORKERS, thread_name_prefix="put") as pool:
+            list(pool.map(lambda item: store.put(*item), keyed.items()))
         return
     for name, body in keyed.items():
         store.put(name, body)

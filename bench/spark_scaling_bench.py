@@ -79,7 +79,7 @@ import psutil
 from codec_bench import machine  # bench/ is sys.path[0] when run as a script
 from gen_data import DATA_DIR, SegmentSpec, segment
 from kafka_segments.config import Config, parse_config
-from kafka_segments.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS, EmbeddedS3, embedded_s3_server
+from kafka_segments.demo import DEFAULT_REGION, EMBEDDED_CREDENTIALS, EmbeddedS3, embedded_s3_server
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.reader import resolve_manifest

@@ -5,7 +5,7 @@
     demo_airflow.py lake --lake URI                     # the demo lake into any lake (docker-compose)
 
 Both start the embedded S3 server in this process, build the demo lake in it
-(``kafka_segments.demo_lake``) and run Airflow 3 with SQLite in a throwaway ``AIRFLOW_HOME`` under the
+(``kafka_segments.demo.lake``) and run Airflow 3 with SQLite in a throwaway ``AIRFLOW_HOME`` under the
 output folder (default ``demo-output/<command>/``), with the DAG contract's Variables and Connections in the
 environment and local Spark.
 
@@ -38,9 +38,17 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from kafka_segments.demo_lake import DEMO_BUCKET, DEMO_PREFIX, DemoLake, build_demo_lake, pin_demo_offsets
-from kafka_segments.demo_lake_log import DAY_MS, MINUTE_MS
-from kafka_segments.embedded_s3 import EmbeddedS3, embedded_s3_server
+from kafka_segments.demo import (
+    DAY_MS,
+    DEMO_BUCKET,
+    DEMO_PREFIX,
+    MINUTE_MS,
+    DemoLake,
+    EmbeddedS3,
+    build_demo_lake,
+    embedded_s3_server,
+    pin_demo_offsets,
+)
 from kafka_segments.errors import KafkaSegmentsError
 from kafka_segments.pipeline.report import render_report
 from kafka_segments.storage import LocalStore, ObjectStore, S3Store

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
-from kafka_segments.embedded_s3 import EmbeddedS3
+from kafka_segments.demo import EmbeddedS3
 from kafka_segments.storage import LocalStore, ObjectStore
 from lake.helpers import FakeClock
 from s3_fixtures import new_s3_store, s3_server_fixture

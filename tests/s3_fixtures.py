@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from kafka_segments.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS, EmbeddedS3, embedded_s3_server
+from kafka_segments.demo import DEFAULT_REGION, EMBEDDED_CREDENTIALS, EmbeddedS3, embedded_s3_server
 from kafka_segments.storage import S3Store
 
 BUCKET = "lake-tests"

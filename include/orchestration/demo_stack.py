@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from kafka_segments.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS
+from kafka_segments.demo.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS
 
 MAINTENANCE_DAG_ID = "kafka_segments_maintenance"
 LOCAL_SPARK = json.dumps({"conn_type": "spark", "host": "local[*]"})

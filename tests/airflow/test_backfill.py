@@ -30,9 +30,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from kafka_segments.demo_lake import build_demo_lake, pin_demo_offsets
-from kafka_segments.demo_lake_log import DAY_MS
-from kafka_segments.embedded_s3 import EmbeddedS3
+from kafka_segments.demo import DAY_MS, EmbeddedS3, build_demo_lake, pin_demo_offsets
 from kafka_segments.lake.history import head_version
 from kafka_segments.storage import S3Store
 from orchestration.demo_stack import (

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from dag_helpers import AIRFLOW_WARNINGS, asset_events, return_value, run_dag, task_states, try_numbers
-from kafka_segments.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS, EmbeddedS3
+from kafka_segments.demo import DEFAULT_REGION, EMBEDDED_CREDENTIALS, EmbeddedS3
 from kafka_segments.lake.checkpoint_files import checkpoint_files_match
 from kafka_segments.lake.history import head_version
 from kafka_segments.lake.reader import resolve_manifest

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from forwarding_store import ForwardingStore
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka_segments.errors import (
@@ -41,7 +42,6 @@ from kafka_segments.storage import (
 )
 from kafka_segments.storage import local as local_module
 from kafka_segments.storage import s3 as s3_module
-from kafka_segments.storage.forwarding import ForwardingStore
 
 pytestmark = pytest.mark.contract
 

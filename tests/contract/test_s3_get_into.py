@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from botocore.httpchecksum import Crc32Checksum, StreamingChecksumBody
 from botocore.response import StreamingBody
-from kafka_segments.embedded_s3 import EmbeddedS3
+from kafka_segments.demo import EmbeddedS3
 from kafka_segments.errors import ObjectStoreError, TransientStoreError
 from kafka_segments.storage import BufferTooSmallError, S3Store
 from kafka_segments.storage import s3 as s3_module

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from botocore.config import Config
 from fault_proxy import ALWAYS, Fault, FaultProxy, fault_proxy
-from kafka_segments.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS, EmbeddedS3
+from kafka_segments.demo import DEFAULT_REGION, EMBEDDED_CREDENTIALS, EmbeddedS3
 from kafka_segments.errors import (
     ObjectAlreadyExistsError,
     ObjectNotFoundError,

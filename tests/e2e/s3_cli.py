@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from kafka_segments.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS, embedded_s3_server
+from kafka_segments.demo import DEFAULT_REGION, EMBEDDED_CREDENTIALS, embedded_s3_server
 from kafka_segments.storage import S3Store
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from e2e.s3_cli import s3_lake_env
 from kafka_segments.checkpoint import format_offset_checkpoint
+from kafka_segments.demo import sample_topic
 from kafka_segments.lake.commit import (
     begin_run,
     build_manifest,
@@ -21,7 +22,6 @@ from kafka_segments.lake.commit import (
     stage_manifest,
 )
 from kafka_segments.lake.history import manifest_versions, read_head
-from kafka_segments.sample import sample_topic
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 

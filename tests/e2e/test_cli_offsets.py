@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 from e2e.s3_cli import s3_lake_env
+from kafka_segments.demo import sample_topic
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.offsets.snapshot_codec import snapshot_from_json, snapshot_to_json
 from kafka_segments.offsets.snapshot_store import list_pins, list_snapshots, read_pin, read_snapshot
-from kafka_segments.sample import sample_topic
 from kafka_segments.segment.files import segment_file_name
 from kafka_segments.storage import LocalStore, ObjectStore
 from unit.coordinator_records import (

@@ -7,6 +7,7 @@ import threading
 from collections import Counter
 from collections.abc import Sequence
 
+from forwarding_store import ForwardingStore
 from kafka_segments.records.builder import build_batch
 from kafka_segments.records.control import (
     ControlRecordType,
@@ -17,7 +18,6 @@ from kafka_segments.records.log import scan_headers
 from kafka_segments.records.record import Record
 from kafka_segments.segment.writer import SegmentFiles, write_segment
 from kafka_segments.storage import ObjectStore
-from kafka_segments.storage.forwarding import ForwardingStore
 
 from lake.helpers import T0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from forwarding_store import ForwardingStore
 from kafka_segments.errors import DeleteObjectsError
 from kafka_segments.lake import (
     Manifest,
@@ -22,7 +23,6 @@ from kafka_segments.lake import (
 from kafka_segments.lake.history import read_head
 from kafka_segments.lake.scan import summarize_segment
 from kafka_segments.storage import ObjectStore
-from kafka_segments.storage.forwarding import ForwardingStore
 from kafka_segments.topic_partition import TopicPartition
 
 from lake.helpers import FakeClock, make_segment, upload_segment

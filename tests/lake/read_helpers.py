@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from forwarding_store import ForwardingStore
+from kafka_segments.demo import sample_topic
 from kafka_segments.lake import (
     Manifest,
     OpenTransaction,
@@ -34,12 +36,10 @@ from kafka_segments.records.control import (
 )
 from kafka_segments.records.log import iter_batches
 from kafka_segments.records.record import Record
-from kafka_segments.sample import sample_topic
 from kafka_segments.segment.files import FileKind, segment_file_name
 from kafka_segments.segment.writer import SegmentFiles, write_segment
 from kafka_segments.storage import ObjectStore
 from kafka_segments.storage.base import Progress, WritableBuffer
-from kafka_segments.storage.forwarding import ForwardingStore
 from kafka_segments.topic_partition import TopicPartition
 
 from lake.helpers import T0, FakeClock, make_segment

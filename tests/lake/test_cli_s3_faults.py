@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from fault_proxy import ALWAYS, Fault, FaultProxy, fault_proxy
-from kafka_segments.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS, EmbeddedS3
+from kafka_segments.demo import DEFAULT_REGION, EMBEDDED_CREDENTIALS, EmbeddedS3
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.history import read_head
 from kafka_segments.lake.reader import read_segment

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from kafka_segments.embedded_s3 import DEFAULT_REGION
+from kafka_segments.demo import DEFAULT_REGION
 from kafka_segments.lake import commit_run, read_head, resolve_commit
 from kafka_segments.lake.checkpoint_files import checkpoint_files_match
 from kafka_segments.lake.layout import CHECKPOINT_KEYS, staged_manifest_key

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 from kafka_segments.checkpoint import parse_offset_checkpoint, read_offset_checkpoint
+from kafka_segments.demo import SAMPLE_INDEX_INTERVAL_BYTES, sample_topic
 from kafka_segments.errors import SegmentObjectMismatchError
 from kafka_segments.lake.checkpoint_files import checkpoint_file_contents
 from kafka_segments.lake.export import export_lake
 from kafka_segments.lake.layout import LOG_START_OFFSET_CHECKPOINT_KEY
 from kafka_segments.lake.reader import partition_state, read_segment, resolve_manifest
 from kafka_segments.records.log import iter_batches
-from kafka_segments.sample import SAMPLE_INDEX_INTERVAL_BYTES, sample_topic
 from kafka_segments.segment.files import FileKind, segment_file_name
 from kafka_segments.segment.writer import SegmentFiles, write_segment
 from kafka_segments.storage import LocalStore, ObjectStore

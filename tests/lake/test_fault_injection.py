@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import pytest
+from forwarding_store import ForwardingStore
 from kafka_segments.errors import KafkaSegmentsError, ObjectNotFoundError, TransientStoreError
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.adoption import adopt_objects
@@ -38,7 +39,6 @@ from kafka_segments.segment.writer import SegmentFiles
 from kafka_segments.state import Manifest, PartitionState
 from kafka_segments.storage import ObjectStore, PutMode, PutResult
 from kafka_segments.storage.base import Overwrite
-from kafka_segments.storage.forwarding import ForwardingStore
 from kafka_segments.topic_partition import TopicPartition
 
 from lake.helpers import FakeClock, make_segment, upload_segment

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given
+from kafka_segments.demo import SAMPLE_START_MS, sample_topic
 from kafka_segments.errors import CorruptRecordError, InvalidCrcError, TruncatedSegmentError
 from kafka_segments.lake.scan import SegmentLayoutError, advance_open_transactions, summarize_segment
 from kafka_segments.records.builder import build_batch
@@ -18,7 +19,6 @@ from kafka_segments.records.control import (
 )
 from kafka_segments.records.fast import HeaderTable
 from kafka_segments.records.record import Record
-from kafka_segments.sample import SAMPLE_START_MS, sample_topic
 from kafka_segments.segment.writer import write_segments
 from kafka_segments.state import OpenTransaction, SegmentOrigin
 from unit.strategies import BatchSpec, segment_bytes, segment_specs

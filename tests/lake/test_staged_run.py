@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from kafka_segments.embedded_s3 import EmbeddedS3
+from kafka_segments.demo import EmbeddedS3
 from kafka_segments.errors import RunStateError
 from kafka_segments.lake.history import head_version
 from kafka_segments.lake.runs import Outcome, read_outcome

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from kafka_segments.config import Config
-from kafka_segments.embedded_s3 import EmbeddedS3
+from kafka_segments.demo import EmbeddedS3
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.history import head_version, location_of
 from kafka_segments.pipeline.run_files import run_file_key

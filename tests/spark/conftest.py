@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from kafka_segments.embedded_s3 import EmbeddedS3
+from kafka_segments.demo import EmbeddedS3
 from kafka_segments.pipeline.engines.spark_submit import CACHE_DIR_ENV, job_conf
 from kafka_segments.storage import LocalStore
 from s3_fixtures import BUCKET, new_s3_store

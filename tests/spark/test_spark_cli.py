@@ -17,7 +17,7 @@ import pytest
 from kafka_segments.cli import spark_engine
 from kafka_segments.cli.main import main
 from kafka_segments.config import load_config
-from kafka_segments.embedded_s3 import EmbeddedS3
+from kafka_segments.demo import EmbeddedS3
 from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.history import manifest_versions
 from kafka_segments.lake.reader import resolve_manifest

@@ -47,7 +47,7 @@ from compaction_lake import (
     segment_keys,
     upload,
 )
-from kafka_segments.embedded_s3 import EmbeddedS3
+from kafka_segments.demo import EmbeddedS3
 from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.commit import read_staged_manifest
 from kafka_segments.lake.reader import iter_visible_batches, read_segment, resolve_manifest, visible_segments

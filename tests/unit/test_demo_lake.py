@@ -11,14 +11,17 @@ from typing import Any
 
 import pytest
 from kafka_segments.config import Config, load_config
-from kafka_segments.demo_lake import (
+from kafka_segments.demo import (
+    AUDIT_EMPTY_FOR_MS,
     CLICKSTREAM_SEGMENT_AGES_H,
+    DAY_MS,
+    HOUR_MS,
+    MINUTE_MS,
     build_demo_lake,
+    consumer_offsets_snapshot,
     demo_objects,
     pin_demo_offsets,
 )
-from kafka_segments.demo_lake_log import DAY_MS, HOUR_MS, MINUTE_MS
-from kafka_segments.demo_lake_offsets import AUDIT_EMPTY_FOR_MS, consumer_offsets_snapshot
 from kafka_segments.lake.history import head_version
 from kafka_segments.offsets.coordinator_writer import partition_for_group
 from kafka_segments.offsets.sources import take_snapshot

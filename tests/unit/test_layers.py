@@ -20,8 +20,9 @@ LIBRARY = "kafka_segments"
 LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(line.split())
     for line in (
+        "redaction",
         "errors",
-        "topic_partition",
+        "topic_partition nesting",
         "records storage",
         "segment checkpoint config",
         "state",
@@ -29,7 +30,9 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "lake",
         "offsets",
         "pipeline views",
-        "cli demo __main__",
+        "demo",
+        "cli",
+        "__main__",
     )
 )
 """Bottom to top: a package imports the packages of lower lines only (the table of docs/architecture.md)."""

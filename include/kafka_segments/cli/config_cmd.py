@@ -13,13 +13,12 @@ import argparse
 import sys
 from typing import Any
 
+from kafka_segments.cli.common import EXIT_OK, EXIT_USAGE, Commands, add_json
 from kafka_segments.cli.output import print_json
 from kafka_segments.config import ConfigCheck, EffectiveSetting, check_config
 from kafka_segments.config.effective import read_config_text
 from kafka_segments.config.problems import ConfigError
 
-EXIT_OK = 0
-EXIT_INVALID = 2
 BROKER_DEFAULTS = "(broker defaults)"
 _NAME_WIDTH = 41
 _VALUE_WIDTH = 21
@@ -43,7 +42,7 @@ def run_check(args: argparse.Namespace) -> int:
         f"(first: {check.problems[0].message})",
         file=sys.stderr,
     )
-    return EXIT_INVALID
+    return EXIT_USAGE
 
 
 def check_text(check: ConfigCheck) -> str:
@@ -102,7 +101,7 @@ def _settings_document(settings: tuple[EffectiveSetting, ...]) -> dict[str, Any]
     }
 
 
-def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parsers(commands: Commands) -> None:
     """Add ``config`` (with its action ``check``) to the command line."""
     config = commands.add_parser(
         "config",
@@ -121,12 +120,12 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         ),
     )
     check.add_argument("file", metavar="FILE", help="the YAML configuration file")
-    check.add_argument("--json", action="store_true", help="one JSON document on stdout, for programs")
+    add_json(check)
     check.set_defaults(handler=run_check)
 
     def usage(_: argparse.Namespace) -> int:
         config.print_usage(sys.stderr)
         print("kafka-segments config: choose an action: check", file=sys.stderr)
-        return EXIT_INVALID
+        return EXIT_USAGE
 
     config.set_defaults(handler=usage)

@@ -25,27 +25,44 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from kafka_segments.cli.common import EXIT_OK, EXIT_PROBLEM, Commands
 from kafka_segments.cli.inspect_cmd import inspect_file
-from kafka_segments.embedded_s3 import EmbeddedS3, embedded_s3_server
-from kafka_segments.sample import SAMPLE_START_MS, SAMPLE_TOPIC, sample_topic
-from kafka_segments.storage import ObjectStore, S3Store
 from kafka_segments.topic_partition import TopicPartition
 
-DEMO_BUCKET = "kafka-segments-demo"
-DEMO_PREFIX = "lake"
-DEMO_NOW_MS = SAMPLE_START_MS + 86_400_000
+if TYPE_CHECKING:
+    from kafka_segments.demo import EmbeddedS3
+    from kafka_segments.storage import ObjectStore, S3Store
+
+
+def add_parsers(commands: Commands) -> None:
+    """Add ``demo`` to the command line."""
+    sub = commands.add_parser(
+        "demo",
+        help="write a sample topic to an embedded S3 server, read it back and inspect it",
+        description=(
+            "The quick start's main job on the embedded default stack: start an S3 server on loopback, "
+            "write a sample topic's segments into a lake bucket, read them back and print them with inspect."
+        ),
+    )
+    sub.add_argument("--output", default=None, help="also keep the downloaded segments in this folder")
+    sub.add_argument("--records", action="store_true", help="print every record, not only batches")
+    sub.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from kafka_segments.demo import DAY_MS, SAMPLE_START_MS, embedded_s3_server
+
     started = time.perf_counter()
+    now_ms = SAMPLE_START_MS + DAY_MS
     with _export_target(args.output) as target, embedded_s3_server() as s3:
         _progress(f"embedded S3 server listening on {s3.endpoint_url}")
         store = _lake(s3)
         written = _upload_sample(store)
-        quarantined = _adopt(store)
+        quarantined = _adopt(store, now_ms=now_ms)
         _describe(store)
-        live = _retention(store)
+        live = _retention(store, now_ms=now_ms)
         _describe(store)
         _dump(store)
         exported = _export(store, target)
@@ -53,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         problems = _inspect(exported, records=args.records)
     _progress("embedded S3 server stopped")
     _summary(written, live, exported, problems + quarantined, time.perf_counter() - started, args.output)
-    return 1 if problems or quarantined else 0
+    return EXIT_PROBLEM if problems or quarantined else EXIT_OK
 
 
 @contextmanager
@@ -66,11 +83,15 @@ def _export_target(output: str | None) -> Iterator[Path]:
 
 
 def _lake(s3: EmbeddedS3) -> S3Store:
+    from kafka_segments.demo import DEMO_BUCKET, DEMO_PREFIX
+
     s3.client().create_bucket(Bucket=DEMO_BUCKET)
     return s3.store(DEMO_BUCKET, DEMO_PREFIX)
 
 
 def _upload_sample(store: ObjectStore) -> int:
+    from kafka_segments.demo import sample_topic
+
     segments = sample_topic()
     objects = {key: data for segment in segments for key, data in segment.objects().items()}
     for key, data in objects.items():
@@ -82,10 +103,10 @@ def _upload_sample(store: ObjectStore) -> int:
     return len(segments)
 
 
-def _adopt(store: ObjectStore) -> int:
+def _adopt(store: ObjectStore, *, now_ms: int) -> int:
     from kafka_segments.lake.adopt_run import adopt
 
-    report = adopt(store, now_ms=DEMO_NOW_MS)
+    report = adopt(store, now_ms=now_ms)
     _section("adopt", report.to_text())
     return len(report.result.quarantined)
 
@@ -100,9 +121,10 @@ topics:
 """
 
 
-def _retention(store: ObjectStore) -> int:
+def _retention(store: ObjectStore, *, now_ms: int) -> int:
     """A retention run with consumed retention on; returns how many ``.log`` files an export will hold."""
     from kafka_segments.config import parse_config
+    from kafka_segments.demo import SAMPLE_TOPIC
     from kafka_segments.lake.reader import resolve_manifest
     from kafka_segments.offsets.snapshot_codec import snapshot_to_json
     from kafka_segments.pipeline.offsets_input import OffsetsChoice
@@ -117,16 +139,16 @@ def _retention(store: ObjectStore) -> int:
         offset = (
             state.log_end_offset if state.topic_partition.partition == 0 else state.segments[1].base_offset
         )
-        read_up_to.append(CommittedOffset(SAMPLE_TOPIC, state.topic_partition.partition, offset, DEMO_NOW_MS))
+        read_up_to.append(CommittedOffset(SAMPLE_TOPIC, state.topic_partition.partition, offset, now_ms))
     snapshot = OffsetSnapshot(
-        taken_at_ms=DEMO_NOW_MS,
+        taken_at_ms=now_ms,
         source="file",
         groups=(GroupOffsets("billing", "Stable", "consumer", None, (SAMPLE_TOPIC,), tuple(read_up_to)),),
     )
     with tempfile.TemporaryDirectory(prefix="kafka-segments-demo-") as scratch:
         offsets_file = Path(scratch) / "offsets.json"
         offsets_file.write_bytes(snapshot_to_json(snapshot))
-        options = RunOptions(now_ms=DEMO_NOW_MS, offsets=OffsetsChoice(file=str(offsets_file)))
+        options = RunOptions(now_ms=now_ms, offsets=OffsetsChoice(file=str(offsets_file)))
         result = run_retention(store, parse_config(DEMO_CONFIG, source="demo config"), options)
     _section("run (retention, --engine inline)", render_text(result))
     # export writes an empty active segment for a partition retention emptied, as Kafka holds one
@@ -141,6 +163,7 @@ def _describe(store: ObjectStore) -> None:
 
 def _dump(store: ObjectStore) -> None:
     from kafka_segments.cli.inspect_cmd import batch_line, dump_record
+    from kafka_segments.demo import SAMPLE_TOPIC
     from kafka_segments.lake.reader import iter_visible_batches, partition_state, resolve_manifest
 
     topic_partition = TopicPartition(SAMPLE_TOPIC, 1)  # partition 0 was wholly consumed and deleted

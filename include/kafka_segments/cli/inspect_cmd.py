@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from kafka_segments.cli.common import EXIT_OK, EXIT_PROBLEM, Commands, add_json
 from kafka_segments.cli.index_dump import dump_index_file
 from kafka_segments.errors import CorruptRecordError
 from kafka_segments.records.batch import NO_SEQUENCE, BatchHeader, increment_sequence
@@ -33,6 +34,26 @@ TIMESTAMP_TYPE_NAMES = {-1: "NoTimestampType", 0: "CreateTime", 1: "LogAppendTim
 LOG_SUFFIX = ".log"
 
 
+def add_parsers(commands: Commands) -> None:
+    """Add ``inspect`` to the command line."""
+    sub = commands.add_parser(
+        "inspect",
+        help="print a segment or index file like kafka-dump-log.sh",
+        description=(
+            "Print Kafka segment (.log) and index (.index, .timeindex, .txnindex) files like Kafka's "
+            "kafka-dump-log.sh: one line per batch by default, records with --records, JSON with --json. "
+            "Corruption is reported with its byte position and offset (exit code 1), never a crash."
+        ),
+    )
+    sub.add_argument("files", nargs="+", metavar="FILE", help="segment or index files")
+    sub.add_argument("--records", action="store_true", help="also print every record with key and payload")
+    add_json(sub)
+    sub.add_argument(
+        "--no-verify-crc", dest="verify_crc", action="store_false", help="report CRCs but do not fail on them"
+    )
+    sub.set_defaults(handler=run)
+
+
 def run(args: argparse.Namespace) -> int:
     """Dump every file; return 1 when any of them is damaged or unreadable as Kafka data."""
     reports = [
@@ -47,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     for report in reports:
         if report.problem:
             print(f"kafka-segments inspect: {report.problem}", file=sys.stderr)
-    return 1 if any(report.problem for report in reports) else 0
+    return EXIT_PROBLEM if any(report.problem for report in reports) else EXIT_OK
 
 
 class FileReport:

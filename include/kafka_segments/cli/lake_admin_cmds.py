@@ -18,12 +18,17 @@ import argparse
 import sys
 
 from kafka_segments.cli.arguments import bounded_int
+from kafka_segments.cli.common import (
+    EXIT_OK,
+    EXIT_PROBLEM,
+    REPORT_JSON_HELP,
+    Commands,
+    add_json,
+    add_lake,
+    add_now,
+)
 from kafka_segments.cli.lake_cmds import open_lake
 from kafka_segments.cli.output import emit
-from kafka_segments.cli.times import parse_time_ms
-
-EXIT_OK = 0
-EXIT_PROBLEM = 1
 
 
 def run_adopt(args: argparse.Namespace) -> int:
@@ -85,11 +90,8 @@ non_negative_ms = bounded_int(
 positive_int = bounded_int(minimum=1, what="an integer", too_small="must be >= 1, not {value}")
 
 
-def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parsers(commands: Commands) -> None:
     """Add ``adopt``, ``recover`` and ``gc`` to the command line."""
-
-    lake_help = "the lake: s3://bucket/prefix or a local path (S3 settings from the standard AWS variables)"
-    json_help = "print the report as one JSON document, for programs"
     sub = commands.add_parser(
         "adopt",
         help="take in segments uploaded with Kafka's plain names (bootstraps a lake from a log directory)",
@@ -100,10 +102,10 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
             "overlapping segment quarantines its partition (reported, exit code 1); the rest is committed."
         ),
     )
-    sub.add_argument("--lake", required=True, help=lake_help)
-    sub.add_argument("--now", type=parse_time_ms, metavar="T", help="the run's time (epoch ms or ISO-8601)")
+    add_lake(sub)
+    add_now(sub, help="the run's time (epoch ms or ISO-8601)")
     sub.add_argument("--workers", type=positive_int, default=8, metavar="N", help="parallel reads")
-    sub.add_argument("--json", action="store_true", help=json_help)
+    add_json(sub, help=REPORT_JSON_HELP)
     sub.set_defaults(handler=run_adopt)
 
     sub = commands.add_parser(
@@ -115,7 +117,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
             "make the checkpoint files at the lake root match the head manifest. Safe to run at any time."
         ),
     )
-    sub.add_argument("--lake", required=True, help=lake_help)
+    add_lake(sub)
     sub.add_argument(
         "--abandon-after-ms",
         type=non_negative_ms,
@@ -123,7 +125,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         metavar="MS",
         help="a run that has not committed after this long is fenced and discarded (default 1 hour)",
     )
-    sub.add_argument("--json", action="store_true", help=json_help)
+    add_json(sub, help=REPORT_JSON_HELP)
     sub.set_defaults(handler=run_recover)
 
     sub = commands.add_parser(
@@ -135,10 +137,8 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
             "manifests beyond --retain-manifests. Without --execute it only reports what it would delete."
         ),
     )
-    sub.add_argument("--lake", required=True, help=lake_help)
-    sub.add_argument(
-        "--now", type=parse_time_ms, metavar="T", help="compare delays with this time (default: now)"
-    )
+    add_lake(sub)
+    add_now(sub, help="compare delays with this time (default: now)")
     mode = sub.add_mutually_exclusive_group()
     mode.add_argument("--dry-run", dest="execute", action="store_false", help="only report (the default)")
     mode.add_argument("--execute", dest="execute", action="store_true", help="really delete")
@@ -156,5 +156,5 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         metavar="MS",
         help="sweep objects of failed runs only once they are this old (default 1 hour)",
     )
-    sub.add_argument("--json", action="store_true", help=json_help)
+    add_json(sub, help=REPORT_JSON_HELP)
     sub.set_defaults(handler=run_gc, execute=False)

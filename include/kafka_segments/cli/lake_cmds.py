@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from kafka_segments.cli.arguments import bounded_int
+from kafka_segments.cli.common import EXIT_OK, Commands, add_config, add_json, add_lake, add_now
 from kafka_segments.cli.inspect_cmd import batch_document, batch_line, dump_record
 from kafka_segments.cli.output import print_json
 
@@ -34,6 +35,71 @@ positive_version = bounded_int(
     minimum=1, what="a manifest version", too_small="manifest versions start at 1, not {value}"
 )
 """``--version``'s type: a manifest version (an integer >= 1)."""
+VERSION_HELP = "read this committed manifest version instead of the head"
+
+
+def add_parsers(commands: Commands) -> None:
+    """Add ``describe``, ``dump`` and ``export`` to the command line."""
+    sub = commands.add_parser(
+        "describe",
+        help="per partition: log start/end offset, segments, bytes, records, cleaner checkpoint",
+        description=(
+            "Describe the lake's committed state from its manifest: per partition the log start and end "
+            "offsets, segments, bytes, records, the range of the segments' largest timestamps, the cleaner "
+            "checkpoint, the last stable offset, open transactions and the run that last changed it. With "
+            "--config: each compacted partition's first dirty and first uncleanable offsets, dirty ratio, "
+            "compaction delay and what a run at --now would do, and consumed retention per partition."
+        ),
+    )
+    add_lake(sub)
+    sub.add_argument(
+        "--topic", dest="topics", action="extend", nargs="+", metavar="T", help="only these topics"
+    )
+    sub.add_argument("--version", type=positive_version, metavar="N", help=VERSION_HELP)
+    add_config(
+        sub,
+        required=False,
+        help=(
+            "also show compaction (dirty ratio, compaction delay, the next run's verdict) and consumed "
+            "retention (M, the group holding it back) per partition"
+        ),
+    )
+    sub.add_argument(
+        "--offsets", metavar="SNAPSHOT.json", help="with --config: the offsets (default: pinned)"
+    )
+    add_now(sub, help="with --config: the time of the compaction and retention views (default: now)")
+    add_json(sub)
+    sub.set_defaults(handler=run_describe)
+
+    sub = commands.add_parser(
+        "dump",
+        help="print a partition's visible records with their batches, like kafka-dump-log.sh",
+        description=(
+            "Print the committed records of one partition at offsets >= its log start offset, one line per "
+            "batch with its metadata and one per record (kafka-dump-log.sh --print-data-log's format)."
+        ),
+    )
+    add_lake(sub)
+    sub.add_argument("--topic", required=True, metavar="T")
+    sub.add_argument("--partition", required=True, type=int, metavar="P")
+    sub.add_argument("--version", type=positive_version, metavar="N", help=VERSION_HELP)
+    add_json(sub)
+    sub.set_defaults(handler=run_dump)
+
+    sub = commands.add_parser(
+        "export",
+        help="write the committed state as a plain Kafka log directory",
+        description=(
+            "Write the committed state as a Kafka log directory: <topic>-<partition>/<base>.log with "
+            "indexes rebuilt from the log, and log-start-offset-checkpoint and cleaner-offset-checkpoint. "
+            "The target must be new or empty."
+        ),
+    )
+    add_lake(sub)
+    sub.add_argument("--to", required=True, metavar="DIR", help="a new or empty directory")
+    sub.add_argument("--version", type=positive_version, metavar="N", help=VERSION_HELP)
+    add_json(sub, help="print the report as one JSON document")
+    sub.set_defaults(handler=run_export)
 
 
 def open_lake(uri: str) -> ObjectStore:
@@ -75,7 +141,7 @@ def run_describe(args: argparse.Namespace) -> int:
         print_json(document)
     else:
         sys.stdout.write(text)
-    return 0
+    return EXIT_OK
 
 
 def run_export(args: argparse.Namespace) -> int:
@@ -86,7 +152,7 @@ def run_export(args: argparse.Namespace) -> int:
         print_json(report.to_dict())
     else:
         sys.stdout.write(report.to_text())
-    return 0
+    return EXIT_OK
 
 
 def run_dump(args: argparse.Namespace) -> int:
@@ -101,7 +167,7 @@ def run_dump(args: argparse.Namespace) -> int:
     else:
         for line in dump_lines(store, manifest, state):
             sys.stdout.write(line + "\n")
-    return 0
+    return EXIT_OK
 
 
 def _batches_by_segment(

@@ -22,17 +22,23 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from kafka_segments.cli.arguments import bounded_int
+from kafka_segments.cli.common import (
+    EXIT_OK,
+    EXIT_PROBLEM,
+    EXIT_USAGE,
+    REPORT_JSON_HELP,
+    Commands,
+    add_json,
+    add_lake,
+    add_now,
+)
 from kafka_segments.cli.output import print_json
-from kafka_segments.cli.times import parse_time_ms
 
 if TYPE_CHECKING:
     from kafka_segments.offsets.snapshot_store import SnapshotPin, StoredSnapshot
     from kafka_segments.state import OffsetSnapshot
     from kafka_segments.storage.base import ObjectStore
 
-EXIT_OK = 0
-EXIT_PROBLEM = 1
-EXIT_USAGE = 2
 _PROG = "kafka-segments offsets snapshot"
 
 positive_ms = bounded_int(minimum=1, what="a number of milliseconds", too_small="must be >= 1, not {value}")
@@ -199,7 +205,7 @@ def _offsets_usage(parser: argparse.ArgumentParser) -> Callable[[argparse.Namesp
     return handler
 
 
-def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parsers(commands: Commands) -> None:
     """Add ``offsets`` (with its subcommand ``snapshot``) to the command line."""
     offsets = commands.add_parser(
         "offsets",
@@ -219,20 +225,14 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
             "snapshot is stored but not pinned)."
         ),
     )
-    sub.add_argument(
-        "--lake",
-        required=True,
-        help="the lake: s3://bucket/prefix or a local path (S3 settings from the standard AWS variables)",
-    )
+    add_lake(sub)
     sub.add_argument(
         "--source",
         required=True,
         metavar="SRC",
         help="kafka://host:port (a live cluster), lake (the archived __consumer_offsets) or a JSON file",
     )
-    sub.add_argument(
-        "--now", type=parse_time_ms, metavar="T", help="pin for this logical time (ms or ISO-8601)"
-    )
+    add_now(sub, help="pin for this logical time (ms or ISO-8601)")
     sub.add_argument(
         "--group", dest="groups", action="extend", nargs="+", metavar="G", help="only these groups"
     )
@@ -246,7 +246,5 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         metavar="MS",
         help="bound on each Kafka Admin request of a kafka:// source (default 30000)",
     )
-    sub.add_argument(
-        "--json", action="store_true", help="print the report as one JSON document, for programs"
-    )
+    add_json(sub, help=REPORT_JSON_HELP)
     sub.set_defaults(handler=run_snapshot)

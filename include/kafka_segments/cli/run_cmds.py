@@ -16,22 +16,25 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
+from kafka_segments.cli.common import (
+    EXIT_OK,
+    EXIT_PROBLEM,
+    EXIT_USAGE,
+    add_config,
+    add_json,
+    add_lake,
+    add_now,
+    quarantine_exit,
+    quarantined_partitions,
+)
 from kafka_segments.cli.output import emit
-from kafka_segments.cli.times import parse_time_ms
-
-EXIT_OK = 0
-EXIT_PROBLEM = 1
-EXIT_USAGE = 2
 
 ENGINES = ("inline", "spark")
 
 
 def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    lake_help = "the lake: s3://bucket/prefix or a local path (S3 settings from the standard AWS variables)"
     for name, summary in (
         ("run", "apply retention to the lake: recover, adopt, snapshot, plan, commit, gc"),
         ("plan", "print what run would do (a dry run), human-readable or --json"),
@@ -44,10 +47,8 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
                 "the same lake, configuration, offsets and --now always give the same result."
             ),
         )
-        sub.add_argument("--lake", required=True, help=lake_help)
-        sub.add_argument(
-            "--config", required=True, metavar="F", help="the YAML configuration (docs/configuration.md)"
-        )
+        add_lake(sub)
+        add_config(sub, required=True, help="the YAML configuration (docs/configuration.md)")
         offsets = sub.add_mutually_exclusive_group()
         offsets.add_argument("--offsets", metavar="SNAPSHOT.json", help="a consumer-offset snapshot file")
         offsets.add_argument(
@@ -56,7 +57,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         sub.add_argument(
             "--group", dest="groups", action="append", metavar="G", help="with kafka://: only these groups"
         )
-        sub.add_argument("--now", type=parse_time_ms, metavar="T", help="epoch ms or ISO-8601 (default: now)")
+        add_now(sub)
         sub.add_argument("--topics", nargs="+", metavar="T", help="plan only these topics")
         sub.add_argument("--engine", choices=ENGINES, default="inline", help="where the work runs")
         sub.add_argument(
@@ -66,7 +67,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
             help="with --engine spark: the Spark master (local[*], local[N], spark://host:port)",
         )
         sub.add_argument("--report", metavar="OUT.json", help="also write the JSON report to this file")
-        sub.add_argument("--json", action="store_true", help="print the JSON report instead of the summary")
+        add_json(sub, help="print the JSON report instead of the summary")
         if name == "run":
             sub.add_argument("--dry-run", action="store_true", help="plan and report; change nothing")
             sub.add_argument("--no-gc", dest="gc", action="store_false", help="skip garbage collection")
@@ -82,17 +83,15 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
             "log start offsets and the whole segments below them are committed atomically."
         ),
     )
-    sub.add_argument("--lake", required=True, help=lake_help)
+    add_lake(sub)
     sub.add_argument(
         "--offset-json-file", required=True, metavar="F", help='{"version":1,"partitions":[...]}'
     )
-    sub.add_argument(
-        "--config", metavar="F", help="the YAML configuration (cleanup.policy decides; default: Kafka's)"
-    )
+    add_config(sub, required=False, help="the YAML configuration (cleanup.policy decides; default: Kafka's)")
     sub.add_argument("--offsets", metavar="SNAPSHOT.json", help="warn about groups that lose unread records")
-    sub.add_argument("--now", type=parse_time_ms, metavar="T", help="epoch ms or ISO-8601 (default: now)")
+    add_now(sub)
     sub.add_argument("--dry-run", action="store_true", help="print the results; change nothing")
-    sub.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    add_json(sub, help="one JSON document on stdout")
     sub.set_defaults(handler=run_delete_records)
 
 
@@ -148,32 +147,6 @@ def _retention(args: argparse.Namespace, *, dry_run: bool) -> int:
         Path(args.report).write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     emit(document, render_text(result), as_json=args.json)
     return quarantine_exit(args.command, quarantined_partitions(document))
-
-
-def quarantined_partitions(report: Mapping[str, Any]) -> list[str]:
-    """The partitions a run left alone because of bad data, from its report document: quarantined by the
-    adoption, or uncleanable (their cleaning round failed)."""
-    adopted = [f"{item['topic']}-{item['partition']}" for item in report["adoption"]["quarantined"]]
-    compaction = report.get("compaction") or {"partitions": []}
-    uncleanable = [
-        f"{item['topic']}-{item['partition']}"
-        for item in compaction["partitions"]
-        if item["status"] == "quarantined"
-    ]
-    return [*adopted, *uncleanable]
-
-
-def quarantine_exit(command: str, partitions: Iterable[str]) -> int:
-    """Exit 1 (after one line on stderr) when partitions were quarantined and left alone, else 0."""
-    quarantined = sorted(set(partitions))
-    if quarantined:
-        print(
-            f"kafka-segments {command}: {len(quarantined)} partition(s) quarantined and left alone: "
-            f"{', '.join(quarantined)}",
-            file=sys.stderr,
-        )
-        return EXIT_PROBLEM
-    return EXIT_OK
 
 
 def run_delete_records(args: argparse.Namespace) -> int:

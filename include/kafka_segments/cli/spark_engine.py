@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kafka_segments.cli.common import EXIT_PROBLEM, EXIT_USAGE
 from kafka_segments.cli.output import emit
 from kafka_segments.errors import KafkaSegmentsError
 
@@ -36,9 +37,6 @@ if TYPE_CHECKING:
     from kafka_segments.pipeline.stages import RunRequest
     from kafka_segments.storage.base import ObjectStore
 
-EXIT_OK = 0
-EXIT_PROBLEM = 1
-EXIT_USAGE = 2
 DEFAULT_MASTER = "local[*]"
 VALIDATOR_MODULE = "segment_quality"
 
@@ -180,7 +178,7 @@ def _report(
 
 def _quarantine_status(args: argparse.Namespace, report: dict[str, Any]) -> int:
     """Exit 1 when partitions were quarantined (as the inline engine), else 0."""
-    from kafka_segments.cli.run_cmds import quarantine_exit, quarantined_partitions
+    from kafka_segments.cli.common import quarantine_exit, quarantined_partitions
 
     return quarantine_exit(args.command, quarantined_partitions(report))
 

@@ -14,7 +14,6 @@ from kafka_segments.storage.base import (
 )
 from kafka_segments.storage.buffers import BufferTooSmallError, read_into
 from kafka_segments.storage.local import LocalStore
-from kafka_segments.storage.parallel import PutManyError, put_many
 from kafka_segments.storage.s3 import S3Store
 from kafka_segments.storage.s3_errors import translate_s3_error
 from kafka_segments.storage.uri import open_store
@@ -26,7 +25,6 @@ __all__ = [
     "ObjectMeta",
     "ObjectStore",
     "Overwrite",
-    "PutManyError",
     "PutMode",
     "PutResult",
     "ReadIntoStore",
@@ -34,7 +32,6 @@ __all__ = [
     "UpdateIfMatch",
     "WritableBuffer",
     "open_store",
-    "put_many",
     "read_into",
     "translate_s3_error",
     "validate_key",

@@ -116,7 +116,7 @@ class ObjectStore(Protocol):
 @runtime_checkable
 class ReadIntoStore(ObjectStore, Protocol):
     """An ``ObjectStore`` that can also read an object into a caller's buffer (every backend of this
-    package, and ``ForwardingStore``). ``storage.buffers.read_into`` gives the same call on any store."""
+    package). ``storage.buffers.read_into`` gives the same call on any store."""
 
     def get_into(
         self,

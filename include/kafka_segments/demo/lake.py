@@ -11,7 +11,7 @@ names and adopted (one commit of manifest version 1), as a sync of a broker's lo
   views from idempotent producers, spread over the last ten days (see ``CLICKSTREAM_SEGMENT_AGES_H``).
   The broker had applied ``kafka-delete-records`` to ``clickstream-2`` up to offset 50, so the copied
   ``log-start-offset-checkpoint`` says 50 there (adoption bootstraps the log start offset from it).
-* ``__consumer_offsets``: the groups ``billing``, ``analytics`` and ``audit`` (``demo_lake_offsets``), from
+* ``__consumer_offsets``: the groups ``billing``, ``analytics`` and ``audit`` (``demo.offsets``), from
   which the ``lake`` offsets source takes its snapshot.
 
 With the demo configuration (``config/demo.yaml``: retention.ms 7 days, consumed retention after 1 day
@@ -28,8 +28,8 @@ import json
 from dataclasses import dataclass
 
 from kafka_segments.checkpoint import LOG_START_OFFSET_CHECKPOINT, format_offset_checkpoint
-from kafka_segments.demo_lake_log import DAY_MS, HOUR_MS, Message, PartitionLog, Producer, partition_objects
-from kafka_segments.demo_lake_offsets import (
+from kafka_segments.demo.log import DAY_MS, HOUR_MS, Message, PartitionLog, Producer, partition_objects
+from kafka_segments.demo.offsets import (
     CLICKSTREAM,
     CLICKSTREAM_PARTITIONS,
     consumer_offsets_objects,
@@ -37,12 +37,12 @@ from kafka_segments.demo_lake_offsets import (
 )
 from kafka_segments.lake.runs import Clock, wall_clock_ms
 from kafka_segments.offsets.snapshot_store import SnapshotPin
+from kafka_segments.offsets.sources import LAKE_SOURCE
 from kafka_segments.records.attributes import CompressionType
 from kafka_segments.records.record import Header
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 
-LAKE_SOURCE = "lake"
 DEMO_BUCKET = "kafka-segments-demo"
 DEMO_PREFIX = "lake"
 CUSTOMERS = "customers"

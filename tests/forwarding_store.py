@@ -1,6 +1,6 @@
-"""``ForwardingStore``: an ``ObjectStore`` that hands every call to another one.
+"""``ForwardingStore``: an ``ObjectStore`` that hands every call to another one (test support).
 
-The base for wrappers that change or observe a few calls (counting reads, injecting failures, metrics):
+The base for the tests' wrappers that change or observe a few calls (counting reads, injecting failures):
 subclass it and override only those.
 """
 

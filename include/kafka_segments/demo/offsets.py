@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from kafka_segments.demo_lake_log import (
+from kafka_segments.demo.log import (
     DAY_MS,
     HOUR_MS,
     MINUTE_MS,
@@ -46,6 +46,7 @@ from kafka_segments.offsets.coordinator_writer import (
     offset_commit_record,
     partition_for_group,
 )
+from kafka_segments.offsets.sources import LAKE_SOURCE
 from kafka_segments.state import OffsetSnapshot
 
 CONSUMER_OFFSETS = "__consumer_offsets"
@@ -67,7 +68,6 @@ AUDIT_EMPTY_FOR_MS = 9 * DAY_MS + 12 * HOUR_MS
 BILLING_TRANSACTIONS = Producer(producer_id=7001, epoch=0)
 MARKER_DELAY_MS = 50
 """How long after its offsets the transaction coordinator writes a COMMIT/ABORT marker."""
-LAKE_SOURCE = "lake"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,79 @@
+"""What the commands share: the exit codes, and the options several commands take (``--lake``, ``--now``,
+``--json``, ``--config``), each defined once.
+
+Exit codes: ``EXIT_OK`` (0) success; ``EXIT_PROBLEM`` (1) the command ran and found a problem (corrupt
+data, quarantined partitions, a failed run); ``EXIT_USAGE`` (2) usage or input error (argparse's own code for
+a bad command line); ``EXIT_INTERRUPTED`` (130) Ctrl-C.
+
+Every command module exposes ``add_parsers(commands)``, which adds its command(s) to the ``kafka-segments``
+subparsers with their help and ``set_defaults(handler=...)``; ``cli/main.py`` lists the modules.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeAlias
+
+from kafka_segments.cli.times import parse_time_ms
+
+EXIT_OK = 0
+EXIT_PROBLEM = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+"""What ``add_parsers`` receives: the subparsers of ``kafka-segments`` (or of a command group)."""
+
+LAKE_HELP = "the lake: s3://bucket/prefix or a local path (S3 settings from the standard AWS variables)"
+NOW_HELP = "epoch ms or ISO-8601 (default: now)"
+JSON_HELP = "one JSON document on stdout, for programs"
+REPORT_JSON_HELP = "print the report as one JSON document, for programs"
+
+
+def add_lake(parser: argparse.ArgumentParser) -> None:
+    """``--lake L`` (required)."""
+    parser.add_argument("--lake", required=True, help=LAKE_HELP)
+
+
+def add_now(parser: argparse.ArgumentParser, *, help: str = NOW_HELP) -> None:
+    """``--now T``: the logical time, epoch milliseconds or ISO-8601 (``times.parse_time_ms``); ``None``
+    when not given."""
+    parser.add_argument("--now", type=parse_time_ms, metavar="T", help=help)
+
+
+def add_json(parser: argparse.ArgumentParser, *, help: str = JSON_HELP) -> None:
+    """``--json``: print one JSON document instead of the text report."""
+    parser.add_argument("--json", action="store_true", help=help)
+
+
+def add_config(parser: argparse.ArgumentParser, *, required: bool, help: str) -> None:
+    """``--config F``: the YAML configuration file."""
+    parser.add_argument("--config", required=required, metavar="F", help=help)
+
+
+def quarantined_partitions(report: Mapping[str, Any]) -> list[str]:
+    """The partitions a run left alone because of bad data, from its report document: quarantined by the
+    adoption, or uncleanable (their cleaning round failed)."""
+    adopted = [f"{item['topic']}-{item['partition']}" for item in report["adoption"]["quarantined"]]
+    compaction = report.get("compaction") or {"partitions": []}
+    uncleanable = [
+        f"{item['topic']}-{item['partition']}"
+        for item in compaction["partitions"]
+        if item["status"] == "quarantined"
+    ]
+    return [*adopted, *uncleanable]
+
+
+def quarantine_exit(command: str, partitions: Iterable[str]) -> int:
+    """Exit 1 (after one line on stderr) when partitions were quarantined and left alone, else 0."""
+    quarantined = sorted(set(partitions))
+    if quarantined:
+        print(
+            f"kafka-segments {command}: {len(quarantined)} partition(s) quarantined and left alone: "
+            f"{', '.join(quarantined)}",
+            file=sys.stderr,
+        )
+        return EXIT_PROBLEM
+    return EXIT_OK

@@ -1,0 +1,79 @@
+"""``--now`` out of range is a usage error of the command line (exit 2, naming ``--now`` and the range),
+on every command that takes it, before any work: nothing is written to the lake."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from kafka_segments.cli.times import MAX_TIME_MS, parse_time_ms
+
+pytestmark = pytest.mark.e2e
+
+CLI = Path(sys.executable).parent / "kafka-segments"
+TOO_LATE = "1000000000000000000000000000000"
+RANGE = "between 0 (1970-01-01T00:00:00Z) and 253402300799999 (9999-12-31T23:59:59.999Z) epoch milliseconds"
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(CLI), *args], capture_output=True, text=True, timeout=120, check=False)
+
+
+def command_line(command: str, lake: Path, config: Path, now: str) -> list[str]:
+    base = ["--lake", str(lake), "--now", now]
+    extra = {
+        "run": ["--config", str(config)],
+        "plan": ["--config", str(config)],
+        "delete-records": ["--offset-json-file", str(config)],
+        "describe": ["--config", str(config)],
+        "adopt": [],
+        "gc": [],
+    }
+    if command == "offsets":
+        return ["offsets", "snapshot", "--source", "lake", *base]
+    return [command, *base, *extra[command]]
+
+
+@pytest.mark.parametrize(
+    ("command", "now"),
+    [
+        ("run", TOO_LATE),
+        ("run", "-5"),
+        ("run", "1969-12-31T23:59:59Z"),
+        ("plan", "-5"),
+        ("delete-records", TOO_LATE),
+        ("describe", "-1"),
+        ("adopt", TOO_LATE),
+        ("gc", "-5"),
+        ("offsets", "1960-01-01"),
+    ],
+)
+def test_now_out_of_range_exits_2_naming_the_option_and_the_range(
+    tmp_path: Path, command: str, now: str
+) -> None:
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    config = tmp_path / "config.yaml"
+    config.write_text("broker: {}\n", encoding="utf-8")
+    done = cli(*command_line(command, lake, config, now))
+    assert done.returncode == 2, done.stderr
+    assert "argument --now:" in done.stderr
+    assert RANGE in done.stderr
+    assert "Traceback" not in done.stderr
+    assert list(lake.iterdir()) == []  # refused before any work
+
+
+def test_the_bounds_themselves_parse() -> None:
+    assert parse_time_ms("0") == 0
+    assert parse_time_ms(str(MAX_TIME_MS)) == MAX_TIME_MS
+    assert parse_time_ms("9999-12-31T23:59:59.999Z") == MAX_TIME_MS
+    assert parse_time_ms("1970-01-01T00:00:00Z") == 0
+
+
+def test_a_number_with_too_many_digits_to_convert_is_out_of_range_too() -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match="out of range") as caught:
+        parse_time_ms("9" * 5000)
+    assert len(str(caught.value)) < 300  # the value is shortened in the message
