@@ -2,7 +2,7 @@
 
 * ``run --lake L --config F [--offsets SNAPSHOT.json | --offsets-source SRC] [--now T] [--topics ...]
   [--dry-run] [--engine inline] [--report OUT.json] [--json]``: recover → adopt → snapshot → plan → apply →
-  commit → gc. ``--dry-run`` prints the same plan and changes nothing.
+  commit → gc. ``--dry-run`` prints the same report and commits nothing (docs/lake.md, "Dry runs").
 * ``plan ...``: the same arguments; always a dry run (``--json`` for programs).
 * ``delete-records --lake L --offset-json-file F [--config F] [--now T] [--offsets S] [--dry-run] [--json]``:
   KIP-107 with ``kafka-delete-records.sh``'s file; one result line per partition. Exit 1 when any
@@ -69,7 +69,9 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         sub.add_argument("--report", metavar="OUT.json", help="also write the JSON report to this file")
         add_json(sub, help="print the JSON report instead of the summary")
         if name == "run":
-            sub.add_argument("--dry-run", action="store_true", help="plan and report; change nothing")
+            sub.add_argument(
+                "--dry-run", action="store_true", help="plan, validate and report; commit nothing"
+            )
             sub.add_argument("--no-gc", dest="gc", action="store_false", help="skip garbage collection")
         sub.set_defaults(handler=run_run if name == "run" else run_plan)
 

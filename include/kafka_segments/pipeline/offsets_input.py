@@ -12,7 +12,7 @@ same offsets.
   newest earlier time; a source is never asked (today's offsets say nothing about a past date). With no pin
   at or before ``now`` the run has no offsets.
 
-A dry run reads the same way but stores and pins nothing.
+A dry run reads the same way but stores and pins nothing (its run keeps the snapshot in its own folder).
 """
 
 from __future__ import annotations
