@@ -36,7 +36,13 @@ import numpy.typing as npt
 
 from kafka_segments.errors import CorruptRecordError, InvalidCrcError
 from kafka_segments.records.attributes import TIMESTAMP_TYPE_MASK, CompressionType
-from kafka_segments.records.batch import ATTRIBUTES_OFFSET, RECORDS_OFFSET, BatchHeader, RecordBatch
+from kafka_segments.records.batch import (
+    ATTRIBUTES_OFFSET,
+    NO_TIMESTAMP,
+    RECORDS_OFFSET,
+    BatchHeader,
+    RecordBatch,
+)
 from kafka_segments.records.compression import batch_decompressors
 from kafka_segments.records.fast import decode_kernels as _k
 from kafka_segments.records.fast.columns import (
@@ -48,8 +54,15 @@ from kafka_segments.records.fast.columns import (
     allocate_record_columns,
 )
 from kafka_segments.records.fast.lz4_into import decode_frames_into, frame_block_max, native_decoder
-from kafka_segments.records.log import iter_batches, read_entry, scan_headers
-from kafka_segments.records.record import encode_record
+from kafka_segments.records.log import (
+    INT64_MAX,
+    MAX_SEGMENT_BYTES,
+    check_scanned_header,
+    iter_batches,
+    read_entry,
+    scan_headers,
+)
+from kafka_segments.records.record import MIN_RECORD_SIZE, encode_record
 
 __all__ = ["HeaderTable", "RecordColumns", "decode_record_columns", "scan_header_table"]
 
@@ -59,9 +72,6 @@ _MAX_CODEC_ID = max(CompressionType)
 
 _EXPECTED_RATIO = 4
 """Initial arena bytes per compressed byte (JSON-like batches compress 2-3x); the arena grows if needed."""
-
-MIN_RECORD_SIZE = 7
-"""The smallest valid v2 record: a 1-byte length and six 1-byte fields (attributes .. header count)."""
 
 
 def scan_header_table(data: Buffer, *, segment: str = "<memory>", verify_crc: bool = False) -> HeaderTable:
@@ -78,7 +88,7 @@ def scan_header_table(data: Buffer, *, segment: str = "<memory>", verify_crc: bo
     if status == _k.SCAN_LEGACY:
         return HeaderTable.from_headers(scan_headers(data, segment=segment, verify_crc=verify_crc))
     view = _as_view(data)
-    _, damage = _first_damage(view, table, stop, status, verify_crc=verify_crc)
+    _, damage = _first_damage(view, table, stop, status, verify_crc=verify_crc, scanning=True)
     if damage is not None:
         _raise_damage(view, table, damage, segment)
     return table
@@ -181,19 +191,21 @@ def _walk(array: U8) -> tuple[HeaderTable, int, int]:
 
 
 def _first_damage(
-    view: memoryview, table: HeaderTable, stop: int, status: int, *, verify_crc: bool
+    view: memoryview, table: HeaderTable, stop: int, status: int, *, verify_crc: bool, scanning: bool = False
 ) -> tuple[int, tuple[str, int] | None]:
     """(entries before the first damage, that damage as (kind, position or row)) from the entry checks.
 
     ``log.iter_batches`` / ``scan_headers`` check each entry in turn: its frame (``_check_entry``, done by
     the walk, which stopped at ``stop``), then with ``verify_crc`` its CRC, then its header fields
-    (``_checked_v2_header``). The first damaged entry wins; within an entry, that order.
+    (``_checked_v2_header``), then, ``scanning`` (``scan_headers``), what the batch can hold
+    (``check_scanned_header``). The first damaged entry wins; within an entry, that order.
     """
     damage: tuple[str, int] | None = ("entry", stop) if status == _k.SCAN_DAMAGE else None
     limit = len(table)
-    bad = np.flatnonzero(
-        (table.last_offset_delta < 0) | (table.records_count < 0) | (table.codec > _MAX_CODEC_ID)
-    )
+    flags = _bad_header(table)
+    if scanning:
+        flags |= _misfit(table)
+    bad = np.flatnonzero(flags)
     if bad.size:
         limit = int(bad[0])
         damage = ("entry", int(table.position[limit]))  # read_entry raises the header error
@@ -202,6 +214,34 @@ def _first_damage(
         if bad_crc is not None:
             limit, damage = bad_crc, ("crc", bad_crc)
     return limit, damage
+
+
+def _bad_header(table: HeaderTable) -> npt.NDArray[np.bool_]:
+    """Rows ``log._checked_v2_header`` refuses (negative counts, unknown codec, offsets outside [0, 2^63-1],
+    timestamps below -1)."""
+    base = table.base_offset
+    delta = table.last_offset_delta.astype(np.int64)
+    offsets_out = (base < 0) | (delta > INT64_MAX - np.maximum(base, 0))
+    timestamps_out = (table.base_timestamp < NO_TIMESTAMP) | (table.max_timestamp < NO_TIMESTAMP)
+    flags: npt.NDArray[np.bool_] = (
+        (delta < 0) | (table.records_count < 0) | (table.codec > _MAX_CODEC_ID) | offsets_out | timestamps_out
+    )
+    return flags
+
+
+def _misfit(table: HeaderTable) -> npt.NDArray[np.bool_]:
+    """Rows ``log.check_scanned_header`` refuses: past ``MAX_SEGMENT_BYTES``, or a records count the batch
+    cannot hold (``log.records_count_misfit``)."""
+    size = table.size_in_bytes
+    count = table.records_count.astype(np.int64)
+    uncompressed = table.codec == CompressionType.NONE
+    too_many = np.where(
+        uncompressed,
+        count * MIN_RECORD_SIZE > size - RECORDS_OFFSET,
+        count > table.last_offset_delta.astype(np.int64) + 1,
+    )
+    flags: npt.NDArray[np.bool_] = (table.position + size > MAX_SEGMENT_BYTES) | too_many
+    return flags
 
 
 def _raise_damage(view: memoryview, table: HeaderTable, damage: tuple[str, int], segment: str) -> NoReturn:
@@ -356,8 +396,9 @@ def _decode_via_entries(data: Buffer, *, segment: str, verify_crc: bool) -> Reco
 
 
 def _raise_entry(view: memoryview, position: int, segment: str, reason: str) -> NoReturn:
-    """Raise what ``log.read_entry`` raises for the damaged entry at ``position``."""
-    read_entry(view, position, segment=segment)
+    """Raise what ``log.read_entry`` raises for the damaged entry at ``position`` (then what
+    ``log.check_scanned_header`` raises: the fast scan flags its rows too)."""
+    check_scanned_header(read_entry(view, position, segment=segment).header, segment)
     raise CorruptRecordError(f"{reason} (found by the fast scan)", segment=segment, position=position)
 
 
