@@ -1,17 +1,23 @@
 """Batches no writer can produce, with a valid CRC (issue 20's bad uploads): offsets past ``Long.MAX_VALUE``,
-timestamps below -1, a records count the batch cannot hold."""
+timestamps below -1, a records count the batch cannot hold, decompression bombs."""
 
 from __future__ import annotations
 
 import struct
+import zlib
+from collections.abc import Callable
 
+import zstandard
 from kafka_segments.records.attributes import CompressionType
 from kafka_segments.records.batch import (
     ATTRIBUTES_OFFSET,
     BASE_TIMESTAMP_OFFSET,
     CRC_OFFSET,
+    LOG_OVERHEAD,
     MAX_TIMESTAMP_OFFSET,
     RECORDS_COUNT_OFFSET,
+    RECORDS_OFFSET,
+    SIZE_OFFSET,
 )
 from kafka_segments.records.builder import build_batch
 from kafka_segments.records.crc import crc32c
@@ -66,3 +72,34 @@ def early_timestamp_batch(base_offset: int = 0, *, max_timestamp: int = -5) -> b
 def early_base_timestamp_batch(base_offset: int = 0) -> bytes:
     """A batch whose baseTimestamp is ``Long.MIN_VALUE``."""
     return with_field(build_batch(records(base_offset, 3)), BASE_TIMESTAMP_OFFSET, ">q", -(2**63))
+
+
+def with_payload(batch: bytes, payload: bytes) -> bytes:
+    """``batch`` with its records stream replaced by ``payload`` (length and CRC fixed)."""
+    buf = bytearray(batch[:RECORDS_OFFSET] + payload)
+    struct.pack_into(">i", buf, SIZE_OFFSET, len(buf) - LOG_OVERHEAD)
+    return resealed(buf)
+
+
+def zstd_bomb(inflated: int, *, base_offset: int = 0) -> bytes:
+    """A one-record zstd batch whose records stream inflates to ``inflated`` zero bytes (1 GiB: 32 KB)."""
+    stream = zstandard.ZstdCompressor(level=3, write_content_size=False).compressobj()
+    return with_payload(
+        build_batch(records(base_offset, 1), compression=CompressionType.ZSTD),
+        _zeros_through(stream.compress, stream.flush, inflated),
+    )
+
+
+def gzip_bomb(inflated: int, *, base_offset: int = 0) -> bytes:
+    """A one-record gzip batch whose records stream inflates to ``inflated`` zero bytes (512 MiB: 510 KB)."""
+    stream = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    return with_payload(
+        build_batch(records(base_offset, 1), compression=CompressionType.GZIP),
+        _zeros_through(stream.compress, stream.flush, inflated),
+    )
+
+
+def _zeros_through(compress: Callable[[bytes], bytes], flush: Callable[[], bytes], size: int) -> bytes:
+    chunk = bytes(1 << 20)
+    parts = [compress(chunk[: min(len(chunk), size - done)]) for done in range(0, size, len(chunk))]
+    return b"".join((*parts, flush()))

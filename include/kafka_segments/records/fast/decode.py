@@ -34,7 +34,7 @@ import crc32c as _crc32c
 import numpy as np
 import numpy.typing as npt
 
-from kafka_segments.errors import CorruptRecordError, InvalidCrcError
+from kafka_segments.errors import CorruptRecordError, DecompressionLimitError, InvalidCrcError
 from kafka_segments.records.attributes import TIMESTAMP_TYPE_MASK, CompressionType
 from kafka_segments.records.batch import (
     ATTRIBUTES_OFFSET,
@@ -43,7 +43,7 @@ from kafka_segments.records.batch import (
     BatchHeader,
     RecordBatch,
 )
-from kafka_segments.records.compression import batch_decompressors
+from kafka_segments.records.compression import DecompressedSizeError, batch_decompressors
 from kafka_segments.records.fast import decode_kernels as _k
 from kafka_segments.records.fast.columns import (
     I64,
@@ -69,6 +69,10 @@ __all__ = ["HeaderTable", "RecordColumns", "decode_record_columns", "scan_header
 Buffer = bytes | bytearray | memoryview
 
 _MAX_CODEC_ID = max(CompressionType)
+
+LZ4_MAX_RATIO = 256
+"""More than LZ4's largest ratio (a 255-byte run per length byte): a frame of ``n`` bytes inflates to less
+than ``n * LZ4_MAX_RATIO``."""
 
 _EXPECTED_RATIO = 4
 """Initial arena bytes per compressed byte (JSON-like batches compress 2-3x); the arena grows if needed."""
@@ -100,6 +104,7 @@ def decode_record_columns(
     segment: str = "<memory>",
     verify_crc: bool = True,
     arena: U8 | None = None,
+    max_batch_bytes: int | None = None,
 ) -> RecordColumns:
     """Every record of a ``.log`` buffer as columns (control records included, ``is_control`` set).
 
@@ -111,10 +116,14 @@ def decode_record_columns(
             segments. When the records fit, ``buffer`` of the result is a view of ``arena`` (so the arena
             must not be reused while the result is in use); otherwise a new buffer is allocated.
             Uncompressed segments are decoded in place and never touch it.
+        max_batch_bytes: the most bytes one compressed batch may inflate to (``None``: no limit); a batch
+            that would inflate past it is refused before more than about that much is decompressed.
 
     Raises:
         CorruptRecordError: at the first damaged entry, as ``iter_batches`` and ``RecordBatch.records``
             raise it (TruncatedSegmentError, InvalidCrcError, malformed records naming the batch).
+        DecompressionLimitError: a compressed batch inflates past ``max_batch_bytes`` (at that batch, after
+            the damage of earlier batches, as any damage).
         UnsupportedCodecError: as the Python path.
         ValueError: ``arena`` is not a writable, contiguous, one-dimensional uint8 array.
     """
@@ -131,7 +140,9 @@ def decode_record_columns(
     # The records of the entries before the first damaged frame, header or CRC can still fail first.
     limit, pending = _first_damage(view, full, stop, status, verify_crc=verify_crc)
 
-    records, payload_start, payload_end, bad_payload = _payloads(array, view, full.prefix(limit), arena)
+    records, payload_start, payload_end, bad_payload, too_large = _payloads(
+        array, view, full.prefix(limit), arena, max_batch_bytes
+    )
     decodable = len(payload_start)
     counts = full.records_count[:decodable]
     too_many = np.flatnonzero(counts.astype(np.int64) * MIN_RECORD_SIZE > payload_end - payload_start)
@@ -159,6 +170,8 @@ def decode_record_columns(
             view, full, int(bad_batch), segment, _k.ERROR_REASONS.get(int(code), "malformed records")
         )
     if bad_payload is not None:
+        if too_large is not None and bad_payload == len(payload_start):
+            _raise_too_large(full, bad_payload, segment, too_large)
         _raise_records(view, full, bad_payload, segment, "the records do not fit the batch")
     if pending is not None:
         _raise_damage(view, full, pending, segment)
@@ -262,9 +275,10 @@ def _first_bad_crc(view: memoryview, table: HeaderTable, limit: int) -> int | No
 
 
 def _payloads(
-    array: U8, view: memoryview, table: HeaderTable, reuse: U8 | None
-) -> tuple[U8, I64, I64, int | None]:
-    """(arena, payload starts, payload ends, index of the first batch that cannot be decompressed).
+    array: U8, view: memoryview, table: HeaderTable, reuse: U8 | None, limit: int | None
+) -> tuple[U8, I64, I64, int | None, tuple[str, int] | None]:
+    """(arena, payload starts, payload ends, index of the first batch that cannot be decompressed, and why
+    when it inflates past ``limit``).
 
     Each records stream is copied into the arena as soon as it is decompressed, so the decompressor's
     output buffers are reused while they are still in the cache instead of piling up (first touches of fresh
@@ -275,7 +289,7 @@ def _payloads(
     ends = table.position + table.size_in_bytes
     codecs = table.codec
     if not codecs.any():
-        return array, starts, ends, None
+        return array, starts, ends, None, None
     stored = ends - starts
     compressed = codecs != CompressionType.NONE
     if reuse is not None:
@@ -287,8 +301,10 @@ def _payloads(
     count = len(table)
     payload_start = np.empty(count, dtype=np.int64)
     block_max = _kernel_block_max(array, starts, ends, codecs)
-    decompressors = _decompressors(codecs, array, starts, ends, np.flatnonzero(block_max <= 0))
-    used, index, failed = 0, 0, None
+    if limit is not None:  # the kernel decodes whole frames: only those that cannot pass the limit
+        block_max[stored * LZ4_MAX_RATIO > limit] = 0
+    decompressors = _decompressors(codecs, array, starts, ends, np.flatnonzero(block_max <= 0), limit)
+    used, index, failed, too_large = 0, 0, None, None
     while index < count:
         if index not in decompressors:
             index, used = decode_frames_into(
@@ -298,11 +314,16 @@ def _payloads(
                 break
         piece: bytes | memoryview = view[int(starts[index]) : int(ends[index])]
         if index not in decompressors:  # a frame the kernel did not decode (damaged, or no room for a block)
-            decompressors.update(_decompressors(codecs, array, starts, ends, np.array([index])))
+            decompressors.update(_decompressors(codecs, array, starts, ends, np.array([index]), limit))
         decompress = decompressors[index]
         if decompress is not None:
             try:
                 piece = decompress(piece)
+            except DecompressedSizeError as exc:  # never decompressed again (_raise_too_large)
+                # its text and limit only: the exception's traceback would hold this frame (and the
+                # output so far) in a reference cycle until the cyclic collector runs (paused in rounds)
+                failed, too_large = index, (str(exc), exc.limit)
+                break
             except Exception:  # the Python path raises it again, with the location (_raise_records)
                 failed = index
                 break
@@ -315,7 +336,7 @@ def _payloads(
     payload_end = np.append(payload_start[1:], used) if count else payload_start
     arena = arena[:used]
     arena.flags.writeable = False
-    return arena, payload_start, payload_end, failed
+    return arena, payload_start, payload_end, failed, too_large
 
 
 def _kernel_block_max(array: U8, starts: I64, ends: I64, codecs: npt.NDArray[np.integer]) -> I64:
@@ -328,10 +349,15 @@ def _kernel_block_max(array: U8, starts: I64, ends: I64, codecs: npt.NDArray[np.
 
 
 def _decompressors(
-    codecs: npt.NDArray[np.integer], array: U8, starts: I64, ends: I64, rows: npt.NDArray[np.intp]
+    codecs: npt.NDArray[np.integer],
+    array: U8,
+    starts: I64,
+    ends: I64,
+    rows: npt.NDArray[np.intp],
+    limit: int | None,
 ) -> dict[int, Callable[[Buffer], bytes] | None]:
     """Batch row -> its decompressor (``compression.batch_decompressors``), for ``rows``."""
-    found = batch_decompressors(codecs[rows], array, starts[rows], ends[rows])
+    found = batch_decompressors(codecs[rows], array, starts[rows], ends[rows], max_size=limit)
     return dict(zip(rows.tolist(), found, strict=True))
 
 
@@ -412,6 +438,18 @@ def _raise_crc(view: memoryview, table: HeaderTable, index: int, segment: str) -
         segment=segment,
         position=header.position,
         offset=header.base_offset,
+    )
+
+
+def _raise_too_large(table: HeaderTable, index: int, segment: str, error: tuple[str, int]) -> NoReturn:
+    header = table.header(index)
+    reason, limit = error
+    raise DecompressionLimitError(
+        f"{reason} (kafka_segments.compaction.max.batch.decompressed.bytes)",
+        segment=segment,
+        position=header.position,
+        offset=header.base_offset,
+        limit=limit,
     )
 
 
