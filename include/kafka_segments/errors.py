@@ -51,6 +51,16 @@ class InvalidCrcError(CorruptRecordError):
     """A batch's stored checksum does not match its bytes."""
 
 
+class DecompressionLimitError(CorruptRecordError):
+    """A compressed batch inflates past the decompression budget (a decompression bomb, or a batch far
+    larger than any producer sends): its partition is not cleaned in this run. ``limit`` is the budget in
+    bytes."""
+
+    def __init__(self, reason: str, *, segment: str, position: int, offset: int | None, limit: int) -> None:
+        super().__init__(reason, segment=segment, position=position, offset=offset)
+        self.limit = limit
+
+
 class UnsupportedCodecError(KafkaSegmentsError):
     """A batch uses a compression codec this build cannot handle (or that its format version forbids)."""
 

@@ -31,6 +31,7 @@ KAFKA_TOPIC_DEFAULTS = {
     "retention.commitoffset.enable": False,
     "retention.commitoffset.ms": 168 * 3_600_000,
     "kafka_segments.consumed.required.groups": (),
+    "kafka_segments.compaction.max.batch.decompressed.bytes": 256 * 1024 * 1024,
     # broker-only
     "producer.id.expiration.ms": 86_400_000,
     "offsets.retention.minutes": 10_080,

@@ -26,9 +26,17 @@ U8 = npt.NDArray[np.uint8]
 class DecodedSegments:
     """Decodes segments (columns and key digests) for a round, keeping them up to ``budget_bytes``."""
 
-    def __init__(self, *, budget_bytes: int = DEFAULT_BUDGET_BYTES, arena: U8 | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        budget_bytes: int = DEFAULT_BUDGET_BYTES,
+        arena: U8 | None = None,
+        max_batch_bytes: int | None = None,
+    ) -> None:
         """``arena``: a reusable buffer to decompress one segment into (``decode_record_columns(arena=)``);
-        the first compressed segment that fits uses it, the others get fresh memory."""
+        the first compressed segment that fits uses it, the others get fresh memory. ``max_batch_bytes``:
+        the most one compressed batch may inflate to (``DecompressionLimitError`` past it)."""
+        self._max_batch_bytes = max_batch_bytes
         self._budget = budget_bytes
         self._used = 0
         self._kept: dict[tuple[str, int, int], DecodedSegment] = {}
@@ -38,13 +46,14 @@ class DecodedSegments:
         """The segment decoded (kept from an earlier call, or decoded now and kept if it fits).
 
         Raises:
-            CorruptRecordError: a damaged batch (as ``decode_record_columns``).
+            CorruptRecordError: a damaged batch (as ``decode_record_columns``), ``DecompressionLimitError``
+                included.
         """
         key = (segment.name, segment.base_offset, id(segment.data))
         found = self._kept.get(key)
         if found is not None:
             return found
-        decoded = decode_segment(segment, arena=self._arena)
+        decoded = decode_segment(segment, arena=self._arena, max_batch_bytes=self._max_batch_bytes)
         if self._arena is not None and np.may_share_memory(decoded.columns.buffer, self._arena):
             self._arena = None  # in use until the round ends
         size = decoded.nbytes
@@ -54,12 +63,16 @@ class DecodedSegments:
         return decoded
 
 
-def decode_segment(segment: SourceSegment, *, arena: U8 | None = None) -> DecodedSegment:
+def decode_segment(
+    segment: SourceSegment, *, arena: U8 | None = None, max_batch_bytes: int | None = None
+) -> DecodedSegment:
     """The record columns of ``segment`` (CRCs not verified, as the cleaner) and the MD5 of every key — its
-    own ``decoded`` when it has one (``arena``: as ``decode_record_columns``)."""
+    own ``decoded`` when it has one (``arena``, ``max_batch_bytes``: as ``decode_record_columns``)."""
     if segment.decoded is not None:
         return segment.decoded
-    columns = decode_record_columns(segment.data, segment=segment.name, verify_crc=False, arena=arena)
+    columns = decode_record_columns(
+        segment.data, segment=segment.name, verify_crc=False, arena=arena, max_batch_bytes=max_batch_bytes
+    )
     return decoded_segment(columns, identify_keys(columns), data=segment.data)
 
 

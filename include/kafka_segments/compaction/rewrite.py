@@ -97,12 +97,13 @@ def clean_round(
     Raises:
         EmptyRoundError: ``first_dirty >= end_offset``.
         CompactionError: a legacy entry would have to be kept as an empty batch (Kafka fails the round).
-        CorruptRecordError: a damaged batch.
+        CorruptRecordError: a damaged batch; ``DecompressionLimitError``: a batch inflating past
+            ``config.max_batch_decompressed_bytes``.
     """
     with cyclic_gc_paused():
         check_order(segments)
         indexes = tuple(txn_indexes) if txn_indexes is not None else aborted_from_markers(segments)
-        decoded = DecodedSegments(arena=arena)
+        decoded = DecodedSegments(arena=arena, max_batch_bytes=config.max_batch_decompressed_bytes)
         offset_map = _build_map(segments, indexes, first_dirty, end_offset, decoded)
         return _clean_with_map(segments, offset_map, indexes, config=config, now_ms=now_ms, decoded=decoded)
 

@@ -50,9 +50,11 @@ class StreamedSegment:
         arena: U8 | None = None,
         step_bytes: int = DEFAULT_STEP_BYTES,
         verify_crc: bool = False,
+        max_batch_bytes: int | None = None,
     ) -> None:
         """``verify_crc``: check every batch's CRC-32C as it is decoded (``StreamDecoder``); ``finish``
-        then raises ``CorruptRecordError`` for a bad one."""
+        then raises ``CorruptRecordError`` for a bad one. ``max_batch_bytes``: as ``decode_record_columns``
+        (``finish`` raises ``DecompressionLimitError``)."""
         self._buffer = buffer
         self._name = name
         self._decoder = StreamDecoder(
@@ -62,6 +64,7 @@ class StreamedSegment:
             step_bytes=step_bytes,
             on_step=self._group_keys,
             verify_crc=verify_crc,
+            max_batch_bytes=max_batch_bytes,
         )
         self._groups: SpanGroups | None = SpanGroups(1024)
         self._ids: list[I64] = []

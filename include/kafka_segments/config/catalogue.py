@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import cache
 
+from kafka_segments.config.model import DEFAULT_MAX_BATCH_DECOMPRESSED_BYTES
+
 Value = bool | int | float | str | tuple[str, ...]
 """A parsed setting value: BOOLEAN, INT/LONG, DOUBLE, STRING or LIST (a tuple of strings)."""
 
@@ -31,6 +33,7 @@ INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
 MINUTES_TO_MS = 60_000
 HOURS_TO_MS = 3_600_000
+MAX_BATCH_DECOMPRESSED_BYTES = "kafka_segments.compaction.max.batch.decompressed.bytes"
 
 
 class ValueType(Enum):
@@ -193,6 +196,11 @@ def topic_settings() -> tuple[Setting, ...]:
                (Synonym("kafka_segments.consumed.required.groups"),),
                "groups that must have consumed a segment before consumed retention deletes it",
                "kafka-segments extension"),
+        _topic(MAX_BATCH_DECOMPRESSED_BYTES, _T.LONG, DEFAULT_MAX_BATCH_DECOMPRESSED_BYTES, Range(1),
+               (Synonym(MAX_BATCH_DECOMPRESSED_BYTES),),
+               "the most bytes one compressed batch may inflate to when compaction decodes it; a batch past "
+               "it (a decompression bomb) leaves its partition uncleaned for the run",
+               "kafka-segments extension"),
     )  # fmt: skip
 
 
@@ -241,6 +249,8 @@ def broker_settings() -> tuple[Setting, ...]:
                 "retention.commitoffset.ms in hours", _KIP68),
         _broker("kafka_segments.consumed.required.groups", _T.LIST, (), ListOf(),
                 "kafka_segments.consumed.required.groups", "kafka-segments extension"),
+        _broker(MAX_BATCH_DECOMPRESSED_BYTES, _T.LONG, DEFAULT_MAX_BATCH_DECOMPRESSED_BYTES, Range(1),
+                MAX_BATCH_DECOMPRESSED_BYTES, "kafka-segments extension"),
         _broker("producer.id.expiration.ms", _T.INT, 86_400_000, Range(1),
                 "a producer is active while its last batch is younger than this (compaction keeps the last "
                 "batch of every active producer)", "TransactionLogConfig"),

@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 
 CLEANUP_DELETE = "delete"
 CLEANUP_COMPACT = "compact"
+DEFAULT_MAX_BATCH_DECOMPRESSED_BYTES = 256 << 20
+"""256 MiB: far above any batch a producer sends (``max.message.bytes`` bounds them compressed, 1 MiB by
+default), far below the memory of a worker."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +65,11 @@ class TopicConfig:
     segment_ms: int = 604_800_000
     """``segment.ms`` (broker ``log.roll.ms`` / ``log.roll.hours``): when Kafka rolls a segment. The lake
     never rolls segments; kept so the effective configuration is complete."""
+    max_batch_decompressed_bytes: int = DEFAULT_MAX_BATCH_DECOMPRESSED_BYTES
+    """``kafka_segments.compaction.max.batch.decompressed.bytes``: the most bytes one compressed batch may
+    inflate to when compaction decodes it; a batch past it (a decompression bomb) leaves its partition
+    uncleaned for the run (``DecompressionLimitError``), so a round's memory does not follow compression
+    ratios."""
 
     @property
     def delete(self) -> bool:

@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafka_segments.config.catalogue import (
+    MAX_BATCH_DECOMPRESSED_BYTES,
     MINUTES_TO_MS,
     Setting,
     Synonym,
@@ -161,6 +162,7 @@ def to_topic_config(topic: str, settings: tuple[EffectiveSetting, ...]) -> Topic
         cleaner_enabled=values["log.cleaner.enable"] is True,
         sources=sources,
         segment_ms=_int(values["segment.ms"]),
+        max_batch_decompressed_bytes=_int(values[MAX_BATCH_DECOMPRESSED_BYTES]),
     )
 
 

@@ -84,12 +84,14 @@ def run_retention(
         labels={"engine": "inline"},
         clock=clock,
     )
-    options.step(f"adopt, compact and plan: run {request.run_id} on version {request.base_version}")
+    options.step(f"adopt: listing the lake and reading new segments (base version {request.base_version})")
+    options.step(f"compact and plan: run {request.run_id}")
     with LakeTransaction.resume(store, request.run_id, clock=clock):  # a failure before the commit aborts
         staged = execute_run(store, config, request.run_id, engine=InlineEngine(store), clock=clock)
     # From here on a failure is left to ``recover``: aborting could contradict a commit whose outcome is
     # unknown, and a run that never committed is fenced and swept like any interrupted run.
-    options.step("commit: a dry run commits nothing" if dry_run else "commit: committing the staged state")
+    committing = "commit: staging and committing the new state"
+    options.step("commit: a dry run commits nothing" if dry_run else committing)
     ended = commit_staged(store, request.run_id, require_validation=False, clock=clock)
     gc = None
     if options.gc and not dry_run:

@@ -13,6 +13,11 @@
 * zstd: frames without a content size, as zstd-jni's streaming compressor writes them (level 3). The
   reader accepts concatenated frames and frames with or without a content size. Only valid in magic 2.
 
+``decompress`` and ``batch_decompressors`` take a ``max_size``: a stream that would inflate past it raises
+``DecompressedSizeError`` once at most a bounded amount past the limit was produced, whatever the ratio
+(gzip: ``zlib``'s ``max_length``; zstd: fed in slices small enough that even zstd's largest ratio cannot
+overshoot by more than a block; snappy and lz4, whose ratios are bounded, block by block).
+
 ``compress``/``decompress`` raise ``UnsupportedCodecError`` for an unknown codec id or zstd below magic 2,
 and ``ValueError`` (with the reason, callers add the location) for a damaged stream. Readers are stricter than
 Java's streams about garbage after the last gzip member / lz4 end mark / zstd frame (Java stops reading and
@@ -60,7 +65,29 @@ ZSTD_LEVEL = 3
 
 _MASK32 = 0xFFFFFFFF
 
+GZIP_PIECE = 1 << 20
+"""Output bytes of one ``zlib`` call while a limit applies."""
+ZSTD_MAX_RATIO = 32_768
+"""Output bytes per input byte zstd can reach at most (a 128 KiB RLE block costs 4 bytes)."""
+ZSTD_SLICES_PER_BUDGET = 8
+"""A slice may inflate to at most 1/8 of the remaining budget: the output held at once stays near the
+budget (the output so far plus one slice's)."""
+ZSTD_MIN_SLICE = 64
+
 _threads = threading.local()  # per-thread zstd contexts: zstandard objects must not be shared by threads
+
+
+class DecompressedSizeError(ValueError):
+    """A stream inflates past ``limit`` bytes (callers add the location)."""
+
+    def __init__(self, codec: str, limit: int) -> None:
+        super().__init__(f"{codec} records inflate past the decompression limit of {limit} bytes")
+        self.limit = limit
+
+
+def _check_size(codec: str, size: int, limit: int | None) -> None:
+    if limit is not None and size > limit:
+        raise DecompressedSizeError(codec, limit)
 
 
 def compress(codec: CompressionType | int, data: Buffer, *, magic: int = 2) -> bytes:
@@ -92,24 +119,27 @@ def compressor(codec: CompressionType | int) -> Callable[[Buffer], bytes]:
     return functools.partial(compress, codec)
 
 
-def decompress(codec: CompressionType | int, data: Buffer, *, magic: int = 2) -> bytes:
+def decompress(
+    codec: CompressionType | int, data: Buffer, *, magic: int = 2, max_size: int | None = None
+) -> bytes:
     """Decompress a records stream of ``codec``.
 
     Raises:
         UnsupportedCodecError: the codec id is unknown, or zstd below magic 2.
+        DecompressedSizeError: the stream inflates past ``max_size`` bytes (a ``ValueError``).
         ValueError: the compressed stream is damaged (callers wrap it with the location).
     """
     if codec == CompressionType.NONE:
         return bytes(data)
     if codec == CompressionType.GZIP:
-        return _gzip_decompress(data)
+        return _gzip_decompress(data, max_size)
     if codec == CompressionType.SNAPPY:
-        return _xerial_decompress(data)
+        return _xerial_decompress(data, max_size)
     if codec == CompressionType.LZ4:
-        return lz4_decompress(data, magic)
+        return _bounded_lz4(data, magic, max_size)
     if codec == CompressionType.ZSTD:
         _check_zstd_magic(magic)
-        return _zstd_decompress(data)
+        return _zstd_decompress(data, max_size)
     raise UnsupportedCodecError(f"unknown compression codec id {int(codec)}")
 
 
@@ -118,6 +148,8 @@ def batch_decompressors(
     array: npt.NDArray[np.uint8],
     starts: npt.NDArray[np.int64],
     ends: npt.NDArray[np.int64],
+    *,
+    max_size: int | None = None,
 ) -> list[Callable[[Buffer], bytes] | None]:
     """For each v2 records stream (codec ``codecs[i]``, bytes ``array[starts[i]:ends[i]]``), the function
     that decompresses it exactly as ``decompress(codec, data)`` does, with the codec resolved once per
@@ -125,13 +157,14 @@ def batch_decompressors(
 
     LZ4 frames whose magic number and descriptor are checked here over columns (``lz4_descriptors_ok``:
     the same rules as ``lz4_frame``'s descriptor check) skip the per-frame Python check; the others take the
-    checked path, which raises what it raises.
+    checked path, which raises what it raises. ``max_size``: as ``decompress``'s (every function then checks
+    its output; the unchecked LZ4 frame path is taken only without a limit).
     """
     general: dict[int, Callable[[Buffer], bytes]] = {
-        int(CompressionType.GZIP): _gzip_decompress,
-        int(CompressionType.SNAPPY): _xerial_decompress,
-        int(CompressionType.LZ4): functools.partial(lz4_decompress, magic=2),
-        int(CompressionType.ZSTD): _zstd_decompress,
+        int(CompressionType.GZIP): functools.partial(_gzip_decompress, limit=max_size),
+        int(CompressionType.SNAPPY): functools.partial(_xerial_decompress, limit=max_size),
+        int(CompressionType.LZ4): functools.partial(_bounded_lz4, magic=2, limit=max_size),
+        int(CompressionType.ZSTD): functools.partial(_zstd_decompress, limit=max_size),
     }
     codes = codecs.astype(np.int64)
     checked = lz4_descriptors_ok(array, starts, ends) & (codes == CompressionType.LZ4)
@@ -139,10 +172,10 @@ def batch_decompressors(
     for code, fast in zip(codes.tolist(), checked.tolist(), strict=True):
         if code == CompressionType.NONE:
             out.append(None)
-        elif fast:
+        elif fast and max_size is None:
             out.append(lz4_checked_frame)
         else:
-            out.append(general.get(code) or functools.partial(_decompress_v2, code))
+            out.append(general.get(code) or functools.partial(_decompress_v2, code, max_size=max_size))
     return out
 
 
@@ -159,15 +192,19 @@ def _gzip_compress(data: Buffer) -> bytes:
     return b"".join((GZIP_HEADER, body, GZIP_TRAILER.pack(zlib.crc32(data), len(data) & _MASK32)))
 
 
-def _gzip_decompress(data: Buffer) -> bytes:
+def _gzip_decompress(data: Buffer, limit: int | None = None) -> bytes:
     if len(data) == 0:
         raise ValueError("invalid gzip stream: it is empty")
     parts = []
+    sink = None if limit is None else bytearray()  # one buffer: freed whole, whatever the pieces
     rest: Buffer = data
     try:
         while True:
             inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # gzip wrapper: checks CRC and ISIZE
-            parts.append(inflater.decompress(rest))
+            if sink is None or limit is None:
+                parts.append(inflater.decompress(rest))
+            else:
+                _gzip_bounded_member(inflater, rest, sink, limit)
             if not inflater.eof:
                 raise ValueError("invalid gzip stream: truncated (the member has no end)")
             rest = inflater.unused_data
@@ -177,7 +214,27 @@ def _gzip_decompress(data: Buffer) -> bytes:
                 raise ValueError(f"invalid gzip stream: {len(rest)} unexpected bytes after the last member")
     except zlib.error as exc:
         raise ValueError(f"invalid gzip stream: {exc}") from exc
+    if sink is not None:
+        return bytes(sink)
     return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _gzip_bounded_member(inflater: zlib._Decompress, data: Buffer, sink: bytearray, limit: int) -> None:
+    """Inflate one member of ``data`` onto ``sink`` in pieces of at most ``GZIP_PIECE`` bytes (zlib's own
+    output buffer then never holds more), stopping one byte past ``limit``.
+
+    Raises:
+        DecompressedSizeError: the output passes ``limit``.
+    """
+    pending: Buffer = data
+    while True:
+        step = min(GZIP_PIECE, limit - len(sink) + 1)  # one byte past the limit tells "at it" from "past it"
+        part = inflater.decompress(pending, step)
+        _check_size("gzip", len(sink) + len(part), limit)
+        sink += part
+        pending = inflater.unconsumed_tail
+        if inflater.eof or (len(part) < step and not pending):
+            return
 
 
 # snappy (xerial framing) -----------------------------------------------------------------------------------
@@ -193,14 +250,17 @@ def _xerial_compress(data: Buffer) -> bytes:
     return b"".join(parts)
 
 
-def _xerial_decompress(data: Buffer) -> bytes:
+def _xerial_decompress(data: Buffer, limit: int | None = None) -> bytes:
     view = memoryview(data)
     if len(view) == 0:
         raise ValueError("invalid snappy stream: it is empty")
     try:
         if len(view) < XERIAL_HEADER.size or view[: len(XERIAL_MAGIC)] != XERIAL_MAGIC:
-            return bytes(cramjam.snappy.decompress_raw(view))  # no xerial header: one raw snappy block
+            whole = bytes(cramjam.snappy.decompress_raw(view))  # no xerial header: one raw snappy block
+            _check_size("snappy", len(whole), limit)
+            return whole
         parts = []
+        produced = 0
         pos = XERIAL_HEADER.size
         end = len(view)
         while pos < end:
@@ -219,14 +279,24 @@ def _xerial_decompress(data: Buffer) -> bytes:
                     f"(only {end - pos} bytes follow)"
                 )
             parts.append(cramjam.snappy.decompress_raw(view[pos : pos + length]))
+            produced += len(parts[-1])
+            _check_size("snappy", produced, limit)
             pos += length
         return b"".join(parts)
     except cramjam.DecompressionError as exc:
         raise ValueError(f"invalid snappy data: {exc}") from exc
 
 
-def _decompress_v2(codec: int, data: Buffer) -> bytes:
-    return decompress(codec, data)
+def _decompress_v2(codec: int, data: Buffer, *, max_size: int | None = None) -> bytes:
+    return decompress(codec, data, max_size=max_size)
+
+
+def _bounded_lz4(data: Buffer, magic: int, limit: int | None) -> bytes:
+    """``lz4_decompress``, its output checked against ``limit`` (LZ4's ratio is at most ~255: the frame is
+    decoded whole, then checked)."""
+    whole = lz4_decompress(data, magic)
+    _check_size("lz4", len(whole), limit)
+    return whole
 
 
 # zstd ------------------------------------------------------------------------------------------------------
@@ -248,21 +318,47 @@ def _zstd_decompressor() -> zstandard.ZstdDecompressor:
     return decompressor
 
 
-def _zstd_decompress(data: Buffer) -> bytes:
+def _zstd_decompress(data: Buffer, limit: int | None = None) -> bytes:
     if len(data) == 0:
         raise ValueError("invalid zstd stream: it is empty")
     decompressor = _zstd_decompressor()
-    parts = []
+    parts: list[bytes] = []
+    sink = None if limit is None else bytearray()  # one buffer: freed whole, whatever the pieces
     rest: Buffer = data
     try:
         while True:  # frame by frame, so that a truncated frame is told apart from a finished one
             stream = decompressor.decompressobj()
-            parts.append(stream.decompress(rest))
+            if sink is None or limit is None:
+                parts.append(stream.decompress(rest))
+                after: Buffer = stream.unused_data
+            else:
+                after = _zstd_bounded_frame(stream, memoryview(rest), sink, limit)
             if not stream.eof:
                 raise ValueError("invalid zstd stream: truncated frame")
-            rest = stream.unused_data
+            rest = after
             if not rest:
                 break
     except zstandard.ZstdError as exc:
         raise ValueError(f"invalid zstd stream: {exc}") from exc
+    if sink is not None:
+        return bytes(sink)
     return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _zstd_bounded_frame(
+    stream: zstandard.ZstdDecompressionObj, data: memoryview, sink: bytearray, limit: int
+) -> bytes:
+    """Feed ``data`` to ``stream`` in slices that cannot inflate far past ``limit`` (``ZSTD_MAX_RATIO``),
+    appending the output to ``sink``, up to the end of the frame; return the bytes after it.
+
+    Raises:
+        DecompressedSizeError: ``sink`` passes ``limit``.
+    """
+    pos = 0
+    while pos < len(data) and not stream.eof:
+        step = max(ZSTD_MIN_SLICE, (limit - len(sink)) // (ZSTD_MAX_RATIO * ZSTD_SLICES_PER_BUDGET))
+        part = stream.decompress(data[pos : pos + step])
+        pos += step
+        _check_size("zstd", len(sink) + len(part), limit)
+        sink += part
+    return bytes(stream.unused_data) + bytes(data[pos:]) if stream.eof else b""

@@ -5,6 +5,13 @@ where Size counts the bytes that follow, and has its magic byte at byte 16. Magi
 (``batch.py``), magic 0 and 1 are legacy messages (``legacy.py``); anything else is corruption
 (``ByteBufferLogInputStream.nextBatch``).
 
+A header no writer can produce is damage too: negative counts, an unknown codec, offsets outside
+``[0, 2^63-1]`` (a base offset plus lastOffsetDelta past ``Long.MAX_VALUE``), timestamps below -1 (Kafka's
+"no timestamp"). A header scan (``scan_headers``), which decodes no record, also refuses what its batch
+cannot hold: a records count larger than the records stream can carry (``MIN_RECORD_SIZE`` bytes each when
+uncompressed, one offset each within lastOffsetDelta when compressed) and an entry ending past
+``MAX_SEGMENT_BYTES`` (Kafka's ``.index`` positions are 32-bit): the manifest's counts come from headers.
+
 Damage is reported as a ``CorruptRecordError`` (or its ``TruncatedSegmentError`` / ``InvalidCrcError``
 subclasses) naming the segment, the entry's byte position and, when readable, its offset.
 ``scan_valid_prefix`` instead returns everything valid up to the damage, as Kafka's segment recovery does.
@@ -19,16 +26,18 @@ from dataclasses import dataclass
 from kafka_segments.errors import CorruptRecordError, TruncatedSegmentError
 from kafka_segments.records.attributes import COMPRESSION_CODEC_MASK, CompressionType
 from kafka_segments.records.batch import (
+    INT32_MAX,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
     MAGIC_VALUE_V2,
+    NO_TIMESTAMP,
     RECORD_BATCH_OVERHEAD,
     BatchHeader,
     RecordBatch,
     unpack_header,
 )
 from kafka_segments.records.legacy import RECORD_OVERHEAD_V0, LegacyEntry, read_legacy_entry
-from kafka_segments.records.record import Record
+from kafka_segments.records.record import MIN_RECORD_SIZE, Record
 
 Buffer = bytes | bytearray | memoryview
 Entry = RecordBatch | LegacyEntry
@@ -36,6 +45,9 @@ Entry = RecordBatch | LegacyEntry
 _PREFIX = struct.Struct(">qi")
 MAX_CODEC_ID = max(CompressionType)
 HEADER_SIZE_UP_TO_MAGIC = MAGIC_OFFSET + 1
+INT64_MAX = 2**63 - 1
+MAX_SEGMENT_BYTES = INT32_MAX
+"""The largest segment Kafka writes (``segment.bytes`` is an int; ``.index`` positions are 32-bit)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,9 +85,10 @@ def scan_headers(
     view = memoryview(data)
     for position, size, magic in _walk(view, segment):
         if magic == MAGIC_VALUE_V2 and not verify_crc:
-            yield _checked_v2_header(unpack_header(view, position), segment)
-            continue
-        yield _entry_at(view, position, size, magic, segment, verify_crc=verify_crc).header
+            header = _checked_v2_header(unpack_header(view, position), segment)
+        else:
+            header = _entry_at(view, position, size, magic, segment, verify_crc=verify_crc).header
+        yield check_scanned_header(header, segment)
 
 
 def iter_records(data: Buffer, *, segment: str = "<memory>", verify_crc: bool = True) -> Iterator[Record]:
@@ -172,17 +185,80 @@ def _entry_at(
 
 
 def _checked_v2_header(header: BatchHeader, segment: str) -> BatchHeader:
-    """Reject header values no writer can produce (negative counts, codec ids above zstd)."""
+    """Reject header values no writer can produce (negative counts, codec ids above zstd, offsets outside
+    [0, 2^63-1], timestamps below -1)."""
     codec = header.attributes & COMPRESSION_CODEC_MASK
     if header.last_offset_delta < 0 or header.records_count < 0 or codec > MAX_CODEC_ID:
-        raise CorruptRecordError(
+        raise _header_damage(
+            header,
+            segment,
             f"invalid batch header (lastOffsetDelta {header.last_offset_delta}, "
             f"recordsCount {header.records_count}, compression codec id {codec})",
-            segment=segment,
-            position=header.position,
-            offset=header.base_offset,
+        )
+    if header.base_offset < 0 or header.last_offset > INT64_MAX:
+        raise _header_damage(
+            header,
+            segment,
+            f"batch offsets out of range: base offset {header.base_offset} + lastOffsetDelta "
+            f"{header.last_offset_delta} = last offset {header.last_offset}, outside [0, {INT64_MAX}]",
+        )
+    if header.base_timestamp < NO_TIMESTAMP or header.max_timestamp < NO_TIMESTAMP:
+        raise _header_damage(
+            header,
+            segment,
+            f"batch timestamps out of range: baseTimestamp {header.base_timestamp}, maxTimestamp "
+            f"{header.max_timestamp} (below {NO_TIMESTAMP}, Kafka's 'no timestamp')",
         )
     return header
+
+
+def check_scanned_header(header: BatchHeader, segment: str) -> BatchHeader:
+    """What a header scan checks beyond the entry itself, since it decodes no record: the entry ends within
+    ``MAX_SEGMENT_BYTES`` and a v2 batch's records count fits its records stream.
+
+    Raises:
+        CorruptRecordError: naming the segment, the entry's position and base offset.
+    """
+    end = header.position + header.size_in_bytes
+    if end > MAX_SEGMENT_BYTES:
+        raise _header_damage(
+            header,
+            segment,
+            f"the entry ends at byte {end}, past {MAX_SEGMENT_BYTES} bytes (Kafka's largest segment: "
+            "offset index positions are 32-bit)",
+        )
+    if header.magic == MAGIC_VALUE_V2:
+        misfit = records_count_misfit(header)
+        if misfit is not None:
+            raise _header_damage(
+                header, segment, f"records count {header.records_count} cannot fit the batch: {misfit}"
+            )
+    return header
+
+
+def records_count_misfit(header: BatchHeader) -> str | None:
+    """Why a v2 batch cannot hold the records its header counts, or ``None``.
+
+    Uncompressed, ``n`` records take at least ``n * MIN_RECORD_SIZE`` bytes of the batch. Compressed, the
+    bytes give no bound, but each record has its own offset within ``[baseOffset, baseOffset +
+    lastOffsetDelta]`` (producers number them consecutively; the cleaner only removes records).
+    """
+    payload = header.size_in_bytes - RECORD_BATCH_OVERHEAD
+    count = header.records_count
+    if header.compression is CompressionType.NONE:
+        if count * MIN_RECORD_SIZE > payload:
+            return (
+                f"{payload} bytes of records hold at most {payload // MIN_RECORD_SIZE} "
+                f"(a record takes at least {MIN_RECORD_SIZE} bytes)"
+            )
+    elif count > header.last_offset_delta + 1:
+        span = header.last_offset_delta + 1
+        return f"its offsets span only {span} (lastOffsetDelta {header.last_offset_delta})"
+    return None
+
+
+def _header_damage(header: BatchHeader, segment: str, reason: str) -> CorruptRecordError:
+    return CorruptRecordError(reason, segment=segment, position=header.position, offset=header.base_offset)
 
 
 def _prefix_offset(view: memoryview, position: int, remaining: int) -> int | None:

@@ -32,6 +32,11 @@ from kafka_segments.records.varint import (
 
 Buffer = bytes | bytearray | memoryview
 
+MIN_RECORD_SIZE = 7
+"""The fewest bytes a v2 record takes: its length varint, attributes, timestamp delta, offset delta, key
+length, value length and headers count, one byte each (a null key and value, no headers). A batch of ``n``
+records holds at least ``n * MIN_RECORD_SIZE`` bytes of records stream."""
+
 
 @dataclass(frozen=True, slots=True)
 class Header:
@@ -105,6 +110,8 @@ def decode_records(
     end = len(data)
     try:
         for index in range(count):
+            if pos == end:  # the records end cleanly before the header's count: it lies
+                raise RecordFormatError(_count_mismatch(index, count, end))
             record, pos = _decode_record(data, pos, base_offset, base_timestamp, log_append_time, index)
             records.append(record)
     except VarintError as exc:
@@ -115,6 +122,13 @@ def decode_records(
             "(incorrect declared batch size)"
         )
     return records
+
+
+def _count_mismatch(found: int, claimed: int, end: int) -> str:
+    return (
+        f"record {found}: varint at {end} runs past the end of the buffer (the batch header claims "
+        f"{claimed} records, its records stream holds {found})"
+    )
 
 
 def _decode_record(

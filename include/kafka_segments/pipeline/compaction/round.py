@@ -150,7 +150,11 @@ def _sources(
     sources = []
     for entry in entries:
         streamed = entry.base_offset < decode_below and 0 < entry.size <= budget
-        source = streamed_source(store, entry) if streamed else plain_source(store, entry)
+        source = (
+            streamed_source(store, entry, max_batch_bytes=config.max_batch_decompressed_bytes)
+            if streamed
+            else plain_source(store, entry)
+        )
         if source.decoded is not None:
             budget -= source.decoded.nbytes
         sizes = index_sizes_of(source.header_table(), index_interval_bytes=config.index_interval_bytes)

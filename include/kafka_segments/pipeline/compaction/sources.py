@@ -47,12 +47,18 @@ def plain_source(store: ObjectStore, entry: SegmentEntry) -> SourceSegment:
 
 
 def streamed_source(
-    store: ObjectStore, entry: SegmentEntry, *, buffer: U8 | None = None, arena: U8 | None = None
+    store: ObjectStore,
+    entry: SegmentEntry,
+    *,
+    buffer: U8 | None = None,
+    arena: U8 | None = None,
+    max_batch_bytes: int | None = None,
 ) -> SourceSegment:
     """The segment decoded, and its keys grouped, while it is read (module docstring).
 
     ``buffer`` (at least ``entry.size`` bytes) and ``arena`` (decompressed records) are allocated for the
-    segment unless given: a worker that reads segment after segment may keep its own.
+    segment unless given: a worker that reads segment after segment may keep its own. ``max_batch_bytes``:
+    as ``decode_record_columns`` (a batch past it leaves the segment to the round, which refuses it).
 
     Raises:
         SegmentObjectMismatchError, ObjectStoreError: as ``plain_source``.
@@ -61,7 +67,9 @@ def streamed_source(
         buffer = np.empty(entry.size, dtype=np.uint8)
     if arena is None:
         arena = _reserve_arena(entry.size)
-    reading = StreamedSegment(buffer, name=entry.key, arena=arena, verify_crc=True)
+    reading = StreamedSegment(
+        buffer, name=entry.key, arena=arena, verify_crc=True, max_batch_bytes=max_batch_bytes
+    )
     try:
         data = read_segment_version_into(store, entry, buffer, progress=reading.feed)
         decoded = reading.finish(entry.size)

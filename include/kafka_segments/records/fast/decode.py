@@ -34,10 +34,16 @@ import crc32c as _crc32c
 import numpy as np
 import numpy.typing as npt
 
-from kafka_segments.errors import CorruptRecordError, InvalidCrcError
+from kafka_segments.errors import CorruptRecordError, DecompressionLimitError, InvalidCrcError
 from kafka_segments.records.attributes import TIMESTAMP_TYPE_MASK, CompressionType
-from kafka_segments.records.batch import ATTRIBUTES_OFFSET, RECORDS_OFFSET, BatchHeader, RecordBatch
-from kafka_segments.records.compression import batch_decompressors
+from kafka_segments.records.batch import (
+    ATTRIBUTES_OFFSET,
+    NO_TIMESTAMP,
+    RECORDS_OFFSET,
+    BatchHeader,
+    RecordBatch,
+)
+from kafka_segments.records.compression import DecompressedSizeError, batch_decompressors
 from kafka_segments.records.fast import decode_kernels as _k
 from kafka_segments.records.fast.columns import (
     I64,
@@ -48,8 +54,15 @@ from kafka_segments.records.fast.columns import (
     allocate_record_columns,
 )
 from kafka_segments.records.fast.lz4_into import decode_frames_into, frame_block_max, native_decoder
-from kafka_segments.records.log import iter_batches, read_entry, scan_headers
-from kafka_segments.records.record import encode_record
+from kafka_segments.records.log import (
+    INT64_MAX,
+    MAX_SEGMENT_BYTES,
+    check_scanned_header,
+    iter_batches,
+    read_entry,
+    scan_headers,
+)
+from kafka_segments.records.record import MIN_RECORD_SIZE, encode_record
 
 __all__ = ["HeaderTable", "RecordColumns", "decode_record_columns", "scan_header_table"]
 
@@ -57,11 +70,12 @@ Buffer = bytes | bytearray | memoryview
 
 _MAX_CODEC_ID = max(CompressionType)
 
+LZ4_MAX_RATIO = 256
+"""More than LZ4's largest ratio (a 255-byte run per length byte): a frame of ``n`` bytes inflates to less
+than ``n * LZ4_MAX_RATIO``."""
+
 _EXPECTED_RATIO = 4
 """Initial arena bytes per compressed byte (JSON-like batches compress 2-3x); the arena grows if needed."""
-
-MIN_RECORD_SIZE = 7
-"""The smallest valid v2 record: a 1-byte length and six 1-byte fields (attributes .. header count)."""
 
 
 def scan_header_table(data: Buffer, *, segment: str = "<memory>", verify_crc: bool = False) -> HeaderTable:
@@ -78,7 +92,7 @@ def scan_header_table(data: Buffer, *, segment: str = "<memory>", verify_crc: bo
     if status == _k.SCAN_LEGACY:
         return HeaderTable.from_headers(scan_headers(data, segment=segment, verify_crc=verify_crc))
     view = _as_view(data)
-    _, damage = _first_damage(view, table, stop, status, verify_crc=verify_crc)
+    _, damage = _first_damage(view, table, stop, status, verify_crc=verify_crc, scanning=True)
     if damage is not None:
         _raise_damage(view, table, damage, segment)
     return table
@@ -90,6 +104,7 @@ def decode_record_columns(
     segment: str = "<memory>",
     verify_crc: bool = True,
     arena: U8 | None = None,
+    max_batch_bytes: int | None = None,
 ) -> RecordColumns:
     """Every record of a ``.log`` buffer as columns (control records included, ``is_control`` set).
 
@@ -101,10 +116,14 @@ def decode_record_columns(
             segments. When the records fit, ``buffer`` of the result is a view of ``arena`` (so the arena
             must not be reused while the result is in use); otherwise a new buffer is allocated.
             Uncompressed segments are decoded in place and never touch it.
+        max_batch_bytes: the most bytes one compressed batch may inflate to (``None``: no limit); a batch
+            that would inflate past it is refused before more than about that much is decompressed.
 
     Raises:
         CorruptRecordError: at the first damaged entry, as ``iter_batches`` and ``RecordBatch.records``
             raise it (TruncatedSegmentError, InvalidCrcError, malformed records naming the batch).
+        DecompressionLimitError: a compressed batch inflates past ``max_batch_bytes`` (at that batch, after
+            the damage of earlier batches, as any damage).
         UnsupportedCodecError: as the Python path.
         ValueError: ``arena`` is not a writable, contiguous, one-dimensional uint8 array.
     """
@@ -121,7 +140,9 @@ def decode_record_columns(
     # The records of the entries before the first damaged frame, header or CRC can still fail first.
     limit, pending = _first_damage(view, full, stop, status, verify_crc=verify_crc)
 
-    records, payload_start, payload_end, bad_payload = _payloads(array, view, full.prefix(limit), arena)
+    records, payload_start, payload_end, bad_payload, too_large = _payloads(
+        array, view, full.prefix(limit), arena, max_batch_bytes
+    )
     decodable = len(payload_start)
     counts = full.records_count[:decodable]
     too_many = np.flatnonzero(counts.astype(np.int64) * MIN_RECORD_SIZE > payload_end - payload_start)
@@ -149,6 +170,8 @@ def decode_record_columns(
             view, full, int(bad_batch), segment, _k.ERROR_REASONS.get(int(code), "malformed records")
         )
     if bad_payload is not None:
+        if too_large is not None and bad_payload == len(payload_start):
+            _raise_too_large(full, bad_payload, segment, too_large)
         _raise_records(view, full, bad_payload, segment, "the records do not fit the batch")
     if pending is not None:
         _raise_damage(view, full, pending, segment)
@@ -181,19 +204,21 @@ def _walk(array: U8) -> tuple[HeaderTable, int, int]:
 
 
 def _first_damage(
-    view: memoryview, table: HeaderTable, stop: int, status: int, *, verify_crc: bool
+    view: memoryview, table: HeaderTable, stop: int, status: int, *, verify_crc: bool, scanning: bool = False
 ) -> tuple[int, tuple[str, int] | None]:
     """(entries before the first damage, that damage as (kind, position or row)) from the entry checks.
 
     ``log.iter_batches`` / ``scan_headers`` check each entry in turn: its frame (``_check_entry``, done by
     the walk, which stopped at ``stop``), then with ``verify_crc`` its CRC, then its header fields
-    (``_checked_v2_header``). The first damaged entry wins; within an entry, that order.
+    (``_checked_v2_header``), then, ``scanning`` (``scan_headers``), what the batch can hold
+    (``check_scanned_header``). The first damaged entry wins; within an entry, that order.
     """
     damage: tuple[str, int] | None = ("entry", stop) if status == _k.SCAN_DAMAGE else None
     limit = len(table)
-    bad = np.flatnonzero(
-        (table.last_offset_delta < 0) | (table.records_count < 0) | (table.codec > _MAX_CODEC_ID)
-    )
+    flags = _bad_header(table)
+    if scanning:
+        flags |= _misfit(table)
+    bad = np.flatnonzero(flags)
     if bad.size:
         limit = int(bad[0])
         damage = ("entry", int(table.position[limit]))  # read_entry raises the header error
@@ -202,6 +227,34 @@ def _first_damage(
         if bad_crc is not None:
             limit, damage = bad_crc, ("crc", bad_crc)
     return limit, damage
+
+
+def _bad_header(table: HeaderTable) -> npt.NDArray[np.bool_]:
+    """Rows ``log._checked_v2_header`` refuses (negative counts, unknown codec, offsets outside [0, 2^63-1],
+    timestamps below -1)."""
+    base = table.base_offset
+    delta = table.last_offset_delta.astype(np.int64)
+    offsets_out = (base < 0) | (delta > INT64_MAX - np.maximum(base, 0))
+    timestamps_out = (table.base_timestamp < NO_TIMESTAMP) | (table.max_timestamp < NO_TIMESTAMP)
+    flags: npt.NDArray[np.bool_] = (
+        (delta < 0) | (table.records_count < 0) | (table.codec > _MAX_CODEC_ID) | offsets_out | timestamps_out
+    )
+    return flags
+
+
+def _misfit(table: HeaderTable) -> npt.NDArray[np.bool_]:
+    """Rows ``log.check_scanned_header`` refuses: past ``MAX_SEGMENT_BYTES``, or a records count the batch
+    cannot hold (``log.records_count_misfit``)."""
+    size = table.size_in_bytes
+    count = table.records_count.astype(np.int64)
+    uncompressed = table.codec == CompressionType.NONE
+    too_many = np.where(
+        uncompressed,
+        count * MIN_RECORD_SIZE > size - RECORDS_OFFSET,
+        count > table.last_offset_delta.astype(np.int64) + 1,
+    )
+    flags: npt.NDArray[np.bool_] = (table.position + size > MAX_SEGMENT_BYTES) | too_many
+    return flags
 
 
 def _raise_damage(view: memoryview, table: HeaderTable, damage: tuple[str, int], segment: str) -> NoReturn:
@@ -222,9 +275,10 @@ def _first_bad_crc(view: memoryview, table: HeaderTable, limit: int) -> int | No
 
 
 def _payloads(
-    array: U8, view: memoryview, table: HeaderTable, reuse: U8 | None
-) -> tuple[U8, I64, I64, int | None]:
-    """(arena, payload starts, payload ends, index of the first batch that cannot be decompressed).
+    array: U8, view: memoryview, table: HeaderTable, reuse: U8 | None, limit: int | None
+) -> tuple[U8, I64, I64, int | None, tuple[str, int] | None]:
+    """(arena, payload starts, payload ends, index of the first batch that cannot be decompressed, and why
+    when it inflates past ``limit``).
 
     Each records stream is copied into the arena as soon as it is decompressed, so the decompressor's
     output buffers are reused while they are still in the cache instead of piling up (first touches of fresh
@@ -235,7 +289,7 @@ def _payloads(
     ends = table.position + table.size_in_bytes
     codecs = table.codec
     if not codecs.any():
-        return array, starts, ends, None
+        return array, starts, ends, None, None
     stored = ends - starts
     compressed = codecs != CompressionType.NONE
     if reuse is not None:
@@ -247,8 +301,10 @@ def _payloads(
     count = len(table)
     payload_start = np.empty(count, dtype=np.int64)
     block_max = _kernel_block_max(array, starts, ends, codecs)
-    decompressors = _decompressors(codecs, array, starts, ends, np.flatnonzero(block_max <= 0))
-    used, index, failed = 0, 0, None
+    if limit is not None:  # the kernel decodes whole frames: only those that cannot pass the limit
+        block_max[stored * LZ4_MAX_RATIO > limit] = 0
+    decompressors = _decompressors(codecs, array, starts, ends, np.flatnonzero(block_max <= 0), limit)
+    used, index, failed, too_large = 0, 0, None, None
     while index < count:
         if index not in decompressors:
             index, used = decode_frames_into(
@@ -258,11 +314,16 @@ def _payloads(
                 break
         piece: bytes | memoryview = view[int(starts[index]) : int(ends[index])]
         if index not in decompressors:  # a frame the kernel did not decode (damaged, or no room for a block)
-            decompressors.update(_decompressors(codecs, array, starts, ends, np.array([index])))
+            decompressors.update(_decompressors(codecs, array, starts, ends, np.array([index]), limit))
         decompress = decompressors[index]
         if decompress is not None:
             try:
                 piece = decompress(piece)
+            except DecompressedSizeError as exc:  # never decompressed again (_raise_too_large)
+                # its text and limit only: the exception's traceback would hold this frame (and the
+                # output so far) in a reference cycle until the cyclic collector runs (paused in rounds)
+                failed, too_large = index, (str(exc), exc.limit)
+                break
             except Exception:  # the Python path raises it again, with the location (_raise_records)
                 failed = index
                 break
@@ -275,7 +336,7 @@ def _payloads(
     payload_end = np.append(payload_start[1:], used) if count else payload_start
     arena = arena[:used]
     arena.flags.writeable = False
-    return arena, payload_start, payload_end, failed
+    return arena, payload_start, payload_end, failed, too_large
 
 
 def _kernel_block_max(array: U8, starts: I64, ends: I64, codecs: npt.NDArray[np.integer]) -> I64:
@@ -288,10 +349,15 @@ def _kernel_block_max(array: U8, starts: I64, ends: I64, codecs: npt.NDArray[np.
 
 
 def _decompressors(
-    codecs: npt.NDArray[np.integer], array: U8, starts: I64, ends: I64, rows: npt.NDArray[np.intp]
+    codecs: npt.NDArray[np.integer],
+    array: U8,
+    starts: I64,
+    ends: I64,
+    rows: npt.NDArray[np.intp],
+    limit: int | None,
 ) -> dict[int, Callable[[Buffer], bytes] | None]:
     """Batch row -> its decompressor (``compression.batch_decompressors``), for ``rows``."""
-    found = batch_decompressors(codecs[rows], array, starts[rows], ends[rows])
+    found = batch_decompressors(codecs[rows], array, starts[rows], ends[rows], max_size=limit)
     return dict(zip(rows.tolist(), found, strict=True))
 
 
@@ -356,8 +422,9 @@ def _decode_via_entries(data: Buffer, *, segment: str, verify_crc: bool) -> Reco
 
 
 def _raise_entry(view: memoryview, position: int, segment: str, reason: str) -> NoReturn:
-    """Raise what ``log.read_entry`` raises for the damaged entry at ``position``."""
-    read_entry(view, position, segment=segment)
+    """Raise what ``log.read_entry`` raises for the damaged entry at ``position`` (then what
+    ``log.check_scanned_header`` raises: the fast scan flags its rows too)."""
+    check_scanned_header(read_entry(view, position, segment=segment).header, segment)
     raise CorruptRecordError(f"{reason} (found by the fast scan)", segment=segment, position=position)
 
 
@@ -371,6 +438,18 @@ def _raise_crc(view: memoryview, table: HeaderTable, index: int, segment: str) -
         segment=segment,
         position=header.position,
         offset=header.base_offset,
+    )
+
+
+def _raise_too_large(table: HeaderTable, index: int, segment: str, error: tuple[str, int]) -> NoReturn:
+    header = table.header(index)
+    reason, limit = error
+    raise DecompressionLimitError(
+        f"{reason} (kafka_segments.compaction.max.batch.decompressed.bytes)",
+        segment=segment,
+        position=header.position,
+        offset=header.base_offset,
+        limit=limit,
     )
 
 

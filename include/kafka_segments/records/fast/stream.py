@@ -63,13 +63,14 @@ class StreamDecoder:
         step_bytes: int = DEFAULT_STEP_BYTES,
         on_step: StepCallback | None = None,
         verify_crc: bool = False,
+        max_batch_bytes: int | None = None,
     ) -> None:
         """``buffer``: the uint8 array the segment is being read into (from position 0); ``arena``: as
         ``decode_record_columns`` (required for compressed segments to be decoded in steps); ``on_step``:
         called after each step with its columns (positions in the step's own ``buffer``) and the index of its
         first record in the segment, to work on records while they are in the cache. Steps are only final
         if ``steps`` still counts them after ``finish``. ``verify_crc``: every step checks its batches'
-        CRC-32C, and ``finish`` verifies by default."""
+        CRC-32C, and ``finish`` verifies by default. ``max_batch_bytes``: as ``decode_record_columns``."""
         self._buffer = buffer
         self._segment = segment
         self._arena = arena
@@ -84,6 +85,7 @@ class StreamDecoder:
         self._records = 0
         self._on_step = on_step
         self._verify_crc = verify_crc
+        self._max_batch_bytes = max_batch_bytes
 
     @property
     def steps(self) -> int:
@@ -113,7 +115,13 @@ class StreamDecoder:
             self._step_count = 0
             self._release()
             data = _bytes_view(whole)
-            return decode_record_columns(data, segment=self._segment, verify_crc=verify, arena=self._arena)
+            return decode_record_columns(
+                data,
+                segment=self._segment,
+                verify_crc=verify,
+                arena=self._arena,
+                max_batch_bytes=self._max_batch_bytes,
+            )
         joined = self._joined(whole)
         self._release()
         return joined
@@ -139,7 +147,11 @@ class StreamDecoder:
         arena = None if self._arena is None else self._arena[self._arena_used :]
         try:
             columns = decode_record_columns(
-                _bytes_view(chunk), segment=self._segment, verify_crc=self._verify_crc, arena=arena
+                _bytes_view(chunk),
+                segment=self._segment,
+                verify_crc=self._verify_crc,
+                arena=arena,
+                max_batch_bytes=self._max_batch_bytes,
             )
         except CorruptRecordError:
             self._gave_up = True
