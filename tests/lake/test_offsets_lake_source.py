@@ -224,3 +224,24 @@ def test_a_damaged_segment_fails_the_source(store: ObjectStore, clock: FakeClock
     store.put(key, bytes(data))
     with pytest.raises(SegmentObjectMismatchError, match="changed"):
         snapshot_from_lake(store, manifest=manifest, taken_at_ms=TAKEN_AT)
+
+
+def test_a_run_replays_the_offsets_as_of_its_now(store: ObjectStore, clock: FakeClock) -> None:
+    """Records written after a run's ``now`` are not yet committed offsets at ``now`` (issue: a late run
+    pinned newer offsets under its older ``now``): the commit at T0 + 1 min counts, the one at T0 + 2 min,
+    and the transaction marker after it, do not."""
+    log = CoordinatorLog(timestamp=T0 + 60_000)
+    log.append(commit("g", "orders", 0, 10))
+    log.append(commit("g", "orders", 1, 5), producer_id=9)
+    log.timestamp = T0 + 120_000
+    log.append(commit("g", "orders", 0, 20))
+    log.marker(9, commit=True)
+    manifest = commit_lake(store, {OFFSETS_0: PartitionSpec([Seg.of(log.segment())])}, clock=clock)
+
+    def offsets(as_of: int | None) -> list[tuple[int, int]]:
+        snapshot = snapshot_from_lake(store, manifest=manifest, taken_at_ms=TAKEN_AT, as_of_ms=as_of)
+        return sorted((o.partition, o.offset) for group in snapshot.groups for o in group.offsets)
+
+    assert offsets(T0 + 90_000) == [(0, 10)]  # the transactional commit is still open at now
+    assert offsets(T0 + 120_000) == [(0, 20), (1, 5)]
+    assert offsets(None) == [(0, 20), (1, 5)]

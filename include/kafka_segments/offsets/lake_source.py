@@ -6,6 +6,11 @@ Every partition of the topic in the manifest is replayed as Kafka's group coordi
 (``iter_visible_batches``: the manifest's segments, checked, from the log start offset on). Each group lives
 in one partition, so the partitions' groups together are the snapshot.
 
+A run replays the log **as of its ``now``** (``as_of_ms``): a record whose timestamp is later was not yet
+written at ``now`` — an offset committed, a group changed or a transaction marker written after it — so it
+is left out. A late, catch-up or backfill run therefore sees the offsets of its own ``now``, whatever the
+wall clock (docs/retention.md, "Consumer-offset snapshots").
+
 A lake without any partition of the topic is refused (``LakeSourceError``) rather than answered with an
 empty snapshot: "no groups" would let consumed-offset retention treat every topic as unread by anyone.
 """
@@ -34,8 +39,10 @@ def snapshot_from_lake(
     manifest: Manifest,
     taken_at_ms: int,
     topic: str = CONSUMER_OFFSETS_TOPIC,
+    as_of_ms: int | None = None,
 ) -> OffsetSnapshot:
-    """Every group's state and committed offsets as of ``manifest``, with ``source = "lake"``.
+    """Every group's state and committed offsets as of ``manifest`` (and, with ``as_of_ms``, as of that time:
+    records with a later timestamp are left out), with ``source = "lake"``.
 
     Groups whose records cannot be decoded or replayed are in the snapshot's ``errors`` (with the partition
     and offset of the first bad record); the other groups are unaffected.
@@ -54,12 +61,15 @@ def snapshot_from_lake(
             f"consumer groups exist (topics: {', '.join(manifest.topics) or '(none)'})",
             location=store.describe(),
         )
-    results = [replay_partition(store, state) for state in states]
+    results = [replay_partition(store, state, as_of_ms=as_of_ms) for state in states]
     return build_snapshot(results, taken_at_ms=taken_at_ms, source=LAKE_SOURCE)
 
 
-def replay_partition(store: ObjectStore, state: PartitionState) -> ReplayResult:
-    """Replay one ``__consumer_offsets`` partition of the lake.
+def replay_partition(
+    store: ObjectStore, state: PartitionState, *, as_of_ms: int | None = None
+) -> ReplayResult:
+    """Replay one ``__consumer_offsets`` partition of the lake (with ``as_of_ms``: only its records with a
+    timestamp at or before it).
 
     Raises:
         CoordinatorRecordError, SegmentObjectMismatchError, CorruptRecordError, ObjectStoreError: as
@@ -67,5 +77,8 @@ def replay_partition(store: ObjectStore, state: PartitionState) -> ReplayResult:
     """
     replay = PartitionReplay(str(state.topic_partition))
     for batch in iter_visible_batches(store, state):
-        replay.replay_batch(batch.header, batch.records, segment=location_of(store, batch.segment.key))
+        records = batch.records
+        if as_of_ms is not None and batch.header.max_timestamp > as_of_ms:
+            records = tuple(record for record in records if record.timestamp <= as_of_ms)
+        replay.replay_batch(batch.header, records, segment=location_of(store, batch.segment.key))
     return replay.result()

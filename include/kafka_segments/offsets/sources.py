@@ -64,6 +64,7 @@ def take_snapshot(
     topics: Sequence[str] | None = None,
     kafka_timeout_s: float | None = None,
     lake_view: Manifest | None = None,
+    as_of_ms: int | None = None,
 ) -> OffsetSnapshot:
     """A snapshot of the groups' committed offsets from ``source`` (not stored: see ``snapshot_store``).
 
@@ -73,7 +74,9 @@ def take_snapshot(
     keep only those groups (and their errors) / only the offsets of those topics. ``kafka_timeout_s``
     bounds each Admin request to a cluster (``open_kafka_source``'s default when ``None``). ``lake_view``
     is the state the ``lake`` source reads instead of the head manifest (a run passes the view its adoption
-    produced, which includes ``__consumer_offsets`` segments it has not committed yet).
+    produced, which includes ``__consumer_offsets`` segments it has not committed yet). ``as_of_ms`` replays
+    the ``lake`` source as of that time (a run's ``now``: later records are left out, and the snapshot's time
+    is at most it); other sources ignore it.
 
     Raises:
         InvalidSnapshotSourceError: ``source`` is not a source.
@@ -92,13 +95,16 @@ def take_snapshot(
 
         return filter_snapshot(load_snapshot_file(source), groups=groups, topics=topics)
     if kind == "lake":
-        return filter_snapshot(_from_lake(store, taken_at_ms, lake_view), groups=groups, topics=topics)
+        snapshot = _from_lake(store, taken_at_ms, lake_view, as_of_ms)
+        return filter_snapshot(snapshot, groups=groups, topics=topics)
     return _from_kafka(
         source, taken_at_ms=taken_at_ms, groups=groups, topics=topics, timeout_s=kafka_timeout_s
     )
 
 
-def _from_lake(store: ObjectStore, taken_at_ms: int | None, view: Manifest | None) -> OffsetSnapshot:
+def _from_lake(
+    store: ObjectStore, taken_at_ms: int | None, view: Manifest | None, as_of_ms: int | None
+) -> OffsetSnapshot:
     from kafka_segments.lake.history import read_head
     from kafka_segments.offsets.lake_source import snapshot_from_lake
 
@@ -109,7 +115,9 @@ def _from_lake(store: ObjectStore, taken_at_ms: int | None, view: Manifest | Non
             location=store.describe(),
         )
     at = lake_data_time_ms(manifest) if taken_at_ms is None else taken_at_ms
-    return snapshot_from_lake(store, manifest=manifest, taken_at_ms=at)
+    if as_of_ms is not None:
+        at = min(at, as_of_ms)
+    return snapshot_from_lake(store, manifest=manifest, taken_at_ms=at, as_of_ms=as_of_ms)
 
 
 def _from_kafka(

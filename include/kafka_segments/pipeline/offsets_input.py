@@ -6,6 +6,10 @@ same offsets.
 * ``--offsets-source SRC``: the snapshot already pinned for ``now`` if there is one, else a new one taken from
   ``SRC``, stored and pinned (first writer wins: a concurrent run that pinned first is followed). A snapshot
   in which some groups could not be read is stored but not pinned, so a rerun can take a complete one.
+  The snapshot is **as of ``now``**: the ``lake`` source replays ``__consumer_offsets`` up to ``now``
+  (later records are not yet committed offsets). A live cluster only knows the present, so when ``now`` is
+  more than ``max_live_lag_ms`` behind the wall clock (a late, catch-up or backfill run) it is not asked:
+  the snapshot pinned at or before ``now`` is used, and the run says so.
 * neither: the snapshot pinned for ``now``, if any; otherwise the run has no offsets (consumed retention
   reports ``no offsets snapshot``).
 * ``earlier_pin`` (backfills of past dates): the snapshot pinned for ``now``, else the one pinned for the
@@ -20,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from kafka_segments.lake.runs import wall_clock_ms
 from kafka_segments.offsets.snapshot_codec import load_snapshot_file
 from kafka_segments.offsets.snapshot_store import (
     pin_snapshot,
@@ -30,6 +35,14 @@ from kafka_segments.offsets.snapshot_store import (
 )
 from kafka_segments.state import Manifest, OffsetSnapshot
 from kafka_segments.storage.base import ObjectStore
+
+DEFAULT_MAX_LIVE_LAG_MS = 600_000
+"""10 minutes: a scheduled run starts seconds after its data interval ends; one later than this is late."""
+
+LIVE_LAG_NOTE = (
+    "now is {lag} ms behind the wall clock (more than {limit}): a live cluster only knows the present, so "
+    "{what}"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +55,8 @@ class OffsetsChoice:
     """For a live source: only these groups (skips group discovery)."""
     earlier_pin: bool = False
     """Use the pin for ``now`` or else the newest earlier one, and never take a new snapshot (backfills)."""
+    max_live_lag_ms: int = DEFAULT_MAX_LIVE_LAG_MS
+    """How far ``now`` may be behind the wall clock for a live cluster's offsets to stand for it."""
 
     def __post_init__(self) -> None:
         if self.file is not None and self.source is not None:
@@ -69,6 +84,7 @@ def resolve_offsets(  # noqa: PLR0911 - one early return per offsets source, in 
     dry_run: bool,
     topics: Sequence[str] | None = None,
     lake_view: Callable[[], Manifest | None] | None = None,
+    clock: Callable[[], int] | None = None,
 ) -> ResolvedOffsets | None:
     """The run's snapshot (``None``: no offsets at all). ``lake_view`` builds the run's adopted state, which
     the ``lake`` source reads (it may hold ``__consumer_offsets`` segments not committed yet); it is called
@@ -82,10 +98,24 @@ def resolve_offsets(  # noqa: PLR0911 - one early return per offsets source, in 
         return _earlier_pin(store, now_ms)
     if choice.source is None:
         return None
-    from kafka_segments.offsets.sources import take_snapshot
+    from kafka_segments.offsets.sources import source_kind, take_snapshot
 
-    view = lake_view() if lake_view is not None and choice.source == "lake" else None
-    snapshot = take_snapshot(store, source=choice.source, groups=choice.groups, topics=topics, lake_view=view)
+    kind = source_kind(choice.source)
+    lag = (wall_clock_ms() if clock is None else clock()) - now_ms
+    if kind == "kafka" and lag > choice.max_live_lag_ms:
+        from kafka_segments.offsets.kafka_source import parse_kafka_uri
+
+        parse_kafka_uri(choice.source)  # a malformed source is refused whether or not it is asked
+        return _late_for_live(store, now_ms, lag=lag, limit=choice.max_live_lag_ms)
+    view = lake_view() if lake_view is not None and kind == "lake" else None
+    snapshot = take_snapshot(
+        store,
+        source=choice.source,
+        groups=choice.groups,
+        topics=topics,
+        lake_view=view,
+        as_of_ms=now_ms if kind == "lake" else None,
+    )
     if dry_run:
         return ResolvedOffsets(snapshot, None, "taken")
     stored = store_snapshot(store, snapshot)
@@ -98,6 +128,17 @@ def resolve_offsets(  # noqa: PLR0911 - one early return per offsets source, in 
         note = f"another run pinned snapshot {pin.snapshot_id} for this time first; using it"
         return ResolvedOffsets(read_snapshot(store, pin.snapshot_id), pin.snapshot_id, "pinned", note)
     return ResolvedOffsets(snapshot, stored.snapshot_id, "taken")
+
+
+def _late_for_live(store: ObjectStore, now_ms: int, *, lag: int, limit: int) -> ResolvedOffsets | None:
+    """A late run with a live source: the snapshot pinned at or before ``now``, never today's offsets
+    (``None`` when there is none: the run has no offsets, and consumed retention says so)."""
+    pinned = _earlier_pin(store, now_ms)
+    if pinned is None:
+        return None
+    what = f"its offsets are the snapshot pinned at or before now ({pinned.note or pinned.origin})"
+    note = LIVE_LAG_NOTE.format(lag=lag, limit=limit, what=what)
+    return ResolvedOffsets(pinned.snapshot, pinned.snapshot_id, pinned.origin, note)
 
 
 def _earlier_pin(store: ObjectStore, now_ms: int) -> ResolvedOffsets | None:
