@@ -3,23 +3,10 @@ with one conditional PUT → rewrite the checkpoint files → record the outcome
 
 The commit is the create-if-absent PUT of manifest ``base + 1`` (``If-None-Match: *`` on S3, a hard link on
 a local disk). Nothing a run writes is visible before it: readers follow the head manifest, and the run's
-objects have unique names no manifest lists yet. What happens on each crash point:
-
-====================================  ========================================================================
-crash (or failure) …                  what ``recover`` / a rerun does
-====================================  ========================================================================
-before ``run.json``                   nothing to do.
-after ``run.json``, while writing     the run never commits: once any later commit takes ``base + 1`` (or
-objects or staging the manifest       ``recover`` fences an abandoned run by committing it) its objects are
-                                      swept.
-during the commit PUT (killed)        the PUT is atomic: ``base + 1`` exists with this run id (committed)
-                                      or not (as above).
-lost response of the commit PUT       read back ``base + 1``: ours → committed; another run's → conflict;
-                                      absent or unreadable → ``CommitStateUnknownError``; ``commit_run`` again
-                                      (it checks before it writes) or ``recover`` settles it.
-after the commit, before the          ``recover`` (and every later commit) rewrites them from the head.
-checkpoint files / outcome
-====================================  ========================================================================
+objects have unique names no manifest lists yet. A lost response of the PUT is settled by reading
+``base + 1`` back: ours → committed; another run's → conflict; absent or unreadable →
+``CommitStateUnknownError``. What ``recover`` or a rerun does after a crash at each point: the table in
+docs/lake.md, "The commit protocol".
 
 A conflict (``CommitConflictError``) means another run committed first: nothing of this run is visible,
 re-plan from the new head. "State unknown" is never resolved by a blind retry: ``commit_run`` always reads

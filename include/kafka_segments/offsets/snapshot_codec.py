@@ -1,28 +1,6 @@
-"""The JSON form of a consumer-offset snapshot (a public contract: docs/retention.md, "Consumer-offset
-snapshots"), format version 1.
+"""The JSON form of a consumer-offset snapshot (a public contract), format version 1.
 
-::
-
-    {
-      "format_version": 1,
-      "taken_at_ms": 1763700000000,
-      "source": "file",
-      "groups": [
-        {
-          "group_id": "billing",
-          "state": "Stable",
-          "protocol_type": "consumer",
-          "state_timestamp_ms": 1763690000000,
-          "subscribed_topics": ["clickstream"],
-          "offsets": [
-            {"topic": "clickstream", "partition": 0, "offset": 1200, "commit_timestamp_ms": 1763699000000,
-             "expire_timestamp_ms": null}
-          ],
-          "group_type": "classic"
-        }
-      ],
-      "errors": [{"group_id": "fraud", "error": "COORDINATOR_NOT_AVAILABLE"}]
-    }
+The document's fields and an example: docs/retention.md, "Consumer-offset snapshots".
 
 Fields added after the first contract, both optional on input: ``group_type`` (``classic`` / ``consumer``,
 the Admin ``ConsumerGroupDescription.type``; absent means ``classic``) is always written;
@@ -30,8 +8,9 @@ the Admin ``ConsumerGroupDescription.type``; absent means ``classic``) is always
 ``OffsetMetadataManager.cleanupExpiredOffsets``) is written only when true.
 
 **Writing** is canonical: groups sorted by ``group_id``, a group's offsets by (topic, partition), its
-subscribed topics by name, errors by ``group_id``; fields in the order above; UTF-8 ending in a newline. The
-same snapshot always gives the same bytes, which is what makes stored snapshots content-addressed.
+subscribed topics by name, errors by ``group_id``; fields in the documented order; UTF-8 ending in a
+newline. The same snapshot always gives the same bytes, which is what makes stored snapshots
+content-addressed.
 
 **Reading** is strict and names the field at fault (``groups[1].offsets[0].offset: -5 is negative``):
 
