@@ -105,15 +105,6 @@ def format_offset_checkpoint(offsets: Mapping[TopicPartition, int]) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
-def write_offset_checkpoint(
-    path: PathLike, offsets: Mapping[TopicPartition, int], *, sync: bool = True
-) -> bytes:
-    """Atomically replace the checkpoint file at ``path``; returns the bytes written."""
-    data = format_offset_checkpoint(offsets)
-    atomic_write(path, data, sync=sync)
-    return data
-
-
 def atomic_write(path: PathLike, data: bytes, *, sync: bool = True) -> None:
     """Write ``<path>.tmp``, fsync it (when ``sync``), rename it over ``path`` and fsync the directory."""
     target = Path(path)

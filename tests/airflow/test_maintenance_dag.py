@@ -209,8 +209,8 @@ def test_an_unusable_lake_fails_the_run_at_once_without_a_retry(monkeypatch: pyt
 def _corrupt_staged_manifest(store: S3Store, run_id: str) -> None:
     """Move t-0's log end offset in the run's staged manifest: deleting segments never does that."""
     from kafka_segments.lake.codec import manifest_to_json
-    from kafka_segments.lake.commit import read_staged_manifest
     from kafka_segments.lake.layout import staged_manifest_key
+    from kafka_segments.lake.staging import read_staged_manifest
     from kafka_segments.storage import Overwrite
 
     staged = read_staged_manifest(store, run_id)

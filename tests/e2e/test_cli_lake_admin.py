@@ -14,14 +14,9 @@ import pytest
 from e2e.s3_cli import s3_lake_env
 from kafka_segments.checkpoint import format_offset_checkpoint
 from kafka_segments.demo import sample_topic
-from kafka_segments.lake.commit import (
-    begin_run,
-    build_manifest,
-    commit_manifest,
-    read_staged_manifest,
-    stage_manifest,
-)
+from kafka_segments.lake.commit import commit_manifest
 from kafka_segments.lake.history import manifest_versions, read_head
+from kafka_segments.lake.staging import begin_run, build_manifest, read_staged_manifest, stage_manifest
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 

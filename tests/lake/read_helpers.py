@@ -26,6 +26,7 @@ from kafka_segments.lake import (
     stage_manifest,
     stage_segment,
 )
+from kafka_segments.lake.reader import iter_visible_batches
 from kafka_segments.lake.runs import RunRecord
 from kafka_segments.lake.scan import advance_open_transactions, summarize_segment
 from kafka_segments.records.builder import build_batch
@@ -241,3 +242,13 @@ class ReadRecordingStore(ForwardingStore):
         if progress is not None:
             progress(size)
         return size
+
+
+def iter_visible_records(store: ObjectStore, state: PartitionState) -> Iterator[Record]:
+    """Every record at or above the log start offset, in offset order (control records included).
+
+    Raises:
+        SegmentObjectMismatchError, CorruptRecordError: as ``iter_visible_batches``.
+    """
+    for batch in iter_visible_batches(store, state):
+        yield from batch.records

@@ -9,9 +9,10 @@ import pytest
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.adoption import adopt_objects
 from kafka_segments.lake.adoption_report import AdoptionReport
-from kafka_segments.lake.commit import begin_run, build_manifest, commit_run, retire, stage_manifest
+from kafka_segments.lake.commit import commit_run
 from kafka_segments.lake.history import read_head
 from kafka_segments.lake.runs import Outcome, read_outcome
+from kafka_segments.lake.staging import begin_run, build_manifest, retire, stage_manifest
 from kafka_segments.state import PartitionState, SegmentOrigin
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition

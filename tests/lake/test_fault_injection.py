@@ -21,19 +21,13 @@ from kafka_segments.errors import KafkaSegmentsError, ObjectNotFoundError, Trans
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.adoption import adopt_objects
 from kafka_segments.lake.checkpoint_files import checkpoint_files_match
-from kafka_segments.lake.commit import (
-    begin_run,
-    build_manifest,
-    commit_run,
-    retire,
-    stage_manifest,
-    stage_segment,
-)
+from kafka_segments.lake.commit import commit_run
 from kafka_segments.lake.gc import collect_garbage
 from kafka_segments.lake.history import manifest_versions, read_head, read_manifest
 from kafka_segments.lake.layout import try_parse_segment_key
 from kafka_segments.lake.recover import recover
 from kafka_segments.lake.runs import wall_clock_ms
+from kafka_segments.lake.staging import begin_run, build_manifest, retire, stage_manifest, stage_segment
 from kafka_segments.segment.files import FileKind
 from kafka_segments.segment.writer import SegmentFiles
 from kafka_segments.state import Manifest, PartitionState

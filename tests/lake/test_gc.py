@@ -8,7 +8,8 @@ import json
 import pytest
 from kafka_segments.errors import CommitConflictError, ManifestFormatError
 from kafka_segments.lake import commit_run
-from kafka_segments.lake.gc import GcReport, collect_garbage
+from kafka_segments.lake.gc import collect_garbage
+from kafka_segments.lake.gc_report import GcReport
 from kafka_segments.lake.history import manifest_versions, read_manifest
 from kafka_segments.lake.layout import (
     CHECKPOINT_KEYS,

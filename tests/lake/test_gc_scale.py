@@ -13,7 +13,8 @@ from typing import cast
 
 import pytest
 from kafka_segments.errors import DeleteObjectsError
-from kafka_segments.lake.gc import GcReport, RetiredItem, _execute
+from kafka_segments.lake.gc import _execute
+from kafka_segments.lake.gc_report import GcReport, RetiredItem
 from kafka_segments.lake.layout import index_keys
 from kafka_segments.lake.sweep import delete_objects
 from kafka_segments.storage import ObjectStore

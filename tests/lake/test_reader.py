@@ -15,7 +15,6 @@ from kafka_segments.lake.reader import (
     PartitionNotFoundError,
     format_ranges,
     iter_visible_batches,
-    iter_visible_records,
     partition_state,
     read_segment,
     read_segment_into,
@@ -36,6 +35,7 @@ from lake.read_helpers import (
     all_records,
     commit_lake,
     commit_states,
+    iter_visible_records,
     payments_segments,
     rich_lake,
 )

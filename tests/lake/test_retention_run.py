@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from kafka_segments.lake.history import manifest_versions, read_head
-from kafka_segments.lake.reader import iter_visible_records
 from kafka_segments.pipeline.delete_records_run import delete_records
 from kafka_segments.pipeline.report import plan_to_dict
 from kafka_segments.retention.delete_records import DeleteRecordsErrorCode, DeleteRecordsRequest
@@ -16,6 +15,7 @@ from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 
 from lake.helpers import T0, FakeClock, keys_outside_run
+from lake.read_helpers import iter_visible_records
 from lake.retention_helpers import (
     TP,
     bases,

@@ -12,8 +12,8 @@ from kafka_segments.lake import (
     read_head,
     stage_manifest,
 )
-from kafka_segments.lake.commit import stage_segment
 from kafka_segments.lake.history import manifest_versions
+from kafka_segments.lake.staging import stage_segment
 from kafka_segments.segment.files import FileKind
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition

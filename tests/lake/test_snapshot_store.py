@@ -13,7 +13,8 @@ import pytest
 from kafka_segments.errors import InvalidFileNameError, NoCommittedStateError
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.offsets.kafka_source import InvalidKafkaSourceError
-from kafka_segments.offsets.snapshot_codec import SnapshotFormatError, snapshot_to_json
+from kafka_segments.offsets.snapshot_codec import snapshot_to_json
+from kafka_segments.offsets.snapshot_fields import SnapshotFormatError
 from kafka_segments.offsets.snapshot_store import (
     OFFSETS_PREFIX,
     InvalidSnapshotIdError,

@@ -19,9 +19,9 @@ from pathlib import Path
 from kafka_segments.config import Config
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.codec import manifest_from_json, manifest_to_json
-from kafka_segments.lake.commit import retire
 from kafka_segments.lake.layout import staged_manifest_key
 from kafka_segments.lake.runs import read_run
+from kafka_segments.lake.staging import retire
 from kafka_segments.pipeline.offsets_input import OffsetsChoice
 from kafka_segments.pipeline.planning import ALL_PARTITIONS, Selection
 from kafka_segments.pipeline.run_files import run_file_key

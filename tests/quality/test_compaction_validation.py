@@ -9,12 +9,13 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 from kafka_segments.lake.history import head_version
-from kafka_segments.lake.reader import iter_visible_records, read_segment, resolve_manifest
+from kafka_segments.lake.reader import read_segment, resolve_manifest
 from kafka_segments.pipeline.stages import commit_staged, read_run_json
 from kafka_segments.state import SegmentOrigin
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 from lake.helpers import FakeClock
+from lake.read_helpers import iter_visible_records
 from segment_quality import validate_run
 from segment_quality.staged.frames import quality_frames
 

@@ -19,9 +19,9 @@ import pytest
 from kafka_segments.config import Config
 from kafka_segments.errors import RunStateError
 from kafka_segments.lake.codec import manifest_from_json, manifest_to_json
-from kafka_segments.lake.commit import retire
 from kafka_segments.lake.history import read_head
 from kafka_segments.lake.runs import Outcome, read_outcome, read_run
+from kafka_segments.lake.staging import retire
 from kafka_segments.pipeline.run_files import INPUT_MANIFEST, PLAN, run_file_key, write_run_file
 from kafka_segments.pipeline.stages import VALIDATION, commit_staged, read_run_json
 from kafka_segments.state import Manifest, OpenTransaction, SegmentEntry

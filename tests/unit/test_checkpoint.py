@@ -14,7 +14,6 @@ from kafka_segments.checkpoint import (
     log_start_offsets_to_checkpoint,
     parse_offset_checkpoint,
     read_offset_checkpoint,
-    write_offset_checkpoint,
 )
 from kafka_segments.errors import CheckpointFileError
 from kafka_segments.topic_partition import TopicPartition
@@ -145,15 +144,6 @@ def test_format_rejects_what_kafka_cannot_store() -> None:
         format_offset_checkpoint({tp("t", 0): 2**63})
     with pytest.raises(TypeError, match="TopicPartition"):
         format_offset_checkpoint({("t", 0): 1})  # type: ignore[dict-item]
-
-
-def test_write_is_atomic_through_a_tmp_file(tmp_path: Path) -> None:
-    target = tmp_path / "cleaner-offset-checkpoint"
-    target.write_bytes(b"0\n1\nold 0 1\n")
-    written = write_offset_checkpoint(target, GOLDEN)
-    assert target.read_bytes() == written == format_offset_checkpoint(GOLDEN)
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["cleaner-offset-checkpoint"]
-    assert read_offset_checkpoint(target) == GOLDEN
 
 
 def test_atomic_write_without_sync(tmp_path: Path) -> None:

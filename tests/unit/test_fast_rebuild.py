@@ -34,16 +34,15 @@ from kafka_segments.compaction.results import RoundContext
 from kafka_segments.compaction.rewrite import RoundResult, clean_round
 from kafka_segments.compaction.source import SourceSegment
 from kafka_segments.records import RecordBatch, build_batch
-from kafka_segments.records.batch import ATTRIBUTES_OFFSET, CRC_OFFSET, HEADER
+from kafka_segments.records.batch import ATTRIBUTES_OFFSET, CRC_OFFSET, HEADER, BatchHeader
 from kafka_segments.records.builder import rebuild_batch
 from kafka_segments.records.fast import (
+    RecordColumns,
     decode_record_columns,
     digest_bytes,
-    distinct_key_digests,
     key_digests,
     rebuild_batches,
 )
-from kafka_segments.records.fast.rebuild import rebuild_from_columns
 from kafka_segments.records.log import iter_batches
 from kafka_segments.records.record import Header, Record
 from unit.compaction_helpers import NOW
@@ -51,6 +50,22 @@ from unit.strategies import segment_bytes, segment_specs, timestamps
 from unit.test_compaction_properties import CONFIG, build, operations
 
 pytestmark = pytest.mark.unit
+
+
+def rebuild_from_columns(
+    header: BatchHeader,
+    columns: RecordColumns,
+    rows: npt.NDArray[np.int64],
+    *,
+    delete_horizon_ms: int | None = None,
+) -> bytes | None:
+    """``rebuild_batches`` of the one batch ``header`` whose retained records are ``rows`` of ``columns``."""
+    keep = np.zeros(len(columns), dtype=np.bool_)
+    keep[rows] = True
+    batch = int(columns.batch_index[rows[0]])
+    assert columns.batches.header(batch) == header
+    return rebuild_batches(columns, keep, [batch], [delete_horizon_ms])[0]
+
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -175,9 +190,8 @@ def test_the_numba_md5_is_hashlib_md5_with_or_without_grouping_equal_keys(
     lengths = np.array([len(k) for k in keys], dtype=np.int32)
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
     expected = [hashlib.md5(k).digest() for k in keys]
-    for digests in (key_digests, distinct_key_digests):
-        hi, lo = digests(buffer, starts, lengths)
-        assert digest_bytes(hi, lo) == expected
+    hi, lo = key_digests(buffer, starts, lengths)
+    assert digest_bytes(hi, lo) == expected
 
 
 def _reference_fates(

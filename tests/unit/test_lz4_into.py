@@ -8,6 +8,7 @@ import ctypes.util
 
 import lz4.frame
 import numpy as np
+import numpy.typing as npt
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,7 +17,6 @@ from kafka_segments.records.compression import compress, decompress
 from kafka_segments.records.fast import lz4_kernels
 from kafka_segments.records.fast.lz4_into import (
     decode_frames_into,
-    decompress_frame_into,
     frame_block_max,
     native_decoder,
 )
@@ -25,6 +25,22 @@ from unit.test_compression import FIXED_PAYLOADS
 pytestmark = pytest.mark.unit
 
 ROOM = 8 << 20
+U8 = npt.NDArray[np.uint8]
+
+
+def decompress_frame_into(frame: bytes | bytearray | memoryview, out: U8) -> int | None:
+    """Decompress one ``frame`` into ``out[:n]`` and return ``n``; ``None`` when the frame is not one this
+    path decodes (module docstring) or does not fit ``out`` — ``out`` may then hold partial output."""
+    if not native_decoder():
+        return None
+    array = np.frombuffer(frame, dtype=np.uint8)
+    starts, ends = np.zeros(1, dtype=np.int64), np.full(1, len(array), dtype=np.int64)
+    block_max = frame_block_max(array, starts, ends, np.ones(1, dtype=np.bool_))
+    payload_start = np.zeros(1, dtype=np.int64)
+    index, used = decode_frames_into(
+        array, starts, ends, block_max, out=out, used=0, first=0, payload_start=payload_start
+    )
+    return used if index == 1 else None
 
 
 def into(frame: bytes, *, room: int = ROOM) -> bytes | None:

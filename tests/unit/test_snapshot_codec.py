@@ -16,13 +16,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kafka_segments.errors import LocatedError
 from kafka_segments.offsets.snapshot_codec import (
-    SnapshotFormatError,
-    UnsupportedSnapshotVersionError,
     canonical_snapshot,
     load_snapshot_file,
     snapshot_from_json,
     snapshot_to_json,
 )
+from kafka_segments.offsets.snapshot_fields import SnapshotFormatError, UnsupportedSnapshotVersionError
 from kafka_segments.state import (
     GROUP_STATES,
     CommittedOffset,

@@ -77,7 +77,7 @@ def _take(store: ObjectStore, args: argparse.Namespace) -> OffsetSnapshot | None
     """The snapshot from ``--source``; ``None`` (reason on stderr) when the source is bad input."""
     from kafka_segments.errors import InvalidTopicError
     from kafka_segments.offsets.kafka_source import InvalidKafkaSourceError
-    from kafka_segments.offsets.snapshot_codec import SnapshotFormatError
+    from kafka_segments.offsets.snapshot_fields import SnapshotFormatError
     from kafka_segments.offsets.sources import InvalidSnapshotSourceError, take_snapshot
 
     try:

@@ -99,7 +99,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 def _input_errors() -> tuple[type[Exception], ...]:
     from kafka_segments.config import ConfigError
-    from kafka_segments.offsets.snapshot_codec import SnapshotFormatError
+    from kafka_segments.offsets.snapshot_fields import SnapshotFormatError
     from kafka_segments.retention.delete_records import DeleteRecordsFileError
 
     return (ConfigError, SnapshotFormatError, DeleteRecordsFileError)

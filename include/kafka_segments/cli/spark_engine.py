@@ -33,7 +33,7 @@ from kafka_segments.cli.output import emit
 from kafka_segments.errors import KafkaSegmentsError
 
 if TYPE_CHECKING:
-    from kafka_segments.lake.gc import GcReport
+    from kafka_segments.lake.gc_report import GcReport
     from kafka_segments.pipeline.stages import RunRequest
     from kafka_segments.storage.base import ObjectStore
 
@@ -46,7 +46,7 @@ Progress = Callable[[str], None]
 def run_spark_engine(args: argparse.Namespace, *, dry_run: bool) -> int:
     """The stages of a run on Spark (see the module docstring); prints the report, returns the exit code."""
     from kafka_segments.config import ConfigError
-    from kafka_segments.offsets.snapshot_codec import SnapshotFormatError
+    from kafka_segments.offsets.snapshot_fields import SnapshotFormatError
 
     step = _progress(args.command)
     try:

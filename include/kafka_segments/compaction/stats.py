@@ -78,12 +78,6 @@ class CleanerStats:
     def tombstones_removed(self) -> int:
         return self.tombstones_read - self.tombstones_kept
 
-    @property
-    def bytes_per_second(self) -> float:
-        """Read throughput of the whole round (0 when it took no measurable time)."""
-        total = self.times.total_s
-        return self.bytes_read / total if total > 0 else 0.0
-
     @classmethod
     def of(
         cls,

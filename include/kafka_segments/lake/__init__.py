@@ -2,11 +2,11 @@
 protocol that changes it atomically (docs/lake.md).
 
 Modules: ``codec`` (the manifest's JSON; its values live in ``kafka_segments.state``), ``layout`` (object
-keys), ``history`` (reading versions), ``runs`` and ``commit`` (a run's record and the commit protocol),
-``transaction`` (a run as one object: every writer goes through it), ``scan`` (header-only segment summaries),
-``adoption`` (taking in segments uploaded from outside; ``adopt_run`` as a run of its own),
-``checkpoint_files``, ``gc``, ``recover``, ``reader``, ``export``. The read-only ``describe`` view is
-``kafka_segments.views``.
+keys), ``history`` (reading versions), ``runs``, ``staging`` and ``commit`` (a run's record, its writes
+before the commit, the commit protocol), ``transaction`` (a run as one object: every writer goes through
+it), ``scan`` (header-only segment summaries), ``adoption`` (taking in segments uploaded from outside;
+``adopt_run`` as a run of its own), ``checkpoint_files``, ``gc`` (its report: ``gc_report``), ``recover``,
+``reader``, ``export``. The read-only ``describe`` view is ``kafka_segments.views``.
 
 The names below are re-exported lazily, so reading a lake does not load the segment-scanning machinery
 (numba) that only writers need.
@@ -22,14 +22,14 @@ _EXPORTS = {
     "RunOutcome": "transaction",
     "CommitResolution": "commit",
     "abort_run": "commit",
-    "begin_run": "commit",
-    "build_manifest": "commit",
+    "begin_run": "staging",
+    "build_manifest": "staging",
     "commit_manifest": "commit",
     "commit_run": "commit",
     "resolve_commit": "commit",
-    "retire": "commit",
-    "stage_manifest": "commit",
-    "stage_segment": "commit",
+    "retire": "staging",
+    "stage_manifest": "staging",
+    "stage_segment": "staging",
     "head_version": "history",
     "manifest_versions": "history",
     "read_head": "history",
@@ -48,7 +48,7 @@ _EXPORTS = {
     "AdoptionResult": "adoption_report",
     "adopt": "adopt_run",
     "adopt_objects": "adoption",
-    "GcReport": "gc",
+    "GcReport": "gc_report",
     "collect_garbage": "gc",
     "RecoverAction": "recover",
     "RecoverReport": "recover",

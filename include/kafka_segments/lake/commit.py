@@ -1,25 +1,12 @@
-"""A run's life: register → write objects under unique keys → stage a manifest → commit with one
-conditional PUT → rewrite the checkpoint files → record the outcome.
+"""A run's life: register → write objects under unique keys → stage a manifest (``lake.staging``) → commit
+with one conditional PUT → rewrite the checkpoint files → record the outcome.
 
 The commit is the create-if-absent PUT of manifest ``base + 1`` (``If-None-Match: *`` on S3, a hard link on
 a local disk). Nothing a run writes is visible before it: readers follow the head manifest, and the run's
-objects have unique names no manifest lists yet. What happens on each crash point:
-
-====================================  ========================================================================
-crash (or failure) …                  what ``recover`` / a rerun does
-====================================  ========================================================================
-before ``run.json``                   nothing to do.
-after ``run.json``, while writing     the run never commits: once any later commit takes ``base + 1`` (or
-objects or staging the manifest       ``recover`` fences an abandoned run by committing it) its objects are
-                                      swept.
-during the commit PUT (killed)        the PUT is atomic: ``base + 1`` exists with this run id (committed)
-                                      or not (as above).
-lost response of the commit PUT       read back ``base + 1``: ours → committed; another run's → conflict;
-                                      absent or unreadable → ``CommitStateUnknownError``; ``commit_run`` again
-                                      (it checks before it writes) or ``recover`` settles it.
-after the commit, before the          ``recover`` (and every later commit) rewrites them from the head.
-checkpoint files / outcome
-====================================  ========================================================================
+objects have unique names no manifest lists yet. A lost response of the PUT is settled by reading
+``base + 1`` back: ours → committed; another run's → conflict; absent or unreadable →
+``CommitStateUnknownError``. What ``recover`` or a rerun does after a crash at each point: the table in
+docs/lake.md, "The commit protocol".
 
 A conflict (``CommitConflictError``) means another run committed first: nothing of this run is visible,
 re-plan from the new head. "State unknown" is never resolved by a blind retry: ``commit_run`` always reads
@@ -29,7 +16,6 @@ re-plan from the new head. "State unknown" is never resolved by a blind retry: `
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from kafka_segments.errors import (
@@ -44,9 +30,9 @@ from kafka_segments.errors import (
     StoreAccessError,
 )
 from kafka_segments.lake.checkpoint_files import write_checkpoint_files
-from kafka_segments.lake.codec import manifest_from_json, manifest_to_json
+from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.history import head_version, location_of, read_manifest, try_read_manifest
-from kafka_segments.lake.layout import manifest_key, new_run_id, segment_key, staged_manifest_key
+from kafka_segments.lake.layout import manifest_key
 from kafka_segments.lake.runs import (
     Clock,
     Outcome,
@@ -54,22 +40,12 @@ from kafka_segments.lake.runs import (
     RunRecord,
     read_outcome,
     read_run,
-    register_run,
     wall_clock_ms,
     write_outcome,
 )
-from kafka_segments.lake.scan import summarize_segment
-from kafka_segments.segment.files import FileKind
-from kafka_segments.state import (
-    Manifest,
-    PartitionState,
-    RetiredObject,
-    SegmentEntry,
-    SegmentOrigin,
-    sort_partitions,
-)
-from kafka_segments.storage.base import Create, ObjectStore, Overwrite
-from kafka_segments.topic_partition import TopicPartition
+from kafka_segments.lake.staging import read_staged_manifest
+from kafka_segments.state import Manifest
+from kafka_segments.storage.base import Create, ObjectStore
 
 REMOVED_VERSION = "<version removed by gc>"
 """``CommitResolution.taken_by`` for a version that exists no more (the head is past it)."""
@@ -86,164 +62,6 @@ class CommitResolution:
     """True when that version exists and was committed by this run."""
     taken_by: str | None
     """The run that committed that version, ``None`` when it does not exist yet (the run may still commit)."""
-
-
-def begin_run(
-    store: ObjectStore,
-    *,
-    now_ms: int,
-    operation: str,
-    dry_run: bool = False,
-    run_id: str | None = None,
-    clock: Clock = wall_clock_ms,
-) -> tuple[RunRecord, Manifest | None]:
-    """Register a run on the current head and return it with its base manifest.
-
-    Registering an already registered run (a retried task with the same ``run_id``) returns its stored
-    record and the manifest it started from, so it still commits the version it was planned against.
-    Runs register through ``lake.transaction.LakeTransaction.begin`` (recovery's fences register here).
-    """
-    head = head_version(store)
-    wanted = RunRecord(
-        run_id=run_id or new_run_id(wall_ms=clock()),
-        operation=operation,
-        base_version=head,
-        started_at_ms=clock(),
-        now_ms=now_ms,
-        dry_run=dry_run,
-    )
-    record = register_run(store, wanted)
-    base = None if record.base_version is None else read_manifest(store, record.base_version)
-    return record, base
-
-
-def stage_segment(
-    store: ObjectStore,
-    run: RunRecord,
-    *,
-    topic_partition: TopicPartition,
-    base_offset: int,
-    files: Mapping[FileKind, bytes],
-    last_modified_ms: int | None = None,
-    clock: Clock = wall_clock_ms,
-) -> SegmentEntry:
-    """Write a new segment's objects under the run's unique names and return its manifest entry.
-
-    ``last_modified_ms`` is the segment's mtime as Kafka would see it (a cleaned segment takes its last
-    source segment's, ``Cleaner.cleanSegments``); default: the wall clock now.
-
-    The indexes go first and the ``.log`` last. Every object is created only if absent; finding one with the
-    same bytes is fine (a retried task), different bytes are a ``RunStateError`` (never overwrite).
-    """
-    log = files.get(FileKind.LOG)
-    if log is None:
-        raise ValueError("a segment needs its FileKind.LOG bytes")
-    log_key = segment_key(topic_partition, base_offset, FileKind.LOG, run_id=run.run_id)
-    summary = summarize_segment(log, key=location_of(store, log_key), base_offset=base_offset)
-    etag = ""
-    for kind in sorted(files, key=lambda kind: kind is FileKind.LOG):
-        key = segment_key(topic_partition, base_offset, kind, run_id=run.run_id)
-        etag = _create_or_same(store, key, files[kind])
-    return summary.entry(
-        key=log_key,
-        base_offset=base_offset,
-        etag=etag,
-        last_modified_ms=clock() if last_modified_ms is None else last_modified_ms,
-        origin=SegmentOrigin.WRITTEN,
-        run_id=run.run_id,
-    )
-
-
-def _create_or_same(store: ObjectStore, key: str, data: bytes) -> str:
-    try:
-        return store.put(key, data, mode=Create()).etag
-    except ObjectAlreadyExistsError:
-        if store.get(key) != data:
-            raise RunStateError(
-                "object already exists with other bytes; a run never overwrites an object",
-                location=location_of(store, key),
-            ) from None
-        return store.head(key).etag
-
-
-def retire(
-    segment: SegmentEntry,
-    topic_partition: TopicPartition,
-    run: RunRecord,
-    *,
-    reason: str,
-    delete_delay_ms: int,
-) -> RetiredObject:
-    """The ``RetiredObject`` for a segment this run removes from the live set (stamped at commit)."""
-    return RetiredObject(
-        key=segment.key,
-        topic_partition=topic_partition,
-        retired_in_version=run.commit_version,
-        retired_at_ms=0,
-        delete_delay_ms=delete_delay_ms,
-        reason=reason,
-    )
-
-
-def build_manifest(
-    run: RunRecord,
-    *,
-    base: Manifest | None,
-    partitions: Iterable[PartitionState],
-    newly_retired: Iterable[RetiredObject] = (),
-    present_keys: frozenset[str] | set[str] | None = None,
-) -> Manifest:
-    """The manifest ``run`` proposes: ``partitions`` (complete: every partition of the new state) and the
-    retired objects of ``base`` still waiting for gc plus ``newly_retired``.
-
-    ``present_keys`` (the keys the run's listing found) lets retired entries whose objects are already gone
-    drop out; without it every retired entry is carried forward.
-    """
-    carried = [
-        retired
-        for retired in (base.retired if base is not None else ())
-        if present_keys is None or retired.key in present_keys
-    ]
-    return Manifest(
-        version=run.commit_version,
-        parent_version=run.base_version,
-        run_id=run.run_id,
-        operation=run.operation,
-        committed_at_ms=0,
-        now_ms=run.now_ms,
-        partitions=sort_partitions(list(partitions)),
-        retired=(*carried, *newly_retired),
-    )
-
-
-def stage_manifest(store: ObjectStore, run: RunRecord, manifest: Manifest) -> None:
-    """Store the manifest the run will commit (in its run folder: invisible to readers).
-
-    Raises:
-        RunStateError: ``manifest`` does not build on the run's base version or names another run.
-        ManifestFormatError: ``manifest`` breaks an invariant of the format (overlapping segments, …).
-    """
-    if manifest.run_id != run.run_id or manifest.parent_version != run.base_version:
-        raise RunStateError(
-            f"staged manifest (run {manifest.run_id!r}, parent {manifest.parent_version}) does not build on "
-            f"run {run.run_id!r} at version {run.base_version}",
-            location=location_of(store, staged_manifest_key(run.run_id)),
-        )
-    key = staged_manifest_key(run.run_id)
-    data = manifest_to_json(manifest)
-    manifest_from_json(data, location=location_of(store, key))  # refuse now what the commit would refuse
-    store.put(key, data, mode=Overwrite())
-
-
-def read_staged_manifest(store: ObjectStore, run_id: str) -> Manifest:
-    key = staged_manifest_key(run_id)
-    try:
-        data = store.get(key)
-    except ObjectNotFoundError:
-        raise RunStateError(
-            f"run {run_id!r} has no staged manifest", location=location_of(store, key)
-        ) from None
-    return manifest_from_json(data, location=location_of(store, key))
 
 
 def resolve_commit(store: ObjectStore, run_id: str) -> CommitResolution:

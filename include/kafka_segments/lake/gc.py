@@ -37,9 +37,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from kafka_segments.errors import ManifestFormatError, RunStateError
+from kafka_segments.lake.gc_report import GcReport, OrphanItem, RetiredItem
 from kafka_segments.lake.history import manifest_versions, read_manifest, try_read_manifest
 from kafka_segments.lake.layout import is_meta_key, manifest_key, try_parse_segment_key
 from kafka_segments.lake.runs import Clock, read_run, wall_clock_ms
@@ -47,7 +47,6 @@ from kafka_segments.lake.sweep import (
     DeleteFailure,
     References,
     delete_objects,
-    format_wall_ms,
     object_run_id,
     references,
     with_index_siblings,
@@ -55,127 +54,6 @@ from kafka_segments.lake.sweep import (
 from kafka_segments.segment.files import FileKind
 from kafka_segments.state import Manifest, RetiredObject
 from kafka_segments.storage.base import ObjectMeta, ObjectStore
-
-
-@dataclass(frozen=True, slots=True)
-class RetiredItem:
-    """A retired object of the head manifest and what gc did (or would do) with it."""
-
-    key: str
-    reason: str
-    retired_in_version: int
-    delete_after_ms: int
-    keys: tuple[str, ...] = ()
-    """For a due object: the keys deleted (or to delete): the ``.log`` and its index objects present."""
-    held_by_version: int | None = None
-    """For a held object: the newest retained version that lists it as live."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "reason": self.reason,
-            "retired_in_version": self.retired_in_version,
-            "delete_after_ms": self.delete_after_ms,
-            "keys": list(self.keys),
-            "held_by_version": self.held_by_version,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class OrphanItem:
-    """An object named with a run id that no retained manifest references, and why it goes or stays."""
-
-    key: str
-    run_id: str
-    why: str
-
-    def to_dict(self) -> dict[str, str]:
-        return {"key": self.key, "run_id": self.run_id, "why": self.why}
-
-
-@dataclass(frozen=True, slots=True)
-class GcReport:
-    """What one ``collect_garbage`` pass deleted (``dry_run``: would delete) and what it left, and why."""
-
-    now_ms: int
-    dry_run: bool
-    head_version: int | None
-    retained_versions: tuple[int, ...]
-    deleted: tuple[RetiredItem, ...]
-    """Retired objects deleted (or due, in a dry run)."""
-    waiting: tuple[RetiredItem, ...]
-    """Retired objects whose ``delete_after_ms`` has not come yet."""
-    held: tuple[RetiredItem, ...]
-    """Due retired objects that a retained manifest still lists as live."""
-    already_gone: tuple[str, ...]
-    """Retired keys whose objects are all gone already (the next commit drops them from ``retired``)."""
-    swept: tuple[OrphanItem, ...]
-    orphans_left: tuple[OrphanItem, ...]
-    deleted_manifests: tuple[int, ...]
-    failures: tuple[DeleteFailure, ...]
-
-    @property
-    def deleted_keys(self) -> tuple[str, ...]:
-        """Every key deleted (or to delete), objects first, then manifests."""
-        objects = [key for item in self.deleted for key in item.keys] + [item.key for item in self.swept]
-        return (*objects, *(manifest_key(version) for version in self.deleted_manifests))
-
-    @property
-    def ok(self) -> bool:
-        """True when nothing failed."""
-        return not self.failures
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "now_ms": self.now_ms,
-            "dry_run": self.dry_run,
-            "head_version": self.head_version,
-            "retained_versions": list(self.retained_versions),
-            "deleted": [item.to_dict() for item in self.deleted],
-            "waiting": [item.to_dict() for item in self.waiting],
-            "held": [item.to_dict() for item in self.held],
-            "already_gone": list(self.already_gone),
-            "swept": [item.to_dict() for item in self.swept],
-            "orphans_left": [item.to_dict() for item in self.orphans_left],
-            "deleted_manifests": list(self.deleted_manifests),
-            "failures": [failure.to_dict() for failure in self.failures],
-        }
-
-    def to_text(self) -> str:
-        """A human-readable summary: counts per category, then one line per object."""
-        verb = "would delete" if self.dry_run else "deleted"
-        sweep = "to sweep" if self.dry_run else "swept"
-        title = "gc (dry run: nothing deleted)" if self.dry_run else "gc"
-        lines = [
-            f"{title} at {format_wall_ms(self.now_ms)}: head version {self.head_version}, "
-            f"retained manifests {_versions_text(self.retained_versions)}",
-            f"retired objects: {len(self.deleted)} {verb}, {len(self.waiting)} waiting, "
-            f"{len(self.held)} held, {len(self.already_gone)} already gone",
-            *(
-                f"  {verb}  {i.key} ({i.reason}, retired in version {i.retired_in_version})"
-                for i in self.deleted
-            ),
-            *(
-                f"  waiting  {i.key} ({i.reason}) until {format_wall_ms(i.delete_after_ms)}"
-                for i in self.waiting
-            ),
-            *(f"  held  {i.key} ({i.reason}): live in version {i.held_by_version}" for i in self.held),
-            f"orphans: {len(self.swept)} {sweep}, {len(self.orphans_left)} left",
-            *(f"  {sweep}  {i.key}: {i.why}" for i in self.swept),
-            *(f"  left  {i.key}: {i.why}" for i in self.orphans_left),
-            f"old manifests: {verb} {_versions_text(self.deleted_manifests)}",
-            f"failures: {len(self.failures)}",
-            *(f"  failed  {failure.key}: {failure.error}" for failure in self.failures),
-        ]
-        return "\n".join(lines)
-
-
-def _versions_text(versions: tuple[int, ...]) -> str:
-    if not versions:
-        return "none"
-    if list(versions) == list(range(versions[0], versions[-1] + 1)) and len(versions) > 2:
-        return f"{versions[0]}-{versions[-1]} ({len(versions)})"
-    return ", ".join(str(version) for version in versions)
 
 
 def collect_garbage(

@@ -284,13 +284,3 @@ def iter_visible_batches(store: ObjectStore, state: PartitionState) -> Iterator[
         for entry in iter_batches(data, segment=location_of(store, segment.key)):
             if entry.header.last_offset >= log_start:
                 yield VisibleBatch(segment=segment, entry=entry, log_start_offset=log_start)
-
-
-def iter_visible_records(store: ObjectStore, state: PartitionState) -> Iterator[Record]:
-    """Every record at or above the log start offset, in offset order (control records included).
-
-    Raises:
-        SegmentObjectMismatchError, CorruptRecordError: as ``iter_visible_batches``.
-    """
-    for batch in iter_visible_batches(store, state):
-        yield from batch.records

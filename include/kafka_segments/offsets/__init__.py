@@ -1,10 +1,10 @@
 """Consumer-group offset snapshots (docs/retention.md, "Consumer-offset snapshots"): what every group had
 committed, and its state, at one time.
 
-Modules (the value types live in ``kafka_segments.state``): ``snapshot_codec`` (the JSON contract),
-``snapshot_store`` (immutable, content-addressed snapshots and per-``now`` pins in the lake), ``sources``
-(taking a snapshot from a source string), ``lake_source`` (decoding the archived ``__consumer_offsets``),
-``kafka_source`` (a live cluster's Admin API).
+Modules (the value types live in ``kafka_segments.state``): ``snapshot_codec`` (the JSON contract;
+``snapshot_fields`` reads it strictly), ``snapshot_store`` (immutable, content-addressed snapshots and
+per-``now`` pins in the lake), ``sources`` (taking a snapshot from a source string), ``lake_source``
+(decoding the archived ``__consumer_offsets``), ``kafka_source`` (a live cluster's Admin API).
 
 The names below are re-exported lazily, so reading a snapshot file loads neither a Kafka client nor the
 lake's segment machinery.
@@ -23,8 +23,8 @@ _EXPORTS = {
     "GroupOffsets": "kafka_segments.state",
     "GroupType": "kafka_segments.state",
     "OffsetSnapshot": "kafka_segments.state",
-    "SnapshotFormatError": "snapshot_codec",
-    "UnsupportedSnapshotVersionError": "snapshot_codec",
+    "SnapshotFormatError": "snapshot_fields",
+    "UnsupportedSnapshotVersionError": "snapshot_fields",
     "canonical_snapshot": "snapshot_codec",
     "load_snapshot_file": "snapshot_codec",
     "snapshot_from_json": "snapshot_codec",

@@ -1,28 +1,6 @@
-"""The JSON form of a consumer-offset snapshot (a public contract: docs/retention.md, "Consumer-offset
-snapshots"), format version 1.
+"""The JSON form of a consumer-offset snapshot (a public contract), format version 1.
 
-::
-
-    {
-      "format_version": 1,
-      "taken_at_ms": 1763700000000,
-      "source": "file",
-      "groups": [
-        {
-          "group_id": "billing",
-          "state": "Stable",
-          "protocol_type": "consumer",
-          "state_timestamp_ms": 1763690000000,
-          "subscribed_topics": ["clickstream"],
-          "offsets": [
-            {"topic": "clickstream", "partition": 0, "offset": 1200, "commit_timestamp_ms": 1763699000000,
-             "expire_timestamp_ms": null}
-          ],
-          "group_type": "classic"
-        }
-      ],
-      "errors": [{"group_id": "fraud", "error": "COORDINATOR_NOT_AVAILABLE"}]
-    }
+The document's fields and an example: docs/retention.md, "Consumer-offset snapshots".
 
 Fields added after the first contract, both optional on input: ``group_type`` (``classic`` / ``consumer``,
 the Admin ``ConsumerGroupDescription.type``; absent means ``classic``) is always written;
@@ -30,8 +8,9 @@ the Admin ``ConsumerGroupDescription.type``; absent means ``classic``) is always
 ``OffsetMetadataManager.cleanupExpiredOffsets``) is written only when true.
 
 **Writing** is canonical: groups sorted by ``group_id``, a group's offsets by (topic, partition), its
-subscribed topics by name, errors by ``group_id``; fields in the order above; UTF-8 ending in a newline. The
-same snapshot always gives the same bytes, which is what makes stored snapshots content-addressed.
+subscribed topics by name, errors by ``group_id``; fields in the documented order; UTF-8 ending in a
+newline. The same snapshot always gives the same bytes, which is what makes stored snapshots
+content-addressed.
 
 **Reading** is strict and names the field at fault (``groups[1].offsets[0].offset: -5 is negative``):
 
@@ -49,19 +28,25 @@ same snapshot always gives the same bytes, which is what makes stored snapshots 
   topic twice, no key twice in one JSON object;
 * unknown extra fields are ignored, so a later release may add fields without a new format version.
 
-Every refusal is a ``SnapshotFormatError`` naming the object or file and the field path.
+Every refusal is a ``SnapshotFormatError`` naming the object or file and the field path
+(``offsets/snapshot_fields``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from kafka_segments.errors import InvalidTopicError, LocatedError
-from kafka_segments.nesting import check_json_text
+from kafka_segments.errors import InvalidTopicError
+from kafka_segments.offsets.snapshot_fields import (
+    FieldReader,
+    SnapshotFormatError,
+    UnsupportedSnapshotVersionError,
+    decode_document,
+    show_value,
+)
 from kafka_segments.state import (
     GROUP_STATES,
     SNAPSHOT_FORMAT_VERSION,
@@ -72,26 +57,6 @@ from kafka_segments.state import (
     OffsetSnapshot,
 )
 from kafka_segments.topic_partition import INT32_MAX, validate_topic_name
-
-T = TypeVar("T")
-INT64_MAX = 2**63 - 1
-
-
-class SnapshotFormatError(LocatedError):
-    """A snapshot document (a stored object or a file) is not valid snapshot JSON.
-
-    Attributes:
-        field: the path of the field at fault (``groups[1].offsets[0].offset``), ``None`` for the document.
-    """
-
-    def __init__(self, reason: str, *, location: str, field: str | None = None) -> None:
-        self.field = field
-        super().__init__(f"{field}: {reason}" if field else reason, location=location)
-
-
-class UnsupportedSnapshotVersionError(SnapshotFormatError):
-    """The document's ``format_version`` is not one this build reads (written by a newer release?)."""
-
 
 # ---------------------------------------------------------------------------------------------- writing
 
@@ -191,147 +156,6 @@ def _inline(value: Any) -> str:
 # ---------------------------------------------------------------------------------------------- reading
 
 
-class _DuplicateKeys(dict[str, Any]):
-    """A decoded JSON object in which some key appeared more than once (``json`` keeps the last)."""
-
-    def __init__(self, pairs: list[tuple[str, Any]], duplicates: list[str]) -> None:
-        super().__init__(pairs)
-        self.duplicates = duplicates
-
-
-def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen: set[str] = set()
-    duplicates: list[str] = []
-    for name, _ in pairs:
-        if name in seen:
-            duplicates.append(name)
-        seen.add(name)
-    return _DuplicateKeys(pairs, duplicates) if duplicates else dict(pairs)
-
-
-def _show(value: Any) -> str:
-    """A short JSON rendering of a found value for messages."""
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except ValueError:
-        text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-class FieldReader:
-    """Typed access to one decoded JSON object; every refusal names the location and the field path."""
-
-    def __init__(self, data: object, *, location: str, path: str = "") -> None:
-        self.location = location
-        self.path = path
-        if not isinstance(data, dict):
-            raise SnapshotFormatError(
-                f"expected a JSON object, found {_show(data)}", location=location, field=path or None
-            )
-        if isinstance(data, _DuplicateKeys):
-            raise SnapshotFormatError(
-                f"key {data.duplicates[0]!r} appears more than once", location=location, field=path or None
-            )
-        self._data: dict[str, Any] = data
-
-    def where(self, name: str) -> str:
-        return f"{self.path}.{name}" if self.path else name
-
-    def fail(self, name: str, problem: str) -> SnapshotFormatError:
-        return SnapshotFormatError(problem, location=self.location, field=self.where(name))
-
-    def has(self, name: str) -> bool:
-        return name in self._data
-
-    def _get(self, name: str) -> Any:
-        if name not in self._data:
-            raise self.fail(name, "missing")
-        return self._data[name]
-
-    def integer(self, name: str, *, minimum: int = 0, maximum: int = INT64_MAX, note: str = "") -> int:
-        value = self._get(name)
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise self.fail(name, f"expected an integer, found {_show(value)}")
-        if value < minimum:
-            problem = f"{value} is negative" if minimum == 0 else f"{value} is below {minimum}"
-            raise self.fail(name, problem + note)
-        if value > maximum:
-            raise self.fail(name, f"{value} is above {maximum}")
-        return value
-
-    def is_null(self, name: str) -> bool:
-        """Whether the (required) field ``name`` is ``null``."""
-        return self._get(name) is None
-
-    def optional_integer(self, name: str, *, minimum: int = 0, note: str = "") -> int | None:
-        return None if self._get(name) is None else self.integer(name, minimum=minimum, note=note)
-
-    def string(self, name: str, *, allow_empty: bool = False) -> str:
-        value = self._get(name)
-        if not isinstance(value, str):
-            raise self.fail(name, f"expected a string, found {_show(value)}")
-        if not value and not allow_empty:
-            raise self.fail(name, "must not be empty")
-        return value
-
-    def optional_string(self, name: str) -> str | None:
-        return None if self._get(name) is None else self.string(name, allow_empty=True)
-
-    def boolean(self, name: str, *, default: bool) -> bool:
-        """An optional boolean field (``default`` when absent)."""
-        if name not in self._data:
-            return default
-        value = self._data[name]
-        if not isinstance(value, bool):
-            raise self.fail(name, f"expected true or false, found {_show(value)}")
-        return value
-
-    def array(self, name: str) -> list[Any]:
-        value = self._get(name)
-        if not isinstance(value, list):
-            raise self.fail(name, f"expected a list, found {_show(value)}")
-        return value
-
-    def objects(self, name: str, parse: Callable[[FieldReader], T]) -> tuple[T, ...]:
-        return tuple(
-            parse(FieldReader(item, location=self.location, path=f"{self.where(name)}[{index}]"))
-            for index, item in enumerate(self.array(name))
-        )
-
-    def check_unique(self, name: str, keys: Iterable[object], *, field: str, what: str) -> None:
-        """Refuse the second element of list ``name`` whose key was already seen."""
-        first: dict[object, int] = {}
-        for index, key in enumerate(keys):
-            if key in first:
-                raise self.fail(
-                    f"{name}[{index}].{field}" if field else f"{name}[{index}]",
-                    f"{what} {key} is already listed at {self.where(name)}[{first[key]}]",
-                )
-            first[key] = index
-
-
-def decode_document(data: bytes, *, location: str, kind: str) -> Any:
-    """UTF-8 JSON to Python values (objects with a repeated key are refused when read with
-    ``FieldReader``).
-
-    Raises:
-        SnapshotFormatError: not UTF-8, not JSON, or nested deeper than ``MAX_NESTING_DEPTH``.
-    """
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SnapshotFormatError(f"{kind} is not UTF-8 (byte {exc.start})", location=location) from exc
-    try:
-        check_json_text(text)
-        return json.loads(text, object_pairs_hook=_object_pairs)
-    except json.JSONDecodeError as exc:
-        raise SnapshotFormatError(
-            f"{kind} is not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg})", location=location
-        ) from exc
-    except ValueError as exc:  # nested deeper than MAX_NESTING_DEPTH, an integer with too many digits
-        raise SnapshotFormatError(f"{kind} is not usable JSON: {exc}", location=location) from exc
-
-
 def snapshot_from_json(data: bytes, *, location: str) -> OffsetSnapshot:
     """Parse and check a snapshot document; the result is in canonical order.
 
@@ -351,9 +175,9 @@ def snapshot_from_json(data: bytes, *, location: str) -> OffsetSnapshot:
     taken_at_ms = top.integer("taken_at_ms")
     source = top.string("source")
     groups = top.objects("groups", _read_group)
-    top.check_unique("groups", (_show(g.group_id) for g in groups), field="group_id", what="group id")
+    top.check_unique("groups", (show_value(g.group_id) for g in groups), field="group_id", what="group id")
     errors = top.objects("errors", _read_error)
-    top.check_unique("errors", (_show(e.group_id) for e in errors), field="group_id", what="group id")
+    top.check_unique("errors", (show_value(e.group_id) for e in errors), field="group_id", what="group id")
     return canonical_snapshot(
         OffsetSnapshot(
             taken_at_ms=taken_at_ms, source=source, groups=groups, errors=errors, format_version=version
@@ -368,7 +192,8 @@ def _read_group(reader: FieldReader) -> GroupOffsets:
     group_id = reader.string("group_id", allow_empty=True)
     state = reader.string("state")
     if state not in GROUP_STATES:
-        raise reader.fail("state", f"{_show(state)} is not a Kafka group state ({', '.join(GROUP_STATES)})")
+        known = ", ".join(GROUP_STATES)
+        raise reader.fail("state", f"{show_value(state)} is not a Kafka group state ({known})")
     protocol_type = reader.optional_string("protocol_type")
     state_timestamp_ms = reader.optional_integer("state_timestamp_ms", note=_TIMESTAMP_NOTE)
     subscribed = _read_subscribed_topics(reader)
@@ -391,7 +216,7 @@ def _read_subscribed_topics(reader: FieldReader) -> tuple[str, ...] | None:
     topics = reader.array("subscribed_topics")
     for index, topic in enumerate(topics):
         _check_topic(reader, f"subscribed_topics[{index}]", topic)
-    reader.check_unique("subscribed_topics", (_show(t) for t in topics), field="", what="topic")
+    reader.check_unique("subscribed_topics", (show_value(t) for t in topics), field="", what="topic")
     return tuple(topics)
 
 
@@ -403,12 +228,12 @@ def _read_group_type(reader: FieldReader) -> GroupType:
         return GroupType(value)
     except ValueError:
         names = ", ".join(t.value for t in GroupType)
-        raise reader.fail("group_type", f"{_show(value)} is not a group type ({names})") from None
+        raise reader.fail("group_type", f"{show_value(value)} is not a group type ({names})") from None
 
 
 def _check_topic(reader: FieldReader, name: str, topic: object) -> None:
     if not isinstance(topic, str):
-        raise reader.fail(name, f"expected a topic name, found {_show(topic)}")
+        raise reader.fail(name, f"expected a topic name, found {show_value(topic)}")
     try:
         validate_topic_name(topic)
     except InvalidTopicError as exc:

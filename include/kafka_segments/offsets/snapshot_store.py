@@ -37,13 +37,12 @@ from kafka_segments.errors import (
 from kafka_segments.lake.codec import dump_json
 from kafka_segments.lake.history import location_of
 from kafka_segments.lake.layout import META_PREFIX
-from kafka_segments.offsets.snapshot_codec import (
+from kafka_segments.offsets.snapshot_codec import snapshot_from_json, snapshot_to_json
+from kafka_segments.offsets.snapshot_fields import (
     FieldReader,
     SnapshotFormatError,
     UnsupportedSnapshotVersionError,
     decode_document,
-    snapshot_from_json,
-    snapshot_to_json,
 )
 from kafka_segments.segment.files import filename_prefix
 from kafka_segments.state import OffsetSnapshot

@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 
 from kafka_segments.config import Config
 from kafka_segments.lake.adoption_report import AdoptionResult
-from kafka_segments.lake.commit import retire
 from kafka_segments.lake.runs import RunRecord
+from kafka_segments.lake.staging import retire
 from kafka_segments.pipeline.compaction.stage import CompactionResult, compact_states, settle_checkpoint
 from kafka_segments.pipeline.engines.base import Engine
 from kafka_segments.pipeline.planning import Selection, adoption_quarantine, plan_adopted

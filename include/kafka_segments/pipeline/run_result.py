@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kafka_segments.lake.adoption_report import AdoptionResult
-from kafka_segments.lake.gc import GcReport
+from kafka_segments.lake.gc_report import GcReport
 from kafka_segments.lake.recover import RecoverReport
 from kafka_segments.lake.transaction import RunOutcome
 from kafka_segments.pipeline.compaction.results import CompactionResult

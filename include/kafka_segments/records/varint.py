@@ -59,16 +59,6 @@ def decode_varint(
         byte = buf[pos + i]
         raw |= (byte & 0x7F) << shift
         if not byte & 0x80:
-            return (raw >> 1) ^ -(raw & 1), pos + i + 1
+            return zigzag_decode(raw), pos + i + 1
         shift += 7
     raise VarintError(f"varint at {pos} is longer than {max_bytes} bytes")
-
-
-def size_of_varint(value: int) -> int:
-    """Bytes that ``encode_varint(value)`` takes."""
-    raw = zigzag_encode(value) & 0xFFFFFFFFFFFFFFFF
-    size = 1
-    while raw > 0x7F:
-        raw >>= 7
-        size += 1
-    return size

@@ -116,12 +116,3 @@ def _base_timestamp(group: GroupOffsets, offset: CommittedOffset, base: ExpiryBa
             return group.state_timestamp_ms, "Empty since"
         return offset.commit_timestamp_ms, "committed at (state timestamp unknown)"
     return offset.commit_timestamp_ms, "committed at"
-
-
-def unexpired_offsets(group: GroupOffsets, *, now_ms: int, retention_ms: int) -> tuple[CommittedOffset, ...]:
-    """The group's offsets still committed at ``now_ms``."""
-    return tuple(
-        offset
-        for offset in group.offsets
-        if not offset_expiry(group, offset, now_ms=now_ms, retention_ms=retention_ms).expired
-    )

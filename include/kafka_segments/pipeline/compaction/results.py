@@ -14,8 +14,8 @@ from kafka_segments.compaction.eligibility import CompactionBudget, CompactionCa
 from kafka_segments.compaction.range import CheckpointState
 from kafka_segments.compaction.stats import CleanerStats
 from kafka_segments.config import Config
-from kafka_segments.lake.commit import retire
 from kafka_segments.lake.runs import RunRecord
+from kafka_segments.lake.staging import retire
 from kafka_segments.state import PartitionState, RetiredObject, SegmentEntry
 from kafka_segments.topic_partition import TopicPartition
 

@@ -31,11 +31,11 @@ from kafka_segments.errors import (
     SegmentWriteError,
     UnsupportedCodecError,
 )
-from kafka_segments.lake.commit import stage_segment
 from kafka_segments.lake.history import location_of
 from kafka_segments.lake.layout import segment_key
 from kafka_segments.lake.runs import RunRecord
 from kafka_segments.lake.scan import summarize_segment
+from kafka_segments.lake.staging import stage_segment
 from kafka_segments.pipeline.compaction.results import CompactionStatus, PartitionCompaction
 from kafka_segments.pipeline.compaction.sources import plain_source, streamed_source
 from kafka_segments.segment.files import FileKind

@@ -49,17 +49,6 @@ def key_digests(buffer: U8, key_start: I64, key_length: I32) -> tuple[U64, U64]:
     return hi, lo
 
 
-def distinct_key_digests(buffer: U8, key_start: I64, key_length: I32) -> tuple[U64, U64]:
-    """``key_digests``, hashing each distinct key's bytes once (a compacted topic repeats its keys: the
-    benchmark's 1,000,000 records hold ~81,000 keys). Keys are grouped by their bytes, not by a hash, so
-    the result is exactly ``key_digests``'."""
-    if not len(key_start):
-        return key_digests(buffer, key_start, key_length)
-    ids, firsts = _g.distinct_spans(buffer, key_start, key_length)
-    hi, lo = key_digests(buffer, key_start[firsts], key_length[firsts])
-    return hi[ids], lo[ids]
-
-
 def key_identities(buffer: U8, key_start: I64, key_length: I32) -> tuple[I64, U64, U64]:
     """(id of every key, MD5 hi and lo of every id): equal key bytes share an id (``distinct_spans``), each
     id is hashed once. Ids are numbered in order of first appearance."""

@@ -41,7 +41,7 @@ from kafka_segments.records.lz4_frame import (
     lz4_header_checksum,
 )
 
-__all__ = ["decode_frames_into", "decompress_frame_into", "frame_block_max", "native_decoder"]
+__all__ = ["decode_frames_into", "frame_block_max", "native_decoder"]
 
 I64 = npt.NDArray[np.int64]
 U8 = npt.NDArray[np.uint8]
@@ -88,21 +88,6 @@ def decode_frames_into(
         LZ4NotLinkedError: ``native_decoder()`` is false (callers ask it first).
     """
     return _k.frames_into(array, starts, ends, block_max, out, used, first, payload_start)
-
-
-def decompress_frame_into(frame: bytes | bytearray | memoryview, out: U8) -> int | None:
-    """Decompress one ``frame`` into ``out[:n]`` and return ``n``; ``None`` when the frame is not one this
-    path decodes (module docstring) or does not fit ``out`` — ``out`` may then hold partial output."""
-    if not native_decoder():
-        return None
-    array = np.frombuffer(frame, dtype=np.uint8)
-    starts, ends = np.zeros(1, dtype=np.int64), np.full(1, len(array), dtype=np.int64)
-    block_max = frame_block_max(array, starts, ends, np.ones(1, dtype=np.bool_))
-    payload_start = np.zeros(1, dtype=np.int64)
-    index, used = decode_frames_into(
-        array, starts, ends, block_max, out=out, used=0, first=0, payload_start=payload_start
-    )
-    return used if index == 1 else None
 
 
 @lru_cache(maxsize=64)

@@ -16,18 +16,17 @@ metadata. What changes and what does not, per Kafka's ``MemoryRecordsBuilder`` a
   **record count**, **length** and **CRC-32C** are recomputed; the records stream is compressed again with
   the source's codec.
 
-``rebuild_batches`` does the same for many batches of one segment at once: one numba call
+``rebuild_batches`` does this for many batches of one segment at once: one numba call
 (``rebuild_kernels.write_batches``) writes every batch, header and records; the records of LZ4 batches
 are then compressed by one more (``lz4_kernels.compress_frames``, LZ4's frame compressor called from the
 kernel: the frames ``lz4.frame.compress`` writes). Only the CRC-32C, and the codec of other compressed
 batches, is a call per batch.
 
-``encode_retained`` re-encodes the retained rows of ``records.fast.RecordColumns`` in one numba call
-(``rebuild_kernels.encode_rows``): byte for byte what ``record.encode_records`` writes for the same
-``Record`` objects. ``rebuild_from_columns`` then seals the batch as ``builder.rebuild_batch`` does.
-Cases that this path does not write itself return ``None`` so the caller takes the per-record path (which
-then raises what it raises): a legacy (v0/v1) source, offsets not strictly increasing within the source's
-span, a timestamp delta outside int64, or a header key that is not valid UTF-8.
+The records are re-encoded by ``rebuild_kernels.encode_rows``: byte for byte what ``record.encode_records``
+writes for the same ``Record`` objects. Cases that this path does not write itself return ``None`` so the
+caller takes the per-record path (which then raises what it raises): a legacy (v0/v1) source, offsets not
+strictly increasing within the source's span, a timestamp delta outside int64, or a header key that is not
+valid UTF-8.
 """
 
 from __future__ import annotations
@@ -43,8 +42,6 @@ from kafka_segments.records.attributes import (
     COMPRESSION_CODEC_MASK,
     DELETE_HORIZON_FLAG_MASK,
     CompressionType,
-    TimestampType,
-    compute_attributes,
 )
 from kafka_segments.records.batch import (
     ATTRIBUTES_OFFSET,
@@ -53,15 +50,13 @@ from kafka_segments.records.batch import (
     LOG_OVERHEAD,
     MAGIC_VALUE_V2,
     SIZE_OFFSET,
-    BatchHeader,
 )
-from kafka_segments.records.compression import Buffer, compress, compressor
-from kafka_segments.records.crc import crc32c
+from kafka_segments.records.compression import Buffer, compressor
 from kafka_segments.records.fast import lz4_kernels as _lz4
 from kafka_segments.records.fast import rebuild_kernels as _k
 from kafka_segments.records.fast.columns import RecordColumns
 
-__all__ = ["encode_retained", "rebuild_batches", "rebuild_from_columns"]
+__all__ = ["rebuild_batches"]
 
 I64 = npt.NDArray[np.int64]
 U8 = npt.NDArray[np.uint8]
@@ -73,113 +68,13 @@ _LZ4_SCRATCH = 4 << 20
 """Bytes of compressed batches ``_finish_lz4`` writes between two copies out (L2/L3-sized)."""
 
 
-def encode_retained(
-    columns: RecordColumns, rows: I64, *, base_offset: int, base_timestamp: int
-) -> bytes | None:
-    """The records stream of ``rows`` (record-column rows) re-encoded against the given bases, as
-    ``record.encode_records`` writes the same records; ``None`` when a header key is not valid UTF-8 or a
-    timestamp delta does not fit an int64 (the per-record path handles those)."""
-    if not len(rows):
-        return b""
-    stamps = columns.timestamp[rows]
-    low, high = int(stamps.min()), int(stamps.max())
-    if not (
-        _INT64_MIN <= low - base_timestamp <= _INT64_MAX and _INT64_MIN <= high - base_timestamp <= _INT64_MAX
-    ):
-        return None
-    capacity = int(columns.record_size[rows].sum()) + _MAX_VARINT_GROWTH * len(rows)
-    out = np.empty(capacity, dtype=np.uint8)
-    written = _k.encode_rows(
-        columns.buffer,
-        rows,
-        columns.offset,
-        columns.timestamp,
-        columns.key_start,
-        columns.key_length,
-        columns.value_start,
-        columns.value_length,
-        columns.headers_count,
-        base_offset,
-        base_timestamp,
-        out,
-    )
-    if written < 0:
-        return None
-    return out[:written].tobytes()
-
-
-def rebuild_from_columns(
-    header: BatchHeader, columns: RecordColumns, rows: I64, *, delete_horizon_ms: int | None = None
-) -> bytes | None:
-    """``builder.rebuild_batch(source, [columns.record(r) for r in rows], delete_horizon_ms=...)`` for a v2
-    source batch ``header`` whose records are ``rows`` of ``columns`` (at least one, in offset order).
-
-    Returns ``None`` for what this path does not write itself (see the module doc): the caller then takes
-    the per-record path.
-    """
-    if header.magic < MAGIC_VALUE_V2 or not len(rows):
-        return None
-    offsets = columns.offset[rows]
-    if offsets[0] < header.base_offset or offsets[-1] > header.last_offset:
-        return None
-    if len(offsets) > 1 and not bool(np.all(offsets[1:] > offsets[:-1])):
-        return None
-    horizon = header.delete_horizon_ms if header.has_delete_horizon else delete_horizon_ms
-    base_timestamp = horizon if horizon is not None else int(columns.timestamp[rows[0]])
-    payload = encode_retained(columns, rows, base_offset=header.base_offset, base_timestamp=base_timestamp)
-    if payload is None:
-        return None
-    timestamp_type = header.timestamp_type
-    if timestamp_type == TimestampType.LOG_APPEND_TIME:
-        max_timestamp = header.max_timestamp
-    else:
-        timestamp_type = TimestampType.CREATE_TIME
-        max_timestamp = int(columns.timestamp[rows].max())
-    body = compress(header.compression, payload)
-    attributes = compute_attributes(
-        compression=header.compression,
-        timestamp_type=timestamp_type,
-        is_transactional=header.is_transactional,
-        is_control=header.is_control,
-        has_delete_horizon=horizon is not None,
-    )
-    return _seal(header, attributes, base_timestamp, max_timestamp, len(rows), body)
-
-
-def _seal(
-    header: BatchHeader, attributes: int, base_timestamp: int, max_timestamp: int, count: int, body: bytes
-) -> bytes:
-    """The 61-byte header (CRC-32C over attributes .. end) followed by ``body``."""
-    buf = bytearray(HEADER.size + len(body))
-    HEADER.pack_into(
-        buf,
-        0,
-        header.base_offset,
-        HEADER.size - LOG_OVERHEAD + len(body),
-        header.partition_leader_epoch,
-        MAGIC_VALUE_V2,
-        0,
-        attributes,
-        header.last_offset_delta,
-        base_timestamp,
-        max_timestamp,
-        header.producer_id,
-        header.producer_epoch,
-        header.base_sequence,
-        count,
-    )
-    buf[HEADER.size :] = body
-    buf[CRC_OFFSET:ATTRIBUTES_OFFSET] = crc32c(memoryview(buf)[ATTRIBUTES_OFFSET:]).to_bytes(4, "big")
-    return bytes(buf)
-
-
 def rebuild_batches(
     columns: RecordColumns,
     keep: npt.NDArray[np.bool_],
     batches: Sequence[int] | npt.NDArray[np.intp],
     new_horizons: Sequence[int | None],
 ) -> list[bytes | None]:
-    """``rebuild_from_columns`` of each of ``batches`` (rows of ``columns.batches``, v2, in order), its
+    """``builder.rebuild_batch`` of each of ``batches`` (rows of ``columns.batches``, v2, in order), its
     retained records being its rows with ``keep`` set (at least one), stamping ``new_horizons[i]`` unless
     the batch has a horizon already; ``None`` for a batch the per-record path must write (module doc)."""
     if not len(batches):

@@ -1,0 +1,184 @@
+"""A run's writes before its commit: register the run, write its segments' objects under the run's unique
+names, and stage the manifest it proposes (in its run folder, invisible to readers). The commit itself and
+what happens on each crash point are ``kafka_segments.lake.commit``'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from kafka_segments.errors import ObjectAlreadyExistsError, ObjectNotFoundError, RunStateError
+from kafka_segments.lake.codec import manifest_from_json, manifest_to_json
+from kafka_segments.lake.history import head_version, location_of, read_manifest
+from kafka_segments.lake.layout import new_run_id, segment_key, staged_manifest_key
+from kafka_segments.lake.runs import Clock, RunRecord, register_run, wall_clock_ms
+from kafka_segments.lake.scan import summarize_segment
+from kafka_segments.segment.files import FileKind
+from kafka_segments.state import (
+    Manifest,
+    PartitionState,
+    RetiredObject,
+    SegmentEntry,
+    SegmentOrigin,
+    sort_partitions,
+)
+from kafka_segments.storage.base import Create, ObjectStore, Overwrite
+from kafka_segments.topic_partition import TopicPartition
+
+
+def begin_run(
+    store: ObjectStore,
+    *,
+    now_ms: int,
+    operation: str,
+    dry_run: bool = False,
+    run_id: str | None = None,
+    clock: Clock = wall_clock_ms,
+) -> tuple[RunRecord, Manifest | None]:
+    """Register a run on the current head and return it with its base manifest.
+
+    Registering an already registered run (a retried task with the same ``run_id``) returns its stored
+    record and the manifest it started from, so it still commits the version it was planned against.
+    Runs register through ``lake.transaction.LakeTransaction.begin`` (recovery's fences register here).
+    """
+    head = head_version(store)
+    wanted = RunRecord(
+        run_id=run_id or new_run_id(wall_ms=clock()),
+        operation=operation,
+        base_version=head,
+        started_at_ms=clock(),
+        now_ms=now_ms,
+        dry_run=dry_run,
+    )
+    record = register_run(store, wanted)
+    base = None if record.base_version is None else read_manifest(store, record.base_version)
+    return record, base
+
+
+def stage_segment(
+    store: ObjectStore,
+    run: RunRecord,
+    *,
+    topic_partition: TopicPartition,
+    base_offset: int,
+    files: Mapping[FileKind, bytes],
+    last_modified_ms: int | None = None,
+    clock: Clock = wall_clock_ms,
+) -> SegmentEntry:
+    """Write a new segment's objects under the run's unique names and return its manifest entry.
+
+    ``last_modified_ms`` is the segment's mtime as Kafka would see it (a cleaned segment takes its last
+    source segment's, ``Cleaner.cleanSegments``); default: the wall clock now.
+
+    The indexes go first and the ``.log`` last. Every object is created only if absent; finding one with the
+    same bytes is fine (a retried task), different bytes are a ``RunStateError`` (never overwrite).
+    """
+    log = files.get(FileKind.LOG)
+    if log is None:
+        raise ValueError("a segment needs its FileKind.LOG bytes")
+    log_key = segment_key(topic_partition, base_offset, FileKind.LOG, run_id=run.run_id)
+    summary = summarize_segment(log, key=location_of(store, log_key), base_offset=base_offset)
+    etag = ""
+    for kind in sorted(files, key=lambda kind: kind is FileKind.LOG):
+        key = segment_key(topic_partition, base_offset, kind, run_id=run.run_id)
+        etag = _create_or_same(store, key, files[kind])
+    return summary.entry(
+        key=log_key,
+        base_offset=base_offset,
+        etag=etag,
+        last_modified_ms=clock() if last_modified_ms is None else last_modified_ms,
+        origin=SegmentOrigin.WRITTEN,
+        run_id=run.run_id,
+    )
+
+
+def _create_or_same(store: ObjectStore, key: str, data: bytes) -> str:
+    try:
+        return store.put(key, data, mode=Create()).etag
+    except ObjectAlreadyExistsError:
+        if store.get(key) != data:
+            raise RunStateError(
+                "object already exists with other bytes; a run never overwrites an object",
+                location=location_of(store, key),
+            ) from None
+        return store.head(key).etag
+
+
+def retire(
+    segment: SegmentEntry,
+    topic_partition: TopicPartition,
+    run: RunRecord,
+    *,
+    reason: str,
+    delete_delay_ms: int,
+) -> RetiredObject:
+    """The ``RetiredObject`` for a segment this run removes from the live set (stamped at commit)."""
+    return RetiredObject(
+        key=segment.key,
+        topic_partition=topic_partition,
+        retired_in_version=run.commit_version,
+        retired_at_ms=0,
+        delete_delay_ms=delete_delay_ms,
+        reason=reason,
+    )
+
+
+def build_manifest(
+    run: RunRecord,
+    *,
+    base: Manifest | None,
+    partitions: Iterable[PartitionState],
+    newly_retired: Iterable[RetiredObject] = (),
+    present_keys: frozenset[str] | set[str] | None = None,
+) -> Manifest:
+    """The manifest ``run`` proposes: ``partitions`` (complete: every partition of the new state) and the
+    retired objects of ``base`` still waiting for gc plus ``newly_retired``.
+
+    ``present_keys`` (the keys the run's listing found) lets retired entries whose objects are already gone
+    drop out; without it every retired entry is carried forward.
+    """
+    carried = [
+        retired
+        for retired in (base.retired if base is not None else ())
+        if present_keys is None or retired.key in present_keys
+    ]
+    return Manifest(
+        version=run.commit_version,
+        parent_version=run.base_version,
+        run_id=run.run_id,
+        operation=run.operation,
+        committed_at_ms=0,
+        now_ms=run.now_ms,
+        partitions=sort_partitions(list(partitions)),
+        retired=(*carried, *newly_retired),
+    )
+
+
+def stage_manifest(store: ObjectStore, run: RunRecord, manifest: Manifest) -> None:
+    """Store the manifest the run will commit (in its run folder: invisible to readers).
+
+    Raises:
+        RunStateError: ``manifest`` does not build on the run's base version or names another run.
+        ManifestFormatError: ``manifest`` breaks an invariant of the format (overlapping segments, …).
+    """
+    if manifest.run_id != run.run_id or manifest.parent_version != run.base_version:
+        raise RunStateError(
+            f"staged manifest (run {manifest.run_id!r}, parent {manifest.parent_version}) does not build on "
+            f"run {run.run_id!r} at version {run.base_version}",
+            location=location_of(store, staged_manifest_key(run.run_id)),
+        )
+    key = staged_manifest_key(run.run_id)
+    data = manifest_to_json(manifest)
+    manifest_from_json(data, location=location_of(store, key))  # refuse now what the commit would refuse
+    store.put(key, data, mode=Overwrite())
+
+
+def read_staged_manifest(store: ObjectStore, run_id: str) -> Manifest:
+    key = staged_manifest_key(run_id)
+    try:
+        data = store.get(key)
+    except ObjectNotFoundError:
+        raise RunStateError(
+            f"run {run_id!r} has no staged manifest", location=location_of(store, key)
+        ) from None
+    return manifest_from_json(data, location=location_of(store, key))
