@@ -14,8 +14,8 @@ from kafka_segments.records import log
 from kafka_segments.records.attributes import CompressionType
 from kafka_segments.records.batch import BASE_OFFSET_OFFSET, MAX_TIMESTAMP_OFFSET, BatchHeader
 from kafka_segments.records.builder import build_batch
-from kafka_segments.records.fast import decode as fast
 from kafka_segments.records.fast import decode_record_columns, scan_header_table
+from kafka_segments.records.fast import scan as fast
 from kafka_segments.records.log import iter_records, scan_headers
 from kafka_segments.records.record import MIN_RECORD_SIZE, Record, encode_record
 from unit.bad_batches import (

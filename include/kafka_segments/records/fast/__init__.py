@@ -23,7 +23,7 @@ The kernels read the v2 batch header at the offsets ``records.batch`` derives fr
 """
 
 from kafka_segments.records.fast.columns import HeaderTable, RecordColumns
-from kafka_segments.records.fast.decode import decode_record_columns, scan_header_table
+from kafka_segments.records.fast.decode import decode_record_columns
 from kafka_segments.records.fast.digests import (
     DigestTable,
     KeyIdentities,
@@ -43,6 +43,7 @@ from kafka_segments.records.fast.index_kernels import (
     relative_last_offsets,
 )
 from kafka_segments.records.fast.rebuild import rebuild_batches
+from kafka_segments.records.fast.scan import scan_header_table
 from kafka_segments.records.fast.stream import DEFAULT_STEP_BYTES, StepCallback, StreamDecoder
 
 __all__ = [

@@ -33,7 +33,8 @@ import numpy.typing as npt
 from kafka_segments.errors import CorruptRecordError
 from kafka_segments.records.fast import decode_kernels as _k
 from kafka_segments.records.fast.columns import RECORD_COLUMNS, TABLE_FIELDS, U8, HeaderTable, RecordColumns
-from kafka_segments.records.fast.decode import as_read_only_array, decode_record_columns
+from kafka_segments.records.fast.decode import decode_record_columns
+from kafka_segments.records.fast.scan import as_read_only_array
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
