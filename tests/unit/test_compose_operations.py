@@ -225,3 +225,8 @@ def test_requirements_txt_has_the_runtime_pins_of_the_lock() -> None:
         ["bash", str(ROOT / "scripts" / "requirements-txt")], capture_output=True, text=True, check=True
     ).stdout
     assert generated == (ROOT / "requirements.txt").read_text()
+
+
+def test_the_runtime_has_the_amazon_provider_for_the_aws_connection() -> None:
+    """assume-role, web identity and the UI's AWS connection form (orchestration.settings)."""
+    assert "apache-airflow-providers-amazon" in lock_pins(ROOT / "requirements.lock")
