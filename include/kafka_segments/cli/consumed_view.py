@@ -13,6 +13,7 @@ from kafka_segments.config import Config
 from kafka_segments.lake.manifest import Manifest
 from kafka_segments.offsets.model import OffsetSnapshot
 from kafka_segments.storage.base import ObjectStore
+from kafka_segments.timefmt import text_time
 
 
 def consumed_view(
@@ -47,7 +48,8 @@ def consumed_view(
     )
     by_key = {(p["topic"], p["partition"]): p for p in document.get("partitions", [])}
     lines = [
-        f"\nretention at now={now_ms} ({'no offsets snapshot' if snapshot is None else snapshot.source})"
+        f"\nretention at now={now_ms} ({text_time(now_ms)}; "
+        f"{'no offsets snapshot' if snapshot is None else snapshot.source})"
     ]
     for partition_plan in plan.partitions:
         tp = partition_plan.topic_partition
