@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -52,6 +53,7 @@ from kafka_segments.demo import (
 from kafka_segments.errors import KafkaSegmentsError
 from kafka_segments.pipeline.report import render_report
 from kafka_segments.storage import LocalStore, ObjectStore, S3Store
+from kafka_segments.timefmt import text_time
 from orchestration.demo_stack import (
     MAINTENANCE_DAG_ID,
     Component,
@@ -64,6 +66,8 @@ from orchestration.demo_stack import (
     run_step,
     wait_until,
 )
+from orchestration.shell_env import stack_exports, stack_unsets, standalone_banner, write_env_script
+from orchestration.task_progress import TaskProgress
 
 PROJECT = Path(__file__).resolve().parents[1]
 RUNS_PREFIX = "_kafka_segments/runs/"
@@ -127,7 +131,7 @@ def demo_lake_on_s3(*, now_ms: int, history: bool) -> Iterator[tuple[EmbeddedS3,
             pin_history(store, now_ms)
         say(f"embedded S3 server on {s3.endpoint_url}")
         say(
-            f"demo lake s3://{DEMO_BUCKET}/{DEMO_PREFIX} built for now={iso(now_ms)}: "
+            f"demo lake s3://{DEMO_BUCKET}/{DEMO_PREFIX} built for now={text_time(now_ms)}: "
             f"{lake.segments} segments ({lake.objects} objects, {lake.bytes} bytes): customers (compacted), "
             "clickstream (consumed retention) and __consumer_offsets (groups billing, analytics, audit); "
             f"committed as version {lake.committed_version}"
@@ -149,7 +153,7 @@ def build_lake(uri: str) -> int:
     lake = build_demo_lake(store, now_ms=now_ms)
     pin_history(store, now_ms)
     say(
-        f"demo lake built in {store.describe()} for now={iso(now_ms)}: {lake.segments} segments, "
+        f"demo lake built in {store.describe()} for now={text_time(now_ms)}: {lake.segments} segments, "
         f"committed as version {lake.committed_version}"
     )
     return 0
@@ -224,9 +228,9 @@ def dags_test(
         "-c",
         json.dumps({"dry_run": False}),
     ]
-    say(f"{label}: {' '.join(args[:5])} -c '{args[6]}' ...")
+    say(f"{label}: {' '.join(args[:5])} -c '{args[6]}' (each task as it starts and ends)")
     started = time.monotonic()
-    run_step(f"{label} (airflow dags test)", args, env=env, log=log)
+    run_step(f"{label} (airflow dags test)", args, env=env, log=log, on_line=progress_printer())
     new = sorted(report_keys(store) - before)
     if len(new) != 1:
         raise DemoStackError(
@@ -236,6 +240,18 @@ def dags_test(
     say(f"\n== {label}: {report.get('outcome')} ({time.monotonic() - started:.1f} s) ==")
     say(render_report(report).rstrip() + "\n")
     return report
+
+
+def progress_printer() -> Callable[[str], None]:
+    """Prints a line as each task of an ``airflow dags test`` starts and ends (its output goes to the log)."""
+    progress = TaskProgress()
+
+    def show(line: str) -> None:
+        message = progress.line(line)
+        if message is not None:
+            say(message)
+
+    return show
 
 
 def check_outcomes(first: dict[str, Any], second: dict[str, Any]) -> list[str]:
@@ -300,16 +316,13 @@ def run_standalone(output: Path, *, port: int) -> int:
                 timeout_s=300,
                 alive=airflow.running,
             )
-            say(f"\nAirflow is up: http://localhost:{port}   login: {login(settings.airflow_home)}")
+            exports = stack_exports(env, base=os.environ)
+            env_script = write_env_script(output, exports, unset=stack_unsets(env, base=os.environ))
             say(
-                f"DAGs: {MAINTENANCE_DAG_ID} (paused: unpause it, or trigger it with Params; a manual "
-                "trigger is a dry run unless dry_run is false) and kafka_segments_delete_records"
+                standalone_banner(
+                    settings, port=port, env_script=env_script, login=login(settings.airflow_home)
+                )
             )
-            say(
-                f"lake: {settings.lake_uri} on {s3.endpoint_url} "
-                "(set AWS_ENDPOINT_URL to it for kafka-segments commands)"
-            )
-            say("Press Ctrl-C to stop.")
             while airflow.running():
                 time.sleep(1)
             raise DemoStackError("airflow standalone exited", step="airflow standalone", log=log)

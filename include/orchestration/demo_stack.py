@@ -169,9 +169,16 @@ def log_tail(log: Path, lines: int = LOG_TAIL_LINES) -> str:
 
 
 def run_step(
-    step: str, args: Sequence[str], *, env: Mapping[str, str], log: Path, timeout_s: float = 600
+    step: str,
+    args: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    log: Path,
+    timeout_s: float = 600,
+    on_line: Callable[[str], None] | None = None,
 ) -> None:
-    """Run one command to completion with its output appended to ``log``.
+    """Run one command to completion with its output appended to ``log``; ``on_line`` gets each line of that
+    output while the command runs (``orchestration.task_progress`` for ``airflow dags test``).
 
     Raises:
         DemoStackError: it failed (non-zero exit, not found, or ``timeout_s`` passed).
@@ -179,21 +186,55 @@ def run_step(
     with log.open("a", encoding="utf-8") as out:
         out.write(f"\n===== {step}: {' '.join(args)}\n")
         out.flush()
+        start = out.tell()
         try:
-            completed = subprocess.run(
-                list(args),
-                env=dict(env),
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                timeout=timeout_s,
-                check=False,
-            )
+            process = subprocess.Popen(list(args), env=dict(env), stdout=out, stderr=subprocess.STDOUT)
         except FileNotFoundError as exc:
             raise DemoStackError(f"{args[0]} not found: {exc}", step=step, log=log) from exc
+        try:
+            returncode = _wait(
+                process, timeout_s=timeout_s, follow=None if on_line is None else (log, start, on_line)
+            )
         except subprocess.TimeoutExpired as exc:
+            process.kill()
+            process.wait()
             raise DemoStackError(f"did not finish within {timeout_s:.0f} s", step=step, log=log) from exc
-    if completed.returncode != 0:
-        raise DemoStackError(f"exited with {completed.returncode}", step=step, log=log)
+    if returncode != 0:
+        raise DemoStackError(f"exited with {returncode}", step=step, log=log)
+
+
+def _wait(
+    process: subprocess.Popen[bytes],
+    *,
+    timeout_s: float,
+    follow: tuple[Path, int, Callable[[str], None]] | None,
+    interval_s: float = 0.5,
+) -> int:
+    """Wait for ``process``; with ``follow`` (log, offset, callback), feed the callback each complete line
+    the log gains from ``offset`` on, while the process runs and once more after it ended.
+
+    Raises:
+        subprocess.TimeoutExpired: ``timeout_s`` passed.
+    """
+    if follow is None:
+        return process.wait(timeout=timeout_s)
+    log, offset, on_line = follow
+    deadline = time.monotonic() + timeout_s
+    pending = ""
+    with log.open(encoding="utf-8", errors="replace") as reader:
+        reader.seek(offset)
+        while True:
+            returncode = process.poll()
+            *lines, pending = (pending + reader.read()).split("\n")
+            for line in lines:
+                on_line(line)
+            if returncode is not None:
+                if pending:
+                    on_line(pending)
+                return returncode
+            if time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(process.args, timeout_s)
+            time.sleep(interval_s)
 
 
 class Component:

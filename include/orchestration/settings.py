@@ -6,7 +6,10 @@
   say (``kafka://host:port``, ``lake`` or a snapshot file; unset: only snapshots pinned in the lake);
 * Connection ``aws_default`` (optional, conn_type ``aws``): login = access key id, password = secret key,
   extra ``endpoint_url``, ``region_name`` (and ``aws_session_token``); absent: the standard AWS settings of
-  the worker's environment (variables, profiles, instance roles);
+  the worker's environment (variables, profiles, instance roles). With ``role_arn`` (assume-role, also
+  ``assume_role_method: assume_role_with_web_identity``) or ``profile_name`` in its extra, the Amazon
+  provider's ``AwsBaseHook`` resolves it, exactly as the UI's AWS connection form defines it, into temporary
+  credentials (``read_aws_settings``);
 * Connection ``spark_default``: the Spark master (``orchestration.spark_operator``; absent: ``local[*]``).
 
 Variables and Connections also come from the environment (``AIRFLOW_VAR_KAFKA_SEGMENTS_LAKE``,
@@ -35,6 +38,8 @@ LAKE_VARIABLE = "kafka_segments_lake"
 CONFIG_VARIABLE = "kafka_segments_config"
 OFFSETS_SOURCE_VARIABLE = "kafka_segments_offsets_source"
 AWS_CONN_ID = "aws_default"
+PROVIDER_EXTRA_KEYS = ("role_arn", "assume_role_method", "profile_name")
+"""Extra fields only the Amazon provider's ``AwsBaseHook`` can resolve (STS, web identity, profiles)."""
 SPARK_CONN_ID = "spark_default"
 DEFAULT_SPARK_MASTER = "local[*]"
 
@@ -116,12 +121,52 @@ def read_aws_settings() -> AwsSettings | None:
     extra = connection.extra_dejson
     if not isinstance(extra, dict):
         raise SettingsError("its extra must be a JSON object", location=f"Airflow Connection {AWS_CONN_ID}")
-    return AwsSettings(
+    static = AwsSettings(
         access_key_id=_optional_text(connection.login),
         secret_access_key=_optional_text(connection.password),
         session_token=_optional_text(extra.get("aws_session_token")),
         endpoint_url=_optional_text(extra.get("endpoint_url")),
         region_name=_optional_text(extra.get("region_name")),
+    )
+    if not any(extra.get(key) for key in PROVIDER_EXTRA_KEYS):
+        return static
+    return _provider_settings(static)
+
+
+def _provider_settings(static: AwsSettings) -> AwsSettings:
+    """The connection resolved by the Amazon provider (assume-role, web identity, a profile): its temporary
+    credentials, frozen for this task (masked in the task's log), with the connection's endpoint and region.
+
+    Raises:
+        SettingsError: the provider is not installed, or it could not get credentials.
+    """
+    location = f"Airflow Connection {AWS_CONN_ID}"
+    try:
+        from airflow.providers.amazon.aws.hooks.base_aws import AwsBaseHook  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        raise SettingsError(
+            f"its extra names one of {', '.join(PROVIDER_EXTRA_KEYS)}, which needs the Amazon provider "
+            "(apache-airflow-providers-amazon, in requirements.lock) on the workers",
+            location=location,
+        ) from None
+    from airflow.sdk.log import mask_secret
+
+    hook = AwsBaseHook(aws_conn_id=AWS_CONN_ID, client_type="s3")
+    try:
+        credentials = hook.get_credentials(region_name=static.region_name)
+    except Exception as exc:  # botocore's and the provider's errors alike: say which connection
+        raise SettingsError(
+            f"the Amazon provider could not get credentials: {exc}", location=location
+        ) from exc
+    for secret in (credentials.secret_key, credentials.token):
+        if secret:
+            mask_secret(secret)
+    return AwsSettings(
+        access_key_id=credentials.access_key,
+        secret_access_key=credentials.secret_key,
+        session_token=credentials.token,
+        endpoint_url=static.endpoint_url,
+        region_name=static.region_name,
     )
 
 

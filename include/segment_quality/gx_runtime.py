@@ -10,11 +10,15 @@ Importing GX takes seconds; it happens once per process (inside ``_gx``, never a
 validation gets a fresh ephemeral context (tens of milliseconds: in-memory stores, no default Data Docs
 site) so its Data Docs show that run's results only. Progress bars are off (``progress_bars.globally =
 False``: no tqdm output). Warnings GX's import triggers in other packages (PySpark's about pandas 3, the
-``sre_constants``/``sre_parse`` deprecations) are silenced around the import only.
+``sre_constants``/``sre_parse`` deprecations) are silenced around the import only. GX's own loggers
+(``great_expectations.*``) log at ``WARNING`` and above only: at ``INFO`` they wrote some 200 lines per
+validation into every Airflow task log ("Skipping registering function … because it is a closure",
+"Multiple declarations of metric …", "Loading 'datasources'"), burying the report.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import warnings
 from collections.abc import Mapping, Sequence
@@ -34,11 +38,14 @@ SITE = "run_site"
 PARTIAL_ROWS = 5
 """Failing rows kept per expectation in ``validation.json`` (Data Docs show up to GX's default)."""
 RESULT_KEYS = ("element_count", "unexpected_count", "unexpected_percent", "missing_count", "observed_value")
+GX_LOGGER = "great_expectations"
+GX_LOG_LEVEL = logging.WARNING
 
 
 @cache
 def _gx() -> SimpleNamespace:
-    """The GX modules (imported once per process)."""
+    """The GX modules (imported once per process), with GX's loggers quiet below ``GX_LOG_LEVEL``."""
+    logging.getLogger(GX_LOGGER).setLevel(GX_LOG_LEVEL)  # before the import: it logs too
     with warnings.catch_warnings():
         warnings.filterwarnings(
             "ignore", message="PySpark does not yet fully support pandas", category=FutureWarning

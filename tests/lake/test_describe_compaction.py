@@ -353,5 +353,6 @@ def test_cli_text_shows_a_compaction_table_after_the_summary(
     assert lines[start + 3].split() == ["deleted", "0", "-", "-", "-", "-", "-", "-"]
     assert lines[start + 4] == ""
     assert lines[start + 5].startswith("retention at now=1763700000000")
+    assert lines[start + 5].startswith("retention at now=1763700000000 (2025-11-21T04:40:00.000Z; ")
     # the first table is unchanged
     assert lines[0].split()[-1] == "CHANGED-BY-RUN"

@@ -140,3 +140,22 @@ def test_stopping_a_component_ends_its_children_and_their_orphans(
     assert not component.running()
     _gone, alive = psutil.wait_procs(family, timeout=5)
     assert alive == [], alive
+
+
+def test_the_embedded_s3_password_does_not_mask_the_products_name_in_logs(tmp_path: Path) -> None:
+    """Airflow masks a connection's password wherever it appears in a task log; with "kafka-segments" as the
+    embedded server's secret, every DAG id, tag, bucket and path in the demo's logs became ``***``."""
+    from airflow.sdk._shared.secrets_masker import SecretsMasker
+    from kafka_segments.demo.embedded_s3 import EMBEDDED_CREDENTIALS
+
+    assert not any(
+        "kafka-segments" in value or "kafka_segments" in value for value in EMBEDDED_CREDENTIALS.values()
+    )
+    password = json.loads(airflow_environment(settings(tmp_path))["AIRFLOW_CONN_AWS_DEFAULT"])["password"]
+    assert password == EMBEDDED_CREDENTIALS["aws_secret_access_key"]
+    masker = SecretsMasker()
+    masker.add_mask(password)
+    line = "kafka-segments report of kafka_segments_maintenance: s3://kafka-segments-demo/lake"
+    assert masker.redact(line) == line
+    masker.add_mask("kafka-segments")  # what the embedded server's password used to be
+    assert "***" in masker.redact(line)

@@ -3,7 +3,7 @@
 The configuration file, the time (``--now``, else the wall clock, as the consumed-retention view) and the
 run's compaction budget (``kafka_segments.compaction.max.bytes.per.run`` / ``.max.partitions.per.run``, as
 ``run`` reads it), so each compacted partition's dirty ratio, compaction delay and verdict are the ones a
-``run --now T`` over the same topics would compute (``lake/describe.py``).
+``run --now T`` over the same topics would compute (``views/describe.py``).
 """
 
 from __future__ import annotations

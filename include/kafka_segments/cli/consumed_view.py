@@ -12,6 +12,7 @@ from typing import Any
 from kafka_segments.config import Config
 from kafka_segments.state import Manifest, OffsetSnapshot
 from kafka_segments.storage.base import ObjectStore
+from kafka_segments.timefmt import text_time
 
 
 def consumed_view(
@@ -46,7 +47,8 @@ def consumed_view(
     )
     by_key = {(p["topic"], p["partition"]): p for p in document.get("partitions", [])}
     lines = [
-        f"\nretention at now={now_ms} ({'no offsets snapshot' if snapshot is None else snapshot.source})"
+        f"\nretention at now={now_ms} ({text_time(now_ms)}; "
+        f"{'no offsets snapshot' if snapshot is None else snapshot.source})"
     ]
     for partition_plan in plan.partitions:
         tp = partition_plan.topic_partition

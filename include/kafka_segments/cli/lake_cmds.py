@@ -1,7 +1,7 @@
 """The read-side lake commands: ``describe``, ``dump`` and ``export`` (docs/lake.md).
 
 * ``describe --lake L [--topic T ...] [--version N] [--json]``: per partition offsets, segments, bytes,
-  records, timestamps, cleaner checkpoint, last stable offset, open transactions (``lake/describe.py``);
+  records, timestamps, cleaner checkpoint, last stable offset, open transactions (``views/describe.py``);
   with ``--config F [--now T] [--offsets S]`` also, per partition of a compacted topic, the first dirty and
   first uncleanable offsets, dirty ratio, compaction delay and the next run's verdict
   (``cli/compaction_view.py``), and consumed retention (``cli/consumed_view.py``).

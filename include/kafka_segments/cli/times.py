@@ -10,12 +10,13 @@ ends with year 9999.
 from __future__ import annotations
 
 import argparse
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 MIN_TIME_MS = 0
 """1970-01-01T00:00:00Z."""
 MAX_TIME_MS = 253_402_300_799_999
 """9999-12-31T23:59:59.999Z, the last millisecond ISO-8601 (and Python's ``datetime``) can write."""
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def parse_time_ms(text: str) -> int:
@@ -38,7 +39,8 @@ def parse_time_ms(text: str) -> int:
         ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return _in_range(int(moment.timestamp() * 1000), text)
+    # exact: float seconds * 1000 lost a millisecond (…24.568Z read as …567)
+    return _in_range((moment - _EPOCH) // timedelta(milliseconds=1), text)
 
 
 def _epoch_ms(digits: str) -> int | None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from kafka_segments.compaction.eligibility import UNLIMITED, CompactionBudget
@@ -24,6 +23,7 @@ from kafka_segments.errors import PartitionNotFoundError
 from kafka_segments.lake.reader import resolve_manifest
 from kafka_segments.state import Manifest, PartitionState
 from kafka_segments.storage.base import ObjectStore
+from kafka_segments.timefmt import iso_utc
 from kafka_segments.views.describe_compaction import (
     COMPACTION_KEYS,
     CompactionContext,
@@ -32,18 +32,6 @@ from kafka_segments.views.describe_compaction import (
 )
 
 EMPTY_CELL = "-"
-
-
-def iso_utc(ms: int | None) -> str | None:
-    """Epoch milliseconds as ISO-8601 UTC with milliseconds (``2025-11-21T04:40:00.000Z``); ``None`` for
-    ``None``, a negative value (Kafka's "no timestamp") or a value outside the calendar."""
-    if ms is None or ms < 0:
-        return None
-    try:
-        moment = datetime.fromtimestamp(ms // 1000, tz=UTC).replace(microsecond=(ms % 1000) * 1000)
-    except (OverflowError, OSError, ValueError):
-        return None
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,52 @@
+"""Task progress of ``airflow dags test`` read from its output, for the demo: one line as each task starts
+and one as it ends (its final state and duration), instead of minutes of silence while the output goes to a
+log file.
+
+It reads the lines ``dag.test()`` logs for every task it runs (Airflow 3.3,
+``airflow.sdk.definitions.dag._run_task``): ``[DAG TEST] starting task_id=… map_index=…`` and
+``[DAG TEST] end task task_id=… map_index=…``, and in between the Execution API's
+``Task instance state updated … new_state=success`` (or ``failed``, ``up_for_retry``, ``skipped``). Other
+lines are ignored; tasks that never run (a skipped branch) print nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_START = re.compile(r"\[DAG TEST\] starting task_id=(?P<task>\S+) map_index=(?P<index>-?\d+)")
+_END = re.compile(r"\[DAG TEST\] end task task_id=(?P<task>\S+) map_index=(?P<index>-?\d+)")
+_STATE = re.compile(r"Task instance state updated .*\bnew_state=(?P<state>\w+)")
+
+
+@dataclass(slots=True)
+class TaskProgress:
+    """Turns output lines into progress messages (``line`` returns one, or ``None``)."""
+
+    clock: Callable[[], float] = time.monotonic
+    _started: dict[str, float] = field(default_factory=dict)
+    _state: str | None = None
+
+    def line(self, text: str) -> str | None:
+        plain = _ANSI.sub("", text)
+        if found := _START.search(plain):
+            name = _task_name(found.group("task"), found.group("index"))
+            self._started[name] = self.clock()
+            self._state = None
+            return f"  {name}: started"
+        if found := _STATE.search(plain):
+            self._state = found.group("state")
+            return None
+        if found := _END.search(plain):
+            name = _task_name(found.group("task"), found.group("index"))
+            seconds = self.clock() - self._started.pop(name, self.clock())
+            state, self._state = self._state or "ended", None
+            return f"  {name}: {state.upper() if state == 'failed' else state} ({seconds:.1f} s)"
+        return None
+
+
+def _task_name(task_id: str, map_index: str) -> str:
+    return task_id if map_index == "-1" else f"{task_id}[{map_index}]"
