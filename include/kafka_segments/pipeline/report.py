@@ -15,6 +15,7 @@ from kafka_segments.pipeline.compaction.report import compaction_report_lines
 from kafka_segments.retention.consumed import ConsumedBound, ConsumedStatus
 from kafka_segments.retention.plan import PartitionPlan, RetentionPlan
 from kafka_segments.retention.rules import PASS_ORDER
+from kafka_segments.timefmt import text_time
 
 if TYPE_CHECKING:
     from kafka_segments.pipeline.run_result import RunResult
@@ -195,14 +196,14 @@ def render_report(document: Mapping[str, Any]) -> str:
 def _headline(document: Mapping[str, Any]) -> str:
     run_id, now_ms, base = document["run_id"], document["now_ms"], document["base_version"]
     if document["dry_run"]:
-        return f"dry run at now={now_ms} on version {base}: nothing was changed"
+        return f"dry run at now={_when(now_ms)} on version {base}: nothing was changed"
     committed = document.get("committed_version")
     if committed is not None:
-        return f"run {run_id} at now={now_ms}: committed version {committed} (base {base})"
+        return f"run {run_id} at now={_when(now_ms)}: committed version {committed} (base {base})"
     outcome = document.get("outcome") or RunOutcome.NOTHING_TO_CHANGE
     if outcome in {RunOutcome.NOTHING_TO_CHANGE, RunOutcome.COMMITTED}:
-        return f"run {run_id} at now={now_ms}: nothing to change (version {base})"
-    return f"run {run_id} at now={now_ms}: {outcome} (version {base})"
+        return f"run {run_id} at now={_when(now_ms)}: nothing to change (version {base})"
+    return f"run {run_id} at now={_when(now_ms)}: {outcome} (version {base})"
 
 
 def _offsets_lines(offsets: Mapping[str, Any] | None) -> list[str]:
@@ -210,7 +211,7 @@ def _offsets_lines(offsets: Mapping[str, Any] | None) -> list[str]:
         return ["offsets: no snapshot (consumed retention cannot apply)"]
     line = (
         f"offsets: snapshot {offsets['id'] or '(not stored)'} ({offsets['origin']}, source "
-        f"{offsets['source']}, taken at {offsets['taken_at_ms']}): {offsets['groups']} group(s)"
+        f"{offsets['source']}, taken at {_when(offsets['taken_at_ms'])}): {offsets['groups']} group(s)"
     )
     lines = [line]
     if offsets["errors"]:
@@ -268,7 +269,7 @@ def _consumed_line(partition: Mapping[str, Any]) -> str:
         expires = (
             "its offsets do not expire as things stand"
             if holder["expires_at_ms"] is None
-            else f"its offsets expire at {holder['expires_at_ms']}"
+            else f"its offsets expire at {_when(holder['expires_at_ms'])}"
         )
         return (
             f"consumed: M = {bound['min_committed_offset']}, held back by group {holder['group_id']} "
@@ -277,3 +278,8 @@ def _consumed_line(partition: Mapping[str, Any]) -> str:
     if status == ConsumedStatus.UNREADABLE_GROUPS.value:
         return f"consumed: skipped, M = -1 (unreadable groups: {', '.join(bound['unreadable_groups'])})"
     return f"consumed: {status}"
+
+
+def _when(ms: int | None) -> str:
+    """A time of a text line: epoch ms (what ``--now`` takes) with its ISO-8601 UTC reading."""
+    return text_time(ms) if ms is None else f"{ms} ({text_time(ms)})"
