@@ -294,8 +294,8 @@ def run_standalone(output: Path, *, port: int) -> int:
             )
             say(f"\nAirflow is up: http://localhost:{port}   login: {login(settings.airflow_home)}")
             say(
-                f"DAGs: {MAINTENANCE_DAG_ID} (paused: unpause it, or trigger it with Params; a manual "
-                "trigger is a dry run unless dry_run is false) and kafka_segments_delete_records"
+                f"DAGs: {MAINTENANCE_DAG_ID} (active: its schedule commits; a manual trigger is a dry "
+                "run unless its dry_run switch is turned off) and kafka_segments_delete_records"
             )
             say(
                 f"lake: {settings.lake_uri} on {s3.endpoint_url} "
