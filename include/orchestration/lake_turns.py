@@ -12,8 +12,10 @@ backfill (the scheduler counts that limit over all runs of the DAG). Each look r
 (an Airflow Variable, ``kafka_segments_lake_turns_<hash of the lake URI>``: the run that has the turn and
 the runs waiting), and
 
-* takes the turn when no running run has it and no waiting running run has an earlier ``now`` (a
-  backfill's dates go in date order, before a scheduled run of a later time);
+* takes the turn when no running run has it, no waiting running run has an earlier ``now``, and no running
+  run of the DAG has an earlier logical date (one that has not looked yet: the runs of a backfill start
+  together, and the first to look must not be a later date); so a backfill's dates go in date order,
+  before a scheduled run of a later time;
 * otherwise registers the run as waiting and looks again later, holding no worker or pool slot.
 
 The turn is released by the run's end (success or failure), or when the run is cleared back to ``queued``:
@@ -100,9 +102,12 @@ class TurnDecision:
     blocking: RunRef | None = None
 
 
-def decide_turn(turns: Turns, me: RunRef, *, is_active: Callable[[RunRef], bool]) -> TurnDecision:
+def decide_turn(
+    turns: Turns, me: RunRef, *, is_active: Callable[[RunRef], bool], earlier_running: RunRef | None = None
+) -> TurnDecision:
     """One look at the turns by run ``me`` (see the module docstring); ``is_active`` says whether a run is
-    running. Runs that are not are dropped from the turns."""
+    running, ``earlier_running`` is a running run of the DAG with an earlier logical date, if any. Runs
+    that are not running are dropped from the turns."""
     others = tuple(sorted(ref for ref in set(turns.waiting) if not ref.same_run(me) and is_active(ref)))
     holder = turns.holder
     if holder is not None and holder.same_run(me):
@@ -110,6 +115,8 @@ def decide_turn(turns: Turns, me: RunRef, *, is_active: Callable[[RunRef], bool]
     if holder is not None and is_active(holder):
         return TurnDecision(False, Turns(holder=holder, waiting=tuple(sorted((*others, me)))), holder)
     earlier = [ref for ref in others if ref < me]
+    if not earlier and earlier_running is not None and not earlier_running.same_run(me):
+        earlier = [earlier_running]
     if earlier:
         return TurnDecision(False, Turns(holder=None, waiting=tuple(sorted((*others, me)))), earlier[0])
     return TurnDecision(True, Turns(holder=me, waiting=others))
@@ -125,11 +132,15 @@ def take_turn(context: Context, lake: str, *, now_ms: int) -> TurnDecision:
     from airflow.sdk import Variable
     from kafka_segments.redaction import redact_uri
 
+    from orchestration.run_parameters import run_now_ms
+
     dag_run = context["dag_run"]
     key = turns_variable(lake)
     stored = Turns.from_dict(Variable.get(key, default=None, deserialize_json=True))
     me = RunRef(now_ms=now_ms, dag_id=dag_run.dag_id, run_id=dag_run.run_id)
-    decision = decide_turn(stored, me, is_active=_run_is_active)
+    previous = context["ti"].get_previous_dagrun(state="running")  # by logical date: none for manual runs
+    earlier = None if previous is None else RunRef(run_now_ms(previous), previous.dag_id, previous.run_id)
+    decision = decide_turn(stored, me, is_active=_run_is_active, earlier_running=earlier)
     if decision.turns != stored:
         Variable.set(
             key,

@@ -81,6 +81,16 @@ def test_when_the_holder_ends_the_earliest_waiting_run_goes_next() -> None:
     assert first_looks.turns == Turns(holder=first, waiting=(later,))
 
 
+def test_a_free_lake_waits_for_a_running_run_of_an_earlier_date_that_has_not_looked_yet() -> None:
+    first, later = ref(19), ref(21)
+
+    decision = decide_turn(Turns(), later, is_active=lambda _: True, earlier_running=first)
+    assert not decision.granted
+    assert decision.blocking == first
+    assert decision.turns == Turns(holder=None, waiting=(later,))
+    assert decide_turn(decision.turns, first, is_active=lambda _: True).granted
+
+
 def test_runs_that_ended_lose_their_turn_and_their_place() -> None:
     gone, me = ref(10), ref(20)
     decision = decide_turn(Turns(holder=ref(5), waiting=(gone,)), me, is_active=lambda r: False)
