@@ -5,12 +5,15 @@ Trigger it by hand with the Param `request`, e.g.
 watermark). Each partition's log start offset moves up to its offset (never back): records below it are no
 longer readable and whole segments below it are retired in the same commit.
 
-* **Dry run by default**: untick `dry_run` to commit. The log and the report (XCom, and `report.json` in the
-  lake) give each partition's new low watermark or Kafka's error for it, and the consumer groups that would
-  lose records they have not read.
-* **Restricted**: with the FAB auth manager only the roles in `KAFKA_SEGMENTS_DELETE_RECORDS_ROLES`
-  (default `Admin`) get this DAG through `access_control`. Other auth managers ignore `access_control`:
-  see docs/airflow.md for how to restrict it there.
+* **Dry run by default**: turn the `dry_run` switch off to commit. The log and the report (XCom, and
+  `report.json` in the lake) give each partition's new low watermark or Kafka's error for it, and the
+  consumer groups that would lose records they have not read.
+* **Committing is restricted** under every auth manager: the task refuses `dry_run` off unless the user who
+  triggered the run is listed (by name or `role:NAME`) in the Variable `kafka_segments_delete_records_allowed`
+  (default `role:ADMIN`). With the FAB auth manager, only the roles in `KAFKA_SEGMENTS_DELETE_RECORDS_ROLES`
+  (default `Admin`) also get this DAG through `access_control`; other auth managers ignore
+  `access_control`. See docs/airflow.md.
+* **Not paused at creation**: it has no schedule, so being active starts nothing.
 * **Where**: the same Variables and Connections as the maintenance DAG.
 """
 
@@ -37,6 +40,7 @@ from orchestration.declarations import (
     start_date=START_DATE,
     catchup=False,
     max_active_runs=1,
+    is_paused_upon_creation=False,
     tags=TAGS,
     params=delete_records_params(),
     default_args=default_args(),

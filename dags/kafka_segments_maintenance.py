@@ -8,8 +8,12 @@ commit → gc → report.
   `kafka_segments_config` (the YAML configuration; unset: Kafka's defaults), Variable
   `kafka_segments_offsets_source`, Connection `aws_default` (S3 credentials and endpoint) and Connection
   `spark_default` (the Spark master; absent: `local[*]`).
-* **Manual triggers are dry runs** unless `dry_run` is false: everything runs up to validation and nothing is
-  committed. Backfill runs use the consumer offsets pinned for their date (or the newest earlier pin).
+* **Manual triggers are dry runs** unless the `dry_run` switch (on by default) is turned off: everything runs
+  up to validation and nothing is committed. Scheduled and backfill runs always commit. The DAG is active
+  from its deployment (not paused at creation), so a trigger unpauses nothing. Backfill runs use the
+  consumer offsets pinned for their date (or the newest earlier pin).
+* **One run at a time on a lake**, backfills included: `recover` first waits for the run's turn; waiting
+  runs go in the order of their `now`.
 * **Failures**: transient store errors are retried; a commit conflict, a failed validation or bad input
   fails the task at once with the reason. The report (last task's XCom, and `report.json` in the lake run's
   folder) lists per partition the log start offsets before and after, what was deleted and why, and the
@@ -34,6 +38,7 @@ from orchestration.declarations import (
     maintenance_schedule,
     task_result,
 )
+from orchestration.recover_sensor import RecoverInTurnSensor
 from orchestration.spark_operator import RetentionSparkSubmitOperator
 
 
@@ -43,18 +48,13 @@ from orchestration.spark_operator import RetentionSparkSubmitOperator
     start_date=START_DATE,
     catchup=False,
     max_active_runs=1,
+    is_paused_upon_creation=False,
     tags=TAGS,
     params=maintenance_params(),
     default_args=default_args(),
     doc_md=__doc__,
 )
 def kafka_segments_maintenance() -> None:
-    @task
-    def recover() -> dict[str, Any]:
-        from orchestration.maintenance import recover_lake
-
-        return recover_lake(get_current_context())
-
     @task
     def snapshot_offsets(recovered: dict[str, Any]) -> dict[str, Any]:
         from orchestration.maintenance import snapshot_consumer_offsets
@@ -91,7 +91,8 @@ def kafka_segments_maintenance() -> None:
 
         return publish_report(get_current_context(), prepared, collected)
 
-    snapshot = snapshot_offsets(task_result(recover()))
+    recover = RecoverInTurnSensor(task_id="recover")
+    snapshot = snapshot_offsets(task_result(recover.output))
     prepared = prepare(task_result(snapshot))
     spark = RetentionSparkSubmitOperator(task_id="spark_retention", prepare_task_id="prepare")
     validated = validate(task_result(prepared))

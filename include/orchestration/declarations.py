@@ -39,11 +39,29 @@ _TOPIC_NAME = r"^[a-zA-Z0-9._-]{1,249}$"
 _TOPIC_PARTITION = r"^[a-zA-Z0-9._-]{1,249}-[0-9]{1,10}$"
 
 
+LAKE_TURN_POKE_ENV = "KAFKA_SEGMENTS_LAKE_TURN_POKE_SECONDS"
+"""Seconds between two looks of a maintenance run waiting for its turn on the lake (default 30)."""
+DEFAULT_LAKE_TURN_POKE_S = 30.0
+LAKE_TURN_TIMEOUT_S = 24 * 3600.0
+"""How long a maintenance run waits for its turn on the lake before it fails."""
+
+
 def maintenance_schedule(environ: Mapping[str, str] | None = None) -> str | None:
     """The maintenance DAG's schedule: ``$KAFKA_SEGMENTS_SCHEDULE`` (a cron expression or preset), ``@hourly``
     when unset, no schedule when set to ``none`` or empty."""
     value = (os.environ if environ is None else environ).get(SCHEDULE_ENV, DEFAULT_SCHEDULE).strip()
     return None if value.lower() in {"", "none"} else value
+
+
+def lake_turn_poke_interval(environ: Mapping[str, str] | None = None) -> float:
+    """Seconds between two looks of a run waiting for its turn (``$KAFKA_SEGMENTS_LAKE_TURN_POKE_SECONDS``,
+    default 30; values that are not a positive number mean the default)."""
+    value = (os.environ if environ is None else environ).get(LAKE_TURN_POKE_ENV, "").strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        return DEFAULT_LAKE_TURN_POKE_S
+    return seconds if seconds > 0 else DEFAULT_LAKE_TURN_POKE_S
 
 
 def default_args() -> dict[str, Any]:
@@ -59,7 +77,8 @@ def default_args() -> dict[str, Any]:
 
 
 def maintenance_params() -> dict[str, Param]:
-    """The maintenance DAG's Params (the trigger form). ``null`` everywhere means "the default"."""
+    """The maintenance DAG's Params (the trigger form): ``null`` means "the default"; ``dry_run`` is a switch,
+    on by default, that only manual runs read (``orchestration.run_parameters.resolve_dry_run``)."""
     return {
         "topics": Param(
             None,
@@ -81,13 +100,13 @@ def maintenance_params() -> dict[str, Param]:
             description='Plan only these partitions, as "topic-partition" (e.g. "orders-0"). Empty: all.',
         ),
         "dry_run": Param(
-            None,
-            type=["null", "boolean"],
+            True,
+            type="boolean",
             title="Dry run",
             description=(
-                "true: plan, run the Spark job and validate, then commit nothing (the report says what "
-                "would change). false: commit. Empty: a manually triggered run is a dry run; scheduled "
-                "and backfill runs commit."
+                "On (default): plan, run the Spark job and validate, then commit nothing (the report says "
+                "what would change). Off: commit. Only manual runs read this switch: scheduled and "
+                "backfill runs always commit."
             ),
         ),
         "offsets_source": Param(
@@ -138,7 +157,11 @@ def delete_records_params() -> dict[str, Param]:
             True,
             type="boolean",
             title="Dry run",
-            description="true (default): report each partition's result and change nothing. false: commit.",
+            description=(
+                "On (default): report each partition's result and change nothing. Off: commit, which only "
+                "the users and roles of the Variable kafka_segments_delete_records_allowed may ask "
+                "(default: role ADMIN)."
+            ),
         ),
     }
 

@@ -12,6 +12,10 @@ The report (the task's XCom) is also written to the lake: ``_kafka_segments/runs
 the task's lake run, which ended committed, with nothing to change, or as a dry run (a dry run is a lake run
 that never commits: docs/lake.md, "Dry runs").
 
+A committing run (``dry_run`` off) is refused before it reads anything unless the user who triggered it is
+allowed by the Variable ``kafka_segments_delete_records_allowed`` (``orchestration.entitlement``; default:
+admins only), whatever the auth manager.
+
 The newest consumer-offset snapshot pinned at or before the run's time (the maintenance runs pin one per
 run) is used, read-only, to warn about groups that would lose records they have not read.
 """
@@ -23,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_segments.redaction import redact_uri
 
+from orchestration.entitlement import require_commit_permission
 from orchestration.failures import task_failures
 from orchestration.run_parameters import run_labels, run_now_ms
 from orchestration.settings import lake_store, load_run_config, read_lake_settings
@@ -54,6 +59,9 @@ def delete_records_run(context: Context) -> dict[str, Any]:
     dry_run = params.get("dry_run", True) is not False
     now_ms = run_now_ms(dag_run)
     with task_failures("delete_records"):
+        if not dry_run:
+            user = require_commit_permission(dag_run.triggering_user_name)
+            log.info("%s: %s may commit (Variable kafka_segments_delete_records_allowed)", OPERATION, user)
         settings = read_lake_settings()
         requests = parse_delete_records_value(params.get("request"), location=REQUEST_LOCATION)
         config = load_run_config(settings.config_path)

@@ -32,7 +32,7 @@ import time
 import urllib.error
 import urllib.request
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -302,25 +302,64 @@ class Component:
             self.process.wait(timeout=5)
 
 
+@contextlib.contextmanager
+def scheduler_and_api_server(env: Mapping[str, str], *, log: Path, port: int) -> Iterator[str]:
+    """A migrated metadata database with the DAGs serialized, then Airflow's API server (on ``port``) and
+    scheduler for the duration of the block; yields the API's base URL, and stops both afterwards.
+
+    Raises:
+        DemoStackError: a step failed, or the API server did not become healthy.
+    """
+    run_step("airflow db migrate", ["airflow", "db", "migrate"], env=env, log=log)
+    run_step("airflow dags reserialize", ["airflow", "dags", "reserialize"], env=env, log=log)
+    components: list[Component] = []
+    try:
+        components.append(
+            Component("api-server", ["airflow", "api-server", "--port", str(port)], env=env, log=log)
+        )
+        components.append(Component("scheduler", ["airflow", "scheduler"], env=env, log=log))
+        api = f"http://127.0.0.1:{port}"
+        wait_until("api-server health", lambda: api_healthy(api), timeout_s=120, alive=components[0].running)
+        yield api
+    finally:
+        for component in reversed(components):
+            component.stop()
+
+
 # ------------------------------------------------------------------------------------------------- REST API
 
 
-def api_request(base_url: str, path: str, *, method: str = "GET", body: object = None) -> Any:
-    """One JSON request to Airflow's REST API (``SIMPLE_AUTH_MANAGER_ALL_ADMINS``: no token needed).
+def api_request(
+    base_url: str, path: str, *, method: str = "GET", body: object = None, token: str | None = None
+) -> Any:
+    """One JSON request to Airflow's REST API, as the user of ``token`` (from ``api_token``), or with no
+    token (enough under ``SIMPLE_AUTH_MANAGER_ALL_ADMINS``).
 
     Raises:
         urllib.error.URLError: not reachable; ``HTTPError`` for an error status.
     """
     data = None if body is None else json.dumps(body).encode()
+    headers = {"Content-Type": "application/json"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
     request = urllib.request.Request(
-        f"{base_url.rstrip('/')}{path}",
-        data=data,
-        method=method,
-        headers={"Content-Type": "application/json"},
+        f"{base_url.rstrip('/')}{path}", data=data, method=method, headers=headers
     )
     with urllib.request.urlopen(request, timeout=30) as response:
         payload = response.read()
     return json.loads(payload) if payload else None
+
+
+def api_token(base_url: str, username: str, password: str) -> str:
+    """A SimpleAuthManager access token for the REST API (``POST /auth/token``).
+
+    Raises:
+        urllib.error.URLError: not reachable; ``HTTPError`` for wrong credentials.
+    """
+    document = api_request(
+        base_url, "/auth/token", method="POST", body={"username": username, "password": password}
+    )
+    return str(document["access_token"])
 
 
 def wait_until(

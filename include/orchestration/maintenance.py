@@ -1,7 +1,8 @@
 """The maintenance DAG's tasks: one function per task, each one call into ``kafka_segments`` (or the quality
 package), with the run's context in and a small JSON document out (``orchestration.handover``).
 
-``recover`` → ``snapshot_offsets`` → ``prepare`` → ``spark_retention`` (``orchestration.spark_operator``) →
+``recover`` (which first waits for the run's turn on the lake: ``orchestration.lake_turns``) →
+``snapshot_offsets`` → ``prepare`` → ``spark_retention`` (``orchestration.spark_operator``) →
 ``validate`` → ``commit`` → ``gc`` → ``report``: the stages of ``kafka_segments.pipeline.stages``, which
 hand over through the lake run's folder. A dry run skips recovery (a fence would be a commit), runs the
 rest up to validation, and ends the run without a commit; its gc only reports.
@@ -17,14 +18,34 @@ from kafka_segments.redaction import redact_uri
 
 from orchestration.failures import task_failures
 from orchestration.handover import RunHandle, offsets_from_xcom, offsets_to_xcom
-from orchestration.run_parameters import RunParameters, lake_run_id, maintenance_parameters
+from orchestration.run_parameters import (
+    RunParameters,
+    lake_run_id,
+    maintenance_parameters,
+    run_now_ms,
+)
 from orchestration.settings import LakeSettings, lake_store, load_run_config, read_lake_settings
 
 if TYPE_CHECKING:
-    from airflow.sdk import Context
+    from airflow.sdk import Context, PokeReturnValue
     from kafka_segments.pipeline.offsets_input import ResolvedOffsets
 
 log = logging.getLogger(__name__)
+
+
+def recover_in_turn(context: Context) -> PokeReturnValue:
+    """Task ``recover`` (a sensor): wait for the run's turn on the lake (``lake_turns.take_turn``), then
+    ``recover_lake``; the recovery's document is the task's XCom."""
+    from airflow.sdk import PokeReturnValue
+
+    from orchestration.lake_turns import take_turn
+
+    with task_failures("recover"):
+        settings = read_lake_settings()
+        decision = take_turn(context, settings.lake, now_ms=run_now_ms(context["dag_run"]))
+    if not decision.granted:
+        return PokeReturnValue(is_done=False)
+    return PokeReturnValue(is_done=True, xcom_value=recover_lake(context))
 
 
 def recover_lake(context: Context) -> dict[str, Any]:

@@ -3,8 +3,9 @@
 * ``now`` is the run's logical time: the data interval end of a scheduled or backfill run, the trigger time
   (``run_after``) of any other run (manual, API, asset-triggered). Airflow 3 manual runs have no logical
   date, so ``logical_date`` is never used.
-* ``dry_run``: the Param when given; otherwise scheduled and backfill runs commit and every other run (a
-  person's trigger) is a dry run: destructive work is opt-in from the UI.
+* ``dry_run``: scheduled and backfill runs always commit (whatever the Param says: it defaults to true, and
+  they never ask); every other run (a person's trigger) reads the Param, a switch that is on (dry run) by
+  default and when empty: destructive work is opt-in from the UI.
 * offsets: a backfill run uses the snapshot pinned for its time or the newest earlier pin
   (``OffsetsChoice(earlier_pin=True)``), never a live source (today's offsets say nothing about a past
   date); other runs use the Param ``offsets_source``, else the Variable, else only pinned snapshots.
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from kafka_segments.pipeline.planning import Selection
 
 COMMITTING_RUN_TYPES = frozenset({"scheduled", "backfill"})
-"""Run types whose ``now`` is the data interval end and that commit unless ``dry_run`` says otherwise."""
+"""Run types whose ``now`` is the data interval end and that always commit (they ignore ``dry_run``)."""
 BACKFILL = "backfill"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
@@ -108,12 +109,13 @@ def run_now_ms(dag_run: DagRunProtocol) -> int:
 
 
 def resolve_dry_run(value: object, run_type: str) -> bool:
-    """The Param ``dry_run`` (``None``: commit only in scheduled and backfill runs)."""
-    if value is None:
-        return run_type not in COMMITTING_RUN_TYPES
-    if not isinstance(value, bool):
+    """Whether the run is a dry run: never for scheduled and backfill runs; otherwise the Param ``dry_run``
+    (``None``: a dry run)."""
+    if value is not None and not isinstance(value, bool):
         raise RunParameterError(f"must be true, false or empty, not {value!r}", location="Param dry_run")
-    return value
+    if run_type in COMMITTING_RUN_TYPES:
+        return False
+    return value is not False
 
 
 def run_labels(dag_run: DagRunProtocol) -> dict[str, str]:

@@ -63,8 +63,8 @@ def standalone_banner(settings: StackSettings, *, port: int, env_script: Path, l
     return "\n".join(
         [
             *lines,
-            f"DAGs: {MAINTENANCE_DAG_ID} (paused: unpause it, or trigger it with Params; a manual trigger "
-            "is a dry run unless dry_run is false) and kafka_segments_delete_records",
+            f"DAGs: {MAINTENANCE_DAG_ID} (active: its schedule commits; a manual trigger is a dry run unless "
+            "its dry_run switch is turned off) and kafka_segments_delete_records",
             f"Commands in another shell see this stack after:  source {env_script}",
             f"  e.g. airflow dags list-runs {MAINTENANCE_DAG_ID}",
             f"       kafka-segments describe --lake {settings.lake_uri}",

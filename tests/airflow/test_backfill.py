@@ -17,11 +17,17 @@ retention after 1 day) the dates delete:
 
 Reprocessing the same dates (``--reprocess-behavior completed``) clears the runs; each gets a new lake run
 that finds nothing to change, and the lake's head version does not move.
+
+The backfills are created exactly as docs/airflow.md writes the command (no ``--max-active-runs``: a
+backfill starts up to 10 runs at once), and a scheduled run is put next to one: the runs take turns on the
+lake (``orchestration.lake_turns``), one at a time in date order, and none fails with a commit conflict.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -35,17 +41,17 @@ from kafka_segments.lake.history import head_version
 from kafka_segments.storage import S3Store
 from orchestration.demo_stack import (
     MAINTENANCE_DAG_ID,
-    Component,
     StackSettings,
     airflow_environment,
-    api_healthy,
     api_request,
     free_port,
     log_tail,
     run_step,
+    scheduler_and_api_server,
     wait_until,
 )
 from s3_fixtures import BUCKET, new_s3_store
+from scheduled_run import scheduled_run_id
 
 pytestmark = pytest.mark.airflow
 
@@ -54,7 +60,11 @@ LAKE_NOW = datetime(2025, 11, 21, tzinfo=UTC)
 NOW_MS = int(LAKE_NOW.timestamp() * 1000)
 DATES = ("2025-11-19", "2025-11-20", "2025-11-21")
 DATE_MS = {date: NOW_MS - (2 - index) * DAY_MS for index, date in enumerate(DATES)}
-RUN_TIMEOUT_S = 600
+NEXT_DATES = ("2025-11-22",)
+SCHEDULED = datetime(2025, 11, 23, tzinfo=UTC)
+"""A scheduled run's time after the second backfill's dates (the lake's turns go in date order)."""
+RUN_TIMEOUT_S = 1200
+SCHEDULED_RUN = Path(__file__).with_name("scheduled_run.py")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,31 +98,20 @@ def stack(s3_server: EmbeddedS3, tmp_path_factory: pytest.TempPathFactory) -> It
         api_port=port,
         extra={
             "KAFKA_SEGMENTS_SCHEDULE": "@daily",
-            "AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE": "False",  # no scheduled run of "today" on unpausing
-            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",  # queued backfill runs need it unpaused
+            "AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE": "False",  # no run of "today": the test makes one
+            "KAFKA_SEGMENTS_LAKE_TURN_POKE_SECONDS": "10",
         },
     )
     env = airflow_environment(settings)
     log = home / "airflow.log"
-    run_step("airflow db migrate", ["airflow", "db", "migrate"], env=env, log=log)
-    run_step("airflow dags reserialize", ["airflow", "dags", "reserialize"], env=env, log=log)
-    components: list[Component] = []
-    try:
-        components.append(
-            Component("api-server", ["airflow", "api-server", "--port", str(port)], env=env, log=log)
-        )
-        components.append(Component("scheduler", ["airflow", "scheduler"], env=env, log=log))
-        api = f"http://127.0.0.1:{port}"
-        wait_until("api-server health", lambda: api_healthy(api), timeout_s=120, alive=components[0].running)
+    with scheduler_and_api_server(env, log=log, port=port) as api:
         yield Stack(env, api, log, store, pins)
-    finally:
-        for component in reversed(components):
-            component.stop()
 
 
-def backfill(stack: Stack, *extra: str) -> None:
+def backfill(stack: Stack, *extra: str, dates: tuple[str, ...] = DATES) -> None:
+    """``airflow backfill create`` as docs/airflow.md writes it (and ``extra``)."""
     args = ["airflow", "backfill", "create", "--dag-id", MAINTENANCE_DAG_ID]
-    args += ["--from-date", DATES[0], "--to-date", DATES[-1], "--max-active-runs", "1", *extra]
+    args += ["--from-date", dates[0], "--to-date", dates[-1], *extra]
     run_step("airflow backfill create", args, env=stack.env, log=stack.log)
 
 
@@ -215,6 +214,64 @@ def test_backfill_runs_each_date_with_its_pinned_offsets_and_a_rerun_changes_not
         assert rerun["outcome"] == "nothing to change", (date, rerun["outcome"])
         assert rerun["plan"]["totals"]["segments_deleted"] == 0, date
     assert head_version(stack.store) == 4
+
+
+def test_a_backfill_and_a_scheduled_run_take_turns_on_the_lake_in_date_order(stack: Stack) -> None:
+    backfill(stack, dates=NEXT_DATES)
+    runs = [f"backfill__{date}T00:00:00+00:00" for date in NEXT_DATES]
+    wait_until(
+        "a backfill run has the lake",
+        lambda: any(_done(stack, run, "recover") for run in runs),
+        timeout_s=RUN_TIMEOUT_S,
+    )
+    run_step(
+        "a scheduled run",
+        [sys.executable, str(SCHEDULED_RUN), MAINTENANCE_DAG_ID, SCHEDULED.isoformat()],
+        env=stack.env,
+        log=stack.log,
+    )
+    runs.append(scheduled_run_id(SCHEDULED))
+
+    def finished() -> bool:
+        states = [_run(stack, run)["state"] for run in runs]
+        if "failed" in states:
+            pytest.fail(f"runs failed: {dict(zip(runs, states, strict=True))}\n{log_tail(stack.log)}")
+        return states == ["success"] * len(runs)
+
+    wait_until("backfill and scheduled runs", finished, timeout_s=RUN_TIMEOUT_S, interval_s=2)
+    tasks = {run: _task_instances(stack, run) for run in runs}
+    assert [tasks[run]["commit"]["try_number"] for run in runs] == [1] * len(runs)  # no conflict, no retry
+    for earlier, later in itertools.pairwise(runs):  # one at a time, in date order
+        started = datetime.fromisoformat(tasks[later]["snapshot_offsets"]["start_date"])
+        assert started >= datetime.fromisoformat(tasks[earlier]["report"]["end_date"]), (earlier, later)
+    reports = [_xcom_value(_report_xcom(stack, run)) for run in runs]
+    versions = [report["committed_version"] for report in reports if report["committed_version"] is not None]
+    assert versions == sorted(versions)
+    assert all(report["outcome"] in {"committed", "nothing to change"} for report in reports)
+
+
+def _run(stack: Stack, run_id: str) -> dict[str, Any]:
+    path = f"/api/v2/dags/{MAINTENANCE_DAG_ID}/dagRuns/{quote(run_id, safe='')}"
+    document: dict[str, Any] = api_request(stack.api, path)
+    return document
+
+
+def _task_instances(stack: Stack, run_id: str) -> dict[str, dict[str, Any]]:
+    path = f"/api/v2/dags/{MAINTENANCE_DAG_ID}/dagRuns/{quote(run_id, safe='')}/taskInstances"
+    return {task["task_id"]: task for task in api_request(stack.api, path)["task_instances"]}
+
+
+def _done(stack: Stack, run_id: str, task_id: str) -> bool:
+    """Whether the run exists and its task succeeded."""
+    return _task_instances(stack, run_id).get(task_id, {}).get("state") == "success"
+
+
+def _report_xcom(stack: Stack, run_id: str) -> dict[str, Any]:
+    path = f"/api/v2/dags/{MAINTENANCE_DAG_ID}/dagRuns/{quote(run_id, safe='')}"
+    entry: dict[str, Any] = api_request(
+        stack.api, f"{path}/taskInstances/report/xcomEntries/return_value?deserialize=true"
+    )
+    return entry
 
 
 def _xcom_value(entry: dict[str, Any]) -> dict[str, Any]:

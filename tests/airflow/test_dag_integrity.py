@@ -96,7 +96,7 @@ def test_the_params_describe_and_validate_what_a_trigger_may_ask() -> None:
     params = load_dag(MAINTENANCE).params
     assert set(params) == {"topics", "partitions", "dry_run", "offsets_source"}
     assert all(params.get_param(name).description for name in params)
-    assert params.validate() == {"topics": None, "partitions": None, "dry_run": None, "offsets_source": None}
+    assert params.validate() == {"topics": None, "partitions": None, "dry_run": True, "offsets_source": None}
     for name, good, bad in (
         ("topics", ["orders", "clicks"], ["no spaces allowed"]),
         ("partitions", ["orders-0", "my-topic-12"], ["orders"]),

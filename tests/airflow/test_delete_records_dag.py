@@ -27,13 +27,15 @@ REQUEST = {
 
 @pytest.fixture
 def lake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LocalStore:
-    """A local lake with t-0 = segments [0-4] [5-9] [10-14], named by the Variable; no other settings."""
+    """A local lake with t-0 = segments [0-4] [5-9] [10-14], named by the Variable; ``dag.test()``'s user
+    (``dag_test``) may commit; no other settings."""
     store = LocalStore(tmp_path / "lake")
     upload_fifteen_records(store)
     monkeypatch.setenv("AIRFLOW_VAR_KAFKA_SEGMENTS_LAKE", str(tmp_path / "lake"))
     for name in ("AIRFLOW_VAR_KAFKA_SEGMENTS_CONFIG", "AIRFLOW_VAR_KAFKA_SEGMENTS_OFFSETS_SOURCE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv("AIRFLOW_CONN_AWS_DEFAULT", raising=False)
+    monkeypatch.setenv("AIRFLOW_VAR_KAFKA_SEGMENTS_DELETE_RECORDS_ALLOWED", "dag_test")
     return store
 
 

@@ -126,7 +126,7 @@ def test_a_manual_run_is_a_dry_run_at_its_trigger_time_unless_told_otherwise() -
     )
     assert (
         maintenance_parameters(context("scheduled", dry_run=True), default_offsets_source=None).dry_run
-        is True
+        is False  # scheduled and backfill runs always commit: the Param's default (true) is for people
     )
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 from kafka_segments.config import Config
-from kafka_segments.lake.manifest import Manifest
-from kafka_segments.pipeline.quality_frames import frames_of
+from kafka_segments.state import Manifest
 from segment_quality.gx_runtime import GX_LOGGER, run_suites
+from segment_quality.staged.frames import frames_of
 from segment_quality.suites import suite_specs
 
 pytestmark = pytest.mark.quality
