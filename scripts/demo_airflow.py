@@ -60,12 +60,12 @@ from orchestration.demo_stack import (
     DemoStackError,
     StackSettings,
     airflow_environment,
-    api_healthy,
     fresh_output_dir,
     log_tail,
     run_step,
     wait_until,
 )
+from orchestration.rest_api import api_healthy
 from orchestration.shell_env import stack_exports, stack_unsets, standalone_banner, write_env_script
 from orchestration.task_progress import TaskProgress
 

@@ -29,15 +29,15 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from kafka_segments.demo.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS
+
+from orchestration.rest_api import api_healthy
 
 MAINTENANCE_DAG_ID = "kafka_segments_maintenance"
 LOCAL_SPARK = json.dumps({"conn_type": "spark", "host": "local[*]"})
@@ -326,42 +326,6 @@ def scheduler_and_api_server(env: Mapping[str, str], *, log: Path, port: int) ->
             component.stop()
 
 
-# ------------------------------------------------------------------------------------------------- REST API
-
-
-def api_request(
-    base_url: str, path: str, *, method: str = "GET", body: object = None, token: str | None = None
-) -> Any:
-    """One JSON request to Airflow's REST API, as the user of ``token`` (from ``api_token``), or with no
-    token (enough under ``SIMPLE_AUTH_MANAGER_ALL_ADMINS``).
-
-    Raises:
-        urllib.error.URLError: not reachable; ``HTTPError`` for an error status.
-    """
-    data = None if body is None else json.dumps(body).encode()
-    headers = {"Content-Type": "application/json"}
-    if token is not None:
-        headers["Authorization"] = f"Bearer {token}"
-    request = urllib.request.Request(
-        f"{base_url.rstrip('/')}{path}", data=data, method=method, headers=headers
-    )
-    with urllib.request.urlopen(request, timeout=30) as response:
-        payload = response.read()
-    return json.loads(payload) if payload else None
-
-
-def api_token(base_url: str, username: str, password: str) -> str:
-    """A SimpleAuthManager access token for the REST API (``POST /auth/token``).
-
-    Raises:
-        urllib.error.URLError: not reachable; ``HTTPError`` for wrong credentials.
-    """
-    document = api_request(
-        base_url, "/auth/token", method="POST", body={"username": username, "password": password}
-    )
-    return str(document["access_token"])
-
-
 def wait_until(
     what: str,
     check: Callable[[], bool],
@@ -385,15 +349,6 @@ def wait_until(
         if time.monotonic() > deadline:
             raise DemoStackError(f"not done after {timeout_s:.0f} s", step=what)
         time.sleep(interval_s)
-
-
-def api_healthy(base_url: str) -> bool:
-    """Whether the API server answers and reports its metadatabase healthy."""
-    try:
-        health = api_request(base_url, "/api/v2/monitor/health")
-    except urllib.error.URLError:
-        return False
-    return bool(health) and health.get("metadatabase", {}).get("status") == "healthy"
 
 
 OUTPUT_MARKER = ".kafka-segments-demo-output"

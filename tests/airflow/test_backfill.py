@@ -43,13 +43,13 @@ from orchestration.demo_stack import (
     MAINTENANCE_DAG_ID,
     StackSettings,
     airflow_environment,
-    api_request,
     free_port,
     log_tail,
     run_step,
     scheduler_and_api_server,
     wait_until,
 )
+from orchestration.rest_api import api_request
 from s3_fixtures import BUCKET, new_s3_store
 from scheduled_run import scheduled_run_id
 

@@ -29,13 +29,12 @@ from lake.retention_helpers import upload_fifteen_records
 from orchestration.demo_stack import (
     StackSettings,
     airflow_environment,
-    api_request,
-    api_token,
     free_port,
     log_tail,
     scheduler_and_api_server,
     wait_until,
 )
+from orchestration.rest_api import api_request, api_token
 
 pytestmark = pytest.mark.airflow
 
