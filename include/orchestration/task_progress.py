@@ -36,7 +36,7 @@ class TaskProgress:
             name = _task_name(found.group("task"), found.group("index"))
             self._started[name] = self.clock()
             self._state = None
-            return f"  {name}: started"
+            return f"  task {name}: started"
         if found := _STATE.search(plain):
             self._state = found.group("state")
             return None
@@ -44,7 +44,7 @@ class TaskProgress:
             name = _task_name(found.group("task"), found.group("index"))
             seconds = self.clock() - self._started.pop(name, self.clock())
             state, self._state = self._state or "ended", None
-            return f"  {name}: {state.upper() if state == 'failed' else state} ({seconds:.1f} s)"
+            return f"  task {name}: {state.upper() if state == 'failed' else state} ({seconds:.1f} s)"
         return None
 
 

@@ -34,13 +34,18 @@ def test_each_task_prints_when_it_starts_and_how_it_ended() -> None:
     ticks = itertools.count(0.0, 1.5)
     progress = TaskProgress(clock=lambda: next(ticks))
     messages = [m for line in DAGS_TEST_OUTPUT if (m := progress.line(line)) is not None]
-    assert messages == ["  a: started", "  a: success (1.5 s)", "  b[2]: started", "  b[2]: FAILED (1.5 s)"]
+    assert messages == [
+        "  task a: started",
+        "  task a: success (1.5 s)",
+        "  task b[2]: started",
+        "  task b[2]: FAILED (1.5 s)",
+    ]
 
 
 def test_a_task_without_a_state_line_still_ends() -> None:
     progress = TaskProgress(clock=lambda: 0.0)
-    assert progress.line("[DAG TEST] starting task_id=report map_index=-1") == "  report: started"
-    assert progress.line("[DAG TEST] end task task_id=report map_index=-1") == "  report: ended (0.0 s)"
+    assert progress.line("[DAG TEST] starting task_id=report map_index=-1") == "  task report: started"
+    assert progress.line("[DAG TEST] end task task_id=report map_index=-1") == "  task report: ended (0.0 s)"
 
 
 def test_run_step_feeds_lines_while_the_command_runs(tmp_path: Path) -> None:
