@@ -53,6 +53,13 @@ UNCHANGED_REASONS = frozenset({NOTHING_TO_CHANGE_REASON, "nothing to adopt"})
 """The recorded reasons of a run that ended with nothing to change (``commit(unchanged_reason=)``)."""
 
 
+class _Unread:
+    """The base manifest of a resumed transaction, not read yet."""
+
+
+UNREAD = _Unread()
+
+
 class RunOutcome(StrEnum):
     """How a run ended (the value is what reports print)."""
 
@@ -70,7 +77,9 @@ Validation = Callable[["LakeTransaction"], str | None]
 class LakeTransaction:
     """One run on the lake: its base, adoption, staged state and outcome (see the module docstring)."""
 
-    def __init__(self, store: ObjectStore, run: RunRecord, base: Manifest | None, *, clock: Clock) -> None:
+    def __init__(
+        self, store: ObjectStore, run: RunRecord, base: Manifest | _Unread | None, *, clock: Clock
+    ) -> None:
         self._store = store
         self._run = run
         self._base = base
@@ -108,9 +117,7 @@ class LakeTransaction:
         Raises:
             RunStateError: no such run.
         """
-        run = read_run(store, run_id)
-        base = None if run.base_version is None else read_manifest(store, run.base_version)
-        return cls(store, run, base, clock=clock)
+        return cls(store, read_run(store, run_id), UNREAD, clock=clock)
 
     # --- what the run is -------------------------------------------------------------------------------
     @property
@@ -127,7 +134,11 @@ class LakeTransaction:
 
     @property
     def base(self) -> Manifest | None:
-        """The committed manifest the run builds on (``None``: the lake had none)."""
+        """The committed manifest the run builds on (``None``: the lake had none); a resumed transaction reads
+        it on first use only (a stage that only commits or aborts never needs it)."""
+        if isinstance(self._base, _Unread):
+            version = self._run.base_version
+            self._base = None if version is None else read_manifest(self._store, version)
         return self._base
 
     @property
@@ -161,7 +172,7 @@ class LakeTransaction:
         elsewhere (the Spark engine's executors), else ``max_workers`` threads read here."""
         self._adoption = adopt_objects(
             self._store,
-            base=self._base,
+            base=self.base,
             run=self._run,
             reader=reader,
             listing=listing,
@@ -186,7 +197,7 @@ class LakeTransaction:
         and newly ``retired`` objects; retired objects of the base already gone from the listing drop out."""
         present = None if self._adoption is None else self._adoption.present_keys
         return build_manifest(
-            self._run, base=self._base, partitions=partitions, newly_retired=retired, present_keys=present
+            self._run, base=self.base, partitions=partitions, newly_retired=retired, present_keys=present
         )
 
     def stage(
