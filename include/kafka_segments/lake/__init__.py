@@ -14,8 +14,7 @@ The names below are re-exported lazily, so reading a lake does not load the segm
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from kafka_segments import lazy_exports
 
 _EXPORTS = {
     "LakeTransaction": "transaction",
@@ -101,10 +100,4 @@ __all__ = [
     "wall_clock_ms",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    where = module if module.startswith("kafka_segments.") else f"{__name__}.{module}"
-    return getattr(importlib.import_module(where), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

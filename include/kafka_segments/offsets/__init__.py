@@ -12,8 +12,7 @@ lake's segment machinery.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from kafka_segments import lazy_exports
 
 _EXPORTS = {
     "GROUP_STATES": "kafka_segments.state",
@@ -97,10 +96,4 @@ __all__ = [
     "take_snapshot",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    where = module if module.startswith("kafka_segments.") else f"{__name__}.{module}"
-    return getattr(importlib.import_module(where), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -18,8 +18,7 @@ load the compaction machinery.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from kafka_segments import lazy_exports
 
 _EXPORTS = {
     "Engine": "base",
@@ -49,9 +48,4 @@ __all__ = [
     "worker_store",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)
