@@ -1,13 +1,6 @@
 """The lake: a partition's log as objects in a store, its committed state as versioned manifests, and the
 protocol that changes it atomically (docs/lake.md).
 
-Modules: ``codec`` (the manifest's JSON; its values live in ``kafka_segments.state``), ``layout`` (object
-keys), ``history`` (reading versions), ``runs``, ``staging`` and ``commit`` (a run's record, its writes
-before the commit, the commit protocol), ``transaction`` (a run as one object: every writer goes through
-it), ``scan`` (header-only segment summaries), ``adoption`` (taking in segments uploaded from outside;
-``adopt_run`` as a run of its own), ``checkpoint_files``, ``gc`` (its report: ``gc_report``), ``recover``,
-``reader``, ``export``. The read-only ``describe`` view is ``kafka_segments.views``.
-
 The names below are re-exported lazily, so reading a lake does not load the segment-scanning machinery
 (numba) that only writers need.
 """

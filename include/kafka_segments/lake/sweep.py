@@ -1,14 +1,8 @@
 """Finding and deleting the objects a run wrote that nothing references (shared by ``gc`` and ``recover``).
 
-Objects this project writes carry their run's id in their name (``<base>-<run id>.<kind>``), so a run's
-objects are found by listing the partition folders; Kafka's plain names (``run_id`` ``None``) are never a
-run's objects. What must stay is given as ``References``: the live ``.log`` keys of the manifests that
-matter and the retired objects still waiting for garbage collection, each with every object of its name stem
-(indexes, producer snapshot).
-
-Deleting goes through ``ObjectStore.delete_many`` (batched by the store); keys that could not be deleted are
-returned, never raised, so one failure does not stop the rest. A crash in the middle leaves some objects
-deleted and some not: deleting is idempotent and the next sweep finishes the job.
+Such objects carry their run's id in their name (Kafka's plain names never do). What must stay is given as
+``References``. Keys that could not be deleted are returned, never raised; deleting is idempotent, so the
+next sweep finishes an interrupted one.
 """
 
 from __future__ import annotations
