@@ -1,10 +1,5 @@
 """Consumer-group offset snapshots (docs/retention.md, "Consumer-offset snapshots"): what every group had
-committed, and its state, at one time.
-
-Modules (the value types live in ``kafka_segments.state``): ``snapshot_codec`` (the JSON contract;
-``snapshot_fields`` reads it strictly), ``snapshot_store`` (immutable, content-addressed snapshots and
-per-``now`` pins in the lake), ``sources`` (taking a snapshot from a source string), ``lake_source``
-(decoding the archived ``__consumer_offsets``), ``kafka_source`` (a live cluster's Admin API).
+committed, and its state, at one time. The value types live in ``kafka_segments.state``.
 
 The names below are re-exported lazily, so reading a snapshot file loads neither a Kafka client nor the
 lake's segment machinery.

@@ -1,12 +1,5 @@
-"""Taking a consumer-offset snapshot from one of its sources (docs/retention.md, "Consumer-offset
-snapshots"), named by a string:
-
-* ``kafka://host:port[,host:port...]``: a running cluster, through the Admin API (``offsets.kafka_source``);
-* ``lake``: the ``__consumer_offsets`` partitions archived in the lake, as of its head manifest
-  (``offsets.lake_source``);
-* anything else without a ``scheme://``: a snapshot JSON file (``snapshot_codec``; a file literally named
-  ``lake`` is ``./lake``).
-
+"""Taking a consumer-offset snapshot from a source string: ``kafka://host:port[,...]`` (a live cluster),
+``lake`` (the archived ``__consumer_offsets``), or a snapshot JSON file (``./lake`` for a file so named).
 The source modules are imported only when used, so reading a file never loads a Kafka client.
 """
 
