@@ -1,29 +1,10 @@
-"""The columnar hot path: whole-segment header tables and record columns from numba kernels.
+"""The columnar hot path: whole-segment header tables (``scan_header_table``, ``log.scan_headers`` in columns)
+and record columns (``decode_record_columns``, equal to every record of ``log.iter_batches``).
 
-* ``scan_header_table`` walks a ``.log`` buffer by its length fields (``decode_kernels.walk_entries`` then
-  ``fill_headers``) and returns every v2 batch header as numpy columns. It is ``log.scan_headers`` in
-  columns: same entries, same values, same errors.
-* ``decode_record_columns`` decodes every record of every batch (control batches included) into columns:
-  offset, timestamp (LogAppendTime applied), key and value spans in one byte buffer, header count, record
-  span and batch index. Uncompressed segments are decoded in place (the buffer *is* the segment);
-  otherwise each batch's records stream (decompressed, or copied when uncompressed) is appended to one
-  arena that ``decode_kernels.decode_records`` walks in a single call. It equals
-  ``[r for b in log.iter_batches(data) for r in b.records]``.
-
-The column types are in ``columns.py``, the numba kernels in ``decode_kernels.py``, the header scan and
-its damage checks in ``scan.py``.
-
-Damage is reported exactly as the Python path reports it. The kernels only find *which* entry is bad and in
-which phase; the error itself is then raised by the Python code for that one entry (``log.read_entry``,
-``RecordBatch.verify_crc``, ``RecordBatch.records``), so class, message, position and offset are the same.
-Entries are checked in the same order as in ``iter_batches``: an entry's frame (length, magic), its CRC
-(when verifying), its header fields, then its records; the first damaged entry wins.
-
-Segments holding legacy entries (magic 0/1) are read entirely by the Python path (correctness over speed);
-their record columns then point into a buffer of v2 re-encodings of the records.
-
-Numbers the columns cannot hold (an offset or timestamp outside int64, a key, value or record of 2 GiB or
-more) raise ``CorruptRecordError`` although the Python path, with its unbounded ints, would accept them.
+Damage is reported exactly as the Python path reports it: the kernels only find which entry is bad, and the
+Python code for that one entry raises the error, so class, message, position and offset are the same, and
+the first damaged entry wins. Segments holding legacy entries (magic 0/1) are read by the Python path. Numbers
+the columns cannot hold (beyond int64, spans of 2 GiB or more) raise ``CorruptRecordError``.
 """
 
 from __future__ import annotations

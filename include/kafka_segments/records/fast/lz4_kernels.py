@@ -1,22 +1,12 @@
 """numba kernels calling LZ4's own C functions: runs of Kafka's LZ4 frames decoded into one arena
 (``lz4_into``), and the records of rebuilt batches compressed into frames (``rebuild``).
 
-LZ4's C library is linked in at run time, not at build time. ``bind()`` looks up ``LZ4_decompress_safe`` in
-the ``lz4`` package's block extension (which bundles LZ4 and exports its symbols), else in the system's
-``liblz4``; ``bind_compressor()`` looks up ``LZ4F_compressFrame`` and ``LZ4F_compressFrameBound`` in the
-package's frame extension only — the very code ``lz4.frame.compress`` runs, so the frames are byte for
-byte the ones it writes (another LZ4 version could compress differently). Addresses are registered with
-LLVM under names of ours and the kernels refer to the functions only by those names, so their on-disk numba
-cache stays valid from one process to the next. A kernel whose symbol is not linked would bring the process
-down, so the kernels are private: ``frames_into`` and ``compress_frames`` link first and raise
-``LZ4NotLinkedError`` when they cannot; callers ask ``bind()`` / ``bind_compressor()`` and keep to the
-general path (``compression``) when those fail.
-
-``LZ4_decompress_safe(src, dst, compressedSize, dstCapacity)`` is LZ4's bounds-checked decoder: it reads at
-most ``compressedSize`` bytes, writes at most ``dstCapacity`` bytes, and returns a negative number for
-malformed input, so damaged frames cannot make the kernel read or write outside the spans given here.
-``LZ4F_compressFrame`` writes at most the capacity it is given, which the kernel checks against
-``LZ4F_compressFrameBound`` first.
+The functions are linked at run time from the ``lz4`` package's extensions (the very code
+``lz4.frame.compress`` runs, so frames are byte for byte the same) or the system's ``liblz4``, and
+registered with LLVM under names of ours, so the on-disk numba cache stays valid across processes. A kernel
+whose symbol is not linked would bring the process down, so the kernels are private: ``frames_into`` and
+``compress_frames`` link first and raise ``LZ4NotLinkedError``. ``LZ4_decompress_safe`` is bounds-checked,
+so damaged frames cannot make the kernel read or write outside its spans.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""numba kernels behind ``rebuild.py``: ``DefaultRecord.writeTo`` and v2 batches from record columns.
-
-* ``encode_rows``: each row re-encoded as Kafka writes a record (attributes 0, minimal zigzag varints,
-  deltas against the given base offset and base timestamp, key, value, headers copied); -1 when a header
-  key is not valid UTF-8 (Kafka would have read it as U+FFFD: the per-record path writes that).
-* ``write_batches``: the retained rows of many batches, each behind its 61-byte v2 header (fields at the
-  offsets ``records.batch`` derives from its wire schema: module globals, compiled in as constants).
-
-Every kernel is ``@njit(cache=True)`` without a signature: nothing compiles at import time.
+"""numba kernels behind ``rebuild.py``: ``DefaultRecord.writeTo`` (``encode_rows``) and v2 batches from record
+columns (``write_batches``, fields at the offsets ``records.batch`` derives). Every kernel is
+``@njit(cache=True)`` without a signature: nothing compiles at import time.
 """
 
 from __future__ import annotations
