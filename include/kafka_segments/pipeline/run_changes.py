@@ -1,15 +1,6 @@
-"""What a run changes: compaction rounds, then the deletion passes over the state they leave, as one change.
-
-The ``execute`` stage of every run (``pipeline.stages``) calls ``plan_changes``, on the run's engine:
-
-1. partitions the adoption quarantined are left alone;
-2. every eligible partition of a compacted topic gets a cleaning round within the run's budget
-   (``compaction.stage``), on the runner's workers or in this process; a round that fails on bad data
-   quarantines its partition for the rest of the run;
-3. the retention plan is made over the partitions as the rounds left them (Kafka's cleaner thread cleans,
-   then deletes old segments);
-4. the new states: the plan applied, checkpoints left invalid by the deletion passes reset to the log start
-   offset; the retired segments: the ones replaced by compaction output, then the ones the passes deleted.
+"""What a run changes: compaction rounds, then the deletion passes over the state they leave, as one change
+(as Kafka's cleaner thread cleans, then deletes old segments). Quarantined partitions are left alone; a round
+that fails on bad data quarantines its partition; checkpoints the passes invalidate are reset.
 """
 
 from __future__ import annotations

@@ -1,29 +1,12 @@
-"""The stages of a run, written once: every door calls these functions in this order.
+"""The stages of a run, written once: every door (inline, ``--engine spark``, the maintenance DAG) calls these
+functions in this order, handing over through the run's folder and ``LakeTransaction``::
 
-``kafka-segments run`` (``pipeline.retention_run``: inline, all in this process), ``run --engine spark``
-(``cli.spark_engine``: the execute stage in ``spark-submit``, validation in its own process) and the
-maintenance DAG (one task per stage) differ only in where each stage runs; stages hand over through the
-run's folder and the transaction (``lake.transaction.LakeTransaction``) each one resumes::
+    recover   snapshot   prepare (request.json)   execute (plan.json, manifest.json, staged.json)
+    validate (validation.json)   commit   gc   report (report.json)
 
-    recover          lake.recover.recover                      settle interrupted runs
-    snapshot         snapshot_offsets                          the consumer offsets of ``now`` (pinned)
-    prepare          prepare_run        -> request.json        register the run on the head, record the ask
-    execute          execute_run        -> input-manifest.json adopt, compact, plan (here or on Spark);
-                                           plan.json           stage the new manifest (invisible to readers)
-                                           manifest.json
-                                           staged.json
-    validate         (segment_quality)  -> validation.json     expectation suites over the staged output
-    commit           commit_staged                             one conditional PUT; refuses without a
-                                                               successful validation; a dry run aborts here
-    gc               lake.gc.collect_garbage
-    report           finish_run         -> report.json         the run's report (also the DAG's last XCom)
-
-Everything a stage writes before the commit lives in ``_kafka_segments/runs/<run id>/`` (and, for compaction
-output, under the run's own object names) and is invisible to readers, so a dry run or a failed validation
-leaves the committed state untouched; its staged objects are swept once another commit takes its version.
-A dry run goes through every stage the same way and ends at ``commit`` as ``RunOutcome.DRY_RUN``
-(docs/lake.md, "Dry runs"). Every stage may be retried: ``prepare`` re-registers the same run id (same
-base), ``execute`` overwrites its own files, ``commit`` reads back before it writes.
+Everything before the commit is invisible to readers, so a dry run or a failed validation leaves the
+committed state untouched (docs/lake.md, "One run, one transaction"). Every stage may be retried:
+``prepare`` re-registers the same run, ``execute`` overwrites its files, ``commit`` reads back first.
 """
 
 from __future__ import annotations
