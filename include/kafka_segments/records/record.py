@@ -1,21 +1,7 @@
-"""Record v2 (``DefaultRecord``): the records inside a magic-2 batch.
-
-Wire schema (all lengths and deltas are zigzag varints / varlongs)::
-
-    Record =>
-      Length => Varint            bytes of everything after this field
-      Attributes => Int8          unused, 0
-      TimestampDelta => Varlong   timestamp - batch.baseTimestamp
-      OffsetDelta => Varint       offset - batch.baseOffset
-      KeyLength => Varint         -1 = null key
-      Key => Bytes
-      ValueLength => Varint       -1 = null value (a tombstone); 0 is an empty, non-null value
-      Value => Bytes
-      HeadersCount => Varint
-      Headers => [HeaderKeyLength => Varint, HeaderKey => UTF-8 (never null; malformed bytes read as U+FFFD),
-                  HeaderValueLength => Varint (-1 = null), HeaderValue => Bytes]
-
-In a LogAppendTime batch every record's timestamp is the batch's maxTimestamp, whatever its delta says.
+"""Record v2 (``DefaultRecord``): the records inside a magic-2 batch (zigzag varint lengths and deltas; a
+value length of -1 is a tombstone, 0 an empty value; header keys are UTF-8 read with U+FFFD for malformed
+bytes). In a LogAppendTime batch every record's timestamp is the batch's maxTimestamp, whatever its delta
+says.
 """
 
 from __future__ import annotations

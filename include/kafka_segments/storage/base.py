@@ -1,13 +1,9 @@
 """The object-store interface every lake backend implements, and its value types.
 
-Keys are ``/``-separated and relative to the store's root (an S3 prefix or a local directory). A key that
-could escape or alias the root is refused with ``InvalidObjectKeyError`` before any I/O.
-
-Writes take a put mode (after obspec): ``Create()`` writes only if the key is absent, ``Overwrite()``
-always writes, ``UpdateIfMatch(etag)`` writes only if the object exists with that etag. A conditional
-write that loses raises ``ObjectAlreadyExistsError`` (``Create``) or ``PreconditionFailedError``
-(``UpdateIfMatch``, **also when the key is missing**, on every backend) and changes nothing. Etags are
-opaque strings: compare them, never parse them.
+Keys are ``/``-separated and relative to the store's root; one that could escape or alias it is refused
+(``InvalidObjectKeyError``) before any I/O. Put modes (after obspec): ``Create()``, ``Overwrite()``,
+``UpdateIfMatch(etag)``; a losing conditional write raises ``ObjectAlreadyExistsError`` or
+``PreconditionFailedError`` (**also for a missing key**, on every backend). Etags are opaque: never parse.
 """
 
 from __future__ import annotations
