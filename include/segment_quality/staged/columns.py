@@ -1,14 +1,6 @@
-"""The columns of the tables the validation suites read (``quality_frames``), with what each one holds.
-
-Four tables, each ``column name -> values`` (``None`` is allowed everywhere: "not known" or "does not
-apply"; pair expectations skip a row where either side is ``None``):
-
-* ``partitions`` (``PARTITION_COLUMNS``): one row per partition, the retention view of the run;
-* ``deletions`` (``DELETION_COLUMNS``): one row per segment the run retires (deletion passes and
-  compaction), described by the log the step that retired it looked at;
-* ``compaction`` (``COMPACTION_COLUMNS``): one row per partition, the cleaning round's view;
-* ``segments`` (``SEGMENT_COLUMNS``): one row per segment of a partition the compaction touched: the staged
-  live list in order, plus this run's output segments a deletion pass removed again.
+"""The columns of the tables the validation suites read (``quality_frames``), with what each one holds:
+``partitions``, ``deletions``, ``compaction`` and ``segments``. ``None`` means "not known" or "does not
+apply" anywhere; pair expectations skip such rows.
 """
 
 from __future__ import annotations

@@ -1,26 +1,10 @@
-"""The retention rows of the validation tables: one row per partition and one per retired segment.
+"""The retention rows of the validation tables: one row per partition and one per retired segment, carrying
+the rules of ``UnifiedLog.deleteOldSegments`` and the KIP-68 pass (``kafka_segments.retention.rules``).
 
-Each acceptance invariant is one expectation over these raw columns (see ``segment_quality.suites``). The
-Kafka rules behind the columns (``UnifiedLog.deleteOldSegments`` / ``deletableSegments`` and the
-``deleteLogStartOffsetBreachedSegments``, ``deleteRetentionSizeBreachedSegments`` and
-``deleteRetentionMsBreachedSegments`` predicates, plus this project's KIP-68 pass; see
-``kafka_segments.retention.rules``):
-
-* a pass that does not run for the topic (``cleanup.policy`` without ``delete``, ``retention.ms`` or
-  ``retention.bytes`` negative, consumed retention disabled) has its limit column ``None``: a deletion with
-  that reason is then not allowed at all;
-* ``log-start-offset``: the next segment starts at or below the log start offset;
-* ``retention.bytes``: what is left of the log after the segment (every later segment) is still at least
-  ``retention.bytes`` (Kafka's ``diff - segment.size >= 0`` walk);
-* ``consumed``: the segment's last offset is below M and
-  ``now - largestTimestamp > retention.commitoffset.ms``;
-* ``retention.ms``: ``now - largestTimestamp > retention.ms`` (strict), i.e. the largest timestamp is below
-  ``now - retention.ms``.
-
-The passes run over the log a cleaning round left (Kafka's cleaner thread cleans, then deletes old segments),
-so their deletions are described by that log; a segment retired with the reason ``compaction`` is described
-by the input log and is no retention deletion (no prefix rule, no pass limits). A cleaned partition's segment
-and byte counts reconcile with the round's output: before = after - output + retired.
+A pass that does not run for the topic has its limit column ``None``, so a deletion with that reason is not
+allowed at all. The passes' deletions are described by the log a cleaning round left; a ``compaction``
+retirement is described by the input log and is no retention deletion. A cleaned partition's counts
+reconcile: before = after - output + retired.
 """
 
 from __future__ import annotations
