@@ -13,12 +13,7 @@ from kafka_segments.redaction import redact_uri
 
 from orchestration.failures import task_failures
 from orchestration.handover import RunHandle, offsets_from_xcom, offsets_to_xcom
-from orchestration.run_parameters import (
-    RunParameters,
-    lake_run_id,
-    maintenance_parameters,
-    run_now_ms,
-)
+from orchestration.run_parameters import RunParameters, lake_run_id, maintenance_parameters, run_now_ms
 from orchestration.settings import LakeSettings, lake_store, load_run_config, read_lake_settings
 
 if TYPE_CHECKING:

@@ -27,11 +27,7 @@ class TransientOnlyRetryPolicy(RetryPolicy):
     """Retry transient errors (up to the task's ``retries``); fail everything else without a retry."""
 
     def evaluate(
-        self,
-        exception: BaseException,
-        try_number: int,
-        max_tries: int,
-        context: Context | None = None,
+        self, exception: BaseException, try_number: int, max_tries: int, context: Context | None = None
     ) -> RetryDecision:
         name = type(exception).__name__
         if is_transient(exception):

@@ -40,13 +40,7 @@ from kafka_segments.lake.adoption_report import AdoptionResult, Ignored, Quarant
 from kafka_segments.lake.checkpoint_files import BootstrapCheckpoints, read_bootstrap_checkpoints
 from kafka_segments.lake.layout import CLEANER_OFFSET_CHECKPOINT_KEY, LOG_START_OFFSET_CHECKPOINT_KEY
 from kafka_segments.lake.runs import RunRecord
-from kafka_segments.state import (
-    Manifest,
-    PartitionState,
-    SegmentEntry,
-    SegmentOrigin,
-    sort_partitions,
-)
+from kafka_segments.state import Manifest, PartitionState, SegmentEntry, SegmentOrigin, sort_partitions
 from kafka_segments.storage.base import ObjectMeta, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 
@@ -56,12 +50,7 @@ if TYPE_CHECKING:
 SegmentReader = Callable[[Sequence[ReadJob]], Iterable[ReadResult]]
 """Reads a run's adoption jobs (e.g. on Spark executors) and returns their results."""
 
-__all__ = [
-    "AdoptionResult",
-    "Ignored",
-    "Quarantine",
-    "adopt_objects",
-]
+__all__ = ["AdoptionResult", "Ignored", "Quarantine", "adopt_objects"]
 
 DEFAULT_MAX_WORKERS = 8
 

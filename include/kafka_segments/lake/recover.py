@@ -187,13 +187,7 @@ class _Resolution:
 
 
 def _recover_run(  # noqa: PLR0911 - one return per RecoverAction, as the module docstring's table lists them
-    store: ObjectStore,
-    run_id: str,
-    sweeper: _Sweeper,
-    *,
-    now_ms: int,
-    abandon_after_ms: int,
-    clock: Clock,
+    store: ObjectStore, run_id: str, sweeper: _Sweeper, *, now_ms: int, abandon_after_ms: int, clock: Clock
 ) -> RunRecovery | None:
     try:
         if read_outcome(store, run_id) is not None:

@@ -296,10 +296,7 @@ class LakeTransaction:
         return self
 
     def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None:
         """An exception before the commit aborts the run (best effort) and propagates. Once the commit was
         attempted a failure is left to ``recover``: aborting could contradict a commit whose outcome is

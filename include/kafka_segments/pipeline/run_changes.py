@@ -80,10 +80,7 @@ def _settled(state: PartitionState, config: Config, run: RunRecord) -> Partition
 
 
 def apply_plan(
-    run: RunRecord,
-    states: Sequence[PartitionState],
-    plans: Sequence[PartitionPlan],
-    config: Config,
+    run: RunRecord, states: Sequence[PartitionState], plans: Sequence[PartitionPlan], config: Config
 ) -> tuple[list[PartitionState], list[RetiredObject]]:
     """The partitions after ``plans`` and the segments they retire (each with its pass as the reason)."""
     by_tp = {plan.topic_partition: plan for plan in plans}

@@ -9,12 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kafka_segments.records.varint import (
-    VARINT_MAX_BYTES,
-    VarintError,
-    decode_varint,
-    encode_varint,
-)
+from kafka_segments.records.varint import VARINT_MAX_BYTES, VarintError, decode_varint, encode_varint
 
 Buffer = bytes | bytearray | memoryview
 
@@ -78,12 +73,7 @@ def encode_records(records: Sequence[Record], *, base_offset: int, base_timestam
 
 
 def decode_records(
-    data: Buffer,
-    *,
-    count: int,
-    base_offset: int,
-    base_timestamp: int,
-    log_append_time: int | None = None,
+    data: Buffer, *, count: int, base_offset: int, base_timestamp: int, log_append_time: int | None = None
 ) -> list[Record]:
     """Decode exactly ``count`` records that fill ``data`` completely.
 
@@ -118,12 +108,7 @@ def _count_mismatch(found: int, claimed: int, end: int) -> str:
 
 
 def _decode_record(
-    data: Buffer,
-    pos: int,
-    base_offset: int,
-    base_timestamp: int,
-    log_append_time: int | None,
-    index: int,
+    data: Buffer, pos: int, base_offset: int, base_timestamp: int, log_append_time: int | None, index: int
 ) -> tuple[Record, int]:
     length, pos = decode_varint(data, pos, max_bytes=VARINT_MAX_BYTES)
     start = pos

@@ -137,11 +137,7 @@ def _subscription_contains(group: GroupOffsets, topic: str) -> bool:
 
 
 def consumed_bound(
-    index: ConsumedIndex | None,
-    config: TopicConfig,
-    *,
-    partition: int,
-    log_start_offset: int,
+    index: ConsumedIndex | None, config: TopicConfig, *, partition: int, log_start_offset: int
 ) -> ConsumedBound:
     """M for one partition of ``config.topic``."""
     if not (config.consumed_retention_enabled and config.delete):

@@ -119,11 +119,7 @@ class RetentionPlan:
 
 
 def plan_partition(
-    state: PartitionState,
-    config: TopicConfig,
-    *,
-    now_ms: int,
-    index: ConsumedIndex | None,
+    state: PartitionState, config: TopicConfig, *, now_ms: int, index: ConsumedIndex | None
 ) -> PartitionPlan:
     """Kafka's deletion passes (plus KIP-68's) over one partition's committed state."""
     bound = consumed_bound(

@@ -29,12 +29,7 @@ from kafka_segments.segment.offset_index import (
     parse_offset_index,
 )
 from kafka_segments.segment.recovery import SegmentRecovery, rebuild_indexes
-from kafka_segments.segment.time_index import (
-    TimeIndex,
-    TimestampOffset,
-    build_time_index,
-    parse_time_index,
-)
+from kafka_segments.segment.time_index import TimeIndex, TimestampOffset, build_time_index, parse_time_index
 from kafka_segments.segment.transactions import (
     AbortedTxnTracker,
     TxnScan,

@@ -127,12 +127,7 @@ def partition_row(change: LogChange, entry: PlanEntry) -> Row:
 
 
 def deletion_row(
-    retired: RetiredObject,
-    change: LogChange,
-    entry: PlanEntry,
-    limits: TopicLimits,
-    *,
-    now_ms: int,
+    retired: RetiredObject, change: LogChange, entry: PlanEntry, limits: TopicLimits, *, now_ms: int
 ) -> Row:
     """One retired segment, described by the log it was retired from (segment columns ``None`` if it was
     not in that log)."""

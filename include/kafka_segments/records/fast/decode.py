@@ -17,20 +17,10 @@ import numpy.typing as npt
 
 from kafka_segments.errors import CorruptRecordError, DecompressionLimitError
 from kafka_segments.records.attributes import TIMESTAMP_TYPE_MASK, CompressionType
-from kafka_segments.records.batch import (
-    RECORDS_OFFSET,
-    BatchHeader,
-    RecordBatch,
-)
+from kafka_segments.records.batch import RECORDS_OFFSET, BatchHeader, RecordBatch
 from kafka_segments.records.compression import DecompressedSizeError, batch_decompressors
 from kafka_segments.records.fast import decode_kernels as _k
-from kafka_segments.records.fast.columns import (
-    I64,
-    U8,
-    HeaderTable,
-    RecordColumns,
-    allocate_record_columns,
-)
+from kafka_segments.records.fast.columns import I64, U8, HeaderTable, RecordColumns, allocate_record_columns
 from kafka_segments.records.fast.lz4_into import decode_frames_into, frame_block_max, native_decoder
 from kafka_segments.records.fast.scan import (
     as_read_only_array,
@@ -40,9 +30,7 @@ from kafka_segments.records.fast.scan import (
     scan_header_table,
     walk,
 )
-from kafka_segments.records.log import (
-    iter_batches,
-)
+from kafka_segments.records.log import iter_batches
 from kafka_segments.records.record import MIN_RECORD_SIZE, encode_record
 
 __all__ = ["HeaderTable", "RecordColumns", "decode_record_columns", "scan_header_table"]

@@ -17,18 +17,9 @@ import numpy.typing as npt
 
 from kafka_segments.errors import CorruptRecordError, InvalidCrcError
 from kafka_segments.records.attributes import CompressionType
-from kafka_segments.records.batch import (
-    ATTRIBUTES_OFFSET,
-    NO_TIMESTAMP,
-    RECORDS_OFFSET,
-    RecordBatch,
-)
+from kafka_segments.records.batch import ATTRIBUTES_OFFSET, NO_TIMESTAMP, RECORDS_OFFSET, RecordBatch
 from kafka_segments.records.fast import decode_kernels as _k
-from kafka_segments.records.fast.columns import (
-    TABLE_DTYPES,
-    U8,
-    HeaderTable,
-)
+from kafka_segments.records.fast.columns import TABLE_DTYPES, U8, HeaderTable
 from kafka_segments.records.log import (
     INT64_MAX,
     MAX_SEGMENT_BYTES,
