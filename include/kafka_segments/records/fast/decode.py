@@ -55,24 +55,19 @@ def decode_record_columns(
     arena: U8 | None = None,
     max_batch_bytes: int | None = None,
 ) -> RecordColumns:
-    """Every record of a ``.log`` buffer as columns (control records included, ``is_control`` set).
-
-    Equal to the records of ``log.iter_batches(data, segment=segment, verify_crc=verify_crc)``.
+    """Every record of a ``.log`` buffer as columns (control records included, ``is_control`` set): equal to
+    the records of ``log.iter_batches(data, segment=segment, verify_crc=verify_crc)``.
 
     Args:
-        arena: a writable uint8 array to decompress into, for workers that decode segment after segment:
-            writing into memory already touched is several times faster than into fresh memory on large
-            segments. When the records fit, ``buffer`` of the result is a view of ``arena`` (so the arena
-            must not be reused while the result is in use); otherwise a new buffer is allocated.
-            Uncompressed segments are decoded in place and never touch it.
-        max_batch_bytes: the most bytes one compressed batch may inflate to (``None``: no limit); a batch
-            that would inflate past it is refused before more than about that much is decompressed.
+        arena: a writable uint8 array to decompress into, reused segment after segment (touched memory is
+            several times faster than fresh); the result's ``buffer`` may be a view of it, so it must not be
+            reused while the result is in use. Uncompressed segments are decoded in place.
+        max_batch_bytes: the most bytes one compressed batch may inflate to (``None``: no limit).
 
     Raises:
         CorruptRecordError: at the first damaged entry, as ``iter_batches`` and ``RecordBatch.records``
-            raise it (TruncatedSegmentError, InvalidCrcError, malformed records naming the batch).
-        DecompressionLimitError: a compressed batch inflates past ``max_batch_bytes`` (at that batch, after
-            the damage of earlier batches, as any damage).
+            raise it.
+        DecompressionLimitError: a compressed batch inflates past ``max_batch_bytes``.
         UnsupportedCodecError: as the Python path.
         ValueError: ``arena`` is not a writable, contiguous, one-dimensional uint8 array.
     """
@@ -133,12 +128,9 @@ def _payloads(
     array: U8, view: memoryview, table: HeaderTable, reuse: U8 | None, limit: int | None
 ) -> tuple[U8, I64, I64, int | None, tuple[str, int] | None]:
     """(arena, payload starts, payload ends, index of the first batch that cannot be decompressed, and why
-    when it inflates past ``limit``).
-
-    Each records stream is copied into the arena as soon as it is decompressed, so the decompressor's
-    output buffers are reused while they are still in the cache instead of piling up (first touches of fresh
-    memory are the dominant cost on large segments); runs of Kafka's LZ4 frames are decompressed straight
-    into it by a kernel (``lz4_into``), every other batch one at a time here.
+    when it inflates past ``limit``). Each stream is copied into the arena as soon as it is decompressed,
+    while the decompressor's buffers are in the cache (fresh memory is the dominant cost); LZ4 runs go
+    straight in.
     """
     starts = table.position + RECORDS_OFFSET
     ends = table.position + table.size_in_bytes

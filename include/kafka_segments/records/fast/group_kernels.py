@@ -109,12 +109,9 @@ def _grown_to(array: Any, size: int) -> Any:
 def distinct_spans(buffer: Any, starts: Any, lengths: Any) -> Any:
     """(id of each span's bytes, index of the first span of each id): equal bytes, equal id.
 
-    A 64-bit hash of the bytes, read 8 at a time, finds the candidates; the bytes themselves decide, so two
-    different keys never share an id (their MD5s are then computed separately, and only equal MD5s merge
-    them). A slot holds the hash, the id and length, and the key's first 16 bytes, so a probe for a key of
-    up to 16 bytes reads one slot; longer keys compare the rest against a compact store of each distinct
-    key's bytes (memory the size of the distinct keys, not a jump back into the segment). The table grows
-    with the distinct keys, not the rows.
+    A 64-bit hash finds candidates and the bytes decide, so different keys never share an id. A slot keeps a
+    key's first 16 bytes, so short keys probe one slot; longer ones compare against a compact store of the
+    distinct keys' bytes. The table grows with the distinct keys, not the rows.
     """
     n = len(starts)
     ids = np.empty(n, dtype=np.int64)

@@ -205,15 +205,11 @@ def _u32_le(array: Any, pos: Any) -> Any:
 def _frames_into(
     array: Any, starts: Any, ends: Any, block_max: Any, out: Any, used: Any, first: Any, payload_start: Any
 ) -> tuple[int, int]:
-    """Decode the frames ``array[starts[i]:ends[i]]`` for ``i`` from ``first`` on, one after the other, into
-    ``out`` from ``used`` on, recording where each begins in ``payload_start[i]``.
-
-    ``block_max[i]`` is the block maximum size of frame ``i``, whose 7-byte header was checked by the caller,
-    or 0 when the frame is not one this kernel decodes. Returns ``(i, used)``: the first frame not decoded
-    (``len(starts)`` when all were) and the end of the output before it. A frame is not decoded when it has no
-    ``block_max``, when a block is larger than it or runs past the frame, when ``out`` has less room left than
-    a whole block, when LZ4 refuses a block, or when the frame has no end mark or bytes after it; ``out`` may
-    then hold partial output past ``used``.
+    """Decode the frames ``array[starts[i]:ends[i]]`` from ``first`` on into ``out`` from ``used`` on,
+    recording where each begins in ``payload_start[i]``; ``block_max[i]`` is 0 for a frame this kernel does
+    not decode. Returns ``(i, used)``: the first frame not decoded (it has no ``block_max``, a bad block, no
+    room left, no end mark or bytes after it) and the end of the output before it; ``out`` may hold partial
+    output past it.
     """
     source = array.ctypes.data
     target = out.ctypes.data
@@ -271,14 +267,10 @@ def _compress_frames(  # noqa: PLR0913 - numba kernel: nopython mode takes array
     preferences: Any,
     spans: Any,
 ) -> tuple[int, int, int]:
-    """Compress ``source[starts[i]:ends[i]]`` for ``i`` from ``first`` on into one LZ4 frame each, written
-    into ``out`` from ``used`` on, each preceded by the ``prefix`` bytes that precede its span in ``source``
-    (a batch header): frame ``i`` is ``out[spans[i, 0] : spans[i, 1]]``. ``preferences`` is the address
-    ``bind_compressor()`` returned (``compress_frames`` passes it).
-
-    Returns ``(i, used, status)``: the first span not compressed (``len(starts)`` when all were), the end of
-    the output before it, and why it was not: ``NO_ROOM`` when ``out`` has less room left than the prefix and
-    LZ4's bound for the span, ``LZ4_ERROR`` when LZ4 reports an error (``COMPRESSED`` when all were).
+    """Compress ``source[starts[i]:ends[i]]`` from ``first`` on into one LZ4 frame each, into ``out`` from
+    ``used`` on, each after the ``prefix`` bytes before its span (a batch header); frame ``i`` is
+    ``out[spans[i, 0] : spans[i, 1]]``. Returns ``(i, used, status)``: the first span not compressed, the end
+    of the output before it, and ``NO_ROOM``, ``LZ4_ERROR`` or ``COMPRESSED``.
     """
     source_at = source.ctypes.data
     out_at = out.ctypes.data

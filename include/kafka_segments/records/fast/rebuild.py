@@ -112,14 +112,11 @@ def rebuild_batches(
 
 
 def _finish_lz4(out: U8, bounds: I64, rows: npt.NDArray[np.intp]) -> dict[int, bytes]:
-    """Row -> finished batch for the LZ4 batches ``rows`` of ``out`` (``bounds`` as ``write_batches`` left
-    them), their records compressed by a kernel (``lz4_kernels.compress_frames``: the frames
-    ``lz4.frame.compress`` writes, byte for byte) instead of a Python call each; the rows it leaves out
-    (none unless LZ4 fails) and every row when the kernel cannot be bound are left to ``_finish``.
-
-    The kernel fills a scratch buffer of ``_LZ4_SCRATCH`` bytes, batches are sealed and copied out, and the
-    buffer is filled again: it stays in the cache and its pages are touched once (a buffer the size of the
-    output is fresh memory each round, and page faults cost more than the compression saved)."""
+    """Row -> finished batch for the LZ4 batches ``rows`` of ``out``, compressed by
+    ``lz4_kernels.compress_frames`` (byte for byte ``lz4.frame.compress``); rows it leaves out are left to
+    ``_finish``. The scratch buffer of ``_LZ4_SCRATCH`` bytes is reused so its pages are touched once: page
+    faults on an output-sized buffer cost more than the compression saved.
+    """
     if not len(rows) or not _lz4.bind_compressor():
         return {}
     starts = bounds[rows, 0] + HEADER.size

@@ -221,13 +221,9 @@ def write_batches(  # noqa: PLR0913 - numba kernel: nopython mode takes arrays o
     out: Any,
     bounds: Any,
 ) -> None:
-    """Each batch, header and retained records, into ``out[bounds[b, 0] : bounds[b, 1]]``; ``bounds[b, 2]``
-    is its record count, or -1 when it must take the per-record path (offsets not increasing within the
-    batch, a timestamp delta outside int64, a non-UTF-8 header key).
-
-    ``headers`` rows: baseOffset, lastOffsetDelta, partitionLeaderEpoch, attributes, maxTimestamp,
-    producerId, producerEpoch, baseSequence of the source. The header is complete (CRC 0) for an
-    uncompressed batch; the caller compresses the records of the others and re-seals them.
+    """Each batch, header and retained records, into ``out[bounds[b, 0] : bounds[b, 1]]``; ``bounds[b, 2]`` is
+    its record count, or -1 when it must take the per-record path. ``headers`` rows hold the source's header
+    fields; an uncompressed batch is complete (CRC 0), the caller compresses the others and re-seals them.
     """
     offset, timestamp, key_start, key_length, value_start, value_length, headers_count = fields
     at = 0
