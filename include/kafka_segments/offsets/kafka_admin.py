@@ -202,20 +202,11 @@ def _group_type(kind: Any) -> GroupType | None:
 class ConfluentGroupAdmin:
     """``GroupAdmin`` over confluent-kafka's ``AdminClient`` (librdkafka); connects on first use.
 
-    Offsets are read with ``offsets_via``:
-
-    * ``"consumer"`` (default): one short-lived ``Consumer`` per group (never subscribing, so it never joins
-      the group) calls ``committed()`` for the topics' partitions, enumerated from cluster metadata.
-      librdkafka routes it through its consumer-group code, which handles coordinator errors.
-    * ``"admin"``: ``AdminClient.list_consumer_group_offsets``, which can fetch every partition at once. In
-      librdkafka (2.4 through at least 2.16) a NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE answer to it
-      crashes the process (null consumer-group handle in ``rd_kafka_handle_OffsetFetch``, librdkafka issue
-      #5040), which happens when a group's coordinator moves during a rolling restart.
-
-    Both ask for the last *stable* committed offset (``require_stable`` off, ``isolation.level``
-    read_uncommitted): a pending transactional commit is not waited for. ``timeout_s`` bounds each request;
-    ``max_in_flight`` bounds the groups read at once; ``client`` replaces the ``AdminClient`` built from
-    ``config`` (which must hold ``bootstrap.servers``).
+    ``offsets_via``: ``"consumer"`` (default) reads offsets with one short-lived, never-subscribing
+    ``Consumer`` per group; ``"admin"`` uses ``AdminClient.list_consumer_group_offsets``, which in librdkafka
+    2.4-2.16 crashes the process on a NOT_COORDINATOR answer (librdkafka issue #5040), as during a rolling
+    restart. Both read the last *stable* committed offset. ``timeout_s`` bounds each request,
+    ``max_in_flight`` the groups read at once; ``client`` replaces the ``AdminClient`` built from ``config``.
     """
 
     def __init__(

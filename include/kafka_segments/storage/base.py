@@ -123,17 +123,13 @@ class ReadIntoStore(ObjectStore, Protocol):
         progress: Progress | None = None,
         if_match: str | None = None,
     ) -> int:
-        """Write the object's bytes to ``out[:size]`` and return ``size``; the rest of ``out`` is left
-        alone. ``verify_checksum``: check the whole-object checksum the store keeps, if it keeps one (S3's
-        ``x-amz-checksum-*``, botocore's default); ``False`` skips that check for callers that verify the
-        content themselves. ``progress``: called in the reading thread with the bytes of ``out`` filled so
-        far, after every chunk read (``PROGRESS_CHUNK_BYTES``) — the object's length and checksum are only
-        checked once the last byte is in, so those bytes are unverified until ``get_into`` returns; an
-        exception it raises stops the read. ``if_match``: read the object only if its etag (``ObjectMeta``,
-        ``PutResult``) is still ``if_match`` (S3's ``If-Match``), else ``PreconditionFailedError`` — whatever
-        ``out`` then holds is not that version's bytes. Raises ``BufferTooSmallError`` (``out`` unchanged),
-        ``ObjectNotFoundError``; ``TypeError`` if ``out`` is not a writable, C-contiguous buffer. See
-        ``storage.buffers``."""
+        """Write the object's bytes to ``out[:size]`` and return ``size``; the rest of ``out`` is left alone
+        (the contract: ``storage.buffers``). ``verify_checksum=False`` skips the store's whole-object checksum
+        for callers that verify the content themselves. ``progress`` is called with the bytes filled so far,
+        which are unverified until this returns; an exception it raises stops the read. ``if_match``: read
+        only that etag's version, else ``PreconditionFailedError``. Raises ``BufferTooSmallError`` (``out``
+        unchanged), ``ObjectNotFoundError``, ``TypeError`` (``out`` not a writable, C-contiguous buffer).
+        """
         ...
 
 

@@ -84,13 +84,9 @@ def read_into(
     progress: Progress | None = None,
     if_match: str | None = None,
 ) -> int:
-    """``store.get_into(key, out)`` on any ``ObjectStore``: the backend's own ``get_into`` when it has one,
-    else ``store.get`` copied into ``out`` (same result and errors, one extra copy).
-
-    The fallback serves wrappers written before ``get_into`` existed (a test's fault-injecting store);
-    ``verify_checksum`` then has no effect (``get`` keeps the backend's default checks), ``progress`` is
-    called once, with the whole object, and ``if_match`` is checked with ``head`` before and after the
-    ``get`` (a change there and back in between is not seen).
+    """``store.get_into(key, out)`` on any ``ObjectStore``: the backend's own ``get_into``, else ``store.get``
+    copied into ``out`` (for wrappers such as a test's fault-injecting store: ``progress`` is then called
+    once, ``if_match`` checked with ``head`` before and after the ``get``).
 
     Raises:
         BufferTooSmallError: the object does not fit ``out`` (``out`` unchanged).

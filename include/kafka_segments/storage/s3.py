@@ -163,18 +163,12 @@ class S3Store:
     ) -> int:
         """The object's bytes into ``out[:size]``; returns ``size`` (``storage.buffers``).
 
-        One GET whose body is streamed with ``readinto`` (``READ_CHUNK_BYTES`` per call, or
-        ``PROGRESS_CHUNK_BYTES`` with a ``progress`` callback, called after each) straight into ``out``;
-        its ``ContentLength`` is checked against ``out`` before any byte is read. A last ``readinto`` that
-        returns nothing makes botocore check the length read against ``ContentLength``
-        (``IncompleteReadError``: ``TransientStoreError``) and, with ``verify_checksum``, the stored checksum
-        (see the module docstring for ``verify_checksum=False``). ``if_match``: the GET's ``If-Match``
-        (S3 answers 412 before any byte: ``PreconditionFailedError``).
-
-        A read cut short is read again from the start (``read_attempts`` in all). Once ``progress`` has been
-        told of some bytes, the next GETs are pinned to the first reply's etag (``If-Match``), so the bytes
-        already handed over are rewritten with the same bytes, and ``progress`` is only called again past
-        the most it was told (an object replaced meanwhile: ``PreconditionFailedError``).
+        One GET streamed with ``readinto`` straight into ``out``, its ``ContentLength`` checked against
+        ``out`` first; the final empty ``readinto`` makes botocore check the length (``TransientStoreError``
+        when short) and, with ``verify_checksum``, the stored checksum. A read cut short is read again
+        (``read_attempts`` in all); once ``progress`` was told of bytes, retries are pinned to the first
+        reply's etag, so the bytes handed over stay the same (an object replaced meanwhile:
+        ``PreconditionFailedError``).
         """
         full = self._full_key(key)
         location = f"s3://{self.bucket}/{full}"
