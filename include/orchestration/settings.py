@@ -27,7 +27,6 @@ AWS_CONN_ID = "aws_default"
 PROVIDER_EXTRA_KEYS = ("role_arn", "assume_role_method", "profile_name")
 """Extra fields only the Amazon provider's ``AwsBaseHook`` can resolve (STS, web identity, profiles)."""
 SPARK_CONN_ID = "spark_default"
-DEFAULT_SPARK_MASTER = "local[*]"
 
 
 class SettingsError(LocatedError):

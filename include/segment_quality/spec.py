@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 EITHER_MISSING = "either_value_is_missing"
-OPS = ("==", "!=", "null")
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,6 @@ CLICKSTREAM_PARTITIONS = 3
 BILLING = "billing"
 ANALYTICS = "analytics"
 AUDIT = "audit"
-GROUPS = (BILLING, ANALYTICS, AUDIT)
 
 FINAL_OFFSETS: Mapping[str, tuple[int, ...]] = {
     BILLING: (235, 236, 238),

@@ -29,7 +29,6 @@ from kafka_segments.topic_partition import TopicPartition
 
 T = TypeVar("T")
 E = TypeVar("E", bound=Enum)
-JsonObject = Mapping[str, Any]
 
 
 # ---------------------------------------------------------------------------------------------- writing

@@ -39,7 +39,6 @@ LZ4_FLG_CONTENT_SIZE = 0x08
 LZ4_FLG_CONTENT_CHECKSUM = 0x04
 LZ4_FLG_RESERVED = 0x03  # bit 0 is the dictionary id flag, which Kafka treats as reserved
 LZ4_BD_RESERVED = 0x8F
-LZ4_BD_64KB = 4 << 4
 LZ4_DESCRIPTOR_START = len(LZ4_MAGIC)
 LZ4_CONTENT_SIZE_LENGTH = 8
 

@@ -72,7 +72,6 @@ __all__ = [
     "QualityFrames",
     "QualityInputError",
     "TopicLimits",
-    "build_rows",
     "frames_of",
     "quality_frames",
 ]
@@ -190,21 +189,6 @@ def frames_of(
         compaction=_columns(compaction, COMPACTION_COLUMNS),
         segments=_columns(segments, SEGMENT_COLUMNS),
     )
-
-
-def build_rows(
-    before: Manifest,
-    after: Manifest,
-    plan: Mapping[TopicPartition, PlanEntry],
-    *,
-    config: Config,
-    now_ms: int,
-    claims: Mapping[TopicPartition, RoundClaim] | None = None,
-    written: Mapping[str, SegmentEntry] | None = None,
-) -> tuple[list[Row], list[Row]]:
-    """The partition and deletion rows of ``before`` (input state) -> ``after`` (staged manifest)."""
-    changes = log_changes(before, after, claims or {}, written or {})
-    return retention_rows(changes, plan, config=config, now_ms=now_ms)
 
 
 def _columns(rows: Sequence[Row], names: Mapping[str, ColumnKind]) -> dict[str, tuple[object, ...]]:
