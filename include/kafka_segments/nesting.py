@@ -2,8 +2,7 @@
 
 The decoders recurse once per level, so ``[[[[...`` a thousand deep ends in a ``RecursionError`` traceback;
 anything deeper than ``MAX_NESTING_DEPTH`` is refused first with ``NestingTooDeepError``, which each loader
-turns into its own named input error.
-"""
+turns into its own named input error."""
 
 from __future__ import annotations
 

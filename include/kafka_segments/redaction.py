@@ -1,7 +1,6 @@
 """Secrets out of what is echoed: the password (or token) in the userinfo of ``scheme://user:password@host``.
 Every message, log line and report field that can repeat a URI a user typed goes through ``redact_uri``
-(``s3://KEY:***@bucket/p``, ``kafka://***@host:9092``); it works on any text.
-"""
+(``s3://KEY:***@bucket/p``, ``kafka://***@host:9092``); it works on any text."""
 
 from __future__ import annotations
 

@@ -2,5 +2,4 @@
 
 Modules imported by DAG files at parse time use airflow and the standard library only, never
 ``kafka_segments`` (``declarations``, ``retries``, ``assets``, ``spark_operator``, ``recover_sensor``), so
-parsing a DAG stays cheap and does no I/O; the others are imported inside tasks only.
-"""
+parsing a DAG stays cheap and does no I/O; the others are imported inside tasks only."""

@@ -3,8 +3,7 @@
 
 The lake is a Variable, known only when a task runs, so committing tasks declare the alias
 ``AssetAlias("kafka_segments_lakes")`` and attach an event for the lake's own Asset at run time. Imported at
-DAG parse time (airflow and the standard library only).
-"""
+DAG parse time (airflow and the standard library only)."""
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@ JSON (docs/airflow.md, "The delete-records DAG").
 As Kafka's tool does, a malformed request is refused whole, and a partition's error does not fail the task
 (it is logged and counted). A committing run is refused before it reads anything unless the triggering user
 is entitled (``orchestration.entitlement``). The newest pinned offsets snapshot is used read-only to warn
-about groups that would lose unread records.
-"""
+about groups that would lose unread records."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@ auth manager (a DAG's ``access_control`` is read by the FAB auth manager only).
 
 The Variable ``kafka_segments_delete_records_allowed`` lists user names and ``role:NAME``s (default
 ``role:ADMIN``), compared case-insensitively; dry runs are never refused. Roles are known for the
-SimpleAuthManager only, from the worker's configuration (which must match the API server's).
-"""
+SimpleAuthManager only, from the worker's configuration (which must match the API server's)."""
 
 from __future__ import annotations
 

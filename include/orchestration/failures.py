@@ -1,7 +1,6 @@
 """The library's errors as task outcomes: inside ``task_failures(stage)`` a transient error propagates for the
 retry policy; any other error of the project becomes ``AirflowFailException`` with its own message (no
-retry, one clear log line); anything else (a bug) propagates and is not retried.
-"""
+retry, one clear log line); anything else (a bug) propagates and is not retried."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """What the maintenance tasks hand each other through XCom: small JSON documents, never secrets (the lake
 settings, the run's parameters, the offsets snapshot by id, or as JSON for a dry run's unstored one, and the
-``RunHandle``). What the library's stages produce lives in the lake run's folder, not in XCom.
-"""
+``RunHandle``). What the library's stages produce lives in the lake run's folder, not in XCom."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 The library marks the errors a retry can cure with ``retriable = True`` (``kafka_segments.errors``); a
 builtin ``ConnectionError`` or ``TimeoutError`` is transient too. Everything else fails at once: retrying
 cannot change the answer. Read by the task runner (Airflow 3.3's ``retry_policy``) after
-``orchestration.failures``.
-"""
+``orchestration.failures``."""
 
 from __future__ import annotations
 

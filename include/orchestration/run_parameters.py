@@ -4,8 +4,7 @@
 ``now`` is the data interval end of a scheduled or backfill run, else the trigger time (manual runs have no
 logical date). Scheduled and backfill runs always commit; a person's trigger is a dry run unless switched
 off: destructive work is opt-in. A backfill uses only pinned snapshots. The lake run id is derived from the
-Airflow run, so a retried ``prepare`` registers the same lake run.
-"""
+Airflow run, so a retried ``prepare`` registers the same lake run."""
 
 from __future__ import annotations
 

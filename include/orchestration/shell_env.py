@@ -1,7 +1,6 @@
 """What a command next to the standalone demo stack needs (``./scripts/airflow-standalone``): its banner and
 its environment as a shell script (``source <output>/env.sh``). Only what the stack sets or changes relative
-to the calling shell is written, and what it dropped is unset.
-"""
+to the calling shell is written, and what it dropped is unset."""
 
 from __future__ import annotations
 

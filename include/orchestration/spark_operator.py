@@ -4,8 +4,7 @@ lake run (``spark_jobs/retention_job.py``).
 The job's spec is known only when the task runs, so the operator fills its fields in at execute time from
 ``spark_submit.retention_job_spec``; such fields are not rendered templates, so the connection's secret never
 lands in the rendered-fields table. Without a ``spark_default`` Connection the job runs on ``local[*]`` (the
-provider would fall back to ``yarn``). Imported at DAG parse time: the library is imported when it runs.
-"""
+provider would fall back to ``yarn``). Imported at DAG parse time: the library is imported when it runs."""
 
 from __future__ import annotations
 

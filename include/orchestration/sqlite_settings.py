@@ -1,7 +1,6 @@
 """Connection settings of the demo and test stacks' SQLite metadata database (``[database]
 sql_alchemy_connect_args = orchestration.sqlite_settings.CONNECT_ARGS``). SQLite's default 5 s lock wait is
-not always enough on a loaded 2-core machine while ``airflow backfill create`` writes runs; a minute is.
-"""
+not always enough on a loaded 2-core machine while ``airflow backfill create`` writes runs; a minute is."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 
 ``validate_run(store, run_id, config=...)`` is the validation stage of a staged run: it stores
 ``validation.json`` and a Data Docs site in the run's folder, and on failure rejects the run and raises
-``ValidationFailedError``. GX is imported inside functions only (its import takes seconds).
-"""
+``ValidationFailedError``. GX is imported inside functions only (its import takes seconds)."""
 
 from segment_quality.results import ExpectationOutcome, SuiteResult, ValidationReport
 from segment_quality.validate import ValidationFailedError, validate_run

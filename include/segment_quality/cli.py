@@ -1,6 +1,5 @@
 """``python -m segment_quality validate --lake L --run-id R [--config F] [--json]``. Exit codes: 0 passed; 1
-failed validation (the run is rejected); 2 validation could not run.
-"""
+failed validation (the run is rejected); 2 validation could not run."""
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@
 
 The rows come from ``segment_quality.staged.compaction``; only the round's status and end offset are the
 plan's claims, and those are what the suites check. ``compaction.partitions`` has one row per partition,
-``compaction.segments`` one per segment of a partition the compaction touched.
-"""
+``compaction.segments`` one per segment of a partition the compaction touched."""
 
 from __future__ import annotations
 

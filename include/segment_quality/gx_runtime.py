@@ -5,8 +5,7 @@ definition per suite, then the Data Docs site built into a local folder.
 GX is imported once per process (inside ``_gx``, never at module import; warnings its import triggers in
 other packages are silenced around it). A fresh context per validation keeps its Data Docs to that run.
 Progress bars are off, and GX's loggers log at ``WARNING`` and above: at ``INFO`` they wrote some 200 lines
-per validation into every Airflow task log, burying the report.
-"""
+per validation into every Airflow task log, burying the report."""
 
 from __future__ import annotations
 

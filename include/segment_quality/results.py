@@ -1,6 +1,5 @@
 """What a validation found, as values, and ``validation.json`` (format version 1; docs/validation.md, "What is
-stored"), the document ``commit_staged`` reads: it requires ``run_id`` = the run and ``success`` true.
-"""
+stored"), the document ``commit_staged`` reads: it requires ``run_id`` = the run and ``success`` true."""
 
 from __future__ import annotations
 

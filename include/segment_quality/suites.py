@@ -3,8 +3,7 @@
 
 The suites and the Kafka rules they check (``UnifiedLog.java``) are tabled in docs/validation.md, "The
 suites and the Kafka rules": ``retention.partitions`` (one row per partition) and ``retention.deletions``
-(one row per retired segment); the compaction suites are ``segment_quality.compaction_suites``.
-"""
+(one row per retired segment); the compaction suites are ``segment_quality.compaction_suites``."""
 
 from __future__ import annotations
 

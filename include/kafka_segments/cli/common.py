@@ -1,8 +1,7 @@
 """What the commands share: the exit codes (0 ok, 1 a problem found, 2 usage or input error, 130 Ctrl-C) and
 the options several commands take (``--lake``, ``--now``, ``--json``, ``--config``), each defined once.
 
-Every command module's ``add_parsers(commands)`` adds its commands; ``cli/main.py`` lists the modules.
-"""
+Every command module's ``add_parsers(commands)`` adds its commands; ``cli/main.py`` lists the modules."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """``describe --config F [--now T]``: the configuration, the time and the run's compaction budget, read as
-``run`` reads them, so each compacted partition's verdict is the one a ``run --now T`` would reach.
-"""
+``run`` reads them, so each compacted partition's verdict is the one a ``run --now T`` would reach."""
 
 from __future__ import annotations
 

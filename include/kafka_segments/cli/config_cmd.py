@@ -1,6 +1,5 @@
 """``kafka-segments config check FILE [--json]`` (docs/configuration.md): every effective setting with its
-source, then one ``problem: <key>: <value>: <rule>`` line per problem. Exit 0 when valid, 2 otherwise.
-"""
+source, then one ``problem: <key>: <value>: <rule>`` line per problem. Exit 0 when valid, 2 otherwise."""
 
 from __future__ import annotations
 

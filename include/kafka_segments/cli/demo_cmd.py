@@ -2,8 +2,7 @@
 
 Over real HTTP to the embedded S3 server: upload the sample topic's segments with Kafka's plain names, adopt,
 describe, run retention with consumed retention (KIP-68) on, dump a partition, export and inspect it, then
-``recover`` and a dry-run ``gc``. The server is stopped on the way out, whatever happens.
-"""
+``recover`` and a dry-run ``gc``. The server is stopped on the way out, whatever happens."""
 
 from __future__ import annotations
 

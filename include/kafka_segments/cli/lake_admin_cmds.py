@@ -1,6 +1,5 @@
 """The lake commands that change it: ``adopt``, ``recover`` and ``gc`` (docs/lake.md). ``gc`` is a dry run
-unless ``--execute``. Each prints a report for people, or one JSON document with ``--json``.
-"""
+unless ``--execute``. Each prints a report for people, or one JSON document with ``--json``."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """The read-side lake commands: ``describe``, ``dump`` and ``export`` (docs/lake.md).
 
-The lake modules are imported when a command runs, so ``kafka-segments --help`` stays fast.
-"""
+The lake modules are imported when a command runs, so ``kafka-segments --help`` stays fast."""
 
 from __future__ import annotations
 

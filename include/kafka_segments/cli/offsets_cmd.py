@@ -3,8 +3,7 @@ consumer-offset snapshot, store it in the lake and, with ``--now``, pin it for t
 
 A pin is never replaced, so a snapshot in which some groups could not be read is stored but not pinned: a
 rerun once they can be read pins a complete one. Exit codes: 0 stored; 1 stored with group errors, or the
-lake or source failed; 2 bad input.
-"""
+lake or source failed; 2 bad input."""
 
 from __future__ import annotations
 

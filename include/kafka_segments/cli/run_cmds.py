@@ -1,6 +1,5 @@
 """The commands that apply the rules: ``run``, ``plan`` (always a dry run) and ``delete-records`` (KIP-107,
-with ``kafka-delete-records.sh``'s file); docs/retention.md. Input errors exit 2 with a one-line reason.
-"""
+with ``kafka-delete-records.sh``'s file); docs/retention.md. Input errors exit 2 with a one-line reason."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """``run --engine spark`` and ``plan --engine spark``: the maintenance DAG's stages (``pipeline/stages.py``),
 in sequence, from the command line, with spark-submit of ``spark_jobs/retention_job.py`` between prepare and
 validate. A dry run stages and validates but commits nothing. Exit codes as the inline engine: 0 ok; 1 a
-problem (quarantine, failed validation or Spark job, commit conflict); 2 bad input.
-"""
+problem (quarantine, failed validation or Spark job, commit conflict); 2 bad input."""
 
 from __future__ import annotations
 

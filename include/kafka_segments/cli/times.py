@@ -1,7 +1,6 @@
 """Command-line times: ``--now`` takes epoch milliseconds or ISO-8601 (README.md, "Command line"), from the
 epoch to the end of year 9999, checked where the command line is parsed (argparse exits 2 naming the
-option), so a time no Kafka timestamp or ``datetime`` can hold never reaches the rules.
-"""
+option), so a time no Kafka timestamp or ``datetime`` can hold never reaches the rules."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Demo and test support, not part of the product: the embedded S3 server (``embedded_s3``), the sample topic
 of ``kafka-segments demo`` (``sample``) and the demo lake of ``./scripts/demo`` (``lake``, ``log``,
-``offsets``). Nothing under ``kafka_segments`` outside ``cli/demo_cmd.py`` imports this package.
-"""
+``offsets``). Nothing under ``kafka_segments`` outside ``cli/demo_cmd.py`` imports this package."""
 
 from kafka_segments.demo.embedded_s3 import (
     DEFAULT_REGION,

@@ -5,8 +5,7 @@ Written with the project's own writers, then uploaded with Kafka's plain names a
 consumed retention on; ``clickstream-2`` had ``kafka-delete-records`` applied up to offset 50, so its copied
 ``log-start-offset-checkpoint`` says 50) and ``__consumer_offsets`` (``demo.offsets``). With
 ``config/demo.yaml`` a run at ``now`` deletes segments of every ``clickstream`` partition (consumed
-retention, retention.ms, the log start offset); a second run deletes nothing.
-"""
+retention, retention.ms, the log start offset); a second run deletes nothing."""
 
 from __future__ import annotations
 

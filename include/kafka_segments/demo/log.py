@@ -1,7 +1,6 @@
 """Writing one partition's log for the demo lake the way a broker would have appended it: offsets in append
 order, producer sequence numbers, COMMIT/ABORT markers (``MemoryRecords.withEndTransactionMarker``) and
-segment rolls where told, with every index.
-"""
+segment rolls where told, with every index."""
 
 from __future__ import annotations
 

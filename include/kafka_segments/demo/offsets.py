@@ -3,8 +3,7 @@
 ``billing`` is caught up and commits inside transactions (one aborted: its offsets are dropped on replay);
 ``analytics`` lags (stuck at offset 25 of ``clickstream-1``), holding consumed retention back; ``audit`` has
 been Empty for 9.5 days, so its offsets expired (KIP-211, ``ClassicGroup.offsetExpirationCondition``).
-Records use the versions a Kafka 4.x broker writes (``coordinator_writer``).
-"""
+Records use the versions a Kafka 4.x broker writes (``coordinator_writer``)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """A small, deterministic sample topic for demos and smoke tests: two partitions of ``orders`` showing the
 format's features (every codec, updates and tombstones, headers, committed and aborted transactions, a
-LogAppendTime batch), written with the project's own writers.
-"""
+LogAppendTime batch), written with the project's own writers."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 protocol that changes it atomically (docs/lake.md).
 
 The names below are re-exported lazily, so reading a lake does not load the segment-scanning machinery
-(numba) that only writers need.
-"""
+(numba) that only writers need."""
 
 from __future__ import annotations
 

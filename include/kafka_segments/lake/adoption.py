@@ -18,8 +18,7 @@ The rules are docs/lake.md, "Adoption" (Kafka's ``UnifiedLog`` / ``LogLoader`` f
 8. A run that changes nothing reads no segment body (size and etag are compared with the manifest).
 
 ``adopt_objects`` only reads; ``adopt`` (``adopt_run``) commits it as a run of its own. ``adoption_reads``
-runs the parallel reads, ``adoption_report`` holds the result types and the report.
-"""
+runs the parallel reads, ``adoption_report`` holds the result types and the report."""
 
 from __future__ import annotations
 

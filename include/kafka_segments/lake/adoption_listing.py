@@ -4,8 +4,7 @@ The lake's own keys are not reported; a top-level folder that is not a canonical
 (``orders-007`` would alias ``orders-7``) is reported once with the reason. In a partition folder
 ``<20 digits>.log`` is a segment; its indexes and the objects this project wrote are not reported; anything
 else (``partition.metadata``, Kafka's ``.deleted`` / ``.cleaned`` / ``.swap`` files, …) is ignored with a
-reason. One pass over the listing, reading and changing nothing.
-"""
+reason. One pass over the listing, reading and changing nothing."""
 
 from __future__ import annotations
 

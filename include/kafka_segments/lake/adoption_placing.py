@@ -2,8 +2,7 @@
 
 A ``PartitionLog`` starts from the partition's committed state (or empty at its first segment's base offset)
 and is extended in place by ``regrow``, ``place`` and ``apply_checkpoint`` (bootstrap). Base offsets are
-kept beside the segments, so an overlap is found by bisection.
-"""
+kept beside the segments, so an overlap is found by bisection."""
 
 from __future__ import annotations
 

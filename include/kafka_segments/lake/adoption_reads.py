@@ -5,8 +5,7 @@ sha256 (a lake copied to another backend has other etags); a grown active segmen
 recorded prefix still hashes to its sha256. Damage becomes a ``Quarantine`` naming the object and byte
 position; a vanished candidate or a symbolic link (``ForeignObjectError``) is ``Ignored``; an object whose
 size changed since the listing is being written and is quarantined for this run. Other store errors
-propagate. The stores are safe to share between threads (``S3Store`` builds its client once under a lock).
-"""
+propagate. The stores are safe to share between threads (``S3Store`` builds its client once under a lock)."""
 
 from __future__ import annotations
 

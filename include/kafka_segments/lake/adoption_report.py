@@ -1,6 +1,5 @@
 """What adoption found and did: quarantines, ignored objects, the adoption result and the ``adopt`` report
-(``to_dict`` for ``--json``, ``to_text`` for people).
-"""
+(``to_dict`` for ``--json``, ``to_text`` for people)."""
 
 from __future__ import annotations
 

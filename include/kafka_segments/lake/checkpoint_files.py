@@ -4,8 +4,7 @@ log dir; rewritten from the head manifest after every commit (``recover`` repair
 ``log-start-offset-checkpoint`` lists, as ``LogManager.checkpointLogStartOffsetsInDir`` does, the partitions
 whose log start offset is above their first segment's base offset, and a partition without live segments
 whose log start offset is above 0 (its folder may still hold retired segments). Before the first commit the
-files are inputs: ``read_bootstrap_checkpoints``.
-"""
+files are inputs: ``read_bootstrap_checkpoints``."""
 
 from __future__ import annotations
 

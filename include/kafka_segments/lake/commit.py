@@ -4,8 +4,7 @@ protocol", with the crash table).
 
 The commit is the create-if-absent PUT of manifest ``base + 1``. A lost response is settled by reading it
 back: ours → committed; another run's → ``CommitConflictError``; absent or unreadable →
-``CommitStateUnknownError``, never a blind retry.
-"""
+``CommitStateUnknownError``, never a blind retry."""
 
 from __future__ import annotations
 
@@ -62,8 +61,7 @@ def resolve_commit(store: ObjectStore, run_id: str) -> CommitResolution:
     """Whether ``run_id`` committed, by reading its only possible version back.
 
     When gc already removed that version (the head is past it), the run's recorded outcome decides whether it
-    was this run; the version is reported as taken either way (the run can no longer commit).
-    """
+    was this run; the version is reported as taken either way (the run can no longer commit)."""
     run = read_run(store, run_id)
     existing = try_read_manifest(store, run.commit_version)
     if existing is None:

@@ -4,8 +4,7 @@
 Objects this project wrote get Kafka's plain name. Indexes are never copied: they are rebuilt from each
 ``.log`` by Kafka's recovery rule (``LogSegment.recover``), open transactions carried from segment to
 segment. A partition without live segments gets an empty active segment at its log end offset. The target
-must not exist or be empty; each file is written atomically, and a failed export removes what it created.
-"""
+must not exist or be empty; each file is written atomically, and a failed export removes what it created."""
 
 from __future__ import annotations
 

@@ -9,8 +9,7 @@ not retired, the checkpoint files and run folders are never deleted.
 
 The head and retained manifests are read before the listing, so a run committing meanwhile is "in
 progress" for this pass. Old manifests go first, then objects (indexes before their ``.log``): an
-interruption leaves every object a remaining manifest lists, and the next pass finishes the job.
-"""
+interruption leaves every object a remaining manifest lists, and the next pass finishes the job."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Where everything lives in a lake (docs/lake.md, "Layout"), as object keys relative to the lake root.
 
 Objects this project writes carry the run id in their name, so a committed object is never overwritten and
-the objects of a failed run can be found and swept.
-"""
+the objects of a failed run can be found and swept."""
 
 from __future__ import annotations
 
@@ -99,8 +98,7 @@ class SegmentObjectName:
     """A parsed segment object key: ``<topic>-<partition>/<20-digit base>[-<run id>]<kind>``.
 
     ``run_id`` is ``None`` for Kafka's plain names (objects that come from outside and get adopted) and the
-    writing run for objects this project wrote.
-    """
+    writing run for objects this project wrote."""
 
     topic_partition: TopicPartition
     base_offset: int

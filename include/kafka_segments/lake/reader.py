@@ -3,8 +3,7 @@
 Readers follow a manifest, never a listing: a segment is the first ``size`` bytes of the object its entry
 names, hashing to the recorded ``sha256``; anything else is a ``SegmentObjectMismatchError``. Visibility is
 Kafka's fetch rule: offsets at or above the log start offset (records below it in a straddling batch are
-skipped, as a consumer drops them).
-"""
+skipped, as a consumer drops them)."""
 
 from __future__ import annotations
 
@@ -37,8 +36,7 @@ NO_STATE_HINT = "no committed state yet — run `kafka-segments adopt`"
 class VisibleBatch:
     """One batch a consumer of the committed log would receive, with the segment it lives in.
 
-    ``entry.header.position`` is the batch's byte position in ``segment``'s ``.log``.
-    """
+    ``entry.header.position`` is the batch's byte position in ``segment``'s ``.log``."""
 
     segment: SegmentEntry
     entry: Entry

@@ -10,8 +10,7 @@ once abandoned it is discarded. Younger runs are **in-progress** and left alone.
 are made to match the head.
 
 A head manifest that is not valid raises before anything changes: recover does not guess. Every step is
-idempotent: objects are swept before the outcome is written, so a crash in between is swept again.
-"""
+idempotent: objects are swept before the outcome is written, so a crash in between is swept again."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 ``runs/<run id>/run.json`` (create-if-absent, before anything else) names the run's *base*; a run can only
 ever commit ``base + 1``, which fences zombies (a stray duplicate of an old run finds its version taken).
 ``outcome.json`` records ``committed`` or ``aborted`` once known. A dry run registers with
-``dry_run: true`` and is never fenced (docs/lake.md, "Dry runs").
-"""
+``dry_run: true`` and is never fenced (docs/lake.md, "Dry runs")."""
 
 from __future__ import annotations
 

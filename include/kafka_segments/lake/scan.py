@@ -1,8 +1,7 @@
 """What a header-only scan of one ``.log`` object tells the manifest (no record is decoded).
 
 Every batch's CRC is checked (the only way to know an uploaded object is intact). A segment Kafka could not
-have written (a batch below its base offset, offsets not increasing) is a ``SegmentLayoutError``.
-"""
+have written (a batch below its base offset, offsets not increasing) is a ``SegmentLayoutError``."""
 
 from __future__ import annotations
 
@@ -167,8 +166,7 @@ def advance_open_transactions(
     """The transactions open after the batches of ``table``, given those open before it.
 
     A transactional data batch of a producer without an open transaction opens one at its base offset; any
-    control batch of the producer (COMMIT or ABORT) closes it. Sorted by first offset.
-    """
+    control batch of the producer (COMMIT or ABORT) closes it. Sorted by first offset."""
     state = {txn.producer_id: txn for txn in open_transactions}
     flagged = np.flatnonzero((table.magic >= 2) & ((table.attributes & TRANSACTIONAL_FLAG_MASK) != 0))
     for row in flagged.tolist():

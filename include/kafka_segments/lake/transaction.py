@@ -11,8 +11,7 @@ one transaction", with the ``RunOutcome`` table).
         outcome = txn.commit()                  # one conditional PUT → RunOutcome
 
 Another process picks a run up with ``LakeTransaction.resume(store, run_id)``: all it needs is in the lake.
-Nothing written before the commit is visible to readers; a dry run ends as ``RunOutcome.DRY_RUN``.
-"""
+Nothing written before the commit is visible to readers; a dry run ends as ``RunOutcome.DRY_RUN``."""
 
 from __future__ import annotations
 

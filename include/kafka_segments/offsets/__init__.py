@@ -2,8 +2,7 @@
 committed, and its state, at one time. The value types live in ``kafka_segments.state``.
 
 The names below are re-exported lazily, so reading a snapshot file loads neither a Kafka client nor the
-lake's segment machinery.
-"""
+lake's segment machinery."""
 
 from __future__ import annotations
 

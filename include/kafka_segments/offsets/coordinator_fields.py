@@ -3,8 +3,7 @@
 
 Flexible versions use compact forms and a tagged-field section, whose fields are all skipped by size. A null
 non-nullable field or a length past the end is an error; bytes after a struct are ignored, as by Kafka;
-invalid UTF-8 decodes with U+FFFD, as Java's ``new String(bytes, UTF_8)``.
-"""
+invalid UTF-8 decodes with U+FFFD, as Java's ``new String(bytes, UTF_8)``."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """The groups of one ``__consumer_offsets`` partition as the coordinator holds them while replaying, and what
 a snapshot shows of each: classic groups as ``GroupMetadataStore.replay`` rebuilds them (subscribed topics
 as ``ClassicGroup.computeSubscribedTopics``; a group created by an offset commit is a "simple" group), and
-KIP-848 consumer groups with their state as ``ConsumerGroup.maybeUpdateGroupState`` computes it.
-"""
+KIP-848 consumer groups with their state as ``ConsumerGroup.maybeUpdateGroupState`` computes it."""
 
 from __future__ import annotations
 

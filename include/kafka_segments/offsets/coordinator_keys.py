@@ -1,8 +1,7 @@
 """The keys of ``__consumer_offsets`` records (``CoordinatorRecordSerde``): the record type, and the key
 struct that names the group. Types (``GroupCoordinatorRecordSerde``): 0 and 1 OffsetCommit, 2 GroupMetadata,
 3-8 KIP-848 consumer groups, 16 regular expressions; others are "unknown" and skipped, as
-``CoordinatorLoaderImpl`` does. Schemas: ``group-coordinator/src/main/resources/common/message/*Key.json``.
-"""
+``CoordinatorLoaderImpl`` does. Schemas: ``group-coordinator/src/main/resources/common/message/*Key.json``."""
 
 from __future__ import annotations
 

@@ -9,8 +9,7 @@ group tombstone hides its offsets until a commit recreates the group.
 
 Damage: a key that cannot be decoded fails the whole replay (``CoordinatorRecordError`` naming partition,
 offset and segment), as Kafka fails the partition's load; a bad value, or a record Kafka's replay would
-reject, fails only its group (reported in ``errors``). Unknown record types are skipped and counted.
-"""
+reject, fails only its group (reported in ``errors``). Unknown record types are skipped and counted."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 A value version outside the schema's ``validVersions`` is an error (``UnknownRecordVersionException``).
 OffsetCommitValue v0-4 is accepted under both types 0 and 1 (Kafka 4.3 reads type 0 as
 ``LegacyOffsetCommitValue``, the bytes of v0). Schemas:
-``group-coordinator/src/main/resources/common/message/*Value.json``.
-"""
+``group-coordinator/src/main/resources/common/message/*Value.json``."""
 
 from __future__ import annotations
 

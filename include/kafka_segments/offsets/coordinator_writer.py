@@ -5,8 +5,7 @@ Versions as ``GroupCoordinatorRecordHelpers`` writes them: OffsetCommit under re
 with an explicit expire timestamp (``offsetCommitValueVersion``); GroupMetadata under type 2, value v3;
 tombstones have a null value. Schemas: ``group-coordinator/src/main/resources/common/message/*.json`` and
 ``clients/src/main/resources/common/message/ConsumerProtocol*.json`` (none of these versions is flexible).
-A group's partition is ``GroupCoordinatorService.partitionFor`` (Java's ``String.hashCode``).
-"""
+A group's partition is ``GroupCoordinatorService.partitionFor`` (Java's ``String.hashCode``)."""
 
 from __future__ import annotations
 
@@ -82,8 +81,7 @@ class GroupMetadata:
     """A classic group's state as ``newGroupMetadataRecord`` writes it after a rebalance.
 
     An empty group keeps its protocol type, has no protocol, leader or members, and
-    ``current_state_timestamp_ms`` is when it became Empty (the base of its offsets' expiry, KIP-211).
-    """
+    ``current_state_timestamp_ms`` is when it became Empty (the base of its offsets' expiry, KIP-211)."""
 
     group: str
     protocol_type: str = CONSUMER_PROTOCOL_TYPE

@@ -4,8 +4,7 @@ OffsetFetch), and a confluent-kafka implementation; ``GroupAdmin`` is the seam t
 A broker that does not answer ListGroups fails the whole listing (``GroupDiscoveryError``) rather than
 silently missing its groups. Describe returns no subscriptions nor state timestamps, OffsetFetch no commit
 timestamps. Per-group failures are values (``GroupError`` with Kafka's error name; ``_``-names are
-librdkafka's client-side errors), so one unreachable coordinator does not hide the other groups.
-"""
+librdkafka's client-side errors), so one unreachable coordinator does not hide the other groups."""
 
 from __future__ import annotations
 

@@ -15,8 +15,7 @@ it); unreadable topic metadata raises ``KafkaAdminError``.
 
 Connection: ``bootstrap.servers`` from the URI; other librdkafka properties from
 ``KAFKA_SEGMENTS_KAFKA_<NAME>`` (``KAFKA_SEGMENTS_KAFKA_SECURITY_PROTOCOL`` → ``security.protocol``),
-overridden by the ``config`` mapping.
-"""
+overridden by the ``config`` mapping."""
 
 from __future__ import annotations
 

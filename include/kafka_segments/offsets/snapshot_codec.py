@@ -5,8 +5,7 @@ Writing is canonical (sorted groups, offsets, topics and errors; documented fiel
 newline): the same snapshot always gives the same bytes, which makes stored snapshots content-addressed.
 Reading is strict and every refusal is a ``SnapshotFormatError`` naming the field path
 (``groups[1].offsets[0].offset: -5 is negative``; ``offsets/snapshot_fields``). Empty group ids are valid
-(``GroupCoordinator.isValidGroupId`` accepts them for offset commits); unknown extra fields are ignored.
-"""
+(``GroupCoordinator.isValidGroupId`` accepts them for offset commits); unknown extra fields are ignored."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Taking a consumer-offset snapshot from a source string: ``kafka://host:port[,...]`` (a live cluster),
 ``lake`` (the archived ``__consumer_offsets``), or a snapshot JSON file (``./lake`` for a file so named).
-The source modules are imported only when used, so reading a file never loads a Kafka client.
-"""
+The source modules are imported only when used, so reading a file never loads a Kafka client."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """``kafka-segments delete-records``: KIP-107 on the lake, committed atomically for every partition through
 one ``LakeTransaction`` (whole segments below the new log start offsets retired as ``log-start-offset``). A
-partition's error affects only that partition; a dry run ends as ``RunOutcome.DRY_RUN``.
-"""
+partition's error affects only that partition; a dry run ends as ``RunOutcome.DRY_RUN``."""
 
 from __future__ import annotations
 

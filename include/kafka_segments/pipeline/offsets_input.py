@@ -4,8 +4,7 @@ same offsets (docs/retention.md, "Which snapshot a run uses").
 ``--offsets FILE`` is stored and pinned unless a pin exists; ``--offsets-source SRC`` takes the pin for
 ``now``, else a new snapshot as of ``now``; a live cluster more than ``max_live_lag_ms`` behind is not asked
 (it only knows the present). ``earlier_pin`` (backfills) takes the newest pin at or before ``now`` and never
-asks a source. A dry run stores and pins nothing.
-"""
+asks a source. A dry run stores and pins nothing."""
 
 from __future__ import annotations
 

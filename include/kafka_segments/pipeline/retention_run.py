@@ -1,7 +1,6 @@
 """``kafka-segments run --engine inline``: every stage of a run (``pipeline.stages``), in order, in this
 process. The same lake, configuration, snapshot and ``now`` give the same result; a dry run ends as
-``RunOutcome.DRY_RUN`` (docs/lake.md, "Dry runs"). Deletion is logical: retired objects stay until ``gc``.
-"""
+``RunOutcome.DRY_RUN`` (docs/lake.md, "Dry runs"). Deletion is logical: retired objects stay until ``gc``."""
 
 from __future__ import annotations
 

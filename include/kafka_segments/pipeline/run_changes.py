@@ -1,7 +1,6 @@
 """What a run changes: compaction rounds, then the deletion passes over the state they leave, as one change
 (as Kafka's cleaner thread cleans, then deletes old segments). Quarantined partitions are left alone; a round
-that fails on bad data quarantines its partition; checkpoints the passes invalidate are reset.
-"""
+that fails on bad data quarantines its partition; checkpoints the passes invalidate are reset."""
 
 from __future__ import annotations
 

@@ -6,8 +6,7 @@ functions in this order, handing over through the run's folder and ``LakeTransac
 
 Everything before the commit is invisible to readers, so a dry run or a failed validation leaves the
 committed state untouched (docs/lake.md, "One run, one transaction"). Every stage may be retried:
-``prepare`` re-registers the same run, ``execute`` overwrites its files, ``commit`` reads back first.
-"""
+``prepare`` re-registers the same run, ``execute`` overwrites its files, ``commit`` reads back first."""
 
 from __future__ import annotations
 
@@ -95,8 +94,7 @@ def snapshot_offsets(
     """The consumer offsets of ``now`` (see ``offsets_input``): pinned for ``now`` unless a dry run.
 
     The ``lake`` source reads ``__consumer_offsets`` as the run will see it, uploaded segments included: the
-    same view the inline engine passes after its adoption (only that topic's objects are listed and read).
-    """
+    same view the inline engine passes after its adoption (only that topic's objects are listed and read)."""
     view = partial(_offsets_topic_view, store)
     return resolve_offsets(store, choice, now_ms=now_ms, dry_run=dry_run, topics=topics, lake_view=view)
 
@@ -128,8 +126,7 @@ def prepare_run(
     """Register the run on the current head and record what it is asked to do (``request.json``), with the
     offsets snapshot it uses (``offsets.json``: a dry run's snapshot is stored nowhere else).
 
-    Preparing an already prepared run id again returns its stored request (a retried task).
-    """
+    Preparing an already prepared run id again returns its stored request (a retried task)."""
     if run_id is not None:
         existing = read_run_json_or_none(store, run_id, REQUEST)
         if existing is not None:

@@ -1,6 +1,5 @@
 """Batch attributes (``DefaultRecordBatch``): codec in bits 0-2, timestamp type in bit 3, then (v2 only)
-isTransactional, isControl and hasDeleteHorizonMs (KIP-534) in bits 4-6; legacy messages have an int8.
-"""
+isTransactional, isControl and hasDeleteHorizonMs (KIP-534) in bits 4-6; legacy messages have an int8."""
 
 from __future__ import annotations
 

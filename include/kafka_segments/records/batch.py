@@ -3,8 +3,7 @@
 The header is BaseOffset, Length, PartitionLeaderEpoch, Magic, CRC, Attributes, LastOffsetDelta,
 BaseTimestamp (the delete horizon when attribute bit 6 is set), MaxTimestamp, ProducerId, ProducerEpoch,
 BaseSequence, RecordsCount. The CRC-32C covers Attributes to the end of the batch, so the four fields before
-it can be rewritten without recomputing it. Every offset below is derived from the struct formats.
-"""
+it can be rewritten without recomputing it. Every offset below is derived from the struct formats."""
 
 from __future__ import annotations
 
@@ -76,8 +75,7 @@ class BatchHeader:
     """The header of one log entry, as read without touching the records.
 
     For legacy (magic 0/1) entries the v2-only fields hold Kafka's sentinels and ``attributes`` is the
-    message's int8 attributes.
-    """
+    message's int8 attributes."""
 
     base_offset: int
     batch_length: int
@@ -166,8 +164,7 @@ def unpack_header(buf: Buffer, pos: int) -> BatchHeader:
 class RecordBatch:
     """A v2 record batch over its bytes (a memoryview slice of the segment, not a copy).
 
-    ``segment`` and ``position`` name where the batch lives, for error messages.
-    """
+    ``segment`` and ``position`` name where the batch lives, for error messages."""
 
     __slots__ = ("__dict__", "_buf", "header", "segment")
 

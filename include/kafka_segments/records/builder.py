@@ -2,8 +2,7 @@
 (``MemoryRecordsBuilder``, ``MemoryRecords.buildRetainedRecordsInto``,
 ``DefaultRecordBatch.writeEmptyHeader``).
 A rebuilt batch keeps its source's header fields and codec; a stamped delete horizon becomes baseTimestamp
-and the timestamp deltas are relative to it, so absolute timestamps survive.
-"""
+and the timestamp deltas are relative to it, so absolute timestamps survive."""
 
 from __future__ import annotations
 
@@ -111,8 +110,7 @@ def rebuild_batch(
     """A batch holding ``retained`` (a subset of ``source``'s records) with the source's metadata.
 
     ``delete_horizon_ms`` stamps a new horizon; an existing horizon of the source is preserved (never
-    reset). With no records this writes the empty batch header (and a horizon is lost, as in Kafka).
-    """
+    reset). With no records this writes the empty batch header (and a horizon is lost, as in Kafka)."""
     header = source.header
     if not retained:
         return empty_batch_header(header)

@@ -1,6 +1,5 @@
 """Control records: transaction markers and the other control types, as Kafka's ``ControlRecordType`` and
-``EndTransactionMarker``. An unknown type's record is kept opaque.
-"""
+``EndTransactionMarker``. An unknown type's record is kept opaque."""
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@ A compressed entry is a wrapper whose value holds an inner message set; inner of
 relative in v1 (absolute = wrapperOffset - lastInnerOffset + innerOffset; a wrapper offset of 0, as some
 librdkafka versions write, means base 0). A ``LegacyEntry`` has the surface of a v2 ``RecordBatch``. As in
 Kafka only the outer CRC is checked; stricter than Kafka's reader, any structural damage is reported (a CRC
-mismatch first, ``InvalidCrcError``).
-"""
+mismatch first, ``InvalidCrcError``)."""
 
 from __future__ import annotations
 

@@ -5,8 +5,7 @@ Every entry starts with ``Offset => Int64, Size => Int32`` and has its magic at 
 no writer can produce is damage too; a header scan (``scan_headers``) also refuses records counts the
 stream cannot hold and entries past ``MAX_SEGMENT_BYTES`` (32-bit index positions), because the manifest's
 counts come from headers. Damage is a ``CorruptRecordError`` naming the segment, byte position and offset;
-``scan_valid_prefix`` returns what is valid up to it, as Kafka's segment recovery does.
-"""
+``scan_valid_prefix`` returns what is valid up to it, as Kafka's segment recovery does."""
 
 from __future__ import annotations
 
@@ -232,8 +231,7 @@ def records_count_misfit(header: BatchHeader) -> str | None:
 
     Uncompressed, ``n`` records take at least ``n * MIN_RECORD_SIZE`` bytes of the batch. Compressed, the
     bytes give no bound, but each record has its own offset within ``[baseOffset, baseOffset +
-    lastOffsetDelta]`` (producers number them consecutively; the cleaner only removes records).
-    """
+    lastOffsetDelta]`` (producers number them consecutively; the cleaner only removes records)."""
     payload = header.size_in_bytes - RECORD_BATCH_OVERHEAD
     count = header.records_count
     if header.compression is CompressionType.NONE:

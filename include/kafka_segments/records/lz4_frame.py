@@ -2,8 +2,7 @@
 
 Magic 0 quirk: Kafka writes the frame descriptor checksum (HC byte) over the magic bytes *and* the
 descriptor, and ignores the HC byte when reading v0 messages; magic 1/2 write and verify the spec checksum.
-Damage raises ``ValueError`` with the reason (callers add the location).
-"""
+Damage raises ``ValueError`` with the reason (callers add the location)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Record v2 (``DefaultRecord``): the records inside a magic-2 batch (zigzag varint lengths and deltas; a
 value length of -1 is a tombstone, 0 an empty value; header keys are UTF-8 read with U+FFFD for malformed
 bytes). In a LogAppendTime batch every record's timestamp is the batch's maxTimestamp, whatever its delta
-says.
-"""
+says."""
 
 from __future__ import annotations
 

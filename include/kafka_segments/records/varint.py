@@ -1,6 +1,5 @@
 """Zigzag varints (at most 5 bytes) and varlongs (at most 10), as Kafka writes them (``ByteUtils.writeVarint``
-/ ``writeVarlong``).
-"""
+/ ``writeVarlong``)."""
 
 from __future__ import annotations
 

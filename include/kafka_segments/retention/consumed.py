@@ -1,8 +1,7 @@
 """KIP-68 consumed retention: the smallest committed offset M of the groups that count, per partition
 (docs/retention.md, "Consumed retention (KIP-68)"; Kafka never shipped KIP-68, this is the project's
 reading). Offsets expire by KIP-211 at ``now`` first. A counting group without an offset for the partition
-pins M to the log start offset; if any group's offsets could not be read, M = −1 and nothing is deleted.
-"""
+pins M to the log start offset; if any group's offsets could not be read, M = −1 and nothing is deleted."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 
 A bad file is rejected whole, as the tool does; each partition then gets its own result (Kafka's error
 names; a quarantined partition is ``KAFKA_STORAGE_ERROR``). The log start offset never moves back; whole
-segments below it leave the live list in the same commit.
-"""
+segments below it leave the live list in the same commit."""
 
 from __future__ import annotations
 

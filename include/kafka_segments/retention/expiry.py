@@ -6,8 +6,7 @@ Offsets of subscribed topics never expire; an explicit expire timestamp wins, el
 ``now − base >= offsets.retention.minutes × 60000`` (note ``>=``); a pending transactional commit blocks
 expiry. Where a snapshot lacks what Kafka knows, the safe reading is taken (an unknown commit timestamp
 never expires, an unknown KIP-848 subscription counts as subscribed): keeping an offset can only hold
-consumed retention back, expiring one wrongly could delete unread data.
-"""
+consumed retention back, expiring one wrongly could delete unread data."""
 
 from __future__ import annotations
 

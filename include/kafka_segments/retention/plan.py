@@ -2,8 +2,7 @@
 and the group holding it back, and the groups that would lose data they have not read.
 
 Planning reads only the manifest (no segment bodies) and is pure: the same partitions, configuration,
-snapshot and ``now`` give the same plan.
-"""
+snapshot and ``now`` give the same plan."""
 
 from __future__ import annotations
 

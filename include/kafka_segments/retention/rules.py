@@ -6,8 +6,7 @@ The passes of ``UnifiedLog.deleteOldSegments``, in Kafka's order, with KIP-68's 
 ``retention.ms`` (strict; a future timestamp never expires and so blocks every later segment). Each pass
 (``deletableSegments``) deletes only a prefix, never past the high watermark nor an empty last segment;
 the log start offset then moves to the first remaining segment (or the log end offset). ``cleanup.policy``
-chooses the passes; a compacted topic gets none while ``log.cleaner.enable`` is false.
-"""
+chooses the passes; a compacted topic gets none while ``log.cleaner.enable`` is false."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Kafka segment files: names, the offset/time/transaction indexes, and writing or rebuilding a segment.
 
 The public names are re-exported here; each module holds one concern (``files``, ``offset_index``,
-``time_index``, ``txn_index``, ``transactions``, ``writer``, ``recovery``, ``check``).
-"""
+``time_index``, ``txn_index``, ``transactions``, ``writer``, ``recovery``, ``check``)."""
 
 from kafka_segments.segment.check import (
     IndexProblem,

@@ -5,8 +5,7 @@ opening one it assumes every slot is written. A copy of an active segment's inde
 untrimmed: its unwritten slots are zero, and no written offset-index entry is all zeros, so entries are
 counted up to the last non-zero slot (a last time-index entry ``(0, 0)`` would be taken for unused: pass
 ``trim_unused_slots=False`` for inactive segments). Stale entries of a reused index fail the checks; rebuild
-such an index from the log, as Kafka's recovery does.
-"""
+such an index from the log, as Kafka's recovery does."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 The checks ask whether Kafka's readers would be served correctly, not whether the index is byte-identical
 to a rebuild (several indexes are valid for one log: ``index.interval.bytes`` is a topic setting). An index
 entry must not make a lookup skip a record; a time entry must carry the largest timestamp so far; the
-``.txnindex`` must list the aborts ``collect_aborted_transactions`` finds.
-"""
+``.txnindex`` must list the aborts ``collect_aborted_transactions`` finds."""
 
 from __future__ import annotations
 

@@ -8,8 +8,7 @@ reported as ``SegmentWriter.append`` reports it) and ``index_rule`` (``LogSegmen
 
 The producer-state replay for the ``.txnindex`` stays per batch, but only for the batches that can change
 it (transactional or control v2 batches with a producer id; after a producer's first data batch its others
-are skipped). A damaged ``.log``, legacy entries or a base offset beyond int64 go to ``write_segment``.
-"""
+are skipped). A damaged ``.log``, legacy entries or a base offset beyond int64 go to ``write_segment``."""
 
 from __future__ import annotations
 
@@ -217,8 +216,7 @@ def _transaction_rows(table: HeaderTable, limit: int) -> I64:
     Only batches with a producer id that are transactional or control count. A producer's transactional
     data batch only matters when no transaction of that producer is open, which can only be true for its
     first such batch after its last control batch (or the segment start): every later one finds the
-    transaction that one opened (only a control batch of the same producer closes it), so it is dropped.
-    """
+    transaction that one opened (only a control batch of the same producer closes it), so it is dropped."""
     producers = table.producer_id[:limit]
     attributes = table.attributes[:limit]
     rows = np.flatnonzero((producers != NO_PRODUCER_ID) & ((attributes & _TXN_FLAGS) != 0))

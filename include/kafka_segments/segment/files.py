@@ -1,7 +1,6 @@
 """Names of the files in a partition directory (``LogFileUtils``, ``LocalLog``): the base offset zero-padded
 to 20 digits plus ``.log``, ``.index``, ``.timeindex``, ``.txnindex`` or ``.snapshot``, optionally with a
-transient ``.cleaned``, ``.swap`` or ``.deleted`` suffix.
-"""
+transient ``.cleaned``, ``.swap`` or ``.deleted`` suffix."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 
 Kafka groups segments for cleaning by their index files' current sizes (``Cleaner.groupSegmentsBySize``); on
 a lake indexes are rebuilt from the ``.log``, so the sizes are those an append of the same batches builds
-(``fast_writer.index_entries``): one pass over the batch headers, no record decoding.
-"""
+(``fast_writer.index_entries``): one pass over the batch headers, no record decoding."""
 
 from __future__ import annotations
 

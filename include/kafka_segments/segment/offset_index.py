@@ -1,7 +1,6 @@
 """The offset index ``.index`` (``OffsetIndex``, ``AbstractIndex``): 8-byte entries (relative offset,
 position), strictly increasing. ``lookup(target)`` returns the largest entry at or below ``target``, or
-``(baseOffset, 0)``. For preallocated (untrimmed) files see ``_slots.py``.
-"""
+``(baseOffset, 0)``. For preallocated (untrimmed) files see ``_slots.py``."""
 
 from __future__ import annotations
 
@@ -36,8 +35,7 @@ class OffsetPosition:
 class OffsetIndex:
     """A parsed (or built) offset index of the segment starting at ``base_offset``.
 
-    ``unused_slots`` counts trailing unwritten slots of a preallocated file (0 for a trimmed one).
-    """
+    ``unused_slots`` counts trailing unwritten slots of a preallocated file (0 for a trimmed one)."""
 
     base_offset: int
     entries: tuple[OffsetPosition, ...] = ()

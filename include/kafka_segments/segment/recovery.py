@@ -1,7 +1,6 @@
 """Rebuilding a segment's indexes from its ``.log``: Kafka's ``LogSegment.recover`` (checks every batch,
 re-applies the append rule, truncates at the first invalid batch). Stricter in one way: offsets that do not
-increase are an error (Kafka only notices when an index entry would go backwards).
-"""
+increase are an error (Kafka only notices when an index entry would go backwards)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """The time index ``.timeindex`` (``TimeIndex``, ``AbstractIndex``): 12-byte entries (timestamp, relative
 offset); ``(T, O)`` means any record with a timestamp above T comes after O. ``maybeAppend`` appends only
 above the last timestamp; an inactive segment's last entry is its largest timestamp
-(``onBecomeInactiveSegment``), which time retention reads, and one slot is reserved for it (``isFull``).
-"""
+(``onBecomeInactiveSegment``), which time retention reads, and one slot is reserved for it (``isFull``)."""
 
 from __future__ import annotations
 

@@ -10,8 +10,7 @@ which Kafka rejects, leaves it open: the caller validates.
 (``ProducerStateManager.lastStableOffset``): the smallest first offset among the *other* producers' open
 transactions (possibly below the aborted one's own), else marker + 1. We compute it batch by batch, as
 ``LogSegment.recover`` and a leader do (a follower may record a higher one; both stop the search correctly).
-Transactions span segments: pass the open ones as ``ongoing`` and chain ``TxnScan.ongoing``.
-"""
+Transactions span segments: pass the open ones as ``ongoing`` and chain ``TxnScan.ongoing``."""
 
 from __future__ import annotations
 

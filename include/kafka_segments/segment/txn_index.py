@@ -1,8 +1,7 @@
 """The transaction index ``.txnindex`` (``TransactionIndex``, ``AbortedTxn``): one 34-byte entry per aborted,
 non-empty transaction whose ABORT marker is in the segment, in increasing LastOffset order; created with its
 first entry. Stricter than Kafka's reader: the whole int16 version must be 0 and a trailing partial entry is
-reported.
-"""
+reported."""
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@ The ``.log`` is the batches' bytes, concatenated. The indexes follow ``LogSegmen
 entry when more than ``index.interval.bytes`` were appended since the last, never for the first batch) and
 ``onBecomeInactiveSegment`` (the closing time entry). When Kafka would roll (an index full, ``segment.bytes``
 exceeded, a relative offset out of range) the writer raises ``SegmentFullError`` unchanged;
-``write_segments`` rolls automatically (``segment.ms`` is not modelled).
-"""
+``write_segments`` rolls automatically (``segment.ms`` is not modelled)."""
 
 from __future__ import annotations
 
@@ -32,8 +31,7 @@ class SegmentFiles:
     """A closed segment: the bytes of each file and what Kafka knows about it.
 
     An empty ``txn_index`` means Kafka would not create the ``.txnindex`` file. With no timestamp at all,
-    ``largest_timestamp`` is -1 and ``offset_of_largest_timestamp`` the base offset (Kafka's defaults).
-    """
+    ``largest_timestamp`` is -1 and ``offset_of_largest_timestamp`` the base offset (Kafka's defaults)."""
 
     base_offset: int
     log: bytes = field(repr=False)

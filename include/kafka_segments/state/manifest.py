@@ -2,8 +2,7 @@
 
 On a lake the high watermark is the log end offset (everything in it is committed); a partition whose
 segments were all deleted keeps its log end offset as its log start offset; the segment with the highest
-base offset is the active segment.
-"""
+base offset is the active segment."""
 
 from __future__ import annotations
 
@@ -30,8 +29,7 @@ class SegmentEntry:
     """One live segment: its ``.log`` object and what a header scan found in it.
 
     ``last_offset`` is ``None`` for a segment without batches (an empty ``.log``, e.g. a broker's freshly
-    rolled active segment). Timestamps are ``-1`` when the segment has none (empty, or v0 messages).
-    """
+    rolled active segment). Timestamps are ``-1`` when the segment has none (empty, or v0 messages)."""
 
     key: str
     base_offset: int
@@ -123,8 +121,7 @@ class RetiredObject:
     """A segment that left the live set, waiting for garbage collection.
 
     Its ``.log`` object (``key``) and the index objects of the same name stem are deleted by ``gc`` once
-    ``delete_after_ms`` has passed and no retained manifest lists the key as live.
-    """
+    ``delete_after_ms`` has passed and no retained manifest lists the key as live."""
 
     key: str
     topic_partition: TopicPartition

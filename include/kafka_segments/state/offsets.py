@@ -1,7 +1,6 @@
 """Consumer-group offset snapshots (docs/retention.md, "Consumer-offset snapshots"): one value type for every
 source. Fields follow Kafka's group coordinator and Admin client (``GroupState`` names; timestamps in epoch
-milliseconds, ``None`` when unknown).
-"""
+milliseconds, ``None`` when unknown)."""
 
 from __future__ import annotations
 

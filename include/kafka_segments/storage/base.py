@@ -3,8 +3,7 @@
 Keys are ``/``-separated and relative to the store's root; one that could escape or alias it is refused
 (``InvalidObjectKeyError``) before any I/O. Put modes (after obspec): ``Create()``, ``Overwrite()``,
 ``UpdateIfMatch(etag)``; a losing conditional write raises ``ObjectAlreadyExistsError`` or
-``PreconditionFailedError`` (**also for a missing key**, on every backend). Etags are opaque: never parse.
-"""
+``PreconditionFailedError`` (**also for a missing key**, on every backend). Etags are opaque: never parse."""
 
 from __future__ import annotations
 
@@ -128,8 +127,7 @@ class ReadIntoStore(ObjectStore, Protocol):
         for callers that verify the content themselves. ``progress`` is called with the bytes filled so far,
         which are unverified until this returns; an exception it raises stops the read. ``if_match``: read
         only that etag's version, else ``PreconditionFailedError``. Raises ``BufferTooSmallError`` (``out``
-        unchanged), ``ObjectNotFoundError``, ``TypeError`` (``out`` not a writable, C-contiguous buffer).
-        """
+        unchanged), ``ObjectNotFoundError``, ``TypeError`` (``out`` not a writable, C-contiguous buffer)."""
         ...
 
 

@@ -4,8 +4,7 @@ A worker keeps one large input buffer: the first touch of fresh pages is slow on
 new ``bytes`` per GET costs as much as the transfer (bench/RESULTS.md). The contract (``tests/contract``):
 ``out[:size]`` gets the object, the rest is left alone; an object larger than ``out`` raises
 ``BufferTooSmallError`` before anything is written; a body shorter or longer than announced raises
-``ObjectStoreError``; ``if_match=etag`` reads only that version (``PreconditionFailedError`` otherwise).
-"""
+``ObjectStoreError``; ``if_match=etag`` reads only that version (``PreconditionFailedError`` otherwise)."""
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@ Writes go to a fsynced temp file, then ``os.link`` for ``Create`` (exactly one c
 ``os.replace``; replacing writes and deletes hold an ``flock`` on ``<root>/.kafka-segments.lock``, so an
 ``UpdateIfMatch`` check and its replace are atomic across processes. Etags are the content's SHA-256.
 Symbolic links are never followed out of the root (``ForeignObjectError``), but the listing shows them (etag
-``symlink-<sha256 of the target>``) so adoption can report them.
-"""
+``symlink-<sha256 of the target>``) so adoption can report them."""
 
 from __future__ import annotations
 
@@ -120,8 +119,7 @@ class LocalStore:
         ``readinto`` straight from the file, whose size comes from the open descriptor: an object replaced
         meanwhile is read whole, old or new, as ``get`` reads it. A local file keeps no checksum, so
         ``verify_checksum`` changes nothing here. ``if_match`` is compared with the sha256 (the etag) of
-        the bytes read, after the read.
-        """
+        the bytes read, after the read."""
         size = self._read_into(key, out, progress)
         if if_match is not None:
             location = str(self._path(key))

@@ -8,8 +8,7 @@ locally.
 
 ``get_into(..., verify_checksum=False)`` skips botocore's response checksum (a second client with
 ``when_required``) for callers that check the bytes themselves: the manifest's sha256, or every batch's
-CRC-32C of an ``If-Match`` read. It costs more than a CRC-32C pass over every batch (bench/RESULTS.md).
-"""
+CRC-32C of an ``If-Match`` read. It costs more than a CRC-32C pass over every batch (bench/RESULTS.md)."""
 
 from __future__ import annotations
 
@@ -168,8 +167,7 @@ class S3Store:
         when short) and, with ``verify_checksum``, the stored checksum. A read cut short is read again
         (``read_attempts`` in all); once ``progress`` was told of bytes, retries are pinned to the first
         reply's etag, so the bytes handed over stay the same (an object replaced meanwhile:
-        ``PreconditionFailedError``).
-        """
+        ``PreconditionFailedError``)."""
         full = self._full_key(key)
         location = f"s3://{self.bucket}/{full}"
         view = writable_view(out, location=location)

@@ -3,8 +3,7 @@
 ``translate_s3_error`` decides by error code and HTTP status (never message text) and maps every transport
 failure, including what botocore lets through unwrapped (urllib3's ``ProtocolError``, ``IncompleteRead``, a
 raw ``ConnectionResetError``), to ``TransientStoreError``. ``retried`` repeats such a call, since botocore
-does not retry a body cut short.
-"""
+does not retry a body cut short."""
 
 from __future__ import annotations
 
@@ -64,8 +63,7 @@ def translate_s3_error(
 
     ``mode`` is the put mode when the failed call was a put: a 412 then means ``ObjectAlreadyExistsError``
     for ``Create`` and ``PreconditionFailedError`` for ``UpdateIfMatch``, and a 404 on ``UpdateIfMatch``
-    means ``PreconditionFailedError``. Decided by error code and HTTP status only.
-    """
+    means ``PreconditionFailedError``. Decided by error code and HTTP status only."""
     from botocore.exceptions import ClientError, FlexibleChecksumError, NoCredentialsError
 
     location = f"s3://{bucket}/{key}"

@@ -1,7 +1,6 @@
 """Open the object store a lake URI names: ``s3://bucket[/prefix]`` or ``file:///path`` / a local path.
 Anything else is ``InvalidLakeUriError`` naming the offending part, never the password
-(``redaction.redact_uri``).
-"""
+(``redaction.redact_uri``)."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 With a configuration and a time, a compacted topic's partitions also get what Kafka's cleaner would see at
 ``now`` (``LogCleanerManager.cleanableOffsets``, ``maxCompactionDelay``; KIP-354; ``COMPACTION_KEYS``).
 ``to_dict`` is the stable form behind ``--json``: keys are only ever added. Segments uploaded since the
-last commit are not counted.
-"""
+last commit are not counted."""
 
 from __future__ import annotations
 
@@ -35,8 +34,7 @@ class PartitionDescription:
     ``record_count`` and ``size_bytes`` count the live segments whole (records below the log start offset
     in the first segment included, as Kafka's segment sizes do). The largest-timestamp range is the minimum
     and maximum of the segments' ``largestTimestamp`` (the largest batch timestamp, else the object's
-    last-modified time when adopted): what time-based retention compares with ``now``.
-    """
+    last-modified time when adopted): what time-based retention compares with ``now``."""
 
     topic: str
     partition: int

@@ -1,7 +1,6 @@
 """The columns of the tables the validation suites read (``quality_frames``), with what each one holds:
 ``partitions``, ``deletions``, ``compaction`` and ``segments``. ``None`` means "not known" or "does not
-apply" anywhere; pair expectations skip such rows.
-"""
+apply" anywhere; pair expectations skip such rows."""
 
 from __future__ import annotations
 

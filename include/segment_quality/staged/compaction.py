@@ -10,8 +10,7 @@ The rows carry Kafka's cleaner rules (``grabFilthiestCompactedLog``, ``cleanable
 ``max(end offset, new log start offset)`` (``forceUpdateCheckpoint``). A cleaned group may legitimately be
 larger than its sources (delete horizons re-encode timestamp deltas, legacy entries become v2 batches:
 ``MemoryRecords.filterTo``), hence the bound ``bytes after <= bytes before + 61 x batches after + 10 x
-records after``.
-"""
+records after``."""
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@
 files, **independently of the plan's own claims where possible**: before is ``input-manifest.json``, after
 the staged ``manifest.json``, the limits come from the configuration and ``now``. Only KIP-68's M, whether a
 partition was planned, and each round's status and end offset come from ``plan.json``. A run that staged no
-manifest gives tables with zero rows and ``staged`` false.
-"""
+manifest gives tables with zero rows and ``staged`` false."""
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@ the rules of ``UnifiedLog.deleteOldSegments`` and the KIP-68 pass (``kafka_segme
 A pass that does not run for the topic has its limit column ``None``, so a deletion with that reason is not
 allowed at all. The passes' deletions are described by the log a cleaning round left; a ``compaction``
 retirement is described by the input log and is no retention deletion. A cleaned partition's counts
-reconcile: before = after - output + retired.
-"""
+reconcile: before = after - output + retired."""
 
 from __future__ import annotations
 
@@ -86,8 +85,7 @@ def partition_row(change: LogChange, entry: PlanEntry) -> Row:
     """One partition: offsets before and after, and how segments and bytes reconcile.
 
     The round's output (``LogChange.round_output``) is what a cleaned partition may add: it is subtracted
-    from the staged side of the reconciliation and is no "added" segment.
-    """
+    from the staged side of the reconciliation and is no "added" segment."""
     before, after = change.before, change.after
     input_keys = {s.key for s in change.inputs}
     output = change.round_output

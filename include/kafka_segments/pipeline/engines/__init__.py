@@ -2,8 +2,7 @@
 ``ClusterEngine`` (tasks on a ``TaskRunner`` such as Spark's; workers open the lake's store themselves, so
 only keys and summaries travel). Both call the same functions on the same inputs and produce the same plan,
 objects and staged manifest (docs/architecture.md). The names are exported lazily, so launching Spark does
-not load the compaction machinery.
-"""
+not load the compaction machinery."""
 
 from __future__ import annotations
 

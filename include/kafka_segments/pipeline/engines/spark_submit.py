@@ -4,8 +4,7 @@ Never imports pyspark. A ``SparkJobSpec`` is complete for any launcher (``run --
 ``SparkSubmitOperator``): the entry script in ``spark_jobs/``, a zip of ``kafka_segments`` as ``py_files``
 (executors need not have the project installed), the ``spark-submit`` process's environment, and ``conf``
 repeating the ``AWS_*`` settings as ``spark.executorEnv.*``, since a standalone cluster's executors do not
-inherit the launcher's environment (prefer instance roles to keys).
-"""
+inherit the launcher's environment (prefer instance roles to keys)."""
 
 from __future__ import annotations
 
@@ -108,8 +107,7 @@ def library_archive(*, cache_dir: Path | None = None) -> Path:
 
     Its name carries a hash of the content, so an archive is built once per version of the source and then
     reused; it is written to a temporary file and renamed, so a reader never sees a partial archive. The zip
-    is deterministic (sorted entries, fixed timestamps).
-    """
+    is deterministic (sorted entries, fixed timestamps)."""
     package = _package_dir()
     files = _archive_files(package)
     digest = hashlib.sha256()
@@ -146,8 +144,7 @@ def retention_job_spec(
     run (``stages.execute_run``) with its reads and per-topic planning on Spark's executors.
 
     A local lake path and the configuration path are made absolute (executors of a cluster do not share the
-    launcher's working directory). ``environ`` defaults to ``os.environ``.
-    """
+    launcher's working directory). ``environ`` defaults to ``os.environ``."""
     env_in = os.environ if environ is None else environ
     application = spark_jobs_dir() / RETENTION_JOB_SCRIPT
     if not application.is_file():

@@ -2,8 +2,7 @@
 
 Both are frozen dataclasses of numpy arrays, one row per batch or per record, filled by the kernels in
 ``decode_kernels.py`` through ``decode.py``; their methods turn rows back into the ``BatchHeader`` and
-``Record`` objects of the Python path.
-"""
+``Record`` objects of the Python path."""
 
 from __future__ import annotations
 
@@ -124,8 +123,7 @@ _BATCH_HEADER_FIELDS = (*TABLE_FIELDS[1:], "position")
 class RecordColumns:
     """Every record of a segment as columns, in offset order. Keys and values are spans of ``buffer`` (length
     -1 = null; a null value is a tombstone); ``key_hash64`` is an FNV-1a prefilter, *not* an identity;
-    ``record_start``/``record_size`` span the whole record, so kept uncompressed records copy verbatim.
-    """
+    ``record_start``/``record_size`` span the whole record, so kept uncompressed records copy verbatim."""
 
     buffer: U8
     offset: I64

@@ -4,8 +4,7 @@ and record columns (``decode_record_columns``, equal to every record of ``log.it
 Damage is reported exactly as the Python path reports it: the kernels only find which entry is bad, and the
 Python code for that one entry raises the error, so class, message, position and offset are the same, and
 the first damaged entry wins. Segments holding legacy entries (magic 0/1) are read by the Python path. Numbers
-the columns cannot hold (beyond int64, spans of 2 GiB or more) raise ``CorruptRecordError``.
-"""
+the columns cannot hold (beyond int64, spans of 2 GiB or more) raise ``CorruptRecordError``."""
 
 from __future__ import annotations
 
@@ -130,8 +129,7 @@ def _payloads(
     """(arena, payload starts, payload ends, index of the first batch that cannot be decompressed, and why
     when it inflates past ``limit``). Each stream is copied into the arena as soon as it is decompressed,
     while the decompressor's buffers are in the cache (fresh memory is the dominant cost); LZ4 runs go
-    straight in.
-    """
+    straight in."""
     starts = table.position + RECORDS_OFFSET
     ends = table.position + table.size_in_bytes
     codecs = table.codec

@@ -4,8 +4,7 @@ Kernels are ``@njit(cache=True, nogil=True)`` without a signature, so nothing co
 threads of one worker decode side by side; ``decode.py`` always passes read-only, C-contiguous ``uint8``
 views so each kernel has one specialization. They accept exactly what ``log._check_entry`` and
 ``record.decode_records`` accept; header fields are read at the offsets ``records.batch`` derives (module
-globals: numba compiles them in as constants). ``fnv1a64`` is a prefilter, not an identity.
-"""
+globals: numba compiles them in as constants). ``fnv1a64`` is a prefilter, not an identity."""
 
 from __future__ import annotations
 
@@ -163,8 +162,7 @@ def fill_headers(  # noqa: PLR0913 - numba kernel: nopython mode takes arrays on
 ) -> None:
     """Copy the v2 headers at ``position`` (found by walk_entries) into the columns.
 
-    The positions are known, so the loads of successive headers do not wait on each other.
-    """
+    The positions are known, so the loads of successive headers do not wait on each other."""
     for i in range(position.shape[0]):
         pos = position[i]
         base_offset[i] = _be64(buf, pos + BASE_OFFSET_OFFSET)

@@ -1,8 +1,7 @@
 """Key digests over whole record columns: the offset map's MD5s (Kafka's ``SkimpyOffsetMap.hashInto``) without
 a Python call per record, held as two uint64 columns ``hi`` and ``lo`` (bytes 0..7 and 8..15, big-endian).
 Equal key bytes are grouped first, so each distinct key is hashed once; ``DigestTable`` is a round's map as
-an open-addressing table.
-"""
+an open-addressing table."""
 
 from __future__ import annotations
 

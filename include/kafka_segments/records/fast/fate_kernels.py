@@ -1,8 +1,7 @@
 """numba kernels for the cleaning pass: every record's fate in one pass over the record columns, by the rule
 of ``compaction.decisions.decide_record`` (the executable specification; fate codes are passed in by the
 caller). ``asked_ids`` are the key ids whose map offset the pass needs; ``fate_codes`` applies the first rule
-that holds, in ``decide_record``'s order. ``tests/unit/test_compaction_fates.py`` checks both.
-"""
+that holds, in ``decide_record``'s order. ``tests/unit/test_compaction_fates.py`` checks both."""
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@
 * ``new_span_groups`` / ``group_spans``: the same, resumable — spans are added batch after batch (e.g. the
   steps of a segment decoded while it is read, ``compaction.streamed``) and ids go on from the earlier ones.
 
-Every kernel is ``@njit(cache=True, nogil=True)`` without a signature: nothing compiles at import time.
-"""
+Every kernel is ``@njit(cache=True, nogil=True)`` without a signature: nothing compiles at import time."""
 
 from __future__ import annotations
 
@@ -111,8 +110,7 @@ def distinct_spans(buffer: Any, starts: Any, lengths: Any) -> Any:
 
     A 64-bit hash finds candidates and the bytes decide, so different keys never share an id. A slot keeps a
     key's first 16 bytes, so short keys probe one slot; longer ones compare against a compact store of the
-    distinct keys' bytes. The table grows with the distinct keys, not the rows.
-    """
+    distinct keys' bytes. The table grows with the distinct keys, not the rows."""
     n = len(starts)
     ids = np.empty(n, dtype=np.int64)
     slots, store_at, store, firsts, counts = new_span_groups(n)

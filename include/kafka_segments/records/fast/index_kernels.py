@@ -1,7 +1,6 @@
 """numba kernels behind ``segment.fast_writer``: Kafka's append rules (``LogSegment.ensureOffsetInRange``) and
 index entries (``LogSegment.append``, ``onBecomeInactiveSegment``) over header columns. Every kernel is
-``@njit(cache=True, nogil=True)`` without a signature: nothing compiles at import time.
-"""
+``@njit(cache=True, nogil=True)`` without a signature: nothing compiles at import time."""
 
 from __future__ import annotations
 
@@ -24,8 +23,7 @@ def relative_last_offsets(base_offsets: Any, last_offset_deltas: Any, segment_ba
     """(each batch's last offset - ``segment_base``, first bad row or -1, outcome code).
 
     Works on offsets relative to the segment base so nothing overflows an int64: a row is only turned
-    relative once it is known to be at or above the base.
-    """
+    relative once it is known to be at or above the base."""
     count = base_offsets.shape[0]
     relative_last = np.empty(count, dtype=np.int64)
     previous = np.int64(-1)

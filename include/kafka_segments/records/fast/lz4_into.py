@@ -4,8 +4,7 @@ Kafka's producers (``KafkaLZ4BlockOutputStream``) write one LZ4 frame of indepen
 no checksums or content size. Such frames are decoded by LZ4's block decoder from a numba kernel
 (``lz4_kernels.frames_into``): no Python work per frame or block, which cost as much as the decompression
 on 1 KiB records. Headers are checked in Python, once per distinct header. Anything else (other flags, a
-bad header checksum, damage, no LZ4 library to link) goes to the general path (``compression.decompress``).
-"""
+bad header checksum, damage, no LZ4 library to link) goes to the general path (``compression.decompress``)."""
 
 from __future__ import annotations
 

@@ -6,8 +6,7 @@ The functions are linked at run time from the ``lz4`` package's extensions (the 
 registered with LLVM under names of ours, so the on-disk numba cache stays valid across processes. A kernel
 whose symbol is not linked would bring the process down, so the kernels are private: ``frames_into`` and
 ``compress_frames`` link first and raise ``LZ4NotLinkedError``. ``LZ4_decompress_safe`` is bounds-checked,
-so damaged frames cannot make the kernel read or write outside its spans.
-"""
+so damaged frames cannot make the kernel read or write outside its spans."""
 
 from __future__ import annotations
 
@@ -209,8 +208,7 @@ def _frames_into(
     recording where each begins in ``payload_start[i]``; ``block_max[i]`` is 0 for a frame this kernel does
     not decode. Returns ``(i, used)``: the first frame not decoded (it has no ``block_max``, a bad block, no
     room left, no end mark or bytes after it) and the end of the output before it; ``out`` may hold partial
-    output past it.
-    """
+    output past it."""
     source = array.ctypes.data
     target = out.ctypes.data
     capacity = len(out)
@@ -270,8 +268,7 @@ def _compress_frames(  # noqa: PLR0913 - numba kernel: nopython mode takes array
     """Compress ``source[starts[i]:ends[i]]`` from ``first`` on into one LZ4 frame each, into ``out`` from
     ``used`` on, each after the ``prefix`` bytes before its span (a batch header); frame ``i`` is
     ``out[spans[i, 0] : spans[i, 1]]``. Returns ``(i, used, status)``: the first span not compressed, the end
-    of the output before it, and ``NO_ROOM``, ``LZ4_ERROR`` or ``COMPRESSED``.
-    """
+    of the output before it, and ``NO_ROOM``, ``LZ4_ERROR`` or ``COMPRESSED``."""
     source_at = source.ctypes.data
     out_at = out.ctypes.data
     capacity = len(out)

@@ -6,8 +6,7 @@ many batches of one segment: one numba call writes every batch and its records (
 against the new baseTimestamp (the delete horizon when stamped); header keys that were not UTF-8 are
 written back as U+FFFD, as Java's ``String`` did. Cases this path does not write (legacy sources, offsets
 not increasing, deltas outside int64, invalid UTF-8 header keys) return ``None``: the caller takes the
-per-record path.
-"""
+per-record path."""
 
 from __future__ import annotations
 
@@ -115,8 +114,7 @@ def _finish_lz4(out: U8, bounds: I64, rows: npt.NDArray[np.intp]) -> dict[int, b
     """Row -> finished batch for the LZ4 batches ``rows`` of ``out``, compressed by
     ``lz4_kernels.compress_frames`` (byte for byte ``lz4.frame.compress``); rows it leaves out are left to
     ``_finish``. The scratch buffer of ``_LZ4_SCRATCH`` bytes is reused so its pages are touched once: page
-    faults on an output-sized buffer cost more than the compression saved.
-    """
+    faults on an output-sized buffer cost more than the compression saved."""
     if not len(rows) or not _lz4.bind_compressor():
         return {}
     starts = bounds[rows, 0] + HEADER.size

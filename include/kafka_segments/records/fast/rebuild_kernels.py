@@ -1,7 +1,6 @@
 """numba kernels behind ``rebuild.py``: ``DefaultRecord.writeTo`` (``encode_rows``) and v2 batches from record
 columns (``write_batches``, fields at the offsets ``records.batch`` derives). Every kernel is
-``@njit(cache=True)`` without a signature: nothing compiles at import time.
-"""
+``@njit(cache=True)`` without a signature: nothing compiles at import time."""
 
 from __future__ import annotations
 
@@ -223,8 +222,7 @@ def write_batches(  # noqa: PLR0913 - numba kernel: nopython mode takes arrays o
 ) -> None:
     """Each batch, header and retained records, into ``out[bounds[b, 0] : bounds[b, 1]]``; ``bounds[b, 2]`` is
     its record count, or -1 when it must take the per-record path. ``headers`` rows hold the source's header
-    fields; an uncompressed batch is complete (CRC 0), the caller compresses the others and re-seals them.
-    """
+    fields; an uncompressed batch is complete (CRC 0), the caller compresses the others and re-seals them."""
     offset, timestamp, key_start, key_length, value_start, value_length, headers_count = fields
     at = 0
     rows = np.empty(np.max(end_row - first_row) if len(first_row) else 0, dtype=np.int64)

@@ -4,8 +4,7 @@
 
 The kernels only find *which* entry is bad and in which phase; the error itself is then raised by the
 Python code for that one entry (``log.read_entry``, ``RecordBatch.verify_crc``), so class, message, position
-and offset are the same. ``decode`` uses the same walk and checks before it decodes records.
-"""
+and offset are the same. ``decode`` uses the same walk and checks before it decodes records."""
 
 from __future__ import annotations
 
@@ -96,8 +95,7 @@ def first_damage(
     ``log.iter_batches`` / ``scan_headers`` check each entry in turn: its frame (``_check_entry``, done by
     the walk, which stopped at ``stop``), then with ``verify_crc`` its CRC, then its header fields
     (``_checked_v2_header``), then, ``scanning`` (``scan_headers``), what the batch can hold
-    (``check_scanned_header``). The first damaged entry wins; within an entry, that order.
-    """
+    (``check_scanned_header``). The first damaged entry wins; within an entry, that order."""
     damage: tuple[str, int] | None = ("entry", stop) if status == _k.SCAN_DAMAGE else None
     limit = len(table)
     flags = _bad_header(table)

@@ -4,8 +4,7 @@
 complete batches among them; ``finish`` returns columns **equal to** ``decode_record_columns`` over the
 whole segment. Whenever steps cannot be joined exactly (a legacy entry, damage, an arena too small, mixed
 compression) it gives up on steps and ``finish`` decodes the whole segment, so errors carry the segment's
-positions. Nothing fed is trusted until ``get_into`` has returned and ``finish`` is called.
-"""
+positions. Nothing fed is trusted until ``get_into`` has returned and ``finish`` is called."""
 
 from __future__ import annotations
 
