@@ -22,18 +22,6 @@ _EXPORTS = {
     "worker_store": "tasks",
 }
 
-__all__ = [
-    "ClusterEngine",
-    "Engine",
-    "InlineEngine",
-    "ReadTask",
-    "TaskRunner",
-    "TopicPlanTask",
-    "compaction_task",
-    "plan_topic",
-    "read_jobs",
-    "read_task",
-    "worker_store",
-]
+__all__ = sorted(_EXPORTS)  # noqa: PLE0605 - the lazy exports, listed once in _EXPORTS
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)
