@@ -10,9 +10,9 @@ status and end offset are the plan's claims, and these are what the suites check
     a round only for a topic with ``compact`` in cleanup.policy, with the cleaner enabled, in a partition of
     the run's selection (``grabFilthiestCompactedLog``); it ends at or below the active segment's base offset
     and the last stable offset (``cleanableOffsets``); the checkpoint becomes its end offset
-    (``doneCleaning``), or the new log start offset when a deletion pass then moved the log start past it
-    (``forceUpdateCheckpoint``), and lies within the log; the log still starts at the same segment base
-    (every segment below the end offset is recopied, the first group keeps the first base offset:
+    (``doneCleaning``), even when a deletion pass then moved the log start past it (``deleteOldSegments``
+    leaves the checkpoint as it is), and lies within the log the round saw; the log still starts at the same
+    segment base (every segment below the end offset is recopied, the first group keeps the first base offset:
     ``groupSegmentsBySize``/``cleanSegments``), and the log start offset only moves with a deletion;
     segments from the end offset on are the same objects; the replaced segments lie below the end offset;
     no replacement without a round; records only ever drop, bytes only grow within the rebuild allowance
@@ -94,18 +94,18 @@ COMPACTION_PARTITIONS = SuiteSpec(
         ),
         equal(
             "checkpoint-is-the-round-end-offset",
-            "doneCleaning: checkpoint = end offset; a deletion pass that moves the log start offset past it "
-            "makes cleanableOffsets reset it to the log start offset (forceUpdateCheckpoint): "
-            "checkpoint = max(end offset, new log start offset)",
+            "doneCleaning: checkpoint = end offset; a deletion pass that then moves the log start offset "
+            "past it leaves it there (UnifiedLog.deleteOldSegments does not touch the cleaner checkpoint)",
             "checkpoint_after",
             "round_checkpoint",
             when=ROUND,
         ),
         pair(
             "checkpoint-at-or-after-the-log-start-offset",
-            "a valid cleaner checkpoint is at least the log start offset (cleanableOffsets)",
+            "a round's checkpoint is at least the log start offset the round started from (cleanableOffsets: "
+            "the first dirty offset is at least the log start offset)",
             "checkpoint_after",
-            "new_log_start_offset",
+            "old_log_start_offset",
             when=ROUND,
         ),
         pair(
