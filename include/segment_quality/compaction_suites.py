@@ -4,7 +4,9 @@
 
 The rows come from ``segment_quality.staged.compaction``; only the round's status and end offset are the
 plan's claims, and those are what the suites check. ``compaction.partitions`` has one row per partition,
-``compaction.segments`` one per segment of a partition the compaction touched."""
+``compaction.segments`` one per segment of a partition the compaction touched. A round's checkpoint is its end
+offset even when a deletion pass then moved the log start past it (``deleteOldSegments`` leaves it).
+"""
 
 from __future__ import annotations
 
@@ -76,18 +78,18 @@ COMPACTION_PARTITIONS = SuiteSpec(
         ),
         equal(
             "checkpoint-is-the-round-end-offset",
-            "doneCleaning: checkpoint = end offset; a deletion pass that moves the log start offset past it "
-            "makes cleanableOffsets reset it to the log start offset (forceUpdateCheckpoint): "
-            "checkpoint = max(end offset, new log start offset)",
+            "doneCleaning: checkpoint = end offset; a deletion pass that then moves the log start offset "
+            "past it leaves it there (UnifiedLog.deleteOldSegments does not touch the cleaner checkpoint)",
             "checkpoint_after",
             "round_checkpoint",
             when=ROUND,
         ),
         pair(
             "checkpoint-at-or-after-the-log-start-offset",
-            "a valid cleaner checkpoint is at least the log start offset (cleanableOffsets)",
+            "a round's checkpoint is at least the log start offset the round started from (cleanableOffsets: "
+            "the first dirty offset is at least the log start offset)",
             "checkpoint_after",
-            "new_log_start_offset",
+            "old_log_start_offset",
             when=ROUND,
         ),
         pair(

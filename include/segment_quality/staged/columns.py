@@ -81,7 +81,7 @@ COMPACTION_COLUMNS: Mapping[str, ColumnKind] = MappingProxyType(
         "end_offset": _INT,  # plan.json: the round's end offset (map.latestOffset + 1)
         "checkpoint_before": _INT,  # input state's cleaner checkpoint
         "checkpoint_after": _INT,  # staged state's cleaner checkpoint
-        "round_checkpoint": _INT,  # max(end_offset, new_log_start_offset): what the checkpoint must be
+        "round_checkpoint": _INT,  # end_offset: what the checkpoint must be (deletions leave it)
         "old_log_start_offset": _INT,
         "new_log_start_offset": _INT,
         "log_end_offset": _INT,  # input state

@@ -261,7 +261,7 @@ def compaction_row(change: LogChange, config: Config, *, plan_status: str) -> Ro
         "end_offset": end,
         "checkpoint_before": None if before is None else before.cleaner_checkpoint,
         "checkpoint_after": None if after is None else after.cleaner_checkpoint,
-        "round_checkpoint": None if end is None or new_lso is None else max(end, new_lso),
+        "round_checkpoint": end,
         "old_log_start_offset": None if before is None else before.log_start_offset,
         "new_log_start_offset": new_lso,
         "log_end_offset": None if before is None else before.log_end_offset,
