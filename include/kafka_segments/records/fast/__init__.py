@@ -18,6 +18,8 @@ executable specification: each entry point below is checked against it by proper
   ``fate_codes``).
 * ``index_kernels``: ``LogSegment.append``'s offset checks and index entries over header columns, for
   ``segment.fast_writer``.
+* ``jit``: the kernels' decorator, numba's ``njit`` with an on-disk cache that also serves a Spark job's
+  library archive.
 
 The kernels read the v2 batch header at the offsets ``records.batch`` derives from its wire schema.
 """
