@@ -1,24 +1,11 @@
 """The batch decisions of one segment, over its header columns: ``decisions.decide_batch`` without a Python
-call for every plain batch.
+call for every plain batch (``batch_kinds``: v2 data, neither transactional nor control).
 
-Most batches of a compacted topic are *plain* (``batch_kinds``): v2 data batches that are neither
-transactional nor control. For them ``Cleaner.cleanInto``'s filter needs nothing from the transaction state —
-``CleanedTransactionMetadata.onBatchRead`` only starts the aborted transactions up to the batch (which the
-next transactional or control batch does anyway, the pending aborts being ordered by first offset) and
-returns false — so ``checkBatchRetention`` reduces to:
-
-* ``RETAIN_EMPTY`` (last batch of an active producer) when the batch has a producer id and is the last data
-  batch of an active producer (``producers.is_last_batch_of_active_producer``; only the batches whose last
-  offset is some active producer's last data offset are asked);
-* else ``RETAIN_EMPTY`` (end of round) when ``nextOffset == upperBoundOffsetOfCleaningRound``;
-* else ``DELETE_EMPTY`` (the records decide); records never discarded, never a marker of an emptied
-  transaction.
-
-Every other batch (transactional, control, legacy v0/v1) goes through ``decide`` — the transaction state and
-``decide_batch`` — one by one in log order, exactly as before.
-
-``deletes_retained`` is ``decisions.retain_deletes`` over the same columns.
-"""
+For a plain batch ``CleanedTransactionMetadata.onBatchRead`` only starts the aborted transactions up to it
+(which the next transactional or control batch does anyway, the pending aborts being ordered by first offset)
+and returns false, so ``checkBatchRetention`` reduces to ``RETAIN_EMPTY`` for the last batch of an active
+producer or a batch ending at the round's upper bound, else ``DELETE_EMPTY``. Every other batch goes through
+``decide`` one by one in log order. ``deletes_retained`` is ``decisions.retain_deletes`` over columns."""
 
 from __future__ import annotations
 

@@ -1,12 +1,8 @@
 """The decoded segments of one round, kept between the map pass and the cleaning pass when memory allows.
 
-Kafka's cleaner reads every dirty segment twice: once to build the offset map (``Cleaner.buildOffsetMap``),
-once to clean it (``Cleaner.cleanSegments``), decompressing and hashing its keys each time. Both passes need
-the same things from a segment — its record columns (``records.fast.decode_record_columns``) and the MD5 of
-its keys — so a round may keep them from the first pass for the second. That changes no decision, only the
-work: the cache is bounded by a byte budget (decoded buffers not shared with the segment's own bytes, the
-columns, the digests) and a segment that does not fit is simply decoded again, as in Kafka.
-"""
+Kafka's cleaner decodes every dirty segment twice (``buildOffsetMap``, then ``cleanSegments``); keeping its
+record columns and key MD5s from the first pass changes no decision, only the work. The cache is bounded by a
+byte budget, and a segment that does not fit is simply decoded again, as in Kafka."""
 
 from __future__ import annotations
 

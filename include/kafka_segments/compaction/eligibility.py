@@ -1,26 +1,12 @@
-"""Whether a partition gets a cleaning round, and in which order a per-run budget takes them.
+"""Whether a partition gets a cleaning round, and in which order a per-run budget takes them
+(``LogCleanerManager.grabFilthiestCompactedLog``, ``maxCompactionDelay``; KIP-354; docs/compaction.md, steps
+2-3).
 
-Kafka's rules (``storage/.../log/LogCleanerManager.java`` ``grabFilthiestCompactedLog``,
-``maxCompactionDelay``; KIP-354):
-
-* Only logs whose ``cleanup.policy`` contains ``compact`` are candidates, and none at all when
-  ``log.cleaner.enable`` is false; partitions marked uncleanable (a previous round failed on them) are
-  skipped.
-* Logs with ``totalBytes == 0`` are dropped.
-* **max.compaction.lag.ms**: over the dirty non-active segments (``nonActiveLogSegmentsFrom(firstDirty)``),
-  take each segment's *first batch maxTimestamp* (``getFirstBatchTimestamp``; absent -> ignored), keep values
-  ``> 0``, and take the earliest. With ``cleanUntil = now - max(max.compaction.lag.ms, 0)`` the compaction
-  delay is ``cleanUntil - earliest`` when ``earliest < cleanUntil``, else 0. A positive delay means
-  "needs compaction now".
-* Eligible iff ``(needCompactionNow && cleanableBytes > 0) || cleanableRatio > min.cleanable.dirty.ratio``
-  (strictly greater: with ratio 1.0 only the max-lag rule can trigger a round).
-* A log whose cleanable range is empty is never cleaned, whatever its tombstones' horizons say.
-
-Kafka's cleaner thread then picks the single dirtiest eligible log. A lake run cleans many partitions under a
-budget instead, so ``budget_order`` follows KIP-354's stated intent: partitions past their max-compaction-lag
-deadline first (most overdue first), then by dirty ratio, highest first; ties by topic and partition so the
-order is deterministic.
-"""
+Eligible iff ``(needCompactionNow && cleanableBytes > 0) || cleanableRatio > min.cleanable.dirty.ratio``
+(strictly greater); ``needCompactionNow``: the earliest positive first-batch ``maxTimestamp`` of the dirty
+non-active segments is before ``now - max.compaction.lag.ms``. Kafka's cleaner thread picks the single
+dirtiest log; a lake run cleans many under a budget, so ``budget_order`` follows KIP-354's intent (overdue
+first, most overdue first, then the dirtiest; ties by topic and partition, so the order is deterministic)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,9 @@
 """Record fates: the per-record rule of ``decisions.decide_record`` as codes over whole columns of records.
 
-Same rule, same precedence (``Cleaner.cleanInto``'s filter, then ``Cleaner.shouldRetainRecord``): records of a
-discarded batch go; control records stay; records past the map's latest offset stay; unkeyed records go; a
-record older than its key's mapped offset goes; the latest record stays if it has a value, or if deletes are
-still retained. ``filtering`` computes every record's fate code in one pass of a numba kernel
-(``records.fast.fate_codes``), the map asked once per distinct key through the round's
-``records.fast.DigestTable``; ``tests/unit/test_compaction_fates.py`` checks the kernel against
-``decide_record``, the executable specification.
-"""
+Same rule, same precedence; ``filtering`` computes every fate code in one numba pass
+(``records.fast.fate_codes``), the map asked once per distinct key (``records.fast.DigestTable``).
+``tests/unit/test_compaction_fates.py`` checks the kernel against ``decide_record``, the executable
+specification."""
 
 from __future__ import annotations
 

@@ -1,17 +1,11 @@
 """Cleaning one group of segments into one new segment: ``Cleaner.cleanInto`` + ``MemoryRecords.filterTo``.
 
-Per source segment, in log order: every batch is read by the shared transaction state and gets its retention
-(``batch_decisions``: plain batches over header columns, the others through ``decisions.decide_batch``); then
-the fate of every record of the segment is computed in one pass over the codec's record columns (``fates``,
-``records.fast``); then each batch is written as ``filterTo`` does — deleted, copied byte for byte (v2, every
-record kept, no horizon to stamp), rebuilt with the source's codec and metadata (all of a segment's rebuilds
-in one call of ``records.fast.rebuild_batches``, falling back to ``records.builder.rebuild_batch`` for
-what it does not write itself; both give the same bytes: baseOffset and lastOffsetDelta kept for v2, a legacy
-entry starting at its first retained record, a new delete horizon ``now + delete.retention.ms`` for a batch
-holding a retained tombstone or an emptied transaction's marker, an existing horizon kept), or written as the
-61-byte empty header for a ``RETAIN_EMPTY`` batch with nothing left. Kafka refuses an empty legacy batch
-(``IllegalStateException`` in ``filterTo``); so does this (``CompactionError``).
-"""
+Per source segment, in log order: every batch gets its retention (``batch_decisions``), every record its fate
+in one pass over the record columns (``fates``), then each batch is deleted, copied byte for byte, rebuilt
+(``records.fast.rebuild_batches``, falling back to ``records.builder.rebuild_batch``: the same bytes) or
+written as the 61-byte empty header (``RETAIN_EMPTY``); the rules are in ``rewrite`` and ``decisions``. Kafka
+refuses an empty legacy batch (``IllegalStateException`` in ``filterTo``); so does this
+(``CompactionError``)."""
 
 from __future__ import annotations
 

@@ -1,17 +1,10 @@
-"""Which segments of a round are cleaned into one new segment: ``Cleaner.groupSegmentsBySize``.
+"""Which segments of a round are cleaned into one new segment: ``Cleaner.groupSegmentsBySize``,
+``lastOffsetForFirstSegment``.
 
-Kafka's rule (``storage/.../log/Cleaner.java`` ``groupSegmentsBySize``, ``lastOffsetForFirstSegment``): oldest
-first, a group starts with the next segment and takes the following segment while
-
-* the summed ``.log`` sizes stay ``<= segment.bytes``,
-* the summed ``.index`` sizes and the summed ``.timeindex`` sizes each stay ``<= segment.index.bytes``, and
-* the candidate is empty, or its estimated last offset (the next segment's base offset - 1, or the first
-  uncleanable offset - 1 for the last segment of the list) minus the base offset of the group's first
-  segment fits an int32 (``<= Integer.MAX_VALUE``), so 4-byte relative index offsets cannot overflow.
-
-Sizes are those of the source files before cleaning. Each group becomes one segment whose base offset is the
-group's first base offset and whose mtime is the group's last segment's mtime (``Cleaner.cleanSegments``).
-"""
+Oldest first, a group takes the next segment while the summed ``.log`` sizes stay ``<= segment.bytes``, the
+summed ``.index`` and ``.timeindex`` sizes each ``<= segment.index.bytes``, and the candidate is empty or its
+estimated last offset minus the group's base offset fits an int32 (4-byte relative index offsets). Sizes are
+those of the source files; the new segment takes the group's last mtime (``Cleaner.cleanSegments``)."""
 
 from __future__ import annotations
 

@@ -1,29 +1,15 @@
-"""Where a bounded offset map fills: the end of a round with ``log.cleaner.dedupe.buffer.size`` set.
+"""Where a bounded offset map fills: the end of a round with ``log.cleaner.dedupe.buffer.size`` set
+(``Cleaner.buildOffsetMap``, ``buildOffsetMapForSegment``, ``SkimpyOffsetMap``; docs/compaction.md, "The
+offset map"), the map's size from ``config.model.OffsetMapCapacity``.
 
-Kafka's rule (``storage/.../log/Cleaner.java`` ``buildOffsetMap``, ``buildOffsetMapForSegment``;
-``SkimpyOffsetMap.java``; ``LogCleaner.java`` ``CleanerThread``), with the map's size from
-``config.model.OffsetMapCapacity``:
+The map fills record by record: before each record it would put, the number of distinct digests so far is
+compared with ``maxDesiredMapSize``, and at it mapping stops right there (mid-batch, even at a known key).
+``latestOffset`` is what was set last (a put, a completed batch, a fully mapped segment); the round ends at
+``latestOffset + 1``. ``SkimpyOffsetMap.put`` refuses a new key when every slot is taken (a load factor above
+1): Kafka marks the partition uncleanable, here the round fails with ``OffsetMapFullError``.
 
-* The dirty segments are mapped in order, each from its first batch; the map is filled **record by record**,
-  not segment by segment: before every record it would put (a keyed record of a non-aborted data batch at or
-  past the first dirty offset), the map's size (its distinct key digests so far) is compared with
-  ``maxDesiredMapSize``. Below it, the record is put; at it, mapping stops right there — even in the middle
-  of a batch, even when that record's key is already in the map. Records already put, including those of
-  the batch being read, stay in the map.
-* ``latestOffset`` is whatever was set last: each put sets it to the record's offset, the end of each batch
-  (whose last offset is at or past the first dirty offset) to the batch's last offset, the end of each
-  fully mapped segment to the next segment's base offset - 1. The round's end offset — and the new cleaner
-  checkpoint — is ``latestOffset + 1``: past the last record put, or the last batch completed.
-* Records past ``latestOffset`` that are read by the cleaning pass are kept (``decisions``: "past latest
-  offset"), so a full map keeps more records and the next round starts where this one stopped.
-* ``SkimpyOffsetMap.put`` refuses a new key when every slot is taken ("Attempted to add a new entry to a full
-  offset map"); that can only happen with a load factor above 1. Kafka's cleaner thread then marks the
-  partition uncleanable (``LogCleaningException``); here the round fails with ``OffsetMapFullError``, which
-  leaves the partition uncleaned for the run.
-
-Counting distinct digests costs a Python step per distinct key of each segment, which only a bounded map
-pays: with no dedupe buffer ``offset_map`` never calls this module.
-"""
+Counting distinct digests costs a Python step per distinct key of each segment, which only a bounded map pays:
+with no dedupe buffer ``offset_map`` never calls this module."""
 
 from __future__ import annotations
 

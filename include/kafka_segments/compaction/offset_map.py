@@ -1,22 +1,12 @@
-"""The offset map of a round: key -> offset of its latest record in the dirty range.
+"""The offset map of a round: key -> offset of its latest record in the dirty range
+(``Cleaner.buildOffsetMap``, ``buildOffsetMapForSegment``, ``SkimpyOffsetMap``; docs/compaction.md, "The
+offset map").
 
-Kafka's rules (``storage/.../log/Cleaner.java`` ``buildOffsetMap``, ``buildOffsetMapForSegment``;
-``SkimpyOffsetMap.java``):
-
-* The dirty segments are ``log.logSegments(firstDirty, firstUncleanableOffset)``; the aborted transactions
-  overlapping that range feed a ``CleanedTransactionMetadata`` (here ``TransactionState``).
-* For each batch in order: a control batch only updates the transaction state and is never mapped; a data
-  batch of an aborted transaction is skipped entirely; otherwise every record **with a key** and an offset
-  ``>= firstDirty`` is put, later offsets overwriting earlier ones. Unkeyed records are never mapped.
-* Keys are identified by the MD5 of their bytes (16 bytes); MD5 collisions count as the same key, exactly as
-  in Kafka.
-* ``latestOffset``: after each batch its last offset, after each segment the next segment's base offset - 1
-  (the round's upper bound - 1 for the last dirty segment), so offset gaps are skipped. With no dedupe buffer
-  set (docs/compaction.md) the map never fills, so ``latestOffset = firstUncleanableOffset - 1`` whenever
-  the dirty range holds a segment, and the round's end offset / new checkpoint is ``firstUncleanableOffset``.
-* With ``log.cleaner.dedupe.buffer.size`` set (``capacity``), mapping stops at the record where the map is
-  full, and ``latestOffset`` is what was set last before it (``map_fill``).
-"""
+A control batch only updates the transaction state (``TransactionState``); a batch of aborted data is skipped;
+every other record with a key and an offset ``>= firstDirty`` is put, later offsets overwriting earlier ones.
+Keys are their MD5s, so MD5 collisions count as one key, as in Kafka. ``latestOffset`` skips offset gaps
+(after each segment the next segment's base offset - 1), so an unbounded map ends the round at
+``firstUncleanableOffset``; a bounded one stops where it fills (``map_fill``)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,9 @@
 """A cleaned segment as Kafka segment files: ``.log`` plus rebuilt ``.index``, ``.timeindex``, ``.txnindex``.
 
-Kafka appends the cleaned batches to a fresh segment (``Cleaner.cleanInto`` -> ``LogSegment.append``), which
-builds the offset and time indexes as any append does (``segment.writer``), closes it
-(``onBecomeInactiveSegment``) and stamps the last source segment's mtime. Its transaction index is *not*
-rebuilt from the markers: ``CleanedTransactionMetadata`` appends the aborts whose ABORT marker it kept
-because a batch of the transaction was seen in the round — even when that batch was then removed — so the
-entries come from the round (``CleanedSegment.aborted``).
-
-The files are built from the joined ``.log`` in one columnar pass (``segment.fast_writer``), which gives what
-``segment.writer.write_segment`` gives for the batches, without a Python call per batch.
-"""
+The offset and time indexes are built as any ``LogSegment.append`` builds them, in one columnar pass
+(``segment.fast_writer``). The transaction index is *not* rebuilt from the markers: as in
+``CleanedTransactionMetadata``, it holds the aborts whose ABORT marker the round kept because a batch of the
+transaction was seen, even when that batch was then removed (``CleanedSegment.aborted``)."""
 
 from __future__ import annotations
 

@@ -1,32 +1,14 @@
-"""The cleanable range of one partition: ``LogCleanerManager.cleanableOffsets`` and ``LogToClean``.
+"""The cleanable range of one partition: ``LogCleanerManager.cleanableOffsets`` (``calculateCleanableBytes``,
+``findFirstUncleanableSegment``) and ``LogToClean``; the rules are docs/compaction.md, step 1.
 
-Kafka's rules (``storage/.../log/LogCleanerManager.java`` ``cleanableOffsets``, ``calculateCleanableBytes``,
-``findFirstUncleanableSegment``; ``LogToClean.java``):
+A checkpoint below the log start offset or above the log end offset is invalid (``forceUpdateCheckpoint``). A
+run stores the reset without a round only for one above the log end offset
+(``CleanableRange.rewrites_checkpoint``): one below the log start offset is a legal state that Kafka's own
+deletions leave (``deleteOldSegments`` never touches it), it means the log start offset wherever it is read,
+and storing its reset on its own would make a rerun at the same ``now`` change the lake.
 
-* **First dirty offset.** The cleaner checkpoint, or the log start offset when there is none. A checkpoint
-  below the log start offset (retention or deleteRecords moved the start past it) or above the log end offset
-  (the log was truncated) is invalid: the first dirty offset becomes the log start offset
-  (``forceUpdateCheckpoint``). A run stores that reset without a round only for a checkpoint above the log
-  end offset (``CleanableRange.rewrites_checkpoint``): a checkpoint below the log start offset is a legal
-  state that Kafka's own deletions leave in its ``cleaner-offset-checkpoint`` (``deleteOldSegments`` and
-  ``maybeIncrementLogStartOffset`` never touch it), it means the log start offset wherever it is read, and
-  storing its reset on its own would make a rerun at the same ``now`` change the lake.
-* **First uncleanable dirty offset** = the minimum of the last stable offset (start of the earliest open
-  transaction, else the high watermark = LEO on a lake), the active segment's base offset, and, only when
-  ``min.compaction.lag.ms > 0``, the base offset of the first non-active segment at or after the first dirty
-  offset's segment whose largest timestamp is ``> now - min.compaction.lag.ms``. The result is
-  ``max(firstDirty, that minimum)``; it may fall inside a segment (an LSO mid-segment).
-* **Segment rounding** (``calculateCleanableBytes``): the round really stops at the base offset of the segment
-  *containing* that offset (the floor segment among the non-active ones, else the active segment). Only whole
-  segments strictly before it are ever cleaned.
-* **Bytes** (``LogToClean``): ``cleanBytes`` = sizes of the segments whose base offset is below the first
-  dirty offset; ``cleanableBytes`` = sizes of the segments from the floor segment of
-  ``min(firstDirty, firstUncleanableOffset)`` up to (excluding) ``firstUncleanableOffset``; a segment holding
-  the first dirty offset mid-way counts in both. ``cleanableRatio = cleanable / (clean + cleanable)``.
-
-Segment ranges use Kafka's ``LogSegments.values(from, to)``: from the floor segment of ``from`` (or the first
-segment when none is at or below it) to the segments with a base offset below ``to``; ``from == to`` is empty.
-"""
+Segment ranges use ``LogSegments.values(from, to)``: from the floor segment of ``from`` (or the first segment)
+to the segments with a base offset below ``to``; ``from == to`` is empty."""
 
 from __future__ import annotations
 

@@ -1,36 +1,17 @@
-"""One cleaning round over a partition's segments: bytes in, cleaned segments out (``Cleaner.doClean``).
+"""One cleaning round over a partition's segments: bytes in, cleaned segments out (``Cleaner.doClean``,
+``cleanSegments``, ``cleanInto``; ``MemoryRecords.filterTo``; docs/compaction.md, step 4).
 
-Kafka's round (``storage/.../log/Cleaner.java`` ``doClean``, ``cleanSegments``, ``cleanInto``;
-``clients/.../record/MemoryRecords.java`` ``filterTo``, ``buildRetainedRecordsInto``;
-``DefaultRecordBatch.writeEmptyHeader``):
+The offset map (``offset_map``) sets the round's end offset, ``map.latestOffset + 1``. **Every** segment below
+it is recopied, the clean section included (that is how tombstones and markers there eventually go), grouped
+by ``grouping``, with one transaction state (``txn_state``) shared by all groups. Each batch gets its
+retention and each record its fate (``decisions``, over columns by ``fates``) and is written as ``filterTo``
+writes it (``filtering``): untouched bytes when all is kept, rebuilt as v2 otherwise, the 61-byte empty header
+for ``RETAIN_EMPTY``. A kept ABORT marker whose data was seen is re-indexed
+(``output.cleaned_segment_files``).
 
-1. Build the offset map of the dirty range ``[firstDirty, firstUncleanableOffset)`` (``offset_map``). The
-   round's end offset — and the new cleaner checkpoint — is ``map.latestOffset + 1`` (below the range's end
-   when a bounded map fills: ``map_fill``).
-2. Recopy **every** segment with a base offset below the end offset, the clean section included (that is
-   how tombstones and markers in the clean section eventually go), grouped by ``grouping``. One transaction
-   state (``txn_state``) is shared by all groups; each group becomes one new segment.
-3. Each batch gets its retention (``decisions.decide_batch``) and, unless deleted outright, each record its
-   fate (``decisions.decide_record``, computed over record columns by ``fates``). The batch is then written
-   as ``filterTo`` does (``filtering``):
-   * all records kept, a v2 batch, and no delete horizon to stamp: **the original bytes**, untouched
-     (compression, CRC, timestamps: nothing is re-encoded);
-   * some records kept, or a horizon to stamp, or a legacy v0/v1 entry: **rebuilt** as v2 with the source's
-     codec, timestamp type (v0 -> CreateTime), producer id/epoch, base sequence, flags and leader epoch,
-     keeping baseOffset and lastOffsetDelta for v2 sources (a legacy entry starts at its first retained
-     record); a horizon already on the batch is kept;
-   * nothing kept and ``RETAIN_EMPTY``: the 61-byte **empty batch header** (no horizon); otherwise nothing.
-4. A kept ABORT marker whose transaction still had data in this round is re-indexed in the new segment's
-   transaction index (``output.cleaned_segment_files`` writes the segment files).
-
-Each dirty segment is decoded once for both passes when it fits the round's memory budget (``decoded``) — or
-not at all, when it comes with its ``columns`` (decoded by ``records.fast.StreamDecoder`` while it was
-read) — and written without a Python call per record (``records.fast.rebuild_batches``, byte-identical to
-the per-record builder). Its batch headers are scanned once (``SourceSegment.header_table``).
-
-The round's clock ``now`` is the run's logical time (docs/compaction.md); producer liveness comes from the log
-(``producers``).
-"""
+Each dirty segment is decoded once for both passes when it fits the round's memory budget (``decoded``), or
+not at all when it comes with its ``columns`` (``records.fast.StreamDecoder``), and written without a Python
+call per record (``records.fast.rebuild_batches``). ``now`` is the run's logical time."""
 
 from __future__ import annotations
 

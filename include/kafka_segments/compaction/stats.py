@@ -1,11 +1,5 @@
-"""What a cleaning round did, as Kafka's ``CleanerStats`` reports it (and more).
-
-Kafka's cleaner logs per round (``storage/.../log/Cleaner.java`` ``CleanerStats``,
-``LogCleaner.recordStats``): bytes and messages read and written, the offset map's input, and the time
-spent building the map and cleaning. Here a round also counts what the rules removed (tombstones, aborted
-transactional records, unkeyed records, deleted batches) and the segments whose output was byte-identical
-to their single source (kept as they are instead of rewritten: the same records, fewer object writes).
-"""
+"""What a cleaning round did, as Kafka's ``CleanerStats`` reports it (``LogCleaner.recordStats``), and more:
+what the rules removed and the segments kept as they were (output byte-identical to their single source)."""
 
 from __future__ import annotations
 

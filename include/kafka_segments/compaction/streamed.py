@@ -1,14 +1,10 @@
 """A segment decoded, and its keys grouped, while it is being read (``StreamedSegment``).
 
-A round needs two things from a dirty segment before it can decide anything: its record columns and the
-identity of every key (``decoded.decode_segment``). Both can be worked out batch by batch, so a worker that
-reads a segment from an object store hands each chunk as it arrives (``get_into(progress=streamed.feed)``)
-and the decoding (``records.fast.StreamDecoder``) and the key grouping (``records.fast.SpanGroups``,
-while the chunk is still in the cache) overlap the transfer. ``finish`` gives what ``decode_segment`` would
-have given — the same columns, key ids and MD5s (``tests/unit/test_streamed_segment.py``) — or, when the
-decoder had to decode the whole segment at the end (damage, legacy entries, no room in the arena), computes
-the key identities then, as ``decode_segment`` does.
-"""
+A worker reading a segment from an object store hands each chunk as it arrives
+(``get_into(progress=streamed.feed)``), so decoding (``records.fast.StreamDecoder``) and key grouping
+(``records.fast.SpanGroups``, while the chunk is still in the cache) overlap the transfer. ``finish`` gives
+what ``decoded.decode_segment`` would (``tests/unit/test_streamed_segment.py``), also when the decoder had to
+decode the whole segment at the end (damage, legacy entries, no room in the arena)."""
 
 from __future__ import annotations
 
