@@ -1,10 +1,6 @@
-"""The YAML configuration (docs/configuration.md): Kafka's setting names, defaults, validators and
-precedence.
-
-``load_config(path)`` / ``parse_config(text, source=...)`` give a ``Config`` (or raise ``ConfigError`` with
-every problem); ``check_config`` returns the problems instead; ``Config.for_topic(topic)`` is the
-``TopicConfig`` the rules read. ``docs/configuration.md`` lists every setting.
-"""
+"""The YAML configuration (docs/configuration.md): Kafka's setting names, defaults, validators and precedence.
+``load_config`` / ``parse_config`` give a ``Config`` (or raise ``ConfigError``), ``check_config`` returns the
+problems; ``Config.for_topic(topic)`` is the ``TopicConfig`` the rules read."""
 
 from kafka_segments.config.effective import (
     Config,

@@ -1,21 +1,12 @@
-"""Every setting the configuration file accepts, defined once each like Kafka's ``ConfigDef.define``.
+"""Every setting the configuration file accepts, defined once each like Kafka's ``ConfigDef.define``, with the
+values of Kafka 4.x's own definitions: ``LogConfig.CONFIG`` and ``ServerTopicConfigSynonyms`` (topic level),
+``LogConfig.SERVER_CONFIG_DEF``, ``CleanerConfig``, ``ServerConfigs``, ``GroupCoordinatorConfig`` and
+``TransactionLogConfig`` (broker level).
 
-A ``Setting`` has a name, a level (topic or broker), a type, a default and a validator, with the values of
-Kafka 4.x's own definitions (checked in the Kafka source):
-
-* topic level: ``storage/.../internals/log/LogConfig.java`` (static ``CONFIG``), broker synonyms from
-  ``server-common/.../ServerTopicConfigSynonyms.ALL_TOPIC_CONFIG_SYNONYMS`` (in precedence order);
-* broker level: ``LogConfig.SERVER_CONFIG_DEF`` (``log.*``), ``CleanerConfig.CONFIG_DEF`` (``log.cleaner.*``),
-  ``ServerConfigs`` (``message.max.bytes``), ``GroupCoordinatorConfig`` (``offsets.retention.minutes``),
-  ``TransactionLogConfig`` (``producer.id.expiration.ms``).
-
-A topic setting's default is the value its broker synonyms give when nothing is set (Kafka's
-``LogConfig`` defaults equal the broker defaults). Broker time synonyms are converted to milliseconds
-(``ConfigSynonym.HOURS_TO_MILLISECONDS`` / ``MINUTES_TO_MILLISECONDS``); the first synonym that is set wins.
-
-KIP-68 (consumed retention) was never implemented by Kafka: its settings use the KIP's names and this
-project's defaults (disabled; 168 hours). Settings of this project itself start with ``kafka_segments.``.
-"""
+A topic setting's default is what its broker synonyms give when nothing is set; broker time synonyms are
+converted to milliseconds (``ConfigSynonym.HOURS_TO_MILLISECONDS``), the first one set wins. KIP-68 was never
+implemented by Kafka: its settings use the KIP's names and this project's defaults. Settings of this project
+itself start with ``kafka_segments.``."""
 
 from __future__ import annotations
 

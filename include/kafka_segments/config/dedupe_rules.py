@@ -1,19 +1,10 @@
-"""The broker checks of the cleaner's offset map settings, when ``log.cleaner.dedupe.buffer.size`` is set.
+"""The broker checks of the cleaner's offset map settings, when ``log.cleaner.dedupe.buffer.size`` is set, in
+the order a broker meets them at startup: ``log.cleaner.threads`` 0 (``atLeast(0)``, but
+``KafkaConfig.validateValues`` divides by it), ``dedupeBufferSize / threads > 1024 * 1024``, and ``Cleaner``'s
+``offsetMap.slots * loadFactor > 1``.
 
-Kafka's own checks, in the order a broker meets them at startup:
-
-* ``log.cleaner.threads`` is ``atLeast(0)`` (``CleanerConfig.CONFIG_DEF``, checked per value), but
-  ``KafkaConfig.validateValues`` divides the buffer by it: 0 threads stop the broker (division by zero).
-* ``KafkaConfig.validateValues``: ``dedupeBufferSize / threads > 1024 * 1024`` (integer division), "must be
-  at least 1MB per cleaner thread".
-* ``Cleaner``'s precondition: ``offsetMap.slots * loadFactor > 1`` ("offset map is too small to fit in even a
-  single message, so log cleaning will never make progress").
-
-``log.cleaner.io.buffer.load.factor`` has no range of its own in Kafka; above 1 it lets a round try to put
-more distinct keys than the map has slots, and Kafka's ``SkimpyOffsetMap.put`` then fails the round (the
-partition becomes uncleanable; ``compaction.map_fill``). Without a dedupe buffer the map is unbounded and
-the other two settings are not used, so nothing is checked.
-"""
+``log.cleaner.io.buffer.load.factor`` has no range of its own in Kafka; above 1 a round may fail
+(``compaction.map_fill``). Without a dedupe buffer the map is unbounded and nothing is checked."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
 """The configuration file (docs/configuration.md) as a value: ``load_config``, ``parse_config``,
-``check_config``.
-
-One YAML file, two optional top-level keys: ``broker`` (Kafka broker setting names: the defaults of every
-topic, and the broker-only settings) and ``topics`` (topic name -> Kafka topic setting names). Everything
-is validated before any work and every problem is reported at once (``ConfigError.problems``);
-``check_config`` returns them instead of raising. See ``docs/configuration.md`` for every setting.
-"""
+``check_config``. Everything is validated before any work and every problem is reported at once
+(``ConfigError.problems``); ``check_config`` returns them instead of raising."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The effective configuration of one topic: Kafka's settings after precedence and defaults
-(docs/configuration.md).
-
-``TopicConfig`` is what the rules read; ``Config`` resolves it for any topic (a topic that the file does not
-name gets the broker defaults). Every value carries where it came from (``sources``), for
-``kafka-segments config check`` and for reports.
-"""
+"""The effective configuration of one topic (``TopicConfig``), what the rules read: Kafka's settings after
+precedence and defaults, each value with where it came from (``sources``; docs/configuration.md)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
 """What can be wrong with a configuration file: one ``ConfigProblem`` per broken rule, all of them in one
-``ConfigError``.
-
-A problem names the key with its place (``broker.log.retention.hours``, ``topics.clickstream.retention.ms``),
-the value as written, and the rule it breaks. Problems about the file itself (unreadable, not YAML) use the
-key ``(file)``.
-"""
+``ConfigError`` (problems about the file itself use the key ``(file)``)."""
 
 from __future__ import annotations
 

@@ -1,24 +1,13 @@
-"""Effective values: Kafka's precedence from the topic's own setting down to the default.
+"""Effective values: Kafka's precedence from the topic's own setting down to the default
+(``LogConfig.fromProps`` with ``KafkaConfig.extractLogConfigMap``'s defaults; docs/configuration.md,
+"Precedence").
 
-For a topic-level setting (``LogConfig.fromProps(defaults, overrides)`` with the defaults of
-``KafkaConfig.extractLogConfigMap``):
-
-1. the topic's own value (source ``topic``);
-2. else the first broker synonym that is set, in ``ServerTopicConfigSynonyms`` order (``log.retention.ms``
-   over ``log.retention.minutes`` over ``log.retention.hours``; ``log.roll.ms`` over ``log.roll.hours``),
-   converted to milliseconds (source ``broker: <name>``);
-3. else the default (source ``default``) — which is what the last synonym's own default gives.
-
-Broker values turn into topic values the way ``KafkaConfig`` does it, with its checks:
-``logRetentionTimeMillis`` maps any negative result to -1 and ``validateValues`` then requires
-``log.retention.ms`` to be -1 or >= 1 (so 0 is refused at broker level, unlike ``retention.ms: 0`` on a
-topic); ``logRollTimeMillis`` must be >= 1; and the converted value must pass the topic setting's own
-validator (the broker builds a ``LogConfig`` from it). A broker value that fails is reported and left out.
-
-Broker-only settings (``producer.id.expiration.ms``, ``offsets.retention.minutes``, ``log.cleaner.enable``)
-come from the broker section or their default. ``internal.segment.bytes`` (Kafka ``defineInternal``, tests
-only) replaces ``segment.bytes`` when set, as ``LogConfig.segmentSize()`` does.
-"""
+Broker values turn into topic values with ``KafkaConfig``'s checks: ``logRetentionTimeMillis`` maps any
+negative result to -1 and ``validateValues`` then requires ``log.retention.ms`` to be -1 or >= 1 (so 0 is
+refused at broker level, unlike ``retention.ms: 0`` on a topic); ``logRollTimeMillis`` must be >= 1; the
+converted value must pass the topic setting's own validator. A broker value that fails is reported and left
+out. ``internal.segment.bytes`` (``defineInternal``, tests only) replaces ``segment.bytes`` when set, as
+``LogConfig.segmentSize()`` does."""
 
 from __future__ import annotations
 

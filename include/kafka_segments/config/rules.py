@@ -1,23 +1,14 @@
-"""Rules between settings, checked on the effective values after precedence.
+"""Rules between settings, checked on the effective values after precedence (docs/configuration.md,
+"Validation").
 
 * **Compaction lags** (``LogConfig.validateValues``): ``min.compaction.lag.ms > max.compaction.lag.ms`` is
-  refused ("conflict topic config setting …"); equality is allowed. Kafka applies it to the broker defaults
-  (``LogManager`` calls ``validateBrokerLogConfigValues`` at startup) and to every topic's combined config.
-  Here: once for the broker defaults, and for each topic that sets either lag itself (a topic that sets
-  neither has the broker's values, already checked).
+  refused. Kafka checks the broker defaults at startup and every topic's combined config; here the broker
+  defaults once, and each topic that sets either lag itself (the others have the broker's values).
 * **Consumed retention vs time retention** (KIP-68, this project's rule): a consumed-retention time longer
-  than a finite ``retention.ms`` is refused (equality is allowed): time retention would delete consumed and
-  unconsumed data alike before consumed retention could act, so the setting would be a lie. It applies
-  where consumed retention is in play: for a topic when consumed retention is enabled for it or the topic
-  sets ``retention.commitoffset.ms`` itself; for the broker defaults when they enable consumed retention or
-  set ``log.retention.commitoffset.ms/.minutes/.hours`` themselves. A *disabled* broker-wide default
-  (168 hours unless set) is deliberately not checked: otherwise every topic with ``retention.ms`` below a
-  week would be invalid without ever using consumed retention. A topic that sets none of
-  ``retention.ms``, ``retention.commitoffset.ms`` and ``retention.commitoffset.enable`` has the broker's
-  values and is covered by the broker check.
-* **The offset map** (``dedupe_rules``): with ``log.cleaner.dedupe.buffer.size`` set, Kafka's startup checks
-  of it, ``log.cleaner.threads`` and ``log.cleaner.io.buffer.load.factor``.
-"""
+  than a finite ``retention.ms`` is refused, where consumed retention is in play. A *disabled* broker-wide
+  default (168 hours unless set) is deliberately not checked: otherwise every topic with ``retention.ms``
+  below a week would be invalid without ever using consumed retention.
+* **The offset map** (``dedupe_rules``): Kafka's startup checks of ``log.cleaner.dedupe.buffer.size``."""
 
 from __future__ import annotations
 

@@ -1,13 +1,8 @@
 """Checking every ``name: value`` of the ``broker`` and ``topics`` sections against the catalogue.
 
-Each entry is looked up at its own level, parsed and validated (``values.parse_setting_value``); every
-problem is collected. A name from the other level gets a pointed message (``retention.ms`` under
-``broker`` -> use ``log.retention.ms``; ``log.retention.hours`` under a topic -> use ``retention.ms``;
-``offsets.retention.minutes`` under a topic -> broker-only), an unknown name gets a "did you mean"
-suggestion (``difflib``) and the reminder that this project's own settings use the ``kafka_segments.``
-prefix. Invalid values are left out of the parsed sections, so the effective configuration shows what
-the other levels would give.
-"""
+Every problem is collected; a name from the other level gets a pointed message (use ``log.retention.ms`` under
+``broker``), an unknown name a "did you mean" (``difflib``). Invalid values are left out of the parsed
+sections, so the effective configuration shows what the other levels would give."""
 
 from __future__ import annotations
 

@@ -1,25 +1,9 @@
-"""A YAML value -> a setting's value, the way Kafka's ``ConfigDef.parseType`` and validators do it.
+"""A YAML value -> a setting's value, the way Kafka's ``ConfigDef.parseType`` and validators (``Range``,
+``ValidString.in``, ``ValidList``) do it; the rules per type are docs/configuration.md, "Values".
 
-Kafka parses a value by its declared type (``clients/.../common/config/ConfigDef.java``, ``parseType``):
-
-* strings are trimmed first (Java ``String.trim``: every character <= U+0020);
-* BOOLEAN: a boolean, or the string ``true``/``false`` in any case;
-* INT / LONG: an integer of the type's range (32 / 64 bits), or a string of decimal digits with an optional
-  sign (``Integer.parseInt`` / ``Long.parseLong``); a boolean or a floating-point number is refused (the
-  YAML loader makes ``true`` a boolean, so it can never pass as 1);
-* DOUBLE: any number, or a decimal string (``Double.parseDouble``). Kafka's range check lets NaN through
-  (every comparison with NaN is false); this project refuses NaN and infinities;
-* STRING: a string, trimmed;
-* LIST: a YAML list of strings (kept as written, as Kafka keeps a ``List`` value), or a comma-separated
-  string split on ``\\s*,\\s*`` after trimming (an empty string is the empty list).
-
-Validators are Kafka's: ``Range`` (inclusive, "Value must be at least …" / "… no more than …"),
-``ValidString.in`` (case-sensitive) and ``ValidList`` (Kafka 4.x: not null, no duplicates, no empty items,
-each item one of the choices). A YAML ``null`` means "not set" only for the settings whose Kafka default is
-null (``log.retention.ms``, ``log.retention.minutes``, ``log.roll.ms``, ``internal.segment.bytes``, the
-``log.retention.commitoffset`` ms/minutes); everywhere else it is refused like Kafka's validators refuse
-null ("Value must be non-null").
-"""
+Strings are trimmed as Java's ``String.trim`` does (every character <= U+0020). Kafka's range check lets NaN
+through (every comparison with NaN is false); this project refuses NaN and infinities. A YAML ``null`` means
+"not set" only for the settings whose Kafka default is null; elsewhere it is refused as Kafka refuses null."""
 
 from __future__ import annotations
 

@@ -1,21 +1,12 @@
 """Reading the configuration file's YAML into ``broker`` and ``topics`` entries, with line numbers.
 
-The loader is PyYAML's safe loader with two changes that matter for configuration:
+PyYAML's safe loader with two changes: scalars resolve like YAML 1.2's core schema (``yes``/``no`` stay
+strings, ``010`` is ten, ``1_000`` and ``0x10`` stay strings, and are then refused as Kafka refuses them), and
+mapping keys are their text as written, a key that appears twice being a problem (PyYAML keeps the last).
 
-* **Scalars resolve like YAML 1.2's core schema**, not YAML 1.1: only ``true``/``false`` (any of
-  ``true``, ``True``, ``TRUE``) are booleans, so ``yes``/``no``/``on``/``off`` stay strings (and are then
-  refused where a boolean is expected, as Kafka refuses them); only decimal digits are integers, so
-  ``010`` is ten (not YAML 1.1's octal eight) and ``1_000``, ``0x10``, ``1:30`` stay strings (and are then
-  refused as numbers, as ``Long.parseLong`` refuses them).
-* **Mapping keys are their text**, exactly as written (a topic named ``123`` or ``true`` is that name),
-  and a key that appears twice in one mapping is a problem (PyYAML silently keeps the last one).
-
-Structure problems (a section that is not a mapping, an unknown top-level key, a duplicate key) are
-collected, never raised; only a file that is not YAML at all raises ``yaml.YAMLError``, and one that nests
-lists and mappings deeper than ``MAX_NESTING_DEPTH`` (100) levels raises ``NestingTooDeepError``: the depth
-is checked while the document is composed, before PyYAML's composer (which recurses once per level) could
-run out of stack.
-"""
+Structure problems are collected, never raised; only a file that is not YAML raises ``yaml.YAMLError``, and
+one nesting deeper than ``MAX_NESTING_DEPTH`` raises ``NestingTooDeepError``: the depth is checked while the
+document is composed, before PyYAML's composer (which recurses once per level) could run out of stack."""
 
 from __future__ import annotations
 
