@@ -1,44 +1,31 @@
-"""Kafka's text offset checkpoint files (``CheckpointFile``, ``OffsetCheckpointFile``).
+"""Kafka's text offset checkpoint files (``CheckpointFile``, ``OffsetCheckpointFile``), e.g.
+``cleaner-offset-checkpoint`` and ``log-start-offset-checkpoint``: a version line (0), an entry-count line,
+then ``<topic> <partition> <offset>`` per entry, in UTF-8.
 
-Used for ``cleaner-offset-checkpoint``, ``log-start-offset-checkpoint``, ``recovery-point-offset-checkpoint``
-and ``replication-offset-checkpoint``: one file per log directory. Format (UTF-8)::
-
-    0                   version line (OffsetCheckpointFile.CURRENT_VERSION)
-    2                   entry-count line
-    my-topic 0 1234     "<topic> <partition> <offset>" per entry
-    my-topic 1 99
-
-Writing: single spaces, ``\\n`` after every line (``BufferedWriter.newLine`` on Linux); Kafka writes its
-map in hash order, we sort by topic then partition so the bytes are deterministic. The write is atomic:
-``<file>.tmp`` is written and fsynced, then renamed over the file (``Utils.atomicMoveWithFallback``).
+Writing: single spaces, ``\\n`` after every line (``BufferedWriter.newLine`` on Linux), sorted by topic then
+partition (Kafka writes hash order) so the bytes are deterministic; atomic through ``<file>.tmp``, fsynced,
+then renamed (``Utils.atomicMoveWithFallback``).
 
 Reading replicates ``CheckpointReadBuffer.read`` and ``OffsetCheckpointFile.Formatter.fromString``:
 
 * lines end at ``\\n``, ``\\r`` or ``\\r\\n`` (``BufferedReader.readLine``); invalid UTF-8 is an error;
 * an empty file, or a version line without a count line, is an empty map;
-* the version and count lines are Java ``Integer.parseInt`` (optional sign, decimal digits, no spaces);
-  anything else is "Malformed line"; a version other than 0 is "Unrecognised version"; a negative count
-  fails (Java's ``new ArrayList<>(-1)``);
-* every following line (a blank one included) is split on ``\\s+`` as Java does (a leading separator
-  gives an empty first part, trailing empty parts are dropped) and must have exactly 3 parts, else
-  "Malformed line"; partition and offset are ``Integer.parseInt`` / ``Long.parseLong`` (Kafka lets the
-  ``NumberFormatException`` through);
-* the number of entry lines must equal the count: "Expected [n] entries ... but found only [m]";
-* a repeated partition keeps its last offset (``HashMap.put``).
+* version and count are ``Integer.parseInt`` (else "Malformed line"); a version other than 0 is "Unrecognised
+  version"; a negative count fails (Java's ``new ArrayList<>(-1)``);
+* every following line (a blank one included) is split on ``\\s+`` as Java does and must have exactly 3 parts,
+  else "Malformed line"; partition and offset are ``Integer.parseInt`` / ``Long.parseLong``;
+* the number of entry lines must equal the count; a repeated partition keeps its last offset.
 
 Every error is a ``CheckpointFileError`` naming the path and the 1-based line. One deliberate deviation:
-entries Kafka would read but that are not a valid ``TopicPartition`` (an illegal topic name, a negative
-partition) are errors here too.
-"""
+entries that are not a valid ``TopicPartition`` (an illegal topic name, a negative partition) are errors."""
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 from kafka_segments.errors import CheckpointFileError, InvalidTopicError
 from kafka_segments.topic_partition import TopicPartition
@@ -46,8 +33,6 @@ from kafka_segments.topic_partition import TopicPartition
 CURRENT_VERSION = 0
 CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
-RECOVERY_POINT_OFFSET_CHECKPOINT = "recovery-point-offset-checkpoint"
-REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
 
 INT32_BITS = 32
 INT64_BITS = 64
@@ -55,7 +40,6 @@ _JAVA_INTEGER = re.compile(r"[+-]?\d+")  # Character.digit accepts any Unicode d
 _JAVA_LINE_END = re.compile(r"\r\n|\r|\n")
 _JAVA_WHITESPACE = re.compile(r"[ \t\n\x0b\f\r]+")  # java.util.regex \s
 
-T = TypeVar("T")
 PathLike = str | os.PathLike[str]
 
 
@@ -75,7 +59,7 @@ def parse_offset_checkpoint(data: bytes | str, *, path: str = "<memory>") -> dic
         CheckpointFileError: any of the errors Kafka raises (see the module docstring).
     """
     text = _decode(data, path)
-    return dict(_read_container(text, path=path, version=CURRENT_VERSION, parse_entry=_parse_offset_entry))
+    return dict(_read_container(text, path=path))
 
 
 def read_offset_checkpoint(path: PathLike) -> dict[TopicPartition, int]:
@@ -144,9 +128,7 @@ def _decode(data: bytes | str, path: str) -> str:
         raise CheckpointFileError(f"not valid UTF-8 at byte {exc.start}: {exc.reason}", path=path) from exc
 
 
-def _read_container(
-    text: str, *, path: str, version: int, parse_entry: Callable[[str, str, int], T]
-) -> list[T]:
+def _read_container(text: str, *, path: str) -> list[tuple[TopicPartition, int]]:
     """``CheckpointReadBuffer.read``: version line, count line, one entry per remaining line."""
     lines = _JAVA_LINE_END.split(text)
     if lines[-1] == "":
@@ -154,18 +136,17 @@ def _read_container(
     if not lines:
         return []
     read_version = _java_int(lines[0], INT32_BITS, path=path, line=1)
-    if read_version != version:
+    if read_version != CURRENT_VERSION:
+        expected_version = f"expected version: {CURRENT_VERSION} in checkpoint file at: {path}"
         raise CheckpointFileError(
-            f"Unrecognised version:{read_version}, expected version: {version} in checkpoint file at: {path}",
-            path=path,
-            line=1,
+            f"Unrecognised version:{read_version}, {expected_version}", path=path, line=1
         )
     if len(lines) == 1:
         return []
     expected = _java_int(lines[1], INT32_BITS, path=path, line=2)
     if expected < 0:
         raise CheckpointFileError(f"Illegal Capacity: {expected} (a negative entry count)", path=path, line=2)
-    entries = [parse_entry(line, path, number) for number, line in enumerate(lines[2:], start=3)]
+    entries = [_parse_offset_entry(line, path, number) for number, line in enumerate(lines[2:], start=3)]
     if len(entries) != expected:
         raise CheckpointFileError(
             f"Expected [{expected}] entries in checkpoint file [{path}], but found only [{len(entries)}]",
