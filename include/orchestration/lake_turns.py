@@ -1,30 +1,16 @@
 """Turns on the lake: one maintenance run at a time works on a lake, from its recovery to its end, whoever
-started it (the scheduler, a person, a backfill), and waiting runs go in the order of their ``now``.
+started it, and waiting runs go in the order of their ``now`` (docs/airflow.md, "One run at a time on a
+lake").
 
 Why: two runs that prepare on the same head both try to commit, and the second fails with
-``CommitConflictError``; a run's recovery may also fence another run's work in flight. Airflow's
-``max_active_runs`` does not stop that: a backfill counts its runs apart from the DAG's (its own
-``--max-active-runs``, default 10), and scheduled runs do not count backfill runs.
+``CommitConflictError``; Airflow's ``max_active_runs`` does not stop that, as a backfill counts its runs apart
+(``--max-active-runs``, default 10) and scheduled runs do not count backfill runs.
 
-How: the first task of a run (``recover``) is a sensor in ``reschedule`` mode with
-``max_active_tis_per_dag=1``, so at most one run looks at the turns at a time, in the scheduler and in every
-backfill (the scheduler counts that limit over all runs of the DAG). Each look reads the lake's turns
-(an Airflow Variable, ``kafka_segments_lake_turns_<hash of the lake URI>``: the run that has the turn and
-the runs waiting), and
-
-* takes the turn when no running run has it, no waiting running run has an earlier ``now``, and no running
-  run of the DAG has an earlier logical date (one that has not looked yet: the runs of a backfill start
-  together, and the first to look must not be a later date); so a backfill's dates go in date order,
-  before a scheduled run of a later time;
-* otherwise registers the run as waiting and looks again later, holding no worker or pool slot.
-
-The turn is released by the run's end (success or failure), or when the run is cleared back to ``queued``:
-a run that is not running loses its turn and its place (it has no task at work on the lake; a cleared run
-looks again when it runs, and a recovery finishes or discards what it left). So a run never waits for
-itself (a retried task finds that its run already has the turn), the run with the turn never waits for a
-waiting one, and no running run waits for a queued one (which might need the running one's slot of
-``max_active_runs``): no deadlock.
-"""
+A run takes the turn when no running run has it, no waiting running run has an earlier ``now``, and no running
+run of the DAG has an earlier logical date (one that has not looked yet: the runs of a backfill start
+together, and the first to look must not be a later date). A run that is not running loses its turn and its
+place. So a run never waits for itself, the run with the turn never waits for a waiting one, and no running
+run waits for a queued one (which might need its slot of ``max_active_runs``): no deadlock."""
 
 from __future__ import annotations
 

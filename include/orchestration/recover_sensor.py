@@ -3,8 +3,7 @@
 
 Imported at DAG parse time: this module imports airflow and ``orchestration.declarations`` only; the task's
 work is imported when it runs. ``reschedule`` mode: a waiting run holds no worker slot between two looks;
-``max_active_tis_per_dag=1``: one look at a time over every run of the DAG, scheduled, manual or backfill.
-"""
+``max_active_tis_per_dag=1``: one look at a time over every run of the DAG, scheduled, manual or backfill."""
 
 from __future__ import annotations
 
