@@ -1,13 +1,10 @@
-"""One cleaning round over a partition of the lake: read its segments, clean them, stage the output.
+"""One cleaning round over a partition of the lake: read its segments (``pipeline.compaction.sources``), clean
+them (``compaction.rewrite.clean_round``), stage the output under the run's unique object names (``<base>-<run
+id>.log`` + indexes, invisible until a commit lists them).
 
-``compact_partition`` reads the partition's live segments (with the index sizes their rebuilt indexes have,
-for the ``segment.index.bytes`` grouping rule; the segments the round decodes are decoded, and their keys
-grouped, while they are read: ``pipeline.compaction.sources``), runs ``compaction.rewrite.clean_round`` and
-stages each output segment under the run's unique object names (``<base>-<run id>.log`` + indexes, a dry run's
-too: invisible until a commit lists them). A group that is a single segment whose cleaned bytes and aborted
-transactions equal its own keeps the existing object (same records, fewer writes). A round that fails on bad
-data quarantines the partition for the run (Kafka marks it uncleanable); a failing store is raised.
-"""
+A single-segment group whose cleaned bytes and aborted transactions equal its own keeps the existing object
+(same records, fewer writes). A round that fails on bad data quarantines the partition for the run (Kafka
+marks it uncleanable); a failing store is raised."""
 
 from __future__ import annotations
 

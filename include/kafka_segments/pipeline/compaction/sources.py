@@ -1,18 +1,11 @@
-"""How a lake round reads its segments: plainly, or decoded (and its keys grouped) while they arrive.
+"""How a lake round reads its segments: plainly (``plain_source``: ``lake.reader.read_segment``, sha256
+checked), or decoded and its keys grouped while they arrive (``streamed_source``, ``compaction.streamed``).
 
-``plain_source`` is ``lake.reader.read_segment``: the bytes the manifest describes, their sha256 checked.
-
-``streamed_source`` reads a segment the round will decode. ``compaction.streamed.StreamedSegment`` decodes
-its batches and groups its keys between two chunks of the read, so that work overlaps the transfer. The read
-asks for the object version the manifest names (``If-Match`` its etag:
-``lake.reader.read_segment_version_into``) and checks what arrives the way Kafka checks a fetch: every
-batch's CRC-32C as the batch is decoded, then the manifest entry's last offset, record and batch counts and
-timestamps against the decoded headers. That replaces the sha256 of the whole segment, the dearest step of
-the read (as dear as decoding; CRC-32C is far cheaper). When anything of it fails (the object was regrown or
-replaced, a CRC or a count differs) or the records cannot be decoded, the segment is read again as
-``plain_source`` reads it and the round decodes it itself: results and errors are then exactly those of a
-plain read.
-"""
+A streamed read asks for the manifest's object version (``If-Match`` its etag) and checks what arrives the way
+Kafka checks a fetch: every batch's CRC-32C as it is decoded, then the manifest entry's last offset, counts
+and timestamps against the decoded headers. That replaces the sha256 of the whole segment, the dearest step of
+the read. When any of it fails, or the records cannot be decoded, the segment is read again as
+``plain_source`` reads it: results and errors are then exactly those of a plain read."""
 
 from __future__ import annotations
 

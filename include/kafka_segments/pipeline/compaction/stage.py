@@ -1,15 +1,9 @@
-"""Compaction in a run: which partitions get a cleaning round, where the rounds run.
+"""Compaction in a run: which partitions get a cleaning round, where the rounds run (docs/compaction.md).
 
-Per partition, in the order of Kafka's cleaner thread (docs/compaction.md): at most one round, when the
-partition is eligible (``compaction.eligibility``: dirty ratio or max.compaction.lag.ms) and within the run's
-budget (``kafka_segments.compaction.max.*.per.run``, KIP-354 order), then the deletion passes — the retention
-plan is made over the state the round leaves (``run_changes``), and both are committed together.
-
-The round itself is ``compaction.round.compact_partition``; its values are in ``compaction.results``.
-Partitions run as ``CompactionTask``s on the run's engine (``pipeline.engines``: the Spark engine ships them
-to its executors, which read and write the segment objects themselves; the inline engine runs them in its
-own process on its store). Both produce the same objects and entries.
-"""
+Per partition, in the order of Kafka's cleaner thread: at most one round (``compaction.eligibility``, within
+the run's budget), then the deletion passes over the state it leaves (``run_changes``), committed together.
+Rounds run as ``CompactionTask``s on the run's engine (``pipeline.engines``: Spark executors or the inline
+engine's own process); both produce the same objects and entries."""
 
 from __future__ import annotations
 
