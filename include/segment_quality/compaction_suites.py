@@ -1,12 +1,7 @@
 """The compaction suites: what a run's cleaning rounds must leave, checked against the manifests
-(docs/validation.md, "The suites and the Kafka rules"; Kafka's ``LogCleanerManager``, ``Cleaner``,
-``LogToClean``).
-
-The rows come from ``segment_quality.staged.compaction``; only the round's status and end offset are the
-plan's claims, and those are what the suites check. ``compaction.partitions`` has one row per partition,
-``compaction.segments`` one per segment of a partition the compaction touched. A round's checkpoint is its end
-offset even when a deletion pass then moved the log start past it (``deleteOldSegments`` leaves it).
-"""
+(docs/validation.md, "The suites and the Kafka rules"). Only the round's status and end offset are the plan's
+claims, and those are what the suites check. A round's checkpoint is its end offset even when a deletion pass
+then moved the log start past it (``deleteOldSegments`` leaves it)."""
 
 from __future__ import annotations
 

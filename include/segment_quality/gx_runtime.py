@@ -1,11 +1,10 @@
 """Great Expectations, called from code: the only module that imports ``great_expectations`` (GX 1.x, checked
-with 1.24.1): an ephemeral context per validation, one dataframe asset per frame, one suite and validation
-definition per suite, then the Data Docs site built into a local folder.
+with 1.24.1): an ephemeral context per validation (so its Data Docs are that run's), one asset, suite and
+validation definition per suite, then the Data Docs site built into a local folder.
 
-GX is imported once per process (inside ``_gx``, never at module import; warnings its import triggers in
-other packages are silenced around it). A fresh context per validation keeps its Data Docs to that run.
-Progress bars are off, and GX's loggers log at ``WARNING`` and above: at ``INFO`` they wrote some 200 lines
-per validation into every Airflow task log, burying the report."""
+GX is imported once per process, inside ``_gx`` (never at module import), with the warnings its import
+triggers silenced. Progress bars are off, and GX's loggers log at ``WARNING`` and above: at ``INFO`` they
+wrote some 200 lines per validation into every Airflow task log, burying the report."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""The expectation suites, declared as data: every invariant is one GX expectation over raw columns of
-``segment_quality.staged.frames`` (no GX import here; ``gx_runtime`` turns them into GX objects).
-
-The suites and the Kafka rules they check (``UnifiedLog.java``) are tabled in docs/validation.md, "The
-suites and the Kafka rules": ``retention.partitions`` (one row per partition) and ``retention.deletions``
-(one row per retired segment); the compaction suites are ``segment_quality.compaction_suites``."""
+"""The expectation suites, declared as data over raw columns of ``segment_quality.staged.frames`` (no GX
+import here; ``gx_runtime`` builds the GX objects); docs/validation.md, "The suites and the Kafka rules",
+tables them."""
 
 from __future__ import annotations
 
