@@ -1,30 +1,20 @@
-"""Compression codecs as Kafka frames them (``clients/.../common/compress``).
+"""Compression codecs as Kafka frames them (``clients/.../common/compress``):
 
-* gzip: one GZIP member with the header ``java.util.zip.GZIPOutputStream`` writes (no flags, mtime 0, XFL 0,
-  OS 255) and zlib's default level 6 (``Deflater.DEFAULT_COMPRESSION``, Kafka's default). The reader
-  accepts concatenated members, verifies every member's CRC-32 and length, and rejects trailing bytes.
-* snappy: xerial snappy-java stream framing (``SnappyOutputStream``): a 16-byte header (magic
-  ``\\x82SNAPPY\\0``, int32 version 1, int32 min-compatible version 1), then ``[int32 length][raw block]``
-  repeated, blocks of at most 32 KiB uncompressed. As ``SnappyInputStream`` does, the reader treats a stream
-  without the magic as one raw snappy block and accepts a repeated header (concatenated streams).
-* lz4: the LZ4 frame format with independent blocks, 64 KiB maximum block size, no block or content
-  checksum and no content size (``Lz4BlockOutputStream``); the framing, its reader's rules and the magic 0
-  quirk are in ``lz4_frame``.
-* zstd: frames without a content size, as zstd-jni's streaming compressor writes them for Kafka's
-  ``MemoryRecordsBuilder`` (level 3): a block per 128 KiB of input, the rest flushed as a block that is not
-  the last, then an empty raw last block (``_zstd_compress``). The reader accepts concatenated frames and
-  frames with or without a content size. Only valid in magic 2.
+* gzip: one member with ``GZIPOutputStream``'s header (no flags, mtime 0, XFL 0, OS 255), zlib level 6
+  (``Deflater.DEFAULT_COMPRESSION``); read: concatenated members, each CRC-32 and length verified.
+* snappy: xerial snappy-java framing (``SnappyOutputStream``: 16-byte header, then ``[int32 length][raw
+  block]`` per 32 KiB); read as ``SnappyInputStream`` does: no magic means one raw block, a repeated header
+  starts a concatenated stream.
+* lz4: Kafka's LZ4 frame (``lz4_frame``, with its magic 0 quirk).
+* zstd: frames without a content size as zstd-jni writes them for ``MemoryRecordsBuilder`` (level 3;
+  ``_zstd_compress``); read: concatenated frames, with or without a content size. Only valid in magic 2.
 
-``decompress`` and ``batch_decompressors`` take a ``max_size``: a stream that would inflate past it raises
-``DecompressedSizeError`` once at most a bounded amount past the limit was produced, whatever the ratio
-(gzip: ``zlib``'s ``max_length``; zstd: fed in slices small enough that even zstd's largest ratio cannot
-overshoot by more than a block; snappy and lz4, whose ratios are bounded, block by block).
-
-``compress``/``decompress`` raise ``UnsupportedCodecError`` for an unknown codec id or zstd below magic 2,
-and ``ValueError`` (with the reason, callers add the location) for a damaged stream. Readers are stricter than
-Java's streams about garbage after the last gzip member / lz4 end mark / zstd frame (Java stops reading and
-ignores it): no producer writes any, so it is reported as damage.
-"""
+``max_size``: a stream that would inflate past it raises ``DecompressedSizeError`` once at most a bounded
+amount past the limit was produced, whatever the ratio (gzip: ``max_length``; zstd: slices small enough that
+even its largest ratio cannot overshoot by more than a block; snappy and lz4, whose ratios are bounded, block
+by block). Damage is a ``ValueError`` (callers add the location). Readers are stricter than Java's streams
+about garbage after the last gzip member / lz4 end mark / zstd frame (Java ignores it): no producer writes
+any, so it is reported as damage."""
 
 from __future__ import annotations
 

@@ -84,11 +84,6 @@ class HeaderTable:
         return HeaderTable(*(getattr(self, name)[:count] for name in TABLE_FIELDS))
 
     @classmethod
-    def allocate(cls, count: int) -> HeaderTable:
-        """Uninitialised columns for ``count`` rows."""
-        return cls(*[np.empty(count, dtype=dtype) for dtype in TABLE_DTYPES])
-
-    @classmethod
     def from_headers(cls, headers: Iterable[BatchHeader]) -> HeaderTable:
         rows = list(headers)
         columns = [
