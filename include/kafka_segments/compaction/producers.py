@@ -1,26 +1,20 @@
 """Which producers are still active, for the empty batches a round keeps (``ProducerStateManager``).
 
-Kafka keeps the last batch of every producer it still tracks, even when all its records are cleaned away, so
-a retrying producer is still recognised (``Cleaner.cleanInto``: ``isBatchLastRecordOfProducer`` ->
-``UnifiedLog.lastRecordsOfActiveProducers``). On a lake the producer state is derived from the log itself
-(docs/compaction.md, "How it maps onto a lake"), replaying what ``ProducerAppendInfo.append`` does for every
-v2 batch with a producer id, in log order:
+Kafka keeps the last batch of every producer it still tracks, even when all its records are cleaned away, so a
+retrying producer is still recognised (``Cleaner.cleanInto``: ``isBatchLastRecordOfProducer``). On a lake the
+producer state is derived from the log itself (docs/compaction.md, "How it maps onto a lake"), replaying
+``ProducerAppendInfo.append`` for every v2 batch with a producer id, in log order:
 
-* a data batch (empty ones included): if its epoch differs from the producer's, the producer's batch
-  metadata is cleared (``maybeUpdateProducerEpoch``); then the batch becomes the producer's last data batch
-  (``lastDataOffset`` = its last offset) and its maxTimestamp the producer's last timestamp; a transactional
-  batch opens a transaction if none is open;
-* a control batch with a record (an end marker): the same epoch rule (a bumped epoch clears the last data
-  offset), closes the open transaction, and the marker's timestamp becomes the last timestamp;
-* a control batch without records (emptied by an earlier round) changes nothing.
+* a data batch: a new epoch clears the producer's batch metadata (``maybeUpdateProducerEpoch``); the batch
+  becomes its last data batch and its maxTimestamp the last timestamp; a transactional batch opens a
+  transaction if none is open;
+* a control batch with a record (an end marker): the same epoch rule, closes the open transaction, and the
+  marker's timestamp becomes the last timestamp; one without records (emptied earlier) changes nothing.
 
 A producer is active while it has an open transaction or ``now - lastTimestamp < producer.id.expiration.ms``
-(``ProducerStateManager.isProducerExpired`` uses ``>=`` for expired).
-
-A batch is the last record of its active producer (``Cleaner.cleanInto``) when the producer has a last data
-offset and the batch's last offset equals it, or, when it has none (only markers since its epoch), when the
-batch is a control batch of the producer's current epoch.
-"""
+(``isProducerExpired``). A batch is the last of its active producer when its last offset is the producer's
+last data offset, or, when it has none (only markers since its epoch), when it is a control batch of the
+producer's current epoch."""
 
 from __future__ import annotations
 
