@@ -10,12 +10,8 @@ from segment_quality.staged.columns import COMPACTION, SEGMENTS
 from segment_quality.staged.compaction import CLEANED, COMPACTION_REASON
 
 __all__ = [
-    "CLEANED",
-    "COMPACTION_PARTITIONS",
-    "COMPACTION_REASON",
-    "COMPACTION_SEGMENTS",
-    "COMPACTION_SUITES",
-]
+    "CLEANED", "COMPACTION_PARTITIONS", "COMPACTION_REASON", "COMPACTION_SEGMENTS", "COMPACTION_SUITES"
+]  # fmt: skip
 
 ROUND = When("compaction_status", "==", CLEANED)
 NO_ROUND = When("compaction_status", "!=", CLEANED)

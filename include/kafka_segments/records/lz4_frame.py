@@ -16,16 +16,9 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
-    "LZ4_DESCRIPTOR_START",
-    "LZ4_MAGIC",
-    "kafka_lz4_frame",
-    "lz4_checked_frame",
-    "lz4_compress",
-    "lz4_decompress",
-    "lz4_descriptors_ok",
-    "lz4_header_checksum",
-    "xxh32",
-]
+    "LZ4_DESCRIPTOR_START", "LZ4_MAGIC", "kafka_lz4_frame", "lz4_checked_frame", "lz4_compress",
+    "lz4_decompress", "lz4_descriptors_ok", "lz4_header_checksum", "xxh32"
+]  # fmt: skip
 
 Buffer = bytes | bytearray | memoryview
 

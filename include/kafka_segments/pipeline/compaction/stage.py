@@ -103,10 +103,6 @@ def compact_states(
 
 
 __all__ = [
-    "COMPACTION_REASON",
-    "CompactionResult",
-    "CompactionStatus",
-    "PartitionCompaction",
-    "compact_states",
-    "compaction_budget",
-]
+    "COMPACTION_REASON", "CompactionResult", "CompactionStatus", "PartitionCompaction", "compact_states",
+    "compaction_budget"
+]  # fmt: skip
