@@ -94,22 +94,9 @@ class HeaderTable:
 
 
 TABLE_FIELDS = tuple(f.name for f in fields(HeaderTable))
-TABLE_DTYPES: tuple[Any, ...] = (
-    np.int64,
-    np.int64,
-    np.int32,
-    np.int32,
-    np.int8,
-    np.uint32,
-    np.int16,
-    np.int32,
-    np.int64,
-    np.int64,
-    np.int64,
-    np.int16,
-    np.int32,
-    np.int32,
-)
+_DTYPES = {"I8": np.int8, "I16": np.int16, "I32": np.int32, "I64": np.int64, "U32": np.uint32}
+# each column's dtype, read from its annotation so the two cannot drift apart
+TABLE_DTYPES: tuple[Any, ...] = tuple(_DTYPES[str(f.type)] for f in fields(HeaderTable))
 # BatchHeader's positional order: the header fields, then position
 _BATCH_HEADER_FIELDS = (*TABLE_FIELDS[1:], "position")
 
