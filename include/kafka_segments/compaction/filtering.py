@@ -17,12 +17,7 @@ import numpy as np
 
 from kafka_segments.compaction.batch_decisions import batch_decisions, deletes_retained
 from kafka_segments.compaction.batch_kinds import has_delete_horizon
-from kafka_segments.compaction.decisions import (
-    BatchDecision,
-    BatchRetention,
-    RecordDecision,
-    decide_batch,
-)
+from kafka_segments.compaction.decisions import BatchDecision, BatchRetention, RecordDecision, decide_batch
 from kafka_segments.compaction.decoded import DecodedSegment, DecodedSegments, decode_segment
 from kafka_segments.compaction.errors import CompactionError
 from kafka_segments.compaction.fates import FATE_ORDER, FATES, I64, RETAINED_CODES, Bools, Codes
