@@ -5,7 +5,7 @@ settings, the run's parameters, the offsets snapshot by id, or as JSON for a dry
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -26,13 +26,7 @@ class RunHandle:
     now_ms: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "lake": self.lake,
-            "config_path": self.config_path,
-            "run_id": self.run_id,
-            "dry_run": self.dry_run,
-            "now_ms": self.now_ms,
-        }
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, document: Mapping[str, Any]) -> RunHandle:

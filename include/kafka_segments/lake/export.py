@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,15 +46,7 @@ class PartitionExport:
     bytes: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "topic": self.topic,
-            "partition": self.partition,
-            "log_start_offset": self.log_start_offset,
-            "log_end_offset": self.log_end_offset,
-            "segments": self.segments,
-            "files": self.files,
-            "bytes": self.bytes,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)
