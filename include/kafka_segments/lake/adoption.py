@@ -1,24 +1,21 @@
-"""Adoption: segments with Kafka's plain names that no manifest knows join the lake at the start of a run.
+"""Adoption: segments with Kafka's plain names that no manifest knows join the lake at the start of a run. The
+rules are docs/lake.md, "Adoption" (Kafka's ``UnifiedLog`` / ``LogLoader`` for loading a log).
 
-The rules are docs/lake.md, "Adoption" (Kafka's ``UnifiedLog`` / ``LogLoader`` for loading a log); in short:
+Steps: the listing (``adoption_listing``; nothing is deleted), reading and summarizing every plain ``.log`` no
+key of the base manifest names (``adoption_reads``), placing them (``adoption_placing``: appended at or after
+the log end offset, ignored when wholly below the log start offset, else ``SegmentOverlapError`` quarantines
+the partition). An ignored object stays unknown, so every run reads it again. A live object missing or changed
+quarantines its partition, except the same bytes under another etag (a copied lake) and a regrown last segment
+(re-adopted whole, settled before the candidates are placed). A run that changes nothing reads no segment body
+(size and etag are compared with the manifest).
 
-1. Listing (``adoption_listing``): the lake's own keys, partition folders, plain segments. Nothing is deleted.
-2. Candidates: a plain ``.log`` no key of the base manifest (live or retired) names is read and summarized.
-3. Entries keep the listing's etag and last-modified time, origin ``ADOPTED``; an empty ``.log`` is valid.
-4. Placing (``adoption_placing``): appended at or after the log end offset (gaps allowed), ignored when wholly
-   below the log start offset, else the partition is quarantined (``SegmentOverlapError``). An ignored
-   object stays unknown, so every run reads it again.
-5. Damage quarantines the partition with the object's key and byte position; a vanished candidate is ignored.
-6. A live object missing or changed quarantines its partition, except the same bytes under another etag (a
-   copied lake) and a regrown last segment (re-adopted whole; settled before the candidates are placed).
-7. Bootstrap: the root checkpoint files are inputs. A malformed one fails with ``CheckpointFileError`` (a
-   reset would resurrect records a deleteRecords removed); a log start offset above the log end offset
-   quarantines the partition (``OffsetOutOfRangeError``) where ``LogLoader`` would delete every segment (on a
-   lake it is likely an unfinished upload). Unused checkpoint entries are reported as ignored.
-8. A run that changes nothing reads no segment body (size and etag are compared with the manifest).
+Bootstrap: a malformed root checkpoint file fails with ``CheckpointFileError`` (a reset would resurrect
+records a deleteRecords removed); a log start offset above the log end offset quarantines the partition
+(``OffsetOutOfRangeError``) where ``LogLoader`` would delete every segment (on a lake, likely an unfinished
+upload).
 
-``adopt_objects`` only reads; ``adopt`` (``adopt_run``) commits it as a run of its own. ``adoption_reads``
-runs the parallel reads, ``adoption_report`` holds the result types and the report."""
+``adopt_objects`` only reads; ``adopt`` (``adopt_run``) commits it as a run of its own; ``adoption_report``
+holds the result types and the report."""
 
 from __future__ import annotations
 

@@ -1,15 +1,10 @@
 """Garbage collection: physically delete what the committed state no longer needs (docs/lake.md, "Garbage
 collection": deletion is logical first, physical later).
 
-Times are the wall clock (``now_ms``), never a run's logical time: physical deletion protects readers in
-flight. The ``retain_manifests`` newest manifests protect every segment they list as live. A retired object
-is deleted, with its indexes, once due and unprotected; an orphan (named with a run id, listed nowhere) only
-when its run can no longer commit and the object is ``orphan_min_age_ms`` old. Plain Kafka names that are
-not retired, the checkpoint files and run folders are never deleted.
-
-The head and retained manifests are read before the listing, so a run committing meanwhile is "in
-progress" for this pass. Old manifests go first, then objects (indexes before their ``.log``): an
-interruption leaves every object a remaining manifest lists, and the next pass finishes the job."""
+Times are the wall clock, never a run's logical time: physical deletion protects readers in flight. The head
+and retained manifests are read before the listing, so a run committing meanwhile is "in progress" for this
+pass. Old manifests go first, then objects (indexes before their ``.log``): an interruption leaves every
+object a remaining manifest lists, and the next pass finishes the job."""
 
 from __future__ import annotations
 

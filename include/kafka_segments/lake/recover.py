@@ -1,16 +1,11 @@
 """Recovery: finish or discard interrupted work, so a crash at any point leaves the lake at its last committed
 state (docs/lake.md, "Recovery"; the crash table of "The commit protocol").
 
-For every run without an outcome, ``recover`` reads back the only version it could commit (``base + 1``):
-committed by the run → **finished** (checkpoint files, outcome); taken by another run (or removed by gc) →
-**discarded** (unreferenced objects swept, then the outcome ``aborted``); free and the run older than
-``abandon_after_ms`` → **fenced**: recover commits that version as a no-change manifest (operation
-``fence``), so the run can never commit, then discards it. A dry run is never fenced (a fence is a commit):
-once abandoned it is discarded. Younger runs are **in-progress** and left alone. Then the checkpoint files
-are made to match the head.
-
-A head manifest that is not valid raises before anything changes: recover does not guess. Every step is
-idempotent: objects are swept before the outcome is written, so a crash in between is swept again."""
+For every run without an outcome, ``recover`` reads back the only version it could commit (``base + 1``) and
+finishes, discards, fences or leaves it alone. A dry run is never fenced (a fence is a commit): once abandoned
+it is discarded. A head manifest that is not valid raises before anything changes: recover does not guess.
+Every step is idempotent: objects are swept before the outcome is written, so a crash in between is swept
+again."""
 
 from __future__ import annotations
 

@@ -1,21 +1,17 @@
 """A consumer-offset snapshot (docs/retention.md, "Consumer-offset snapshots") from a running cluster, through
 the Admin API (``GroupAdmin``; ``open_kafka_source("kafka://host:port")`` gives confluent-kafka's).
 
-What the Admin API cannot tell, for KIP-211 expiry (``OffsetExpirationConditionImpl``): commit and state
-timestamps are ``None``, so such offsets never expire in this snapshot (that can only hold consumed retention
-back, never delete unread data); ``subscribed_topics`` is the union of the assigned topics (a lower bound,
-exact for Empty groups and the standard assignors); pending transactional commits are not waited for.
+What the Admin API cannot tell, for KIP-211 expiry: commit and state timestamps are ``None``, so such offsets
+never expire in this snapshot (that can only hold consumed retention back, never delete unread data);
+``subscribed_topics`` is the union of the assigned topics (a lower bound); pending transactional commits are
+not waited for.
 
-Failures: a group whose describe or offset fetch fails goes into ``errors`` with Kafka's error name (consumed
-retention then deletes nothing: KIP-68's M = −1). ``GROUP_ID_NOT_FOUND`` records the group ``Dead``. A
-Describe that is unsupported (librdkafka's mock cluster, some proxies) records the group offsets-only, state
-``Unknown``: safe, since none of its offsets expire; erroring instead would disable consumed retention on such
-a cluster for good. ListGroups failing on any broker raises ``GroupDiscoveryError`` (passing ``groups`` skips
-it); unreadable topic metadata raises ``KafkaAdminError``.
-
-Connection: ``bootstrap.servers`` from the URI; other librdkafka properties from
-``KAFKA_SEGMENTS_KAFKA_<NAME>`` (``KAFKA_SEGMENTS_KAFKA_SECURITY_PROTOCOL`` → ``security.protocol``),
-overridden by the ``config`` mapping."""
+A group whose describe or offset fetch fails goes into ``errors`` with Kafka's error name (consumed retention
+then deletes nothing). ``GROUP_ID_NOT_FOUND`` records the group ``Dead``. An unsupported Describe
+(librdkafka's mock cluster, some proxies) records the group offsets-only, state ``Unknown``: safe, since none
+of its offsets expire; erroring instead would disable consumed retention on such a cluster for good.
+librdkafka properties come from ``KAFKA_SEGMENTS_KAFKA_<NAME>`` (``..._SECURITY_PROTOCOL`` →
+``security.protocol``), overridden by ``config``."""
 
 from __future__ import annotations
 

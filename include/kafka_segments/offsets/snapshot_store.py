@@ -2,15 +2,11 @@
 (docs/retention.md, "Which snapshot a run uses").
 
 A snapshot's id is the SHA-256 of its canonical JSON, so storing it twice writes nothing new, and an object
-whose bytes do not hash to its name is refused (``SnapshotIntegrityError``). The first run at a logical time
-pins the snapshot it used, so a rerun or backfill of that time uses the same offsets. Everything is
-create-only: the first pin wins, a later one gets it back marked ``reused``.
-
-Pin format version 1::
+whose bytes do not hash to its name is refused (``SnapshotIntegrityError``). Everything is create-only: the
+first pin wins, a later one gets it back marked ``reused``. Pin format version 1::
 
     {"format_version": 1, "now_ms": 1763700000000, "snapshot_id": "<64 hex digits>", "source": "lake",
-     "pinned_at_ms": 1763700012345}
-"""
+        "pinned_at_ms": 1763700012345}"""
 
 from __future__ import annotations
 
