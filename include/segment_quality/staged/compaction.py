@@ -1,16 +1,12 @@
 """A partition through a run that compacts: the input log, the log the cleaning round left, the staged log.
 
-The run's folder holds the first and the last (``input-manifest.json``, the staged ``manifest.json``); the
-middle one, which the deletion passes planned over, is rebuilt here **from the manifests, not from the
+The middle one, which the deletion passes planned over, is rebuilt here **from the manifests, not from the
 plan's claims**: input segments − those retired for ``compaction`` + this run's output segments. Only the
-round's status and end offset come from ``plan.json``.
-
-The rows carry Kafka's cleaner rules (``grabFilthiestCompactedLog``, ``cleanableOffsets``,
-``groupSegmentsBySize`` / ``cleanSegments``, ``doneCleaning``; docs/validation.md): the stored checkpoint is
-``max(end offset, new log start offset)`` (``forceUpdateCheckpoint``). A cleaned group may legitimately be
-larger than its sources (delete horizons re-encode timestamp deltas, legacy entries become v2 batches:
-``MemoryRecords.filterTo``), hence the bound ``bytes after <= bytes before + 61 x batches after + 10 x
-records after``."""
+round's status and end offset come from ``plan.json``. The rows carry Kafka's cleaner rules
+(docs/validation.md): the stored checkpoint is the round's end offset, which the deletion passes leave as it
+is (``deleteOldSegments``). A cleaned group may legitimately be larger than its sources (delete horizons
+re-encode timestamp deltas, legacy entries become v2 batches: ``MemoryRecords.filterTo``), hence the bound
+``bytes after <= bytes before + 61 x batches after + 10 x records after``."""
 
 from __future__ import annotations
 
