@@ -18,3 +18,9 @@ def lazy_exports(package: str, exports: Mapping[str, str]) -> Callable[[str], An
         return getattr(importlib.import_module(where), name)
 
     return __getattr__
+
+
+def exports_by_module(modules: Mapping[str, str]) -> dict[str, str]:
+    """``{name: module}`` for ``lazy_exports`` from ``{module: "name name ..."}``: a package's exports
+    grouped by the module that defines them, as imports would group them."""
+    return {name: module for module, names in modules.items() for name in names.split()}

@@ -6,49 +6,29 @@ The names below are re-exported lazily, so reading a lake does not load the segm
 
 from __future__ import annotations
 
-from kafka_segments import lazy_exports
+from kafka_segments import exports_by_module, lazy_exports
 
-_EXPORTS = {
-    "LakeTransaction": "transaction",
-    "RunOutcome": "transaction",
-    "CommitResolution": "commit",
-    "abort_run": "commit",
-    "begin_run": "staging",
-    "build_manifest": "staging",
-    "commit_manifest": "commit",
-    "commit_run": "commit",
-    "resolve_commit": "commit",
-    "retire": "staging",
-    "stage_manifest": "staging",
-    "stage_segment": "staging",
-    "head_version": "history",
-    "manifest_versions": "history",
-    "read_head": "history",
-    "read_manifest": "history",
-    "MANIFEST_FORMAT_VERSION": "kafka_segments.state",
-    "Manifest": "kafka_segments.state",
-    "OpenTransaction": "kafka_segments.state",
-    "PartitionState": "kafka_segments.state",
-    "RetiredObject": "kafka_segments.state",
-    "SegmentEntry": "kafka_segments.state",
-    "SegmentOrigin": "kafka_segments.state",
-    "RunEnd": "runs",
-    "RunRecord": "runs",
-    "wall_clock_ms": "runs",
-    "AdoptionReport": "adoption_report",
-    "AdoptionResult": "adoption_report",
-    "adopt": "adopt_run",
-    "adopt_objects": "adoption",
-    "GcReport": "gc_report",
-    "collect_garbage": "gc",
-    "RecoverAction": "recover",
-    "RecoverReport": "recover",
-    "recover": "recover",
-    "read_segment": "reader",
-    "resolve_manifest": "reader",
-    "iter_visible_batches": "reader",
-    "export_lake": "export",
-}
+_EXPORTS = exports_by_module(
+    {
+        "transaction": "LakeTransaction RunOutcome",
+        "commit": "CommitResolution abort_run commit_manifest commit_run resolve_commit",
+        "staging": "begin_run build_manifest retire stage_manifest stage_segment",
+        "history": "head_version manifest_versions read_head read_manifest",
+        "kafka_segments.state": (
+            "MANIFEST_FORMAT_VERSION Manifest OpenTransaction PartitionState RetiredObject SegmentEntry "
+            "SegmentOrigin"
+        ),
+        "runs": "RunEnd RunRecord wall_clock_ms",
+        "adoption_report": "AdoptionReport AdoptionResult",
+        "adopt_run": "adopt",
+        "adoption": "adopt_objects",
+        "gc_report": "GcReport",
+        "gc": "collect_garbage",
+        "recover": "RecoverAction RecoverReport recover",
+        "reader": "read_segment resolve_manifest iter_visible_batches",
+        "export": "export_lake",
+    }
+)
 
 __all__ = sorted(_EXPORTS)  # noqa: PLE0605 - the lazy exports, listed once in _EXPORTS
 

@@ -6,48 +6,29 @@ lake's segment machinery."""
 
 from __future__ import annotations
 
-from kafka_segments import lazy_exports
+from kafka_segments import exports_by_module, lazy_exports
 
-_EXPORTS = {
-    "GROUP_STATES": "kafka_segments.state",
-    "SNAPSHOT_FORMAT_VERSION": "kafka_segments.state",
-    "CommittedOffset": "kafka_segments.state",
-    "GroupError": "kafka_segments.state",
-    "GroupOffsets": "kafka_segments.state",
-    "GroupType": "kafka_segments.state",
-    "OffsetSnapshot": "kafka_segments.state",
-    "SnapshotFormatError": "snapshot_fields",
-    "UnsupportedSnapshotVersionError": "snapshot_fields",
-    "canonical_snapshot": "snapshot_codec",
-    "load_snapshot_file": "snapshot_codec",
-    "snapshot_from_json": "snapshot_codec",
-    "snapshot_to_dict": "snapshot_codec",
-    "snapshot_to_json": "snapshot_codec",
-    "InvalidSnapshotIdError": "snapshot_store",
-    "SnapshotIntegrityError": "snapshot_store",
-    "SnapshotNotFoundError": "snapshot_store",
-    "SnapshotPin": "snapshot_store",
-    "SnapshotStoreError": "snapshot_store",
-    "StoredSnapshot": "snapshot_store",
-    "list_pins": "snapshot_store",
-    "list_snapshots": "snapshot_store",
-    "pin_snapshot": "snapshot_store",
-    "read_pin": "snapshot_store",
-    "read_pinned_snapshot": "snapshot_store",
-    "read_snapshot": "snapshot_store",
-    "store_snapshot": "snapshot_store",
-    "InvalidSnapshotSourceError": "sources",
-    "filter_snapshot": "sources",
-    "take_snapshot": "sources",
-    "LakeSourceError": "lake_source",
-    "snapshot_from_lake": "lake_source",
-    "InvalidKafkaSourceError": "kafka_source",
-    "open_kafka_source": "kafka_source",
-    "snapshot_from_kafka": "kafka_source",
-    "GroupAdmin": "kafka_admin",
-    "GroupDiscoveryError": "kafka_admin",
-    "KafkaAdminError": "kafka_admin",
-}
+_EXPORTS = exports_by_module(
+    {
+        "kafka_segments.state": (
+            "GROUP_STATES SNAPSHOT_FORMAT_VERSION CommittedOffset GroupError GroupOffsets GroupType "
+            "OffsetSnapshot"
+        ),
+        "snapshot_fields": "SnapshotFormatError UnsupportedSnapshotVersionError",
+        "snapshot_codec": (
+            "canonical_snapshot load_snapshot_file snapshot_from_json snapshot_to_dict snapshot_to_json"
+        ),
+        "snapshot_store": (
+            "InvalidSnapshotIdError SnapshotIntegrityError SnapshotNotFoundError SnapshotPin "
+            "SnapshotStoreError StoredSnapshot list_pins list_snapshots pin_snapshot read_pin "
+            "read_pinned_snapshot read_snapshot store_snapshot"
+        ),
+        "sources": "InvalidSnapshotSourceError filter_snapshot take_snapshot",
+        "lake_source": "LakeSourceError snapshot_from_lake",
+        "kafka_source": "InvalidKafkaSourceError open_kafka_source snapshot_from_kafka",
+        "kafka_admin": "GroupAdmin GroupDiscoveryError KafkaAdminError",
+    }
+)
 
 __all__ = sorted(_EXPORTS)  # noqa: PLE0605 - the lazy exports, listed once in _EXPORTS
 

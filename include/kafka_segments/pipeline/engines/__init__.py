@@ -6,21 +6,16 @@ not load the compaction machinery."""
 
 from __future__ import annotations
 
-from kafka_segments import lazy_exports
+from kafka_segments import exports_by_module, lazy_exports
 
-_EXPORTS = {
-    "Engine": "base",
-    "TaskRunner": "base",
-    "TopicPlanTask": "base",
-    "InlineEngine": "inline",
-    "ClusterEngine": "cluster",
-    "ReadTask": "tasks",
-    "compaction_task": "tasks",
-    "plan_topic": "tasks",
-    "read_jobs": "tasks",
-    "read_task": "tasks",
-    "worker_store": "tasks",
-}
+_EXPORTS = exports_by_module(
+    {
+        "base": "Engine TaskRunner TopicPlanTask",
+        "inline": "InlineEngine",
+        "cluster": "ClusterEngine",
+        "tasks": "ReadTask compaction_task plan_topic read_jobs read_task worker_store",
+    }
+)
 
 __all__ = sorted(_EXPORTS)  # noqa: PLE0605 - the lazy exports, listed once in _EXPORTS
 
