@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import Any, overload
 
@@ -57,17 +57,10 @@ I64 = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
 Codes = npt.NDArray[np.int8]
 
-_BOOLS = ("horizon_stamped", "is_control")
-_COUNTS = (
-    "records_read",
-    "records_retained",
-    "unkeyed_dropped",
-    "bytes_read",
-    "tombstones_read",
-    "tombstones_retained",
-    "aborted_removed",
-)
-_INTS = ("base_offset", "last_offset", *_COUNTS)
+# BatchOutcome's columns by type, read from its annotations (the counts: every int but the two offsets)
+_INTS = tuple(f.name for f in fields(BatchOutcome) if f.type == "int")
+_BOOLS = tuple(f.name for f in fields(BatchOutcome) if f.type == "bool")
+_COUNTS = _INTS[2:]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
