@@ -1,32 +1,25 @@
-"""Per-batch and per-record retention in a cleaning round, as pure functions returning explicit enums.
-
-Kafka's rules (``storage/.../log/Cleaner.java`` ``cleanInto`` — its anonymous ``RecordFilter`` — and
-``shouldRetainRecord``; ``clients/.../record/MemoryRecords.java`` ``filterTo``):
+"""Per-batch and per-record retention in a cleaning round, as pure functions returning explicit enums
+(``Cleaner.cleanInto``'s ``RecordFilter`` and ``shouldRetainRecord``; ``MemoryRecords.filterTo``).
 
 **Per batch** (``checkBatchRetention``), in log order, after the transaction state has read the batch
-(``txn_state``; ``canDiscardBatch``):
+(``txn_state``; ``canDiscardBatch``). Its records are discardable for a control batch when ``canDiscardBatch``
+and its delete horizon has passed (``horizon <= now``), for a data batch when ``canDiscardBatch`` (aborted
+data, whatever its keys or age). The retention is ``RETAIN_EMPTY`` for the last batch of an active producer
+(``producers``; the batch has a producer id), else ``RETAIN_EMPTY`` for a batch ending exactly at the round's
+upper bound (``nextOffset == upperBoundOffsetOfCleaningRound``: the last offset must not be lost), else
+``DELETE`` when its records are discardable (not even read), else ``DELETE_EMPTY`` (kept only if a record
+survives). ``containsMarkerForEmptyTxn = canDiscardBatch && isControl``.
 
-* records discardable: for a control batch, ``canDiscardBatch`` and a delete horizon that has passed
-  (``horizon <= now``); for a data batch, ``canDiscardBatch`` (aborted data, whatever its keys or age);
-* ``RETAIN_EMPTY`` when the batch has a producer id and is the last batch of an active producer
-  (``producers``), else ``RETAIN_EMPTY`` when it ends exactly at the round's upper bound
-  (``nextOffset == upperBoundOffsetOfCleaningRound``: the last offset must not be lost), else ``DELETE``
-  when its records are discardable (records not even read), else ``DELETE_EMPTY`` (kept only if a record
-  survives);
-* ``containsMarkerForEmptyTxn = canDiscardBatch && isControl``: a marker whose transaction has no data left.
-
-**Per record** (the filter's ``shouldRetainRecord`` wrapping ``Cleaner.shouldRetainRecord``): discardable
-batch records go; control records stay; a record past the map's latest offset stays (tombstones and unkeyed
-records included); an unkeyed record goes (an "invalid message"); otherwise it stays iff it is the latest
-offset of its key (``offset >= map.get(key)``, -1 when absent) and it has a value or deletes are retained.
-Deletes are retained for v2 while the batch has no delete horizon or ``now < horizon``; for v0/v1 while the
-source segment's mtime is after the legacy delete horizon (mtime of the last clean segment -
+**Per record**: discardable batch records go; control records stay; a record past the map's latest offset
+stays (tombstones and unkeyed records included); an unkeyed record goes (an "invalid message"); otherwise it
+stays iff it is the latest offset of its key (``offset >= map.get(key)``, -1 when absent) and it has a value
+or deletes are retained: for v2 while the batch has no delete horizon or ``now < horizon``, for v0/v1 while
+the source segment's mtime is after the legacy delete horizon (the last clean segment's mtime -
 ``delete.retention.ms``).
 
-**Horizon** (``filterTo``): a batch with a retained record gets a new delete horizon ``now +
+**Horizon** (``filterTo``): a batch with a retained record gets the delete horizon ``now +
 delete.retention.ms`` when it holds a retained tombstone or is a marker of an emptied transaction and has no
-horizon yet (any magic: a legacy entry is rewritten as v2 anyway). An existing horizon is never reset.
-"""
+horizon yet (any magic: a legacy entry is rewritten as v2 anyway). An existing horizon is never reset."""
 
 from __future__ import annotations
 

@@ -1,25 +1,19 @@
 """Transaction state while a round scans the log: Kafka's ``CleanedTransactionMetadata``.
 
-Rules (``storage/.../log/CleanedTransactionMetadata.java``):
+The round is given the aborted transactions overlapping its range. An aborted transaction becomes *in
+progress* for its producer once the scan reaches a batch whose last offset is at or past its first offset
+(``consumeAbortedTxnsUpTo``), before that batch is judged. A transactional data batch of a producer with an
+abort in progress is aborted data (``onBatchRead`` returns true), and that abort is marked as seen in this
+round; any other transactional data batch marks its producer as having a committed transaction traversed.
 
-* The round is given the aborted transactions overlapping its range (from the transaction indexes). An
-  aborted transaction becomes *in progress* for its producer once the scan reaches a batch whose last offset
-  is at or past the transaction's first offset (``consumeAbortedTxnsUpTo``), before that batch is judged.
-* A transactional data batch whose producer has an aborted transaction in progress is aborted data
-  (``onBatchRead`` returns true) and the transaction records that a batch of it was seen in this round.
-  Any other transactional data batch marks its producer as having a committed transaction traversed.
-* A control batch (``onControlBatchRead``):
-  * with no records (an earlier round emptied it): discardable;
-  * ABORT: ends the producer's in-progress abort; if a batch of that transaction was seen in this round the
-    marker is kept and its ``AbortedTxn`` goes into the cleaned segment's transaction index; otherwise the
-    marker is discardable;
-  * COMMIT: discardable iff no batch of the producer's transaction was traversed in this round since its
-    previous marker;
-  * any other control type (LEADER_CHANGE, KRaft records): never discardable.
+A control batch (``onControlBatchRead``) is discardable when it has no records (an earlier round emptied it);
+an ABORT ends the producer's abort in progress and is kept, its ``AbortedTxn`` going into the cleaned
+segment's transaction index, only when a batch of it was seen in this round; a COMMIT is discardable iff no
+batch of the producer's transaction was traversed in this round since its previous marker; any other control
+type (LEADER_CHANGE, KRaft records) is never discardable.
 
 The state is one object per round, shared across the segments and output groups of that round, so it is a
-small mutable scanner rather than a value.
-"""
+small mutable scanner rather than a value."""
 
 from __future__ import annotations
 
