@@ -166,7 +166,7 @@ def batch_decompressors(
         elif fast and max_size is None:
             out.append(lz4_checked_frame)
         else:
-            out.append(general.get(code) or functools.partial(_decompress_v2, code, max_size=max_size))
+            out.append(general.get(code) or functools.partial(decompress, code, max_size=max_size))
     return out
 
 
@@ -276,10 +276,6 @@ def _xerial_decompress(data: Buffer, limit: int | None = None) -> bytes:
         return b"".join(parts)
     except cramjam.DecompressionError as exc:
         raise ValueError(f"invalid snappy data: {exc}") from exc
-
-
-def _decompress_v2(codec: int, data: Buffer, *, max_size: int | None = None) -> bytes:
-    return decompress(codec, data, max_size=max_size)
 
 
 def _bounded_lz4(data: Buffer, magic: int, limit: int | None) -> bytes:
