@@ -1,10 +1,6 @@
-"""Kinds of batches over header columns (``records.fast.HeaderTable``), for the round's fast paths.
-
-A *plain* batch is a v2 data batch that is neither transactional nor control. Kafka's cleaner needs nothing
-from the transaction state for it (``CleanedTransactionMetadata.onBatchRead`` returns false for
-non-transactional data, and only starts the aborted transactions up to it, which the next transactional or
-control batch does anyway), so both passes of a round handle plain batches over columns.
-"""
+"""Kinds of batches over header columns (``records.fast.HeaderTable``), for the round's fast paths: a *plain*
+batch (v2 data, neither transactional nor control) needs nothing from the transaction state, so both passes of
+a round handle plain batches over columns (``batch_decisions`` says why)."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kafka_segments.compaction.decisions import BatchDecision
+from kafka_segments.compaction.fates import I64, Bools, Codes
 from kafka_segments.compaction.offset_map import OffsetMap
 from kafka_segments.compaction.producers import ProducerState
 from kafka_segments.records.fast import DigestTable
@@ -53,9 +54,6 @@ class BatchOutcome:
 ACTIONS = tuple(BatchAction)
 """Action code -> action (codes are positions in this tuple)."""
 
-I64 = npt.NDArray[np.int64]
-Bools = npt.NDArray[np.bool_]
-Codes = npt.NDArray[np.int8]
 
 # BatchOutcome's columns by type, read from its annotations (the counts: every int but the two offsets)
 _INTS = tuple(f.name for f in fields(BatchOutcome) if f.type == "int")
