@@ -10,16 +10,9 @@ from enum import Enum
 SNAPSHOT_FORMAT_VERSION = 1
 
 GROUP_STATES = (
-    "Unknown",
-    "PreparingRebalance",
-    "CompletingRebalance",
-    "Stable",
-    "Dead",
-    "Empty",
-    "Assigning",
-    "Reconciling",
-    "NotReady",
-)
+    "Unknown", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Empty", "Assigning",
+    "Reconciling", "NotReady"
+)  # fmt: skip
 """Kafka's ``GroupState`` names (``org.apache.kafka.common.GroupState``)."""
 
 
