@@ -19,7 +19,6 @@ ENTRY = struct.Struct(
     "i"  # Position
 )
 ENTRY_SIZE = ENTRY.size  # 8
-POSITION_OFFSET = struct.calcsize(">i")
 INT32_MAX = 2**31 - 1
 
 

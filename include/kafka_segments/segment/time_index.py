@@ -20,7 +20,6 @@ ENTRY = struct.Struct(
     "i"  # RelativeOffset
 )
 ENTRY_SIZE = ENTRY.size  # 12
-RELATIVE_OFFSET_OFFSET = struct.calcsize(">q")
 NO_TIMESTAMP = -1
 INT32_MAX = 2**31 - 1
 

@@ -22,10 +22,6 @@ ENTRY = struct.Struct(
     "q"  # LastStableOffset
 )
 ENTRY_SIZE = ENTRY.size  # 34
-PRODUCER_ID_OFFSET = struct.calcsize(">h")
-FIRST_OFFSET_OFFSET = struct.calcsize(">hq")
-LAST_OFFSET_OFFSET = struct.calcsize(">hqq")
-LAST_STABLE_OFFSET_OFFSET = struct.calcsize(">hqqq")
 CURRENT_VERSION = 0
 
 
