@@ -104,17 +104,8 @@ class RecordDecision(Enum):
 
     @property
     def retained(self) -> bool:
-        return self in _RETAINED
-
-
-_RETAINED = frozenset(
-    {
-        RecordDecision.KEEP_CONTROL,
-        RecordDecision.KEEP_BEYOND_MAP,
-        RecordDecision.KEEP_LATEST,
-        RecordDecision.KEEP_TOMBSTONE,
-    }
-)
+        """The record is kept: the ``KEEP_`` decisions (every other one is a ``DROP_``)."""
+        return self.name.startswith("KEEP_")
 
 
 def retain_deletes(
