@@ -42,8 +42,7 @@ class DecodedSegments:
         """The segment decoded (kept from an earlier call, or decoded now and kept if it fits).
 
         Raises:
-            CorruptRecordError: a damaged batch (as ``decode_record_columns``), ``DecompressionLimitError``
-                included.
+            CorruptRecordError: a damaged batch, ``DecompressionLimitError`` included (as ``decode_segment``).
         """
         key = (segment.name, segment.base_offset, id(segment.data))
         found = self._kept.get(key)

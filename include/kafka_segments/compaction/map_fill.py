@@ -40,9 +40,7 @@ def stop_row(
     segment: str,
 ) -> int | None:
     """The index in ``rows`` (the segment's records to map, in offset order) of the record at which the map
-    is full — mapping stops before it — or ``None`` when every row fits.
-
-    ``entries`` is the map so far (the earlier segments).
+    is full — mapping stops before it — or ``None`` when every row fits; ``entries``: the map so far.
 
     Raises:
         OffsetMapFullError: a new key before that point finds every slot taken.
