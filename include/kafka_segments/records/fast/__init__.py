@@ -4,7 +4,7 @@ This package is the one door to the numba code: every kernel lives in a ``*_kern
 rest of the library imports only the names below (``tests/unit/test_fast_boundary.py`` enforces it). The
 pure-Python codec beside it (``records.batch``, ``record``, ``builder``, ``log``, ``legacy``) is the
 executable specification each entry point is checked against by property tests. Every kernel compiles
-through ``jit.njit`` (numba's, with an on-disk cache that also serves a Spark job's library archive)."""
+through ``jit.njit`` (cached on disk), without a signature: nothing compiles at import time."""
 
 from kafka_segments.records.fast.columns import HeaderTable, RecordColumns
 from kafka_segments.records.fast.decode import decode_record_columns

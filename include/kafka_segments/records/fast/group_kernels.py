@@ -2,9 +2,7 @@
 
 * ``distinct_spans``: (id of each span's bytes, first span of each id) over one set of spans;
 * ``new_span_groups`` / ``group_spans``: the same, resumable — spans are added batch after batch (e.g. the
-  steps of a segment decoded while it is read, ``compaction.streamed``) and ids go on from the earlier ones.
-
-Every kernel is ``@njit(cache=True, nogil=True)`` without a signature: nothing compiles at import time."""
+  steps of a segment decoded while it is read, ``compaction.streamed``), ids going on from earlier ones."""
 
 from __future__ import annotations
 

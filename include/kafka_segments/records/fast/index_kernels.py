@@ -1,6 +1,5 @@
 """numba kernels behind ``segment.fast_writer``: Kafka's append rules (``LogSegment.ensureOffsetInRange``) and
-index entries (``LogSegment.append``, ``onBecomeInactiveSegment``) over header columns. Every kernel is
-``@njit(cache=True, nogil=True)`` without a signature: nothing compiles at import time."""
+index entries (``LogSegment.append``, ``onBecomeInactiveSegment``) over header columns."""
 
 from __future__ import annotations
 

@@ -1,16 +1,12 @@
 """``njit``: numba's decorator for every kernel of this package, with an on-disk cache that also holds when
-the package is imported from a zip (the library archive that a Spark job gets through ``--py-files``).
+the package is imported from a zip (docs/compaction.md, "Engines").
 
-numba caches a compiled kernel next to its source (``__pycache__``) or, when the source is in a zip, in a
-user-wide folder named after the zip's absolute path. Spark copies ``--py-files`` into a new folder for every
-application, so from the archive every Spark job compiled every kernel again (15-25 s of a job; once per
-Python worker) and left one more copy of the cache behind. Here a kernel imported from an archive is cached
-under the archive's file name instead, which carries a digest of the archive's content
-(``spark_submit.library_archive``): in ``numba/<archive name>/`` of the library's cache folder
-(``user_cache.user_cache_dir``), one compile per library version and host. numba still checks that the
-cached code belongs to the source (its stamp is a hash of the source file's content) and to the machine (CPU
-name and features), and compiles again when either differs.
-"""
+numba caches a kernel imported from a zip in a folder named after the zip's absolute path, and Spark copies
+``--py-files`` into a new folder for every application: every Spark job compiled every kernel again (15-25 s
+of a job; once per Python worker) and left one more copy of the cache behind. Here such a kernel is cached
+under the archive's file name, which carries a digest of its content (``spark_submit.library_archive``). numba
+still checks that the cached code belongs to the source and to the machine, and compiles again when either
+differs."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 
 Kafka identifies a key in the cleaner's offset map by its MD5 (``SkimpyOffsetMap.hashInto``); these kernels
 hash whole record columns in one call instead of one ``hashlib.md5`` call per record (checked against it in
-the tests). Digests are two big-endian uint64 halves (``hi``, ``lo``). Every kernel is
-``@njit(cache=True, nogil=True)`` without a signature: nothing compiles at import time."""
+the tests). Digests are two big-endian uint64 halves (``hi``, ``lo``)."""
 
 from __future__ import annotations
 

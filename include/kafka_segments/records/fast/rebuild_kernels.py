@@ -1,6 +1,5 @@
 """numba kernels behind ``rebuild.py``: ``DefaultRecord.writeTo`` (``encode_rows``) and v2 batches from record
-columns (``write_batches``, fields at the offsets ``records.batch`` derives). Every kernel is
-``@njit(cache=True)`` without a signature: nothing compiles at import time."""
+columns (``write_batches``, fields at the offsets ``records.batch`` derives)."""
 
 from __future__ import annotations
 
