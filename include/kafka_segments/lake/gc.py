@@ -42,12 +42,10 @@ def collect_garbage(
     """Delete due retired objects, orphans of runs that can no longer commit, and old manifests.
 
     Args:
-        store: the lake.
         now_ms: the wall-clock time to compare with (default ``clock()``).
         dry_run: report what would be deleted and delete nothing (the default).
         retain_manifests: how many of the newest manifest versions to keep (values below 1 mean 1).
         orphan_min_age_ms: how old an orphan must be before it is swept.
-        clock: the wall clock.
 
     Raises:
         ValueError: ``orphan_min_age_ms`` is negative.

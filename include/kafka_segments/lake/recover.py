@@ -133,9 +133,7 @@ def recover(
     """Finish or discard every run without an outcome, then bring the checkpoint files up to date.
 
     Args:
-        store: the lake.
         abandon_after_ms: how long after its start (wall clock) a run that has not committed is fenced.
-        clock: the wall clock.
 
     Raises:
         ValueError: ``abandon_after_ms`` is negative.
