@@ -169,25 +169,8 @@ class LakeDescription:
         return tuple(sorted({p.topic for p in self.partitions}))
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``--json`` document. Keys (stable; later releases only add keys)::
-
-        lake              the lake's location (s3://bucket/prefix/ or a local path)
-        version           the manifest version described
-        run_id            the run that committed it
-        operation         what made it (adopt, run, delete-records, fence, ...)
-        committed_at_ms   wall-clock commit time, epoch ms; committed_at: the same as ISO-8601 UTC
-        partitions        one object per partition (topic, partition order):
-            topic, partition, log_start_offset, log_end_offset, segment_count, size_bytes, record_count,
-            largest_timestamp_min_ms / largest_timestamp_min (ISO-8601 UTC) and the same for _max (null
-            without segments), cleaner_checkpoint (null when none), last_stable_offset,
-            open_transactions (how many), run_id (the run that last changed the partition);
-            with a configuration, for a compacted topic (else null): first_dirty_offset,
-            first_uncleanable_offset (segment-aligned), dirty_ratio (0.0-1.0), compaction_delay_ms,
-            compaction_eligibility (max.compaction.lag.ms or min.cleanable.dirty.ratio: eligible;
-            below-dirty-ratio, empty-log, cleaner-disabled: not), compaction_next_run (clean, defer: the
-            run's budget is used up ahead of it, skip)
-        totals            topics, partitions, segments, size_bytes, record_count over the partitions shown
-        """
+        """The ``--json`` document; its keys (stable: later releases only add keys) are listed in
+        docs/lake.md, "Describe"."""
         return {
             "lake": self.location,
             "version": self.version,
