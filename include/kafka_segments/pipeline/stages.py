@@ -1,12 +1,8 @@
 """The stages of a run, written once: every door (inline, ``--engine spark``, the maintenance DAG) calls these
-functions in this order, handing over through the run's folder and ``LakeTransaction``::
-
-    recover   snapshot   prepare (request.json)   execute (plan.json, manifest.json, staged.json)
-    validate (validation.json)   commit   gc   report (report.json)
-
-Everything before the commit is invisible to readers, so a dry run or a failed validation leaves the
-committed state untouched (docs/lake.md, "One run, one transaction"). Every stage may be retried:
-``prepare`` re-registers the same run, ``execute`` overwrites its files, ``commit`` reads back first."""
+functions in the order docs/lake.md, "One run, one transaction", gives, handing over through the run's folder
+(``request.json``, ``plan.json``, ``manifest.json``, ``staged.json``, ``validation.json``, ``report.json``)
+and ``LakeTransaction``. Every stage may be retried: ``prepare`` re-registers the same run, ``execute``
+overwrites its files, ``commit`` reads back first."""
 
 from __future__ import annotations
 
