@@ -68,9 +68,15 @@ def rebuild_batches(
         stamped, table.base_timestamp[index], np.array([h or 0 for h in new_horizons], dtype=np.int64)
     )
     header_fields = (
-        table.base_offset, table.last_offset_delta, table.partition_leader_epoch, table.attributes,
-        table.max_timestamp, table.producer_id, table.producer_epoch, table.base_sequence
-    )  # fmt: skip
+        table.base_offset,
+        table.last_offset_delta,
+        table.partition_leader_epoch,
+        table.attributes,
+        table.max_timestamp,
+        table.producer_id,
+        table.producer_epoch,
+        table.base_sequence,
+    )
     headers = np.stack([column[index].astype(np.int64) for column in header_fields], axis=1)
     sizes = np.where(keep, columns.record_size.astype(np.int64) + _MAX_VARINT_GROWTH, 0)
     spans = np.concatenate([[0], np.cumsum(sizes)])
@@ -78,9 +84,14 @@ def rebuild_batches(
     out = np.empty(capacity, dtype=np.uint8)
     bounds = np.empty((len(index), 3), dtype=np.int64)
     fields = (
-        columns.offset, columns.timestamp, columns.key_start, columns.key_length, columns.value_start,
-        columns.value_length, columns.headers_count
-    )  # fmt: skip
+        columns.offset,
+        columns.timestamp,
+        columns.key_start,
+        columns.key_length,
+        columns.value_start,
+        columns.value_length,
+        columns.headers_count,
+    )
     _k.write_batches(
         columns.buffer, first_row, end_row, keep, fields, headers, horizon, stamped | new, out, bounds
     )
