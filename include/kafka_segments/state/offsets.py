@@ -10,9 +10,16 @@ from enum import Enum
 SNAPSHOT_FORMAT_VERSION = 1
 
 GROUP_STATES = (
-    "Unknown", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Empty", "Assigning",
-    "Reconciling", "NotReady"
-)  # fmt: skip
+    "Unknown",
+    "PreparingRebalance",
+    "CompletingRebalance",
+    "Stable",
+    "Dead",
+    "Empty",
+    "Assigning",
+    "Reconciling",
+    "NotReady",
+)
 """Kafka's ``GroupState`` names (``org.apache.kafka.common.GroupState``)."""
 
 

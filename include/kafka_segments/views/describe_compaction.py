@@ -26,9 +26,13 @@ from kafka_segments.state import PartitionState
 from kafka_segments.topic_partition import TopicPartition
 
 COMPACTION_KEYS = (
-    "first_dirty_offset", "first_uncleanable_offset", "dirty_ratio", "compaction_delay_ms",
-    "compaction_eligibility", "compaction_next_run"
-)  # fmt: skip
+    "first_dirty_offset",
+    "first_uncleanable_offset",
+    "dirty_ratio",
+    "compaction_delay_ms",
+    "compaction_eligibility",
+    "compaction_next_run",
+)
 """The compaction keys of each partition's dict (``null`` without a configuration or compaction)."""
 
 

@@ -277,10 +277,15 @@ def _round_columns(change: LogChange) -> Row:
     """What the round did below and from its end offset (``None`` without a cleaned round)."""
     end = change.claim.end_offset
     names = (
-        "segments_from_end_before", "segments_from_end_after", "segments_from_end_kept",
-        "records_before_round", "records_after_round", "bytes_before_round", "bytes_after_round",
-        "bytes_allowed_after_round"
-    )  # fmt: skip
+        "segments_from_end_before",
+        "segments_from_end_after",
+        "segments_from_end_kept",
+        "records_before_round",
+        "records_after_round",
+        "bytes_before_round",
+        "bytes_after_round",
+        "bytes_allowed_after_round",
+    )
     if not change.cleaned or end is None:
         return dict.fromkeys(names)
     tail_before = [s.key for s in change.inputs if s.base_offset >= end]

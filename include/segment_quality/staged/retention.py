@@ -154,9 +154,14 @@ def deletion_row(
 
 def _segment_columns(segments: Sequence[SegmentEntry], position: int | None) -> Row:
     names = (
-        "base_offset", "last_offset", "next_offset", "size", "largest_timestamp_ms", "following_base_offset",
-        "bytes_after_segment"
-    )  # fmt: skip
+        "base_offset",
+        "last_offset",
+        "next_offset",
+        "size",
+        "largest_timestamp_ms",
+        "following_base_offset",
+        "bytes_after_segment",
+    )
     if position is None:
         return dict.fromkeys(names)
     segment = segments[position]
