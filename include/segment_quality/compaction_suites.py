@@ -10,8 +10,12 @@ from segment_quality.staged.columns import COMPACTION, SEGMENTS
 from segment_quality.staged.compaction import CLEANED, COMPACTION_REASON
 
 __all__ = [
-    "CLEANED", "COMPACTION_PARTITIONS", "COMPACTION_REASON", "COMPACTION_SEGMENTS", "COMPACTION_SUITES"
-]  # fmt: skip
+    "CLEANED",
+    "COMPACTION_PARTITIONS",
+    "COMPACTION_REASON",
+    "COMPACTION_SEGMENTS",
+    "COMPACTION_SUITES",
+]
 
 ROUND = When("compaction_status", "==", CLEANED)
 NO_ROUND = When("compaction_status", "!=", CLEANED)

@@ -11,9 +11,18 @@ from segment_quality.spec import EITHER_MISSING, Invariant, SuiteSpec, When, equ
 from segment_quality.staged.columns import DELETIONS, PARTITIONS, TABLE_COLUMNS, ColumnKind
 
 __all__ = [
-    "COMPACTION_SUITES", "DELETIONS", "EITHER_MISSING", "FRAME_COLUMNS", "PARTITIONS", "REASONS",
-    "RETENTION_SUITES", "Invariant", "SuiteSpec", "When", "suite_specs"
-]  # fmt: skip
+    "COMPACTION_SUITES",
+    "DELETIONS",
+    "EITHER_MISSING",
+    "FRAME_COLUMNS",
+    "PARTITIONS",
+    "REASONS",
+    "RETENTION_SUITES",
+    "Invariant",
+    "SuiteSpec",
+    "When",
+    "suite_specs",
+]
 
 REASONS = ("log-start-offset", "retention.bytes", "consumed", "retention.ms")
 """The deletion passes (``UnifiedLog.deleteOldSegments``' three, KIP-68's) as retired entries name them."""

@@ -8,6 +8,15 @@ from kafka_segments.config.problems import ConfigError, ConfigProblem
 from kafka_segments.config.resolve import EffectiveSetting
 
 __all__ = [
-    "CLEANUP_COMPACT", "CLEANUP_DELETE", "Config", "ConfigCheck", "ConfigError", "ConfigProblem",
-    "EffectiveSetting", "TopicConfig", "check_config", "load_config", "parse_config"
-]  # fmt: skip
+    "CLEANUP_COMPACT",
+    "CLEANUP_DELETE",
+    "Config",
+    "ConfigCheck",
+    "ConfigError",
+    "ConfigProblem",
+    "EffectiveSetting",
+    "TopicConfig",
+    "check_config",
+    "load_config",
+    "parse_config",
+]

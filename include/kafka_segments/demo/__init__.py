@@ -28,8 +28,25 @@ from kafka_segments.demo.sample import (
 )
 
 __all__ = [
-    "AUDIT_EMPTY_FOR_MS", "CLICKSTREAM_SEGMENT_AGES_H", "DAY_MS", "DEFAULT_REGION", "DEMO_BUCKET",
-    "DEMO_PREFIX", "EMBEDDED_CREDENTIALS", "HOUR_MS", "MINUTE_MS", "SAMPLE_INDEX_INTERVAL_BYTES",
-    "SAMPLE_START_MS", "SAMPLE_TOPIC", "DemoLake", "EmbeddedS3", "SampleSegment", "build_demo_lake",
-    "consumer_offsets_snapshot", "demo_objects", "embedded_s3_server", "pin_demo_offsets", "sample_topic"
-]  # fmt: skip
+    "AUDIT_EMPTY_FOR_MS",
+    "CLICKSTREAM_SEGMENT_AGES_H",
+    "DAY_MS",
+    "DEFAULT_REGION",
+    "DEMO_BUCKET",
+    "DEMO_PREFIX",
+    "EMBEDDED_CREDENTIALS",
+    "HOUR_MS",
+    "MINUTE_MS",
+    "SAMPLE_INDEX_INTERVAL_BYTES",
+    "SAMPLE_START_MS",
+    "SAMPLE_TOPIC",
+    "DemoLake",
+    "EmbeddedS3",
+    "SampleSegment",
+    "build_demo_lake",
+    "consumer_offsets_snapshot",
+    "demo_objects",
+    "embedded_s3_server",
+    "pin_demo_offsets",
+    "sample_topic",
+]

@@ -180,9 +180,27 @@ def is_meta_key(key: str) -> bool:
 
 
 __all__ = [
-    "CHECKPOINT_KEYS", "CLEANER_OFFSET_CHECKPOINT_KEY", "INDEX_KINDS", "LOG_START_OFFSET_CHECKPOINT_KEY",
-    "MANIFESTS_PREFIX", "META_PREFIX", "OFFSET_DIGITS", "RUNS_PREFIX", "SegmentObjectName", "index_keys",
-    "is_meta_key", "manifest_key", "new_run_id", "outcome_key", "parse_manifest_key",
-    "parse_run_record_key", "parse_segment_key", "run_prefix", "run_record_key", "segment_key",
-    "staged_manifest_key", "try_parse_segment_key", "validate_run_id"
-]  # fmt: skip
+    "CHECKPOINT_KEYS",
+    "CLEANER_OFFSET_CHECKPOINT_KEY",
+    "INDEX_KINDS",
+    "LOG_START_OFFSET_CHECKPOINT_KEY",
+    "MANIFESTS_PREFIX",
+    "META_PREFIX",
+    "OFFSET_DIGITS",
+    "RUNS_PREFIX",
+    "SegmentObjectName",
+    "index_keys",
+    "is_meta_key",
+    "manifest_key",
+    "new_run_id",
+    "outcome_key",
+    "parse_manifest_key",
+    "parse_run_record_key",
+    "parse_segment_key",
+    "run_prefix",
+    "run_record_key",
+    "segment_key",
+    "staged_manifest_key",
+    "try_parse_segment_key",
+    "validate_run_id",
+]

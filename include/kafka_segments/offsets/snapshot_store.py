@@ -340,9 +340,27 @@ def _backoff(attempt: int) -> None:
 
 
 __all__ = [
-    "OFFSETS_PREFIX", "PINS_PREFIX", "PIN_FORMAT_VERSION", "InvalidSnapshotIdError",
-    "SnapshotFormatError", "SnapshotIntegrityError", "SnapshotNotFoundError", "SnapshotPin",
-    "SnapshotStoreError", "StoredSnapshot", "list_pins", "list_snapshots", "parse_pin_key",
-    "parse_snapshot_key", "pin_key", "pin_snapshot", "read_pin", "read_pinned_snapshot", "read_snapshot",
-    "snapshot_id_of", "snapshot_key", "store_snapshot", "validate_snapshot_id"
-]  # fmt: skip
+    "OFFSETS_PREFIX",
+    "PINS_PREFIX",
+    "PIN_FORMAT_VERSION",
+    "InvalidSnapshotIdError",
+    "SnapshotFormatError",
+    "SnapshotIntegrityError",
+    "SnapshotNotFoundError",
+    "SnapshotPin",
+    "SnapshotStoreError",
+    "StoredSnapshot",
+    "list_pins",
+    "list_snapshots",
+    "parse_pin_key",
+    "parse_snapshot_key",
+    "pin_key",
+    "pin_snapshot",
+    "read_pin",
+    "read_pinned_snapshot",
+    "read_snapshot",
+    "snapshot_id_of",
+    "snapshot_key",
+    "store_snapshot",
+    "validate_snapshot_id",
+]

@@ -49,10 +49,27 @@ from kafka_segments.state import Manifest
 from kafka_segments.storage.base import ObjectStore
 
 __all__ = [
-    "INPUT_MANIFEST", "OFFSETS", "PLAN", "REPORT", "REQUEST", "STAGED", "VALIDATION", "CommitOutcome",
-    "RunRequest", "StagedRun", "ValidationGateError", "commit_staged", "execute_run", "finish_run",
-    "prepare_run", "read_request", "read_run_json", "read_run_offsets", "reject_run", "snapshot_offsets"
-]  # fmt: skip
+    "INPUT_MANIFEST",
+    "OFFSETS",
+    "PLAN",
+    "REPORT",
+    "REQUEST",
+    "STAGED",
+    "VALIDATION",
+    "CommitOutcome",
+    "RunRequest",
+    "StagedRun",
+    "ValidationGateError",
+    "commit_staged",
+    "execute_run",
+    "finish_run",
+    "prepare_run",
+    "read_request",
+    "read_run_json",
+    "read_run_offsets",
+    "reject_run",
+    "snapshot_offsets",
+]
 
 VIEW_RUN_ID = "offsets-view"
 """The run id of the throwaway adoption that lets the ``lake`` offsets source see uploaded segments."""

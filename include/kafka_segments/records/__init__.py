@@ -24,8 +24,25 @@ from kafka_segments.records.log import (
 from kafka_segments.records.record import Header, Record
 
 __all__ = [
-    "BatchHeader", "CompressionType", "ControlKey", "ControlRecordType", "EndTransactionMarker", "Entry",
-    "Header", "LegacyEntry", "Record", "RecordBatch", "SegmentScan", "TimestampType", "build_batch",
-    "build_end_transaction_marker", "empty_batch_header", "iter_batches", "iter_records", "read_entry",
-    "rebuild_batch", "scan_headers", "scan_valid_prefix"
-]  # fmt: skip
+    "BatchHeader",
+    "CompressionType",
+    "ControlKey",
+    "ControlRecordType",
+    "EndTransactionMarker",
+    "Entry",
+    "Header",
+    "LegacyEntry",
+    "Record",
+    "RecordBatch",
+    "SegmentScan",
+    "TimestampType",
+    "build_batch",
+    "build_end_transaction_marker",
+    "empty_batch_header",
+    "iter_batches",
+    "iter_records",
+    "read_entry",
+    "rebuild_batch",
+    "scan_headers",
+    "scan_valid_prefix",
+]

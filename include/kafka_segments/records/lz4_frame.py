@@ -16,9 +16,16 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
-    "LZ4_DESCRIPTOR_START", "LZ4_MAGIC", "kafka_lz4_frame", "lz4_checked_frame", "lz4_compress",
-    "lz4_decompress", "lz4_descriptors_ok", "lz4_header_checksum", "xxh32"
-]  # fmt: skip
+    "LZ4_DESCRIPTOR_START",
+    "LZ4_MAGIC",
+    "kafka_lz4_frame",
+    "lz4_checked_frame",
+    "lz4_compress",
+    "lz4_decompress",
+    "lz4_descriptors_ok",
+    "lz4_header_checksum",
+    "xxh32",
+]
 
 Buffer = bytes | bytearray | memoryview
 

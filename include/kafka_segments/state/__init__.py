@@ -25,7 +25,19 @@ from kafka_segments.state.offsets import (
 )
 
 __all__ = [
-    "GROUP_STATES", "MANIFEST_FORMAT_VERSION", "SNAPSHOT_FORMAT_VERSION", "CommittedOffset", "GroupError",
-    "GroupOffsets", "GroupType", "Manifest", "OffsetSnapshot", "OpenTransaction", "PartitionState",
-    "RetiredObject", "SegmentEntry", "SegmentOrigin", "sort_partitions"
-]  # fmt: skip
+    "GROUP_STATES",
+    "MANIFEST_FORMAT_VERSION",
+    "SNAPSHOT_FORMAT_VERSION",
+    "CommittedOffset",
+    "GroupError",
+    "GroupOffsets",
+    "GroupType",
+    "Manifest",
+    "OffsetSnapshot",
+    "OpenTransaction",
+    "PartitionState",
+    "RetiredObject",
+    "SegmentEntry",
+    "SegmentOrigin",
+    "sort_partitions",
+]

@@ -19,7 +19,20 @@ from kafka_segments.storage.s3_errors import translate_s3_error
 from kafka_segments.storage.uri import open_store
 
 __all__ = [
-    "BufferTooSmallError", "Create", "LocalStore", "ObjectMeta", "ObjectStore", "Overwrite", "PutMode",
-    "PutResult", "ReadIntoStore", "S3Store", "UpdateIfMatch", "WritableBuffer", "open_store", "read_into",
-    "translate_s3_error", "validate_key"
-]  # fmt: skip
+    "BufferTooSmallError",
+    "Create",
+    "LocalStore",
+    "ObjectMeta",
+    "ObjectStore",
+    "Overwrite",
+    "PutMode",
+    "PutResult",
+    "ReadIntoStore",
+    "S3Store",
+    "UpdateIfMatch",
+    "WritableBuffer",
+    "open_store",
+    "read_into",
+    "translate_s3_error",
+    "validate_key",
+]

@@ -59,10 +59,21 @@ from segment_quality.staged.retention import (
 )
 
 __all__ = [
-    "COMPACTION_COLUMNS", "DELETION_COLUMNS", "NOT_PLANNED", "PARTITION_COLUMNS", "PLANNED",
-    "SEGMENT_COLUMNS", "SKIPPED", "ColumnKind", "PlanEntry", "QualityFrames", "QualityInputError",
-    "TopicLimits", "frames_of", "quality_frames"
-]  # fmt: skip
+    "COMPACTION_COLUMNS",
+    "DELETION_COLUMNS",
+    "NOT_PLANNED",
+    "PARTITION_COLUMNS",
+    "PLANNED",
+    "SEGMENT_COLUMNS",
+    "SKIPPED",
+    "ColumnKind",
+    "PlanEntry",
+    "QualityFrames",
+    "QualityInputError",
+    "TopicLimits",
+    "frames_of",
+    "quality_frames",
+]
 
 Row = dict[str, object]
 Columns = Mapping[str, Sequence[object]]

@@ -103,6 +103,10 @@ def compact_states(
 
 
 __all__ = [
-    "COMPACTION_REASON", "CompactionResult", "CompactionStatus", "PartitionCompaction", "compact_states",
-    "compaction_budget"
-]  # fmt: skip
+    "COMPACTION_REASON",
+    "CompactionResult",
+    "CompactionStatus",
+    "PartitionCompaction",
+    "compact_states",
+    "compaction_budget",
+]

@@ -31,8 +31,27 @@ from kafka_segments.records.fast.scan import scan_header_table
 from kafka_segments.records.fast.stream import DEFAULT_STEP_BYTES, StepCallback, StreamDecoder
 
 __all__ = [
-    "BELOW_BASE", "DEFAULT_STEP_BYTES", "NOT_INCREASING", "OFFSETS_OK", "DigestTable", "HeaderTable",
-    "KeyIdentities", "RecordColumns", "SpanGroups", "StepCallback", "StreamDecoder", "asked_ids",
-    "decode_record_columns", "digest_bytes", "digest_columns", "fate_codes", "index_rule", "key_digests",
-    "key_identities", "last_of_each_id", "rebuild_batches", "relative_last_offsets", "scan_header_table"
-]  # fmt: skip
+    "BELOW_BASE",
+    "DEFAULT_STEP_BYTES",
+    "NOT_INCREASING",
+    "OFFSETS_OK",
+    "DigestTable",
+    "HeaderTable",
+    "KeyIdentities",
+    "RecordColumns",
+    "SpanGroups",
+    "StepCallback",
+    "StreamDecoder",
+    "asked_ids",
+    "decode_record_columns",
+    "digest_bytes",
+    "digest_columns",
+    "fate_codes",
+    "index_rule",
+    "key_digests",
+    "key_identities",
+    "last_of_each_id",
+    "rebuild_batches",
+    "relative_last_offsets",
+    "scan_header_table",
+]

@@ -29,9 +29,15 @@ from kafka_segments.records.log import (
 from kafka_segments.records.record import MIN_RECORD_SIZE
 
 __all__ = [
-    "as_read_only_array", "as_view", "first_damage", "raise_crc", "raise_damage", "raise_entry",
-    "scan_header_table", "walk"
-]  # fmt: skip
+    "as_read_only_array",
+    "as_view",
+    "first_damage",
+    "raise_crc",
+    "raise_damage",
+    "raise_entry",
+    "scan_header_table",
+    "walk",
+]
 
 Buffer = bytes | bytearray | memoryview
 
