@@ -22,9 +22,15 @@ from numba import types
 from kafka_segments.records.fast.jit import njit
 
 __all__ = [
-    "COMPRESSED", "LZ4_ERROR", "NO_ROOM", "LZ4NotLinkedError", "bind", "bind_compressor",
-    "compress_frames", "frames_into"
-]  # fmt: skip
+    "COMPRESSED",
+    "LZ4_ERROR",
+    "NO_ROOM",
+    "LZ4NotLinkedError",
+    "bind",
+    "bind_compressor",
+    "compress_frames",
+    "frames_into",
+]
 
 I64 = npt.NDArray[np.int64]
 U8 = npt.NDArray[np.uint8]
