@@ -96,6 +96,15 @@ def compare_mtimes(kafka: Sequence[Mapping[str, Any]], ours: Mapping[int, int]) 
     return []
 
 
+def compare_txn_indexes(kafka: Mapping[int, bytes], ours: Mapping[int, bytes]) -> list[Difference]:
+    """The ``.txnindex`` of every segment a run wrote against Kafka's for the same base offset."""
+    return [
+        Difference("segments.txnindex", f"segment {base}: Kafka {kafka[base].hex()}, ours {data.hex()}")
+        for base, data in sorted(ours.items())
+        if kafka[base] != data
+    ]
+
+
 def read_checkpoint(path: Path) -> dict[str, int]:
     """``topic partition`` → offset of a checkpoint file (empty when absent or empty)."""
     if not path.exists():

@@ -13,18 +13,21 @@ from fidelity.compare import (
     compare_mtimes,
     compare_report,
     compare_segments,
+    compare_txn_indexes,
 )
 from fidelity.generator import Case
 from fidelity.sides import (
     CHECKPOINT_FILES,
     PARTITION,
     config_yaml,
+    kafka_txn_indexes,
     oracle_clean,
     oracle_dump,
     product_adopt,
     product_export,
     product_mtimes,
     product_run,
+    product_txn_indexes,
     write_round,
     write_start,
 )
@@ -75,9 +78,11 @@ def run_case(
         export = work / f"export-{number}"
         shutil.rmtree(export, ignore_errors=True)
         product_export(lake, export)
+        written = product_txn_indexes(lake, report["run_id"])
         differences = [
             *compare_segments(kafka["segments"], oracle_dump(launcher, export, root=root)),
             *compare_mtimes(kafka["segments"], product_mtimes(lake)),
+            *compare_txn_indexes(kafka_txn_indexes(kafka_dir, written), written),
             *compare_checkpoints(kafka_dir, export, CHECKPOINT_FILES),
             *compare_report(kafka, report, bases),
         ]

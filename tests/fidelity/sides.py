@@ -9,6 +9,7 @@ import io
 import json
 import os
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +135,24 @@ def product_run(lake: Path, config: Path, now: int, report: Path) -> dict[str, A
 
 def product_export(lake: Path, target: Path) -> None:
     _cli("export", "--lake", str(lake), "--to", str(target), "--json")
+
+
+def product_txn_indexes(lake: Path, run_id: str) -> dict[int, bytes]:
+    """Base offset → ``.txnindex`` bytes (empty when there is none) of every committed segment the run
+    wrote (``<base>-<run id>.log``). Kafka's segments cleaned in an earlier round have their index rebuilt
+    by recovery when the oracle loads the log again, so only this round's are compared."""
+    state = resolve_manifest(LocalStore(lake)).partition(TopicPartition(TOPIC, 0))
+    written = [] if state is None else [s for s in state.segments if Path(s.key).stem.endswith(f"-{run_id}")]
+    return {s.base_offset: _read_or_empty(lake / Path(s.key).with_suffix(".txnindex")) for s in written}
+
+
+def kafka_txn_indexes(log_dir: Path, bases: Iterable[int]) -> dict[int, bytes]:
+    """Base offset → ``.txnindex`` bytes (empty when there is none) of Kafka's segments at ``bases``."""
+    return {base: _read_or_empty(log_dir / PARTITION / f"{base:020d}.txnindex") for base in bases}
+
+
+def _read_or_empty(path: Path) -> bytes:
+    return path.read_bytes() if path.exists() else b""
 
 
 def product_mtimes(lake: Path) -> dict[int, int]:
