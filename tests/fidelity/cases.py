@@ -36,7 +36,10 @@ def retention_past_the_round() -> Case:
 
 def open_transaction_below_the_log_start() -> Case:
     """Producer 5's transaction (offsets 0-1) never ends; the log start offset (10) lies in the offset gap
-    after the first segment's last batch (2-4)."""
+    after the first segment's last batch (2-4). Loading the log, Kafka deletes the producer snapshots at or
+    below the log start offset (``ProducerStateManager.truncateAndReload``) and replays batches from it
+    only (``UnifiedLog.rebuildProducerState``): the transaction is forgotten and [10, 26) is cleaned.
+    kafka-segments keeps it open and cleans nothing (an open difference, docs/fidelity.md)."""
     first = _batch(0, ["a", "b"], producer_id=5, transactional=True) + _batch(2, ["c", "c", "d"])
     second = b"".join(_batch(offset, ["c", "d"]) for offset in range(20, 26, 2))
     props = {"cleanup.policy": "compact", "segment.bytes": "1048576", "min.cleanable.dirty.ratio": "0.0"}

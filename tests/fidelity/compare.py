@@ -137,7 +137,8 @@ def round_down(offset: int | None, bases: Sequence[int]) -> int | None:
 def compare_report(
     kafka: Mapping[str, Any], report: Mapping[str, Any], bases: Sequence[int]
 ) -> list[Difference]:
-    """The product's compaction report against the oracle's cleanable range, eligibility and CleanerStats.
+    """The product's compaction report against the oracle's cleanable range, eligibility (and whether the
+    round was forced by ``max.compaction.lag.ms``) and CleanerStats.
 
     Kafka's ``cleanableOffsets`` reports the first uncleanable offset where the rule put it (the last stable
     offset may be mid-segment); the product reports the round's upper bound, rounded down to the base offset
@@ -172,6 +173,8 @@ def compare_report(
     check("max_compaction_delay_ms", kafka["max_compaction_delay_ms"], ours["max_compaction_delay_ms"])
     if kafka["eligible"] and ours["status"] == "cleaned":
         check("end_offset", kafka["end_offset"], ours["end_offset"])
+        lagging = ours["eligibility"] == "max.compaction.lag.ms"
+        check("round.need_compaction_now", kafka["round"]["need_compaction_now"], lagging)
         for name in STATS:
             check(f"stats.{name}", kafka["stats"][name], ours["stats"][name])
     return found
