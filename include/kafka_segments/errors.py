@@ -2,8 +2,7 @@
 
 Every error names what went wrong and where (segment, byte position, offset, key, file), and carries a
 ``retriable`` class attribute so callers decide whether to retry without parsing messages. A URI's password
-is never part of an error's text or location (``redaction.redact_uri``).
-"""
+is never part of an error's text or location (``redaction.redact_uri``)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,8 @@
 """How deeply nested an input document may be: one limit and one check for every loader of JSON and YAML.
 
-Python's ``json`` decoder, PyYAML's composer and constructor, and ``json.dumps`` recurse once per level of
-nesting, so a document nested about a thousand levels deep (``[[[[...``) ends in a ``RecursionError``
-traceback instead of a named error. The inputs users give (the configuration file, offset snapshots,
-the delete-records offset JSON file and Param) are at most a few levels deep, so anything deeper than
-``MAX_NESTING_DEPTH`` is refused before it is decoded or composed, with ``NestingTooDeepError``; each loader
-turns that into its own named input error (the file and the problem).
-"""
+The decoders recurse once per level, so ``[[[[...`` a thousand deep ends in a ``RecursionError`` traceback;
+anything deeper than ``MAX_NESTING_DEPTH`` is refused first with ``NestingTooDeepError``, which each loader
+turns into its own named input error."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
 """Secrets out of what is echoed: the password (or token) in the userinfo of ``scheme://user:password@host``.
-
-Every message, log line and report field that can repeat a URI a user typed (a lake URI, an offsets source)
-goes through ``redact_uri``: ``s3://KEY:SECRET@bucket/p`` is shown as ``s3://KEY:***@bucket/p``,
-``kafka://TOKEN@host:9092`` as ``kafka://***@host:9092``. It works on any text, so a whole message can be
-passed; text without such a URI is returned unchanged.
-"""
+Every message, log line and report field that can repeat a URI a user typed goes through ``redact_uri``
+(``s3://KEY:***@bucket/p``, ``kafka://***@host:9092``); it works on any text."""
 
 from __future__ import annotations
 

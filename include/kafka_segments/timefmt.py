@@ -2,8 +2,7 @@
 ISO-8601 UTC, so an operator reads ``2025-11-21T04:40:00.000Z`` instead of ``1763700000000``.
 
 JSON keeps the epoch milliseconds; only text renderings call these. Parsing the other way is
-``kafka_segments.cli.times.parse_time_ms``.
-"""
+``kafka_segments.cli.times.parse_time_ms``."""
 
 from __future__ import annotations
 

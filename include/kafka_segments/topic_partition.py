@@ -2,8 +2,7 @@
 
 A legal topic name is 1 to 249 characters from ``[a-zA-Z0-9._-]`` and is neither ``.`` nor ``..``.
 A partition is a non-negative int32. A partition's log directory is ``<topic>-<partition>``; since topics
-may contain ``-`` the name is split at its **last** ``-`` (``LocalLog.parseTopicPartitionName``).
-"""
+may contain ``-`` the name is split at its **last** ``-`` (``LocalLog.parseTopicPartitionName``)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,9 @@
-"""The lakes as Airflow Assets, so downstream DAGs can schedule on a lake's commits.
+"""The lakes as Airflow Assets, so downstream DAGs can schedule on a lake's commits (docs/airflow.md,
+"Assets").
 
-The lake a run works on is an Airflow Variable, known only when a task runs, so a task cannot name the
-lake's Asset in its ``outlets`` at parse time. The committing tasks declare the alias
-``AssetAlias("kafka_segments_lakes")`` instead and, when their run committed, attach an event for the
-lake's own Asset to it (``outlet_events[alias].add(asset, extra=...)``, Airflow 3's run-time assets):
-Airflow creates the Asset on its first event and emits the event. Downstream DAGs schedule on the alias
-(any lake) or on the lake's Asset (``lake_asset(uri)``, one lake).
-
-Imported at DAG parse time (airflow and the standard library only).
-"""
+The lake is a Variable, known only when a task runs, so committing tasks declare the alias
+``AssetAlias("kafka_segments_lakes")`` and attach an event for the lake's own Asset at run time. Imported at
+DAG parse time (airflow and the standard library only)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """What the DAG files declare: ids, schedule, Params, default arguments and access control.
 
 Imported at DAG parse time, so it reads nothing but the process environment and Airflow's already loaded
-configuration (no Variables, Connections, files or network: those are read by the tasks when they run).
-"""
+configuration (no Variables, Connections, files or network: those are read by the tasks when they run)."""
 
 from __future__ import annotations
 

@@ -1,24 +1,10 @@
-"""The delete-records DAG's task: KIP-107's ``deleteRecords`` on the lake
-(``kafka_segments.pipeline.delete_records_run.delete_records``), from the ``kafka-delete-records.sh`` JSON.
+"""The delete-records DAG's task: KIP-107's ``deleteRecords`` on the lake from the ``kafka-delete-records.sh``
+JSON (docs/airflow.md, "The delete-records DAG").
 
-As Kafka's tool (``DeleteRecordsCommand``) does, the request is refused as a whole when it is malformed
-(not version 1, a partition listed twice, a field of the wrong type), and otherwise every partition gets its
-own result: the new low watermark, or Kafka's error (``OFFSET_OUT_OF_RANGE``, ``POLICY_VIOLATION``,
-``UNKNOWN_TOPIC_OR_PARTITION``, ``KAFKA_STORAGE_ERROR`` for a quarantined partition). A partition's error
-does not fail the task (the tool prints it and exits normally); it is logged as a warning and counted in the
-report. All partitions that succeed are committed together, in one commit.
-
-The report (the task's XCom) is also written to the lake: ``_kafka_segments/runs/<run id>/report.json`` of
-the task's lake run, which ended committed, with nothing to change, or as a dry run (a dry run is a lake run
-that never commits: docs/lake.md, "Dry runs").
-
-A committing run (``dry_run`` off) is refused before it reads anything unless the user who triggered it is
-allowed by the Variable ``kafka_segments_delete_records_allowed`` (``orchestration.entitlement``; default:
-admins only), whatever the auth manager.
-
-The newest consumer-offset snapshot pinned at or before the run's time (the maintenance runs pin one per
-run) is used, read-only, to warn about groups that would lose records they have not read.
-"""
+As Kafka's tool does, a malformed request is refused whole, and a partition's error does not fail the task
+(it is logged and counted). A committing run is refused before it reads anything unless the triggering user
+is entitled (``orchestration.entitlement``). The newest pinned offsets snapshot is used read-only to warn
+about groups that would lose unread records."""
 
 from __future__ import annotations
 

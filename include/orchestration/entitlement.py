@@ -1,16 +1,9 @@
-"""Who may commit a delete-records run: the project's own setting, checked by the task under every auth
-manager (a DAG's ``access_control`` is read by the FAB auth manager only).
+"""Who may commit a delete-records run (docs/airflow.md, "Who may commit it"), checked by the task under every
+auth manager (a DAG's ``access_control`` is read by the FAB auth manager only).
 
-The Airflow Variable ``kafka_segments_delete_records_allowed`` lists, separated by commas, user names and
-roles (``role:NAME``); unset or empty: ``role:ADMIN`` (admins only). A committing run (``dry_run`` off) is
-refused unless the user who triggered it (the run's ``triggering_user_name``) is listed, or has a listed
-role. Dry runs are never refused. Names and roles compare case-insensitively.
-
-Roles are known for the SimpleAuthManager (Airflow's default): ``[core] simple_auth_manager_users``
-(``user:ROLE`` pairs) and ``[core] simple_auth_manager_all_admins`` (everyone is ``ADMIN``), read from the
-worker's configuration, which must therefore match the API server's. Under any other auth manager the task
-cannot see roles: only user names match there.
-"""
+The Variable ``kafka_segments_delete_records_allowed`` lists user names and ``role:NAME``s (default
+``role:ADMIN``), compared case-insensitively; dry runs are never refused. Roles are known for the
+SimpleAuthManager only, from the worker's configuration (which must match the API server's)."""
 
 from __future__ import annotations
 

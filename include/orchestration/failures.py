@@ -1,16 +1,6 @@
-"""The library's errors as task outcomes: transient ones are retried, the others fail the task at once.
-
-Inside ``task_failures(stage)``:
-
-* a transient error (``orchestration.retries.is_transient``: ``TransientStoreError``,
-  ``ConditionalWriteConflictError``, ``CommitStateUnknownError``, connection errors, timeouts) propagates
-  unchanged, and the task's ``TransientOnlyRetryPolicy`` retries it;
-* any other error of the project (``CommitConflictError``, ``ValidationGateError``, ``ConfigError``,
-  ``SnapshotFormatError``, ``RunStateError``, ``InvalidLakeUriError``, ``SettingsError``, the quality
-  package's ``ValidationFailedError``, ...) becomes ``AirflowFailException`` with the error's own message
-  (it names what went wrong and where): the task fails without a retry and the log says why in one line;
-* anything else (a bug) propagates, and the retry policy fails it without a retry.
-"""
+"""The library's errors as task outcomes: inside ``task_failures(stage)`` a transient error propagates for the
+retry policy; any other error of the project becomes ``AirflowFailException`` with its own message (no
+retry, one clear log line); anything else (a bug) propagates and is not retried."""
 
 from __future__ import annotations
 

@@ -1,14 +1,6 @@
-"""What the maintenance tasks hand each other through XCom: small JSON documents, never secrets.
-
-* ``recover`` → ``snapshot_offsets``: the lake settings and the run's parameters;
-* ``snapshot_offsets`` → ``prepare``: the same plus the offsets snapshot, by id when it is stored in the lake
-  (the normal case: a snapshot is stored and pinned before it is used), else (a dry run's fresh snapshot,
-  stored nowhere) the snapshot's JSON itself;
-* ``prepare`` → the others: the ``RunHandle`` (lake, configuration path, lake run id, dry run, now).
-
-Everything a stage produces for the next stage of the library (request, plan, staged manifest, validation,
-report) lives in the lake run's folder, not in XCom.
-"""
+"""What the maintenance tasks hand each other through XCom: small JSON documents, never secrets (the lake
+settings, the run's parameters, the offsets snapshot by id, or as JSON for a dry run's unstored one, and the
+``RunHandle``). What the library's stages produce lives in the lake run's folder, not in XCom."""
 
 from __future__ import annotations
 

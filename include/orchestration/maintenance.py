@@ -1,11 +1,6 @@
 """The maintenance DAG's tasks: one function per task, each one call into ``kafka_segments`` (or the quality
-package), with the run's context in and a small JSON document out (``orchestration.handover``).
-
-``recover`` (which first waits for the run's turn on the lake: ``orchestration.lake_turns``) →
-``snapshot_offsets`` → ``prepare`` → ``spark_retention`` (``orchestration.spark_operator``) →
-``validate`` → ``commit`` → ``gc`` → ``report``: the stages of ``kafka_segments.pipeline.stages``, which
-hand over through the lake run's folder. A dry run skips recovery (a fence would be a commit), runs the
-rest up to validation, and ends the run without a commit; its gc only reports.
+package), with the run's context in and a small JSON document out (``orchestration.handover``); the stages of
+``kafka_segments.pipeline.stages``. A dry run skips recovery (a fence would be a commit) and commits nothing.
 """
 
 from __future__ import annotations
@@ -18,12 +13,7 @@ from kafka_segments.redaction import redact_uri
 
 from orchestration.failures import task_failures
 from orchestration.handover import RunHandle, offsets_from_xcom, offsets_to_xcom
-from orchestration.run_parameters import (
-    RunParameters,
-    lake_run_id,
-    maintenance_parameters,
-    run_now_ms,
-)
+from orchestration.run_parameters import RunParameters, lake_run_id, maintenance_parameters, run_now_ms
 from orchestration.settings import LakeSettings, lake_store, load_run_config, read_lake_settings
 
 if TYPE_CHECKING:

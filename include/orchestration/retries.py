@@ -1,17 +1,9 @@
 """Retry only what may succeed on a second try (imported by DAG files: airflow and the standard library only).
 
-The library marks the errors a retry can cure with the class attribute ``retriable = True``
-(``kafka_segments.errors``): ``TransientStoreError`` (the store was unreachable, throttled or failing even
-after the client's own retries), ``ConditionalWriteConflictError`` (S3's ``409 ConditionalRequestConflict``
-on a concurrent conditional write) and ``CommitStateUnknownError`` (a commit's outcome could not be read
-back; ``commit_staged`` reads back before it writes, so running it again settles it). A builtin
-``ConnectionError`` or ``TimeoutError`` is transient too. Everything else (a commit conflict, a failed
-validation, a bad configuration, a corrupt lake file, a bug) fails the task at once: retrying cannot change
-the answer, and a clear red task says so sooner.
-
-The policy is read by the task runner (Airflow 3.3's ``retry_policy``), after the task's own mapping of the
-library's errors (``orchestration.failures``); ``AirflowFailException`` never reaches it.
-"""
+The library marks the errors a retry can cure with ``retriable = True`` (``kafka_segments.errors``); a
+builtin ``ConnectionError`` or ``TimeoutError`` is transient too. Everything else fails at once: retrying
+cannot change the answer. Read by the task runner (Airflow 3.3's ``retry_policy``) after
+``orchestration.failures``."""
 
 from __future__ import annotations
 
@@ -34,11 +26,7 @@ class TransientOnlyRetryPolicy(RetryPolicy):
     """Retry transient errors (up to the task's ``retries``); fail everything else without a retry."""
 
     def evaluate(
-        self,
-        exception: BaseException,
-        try_number: int,
-        max_tries: int,
-        context: Context | None = None,
+        self, exception: BaseException, try_number: int, max_tries: int, context: Context | None = None
     ) -> RetryDecision:
         name = type(exception).__name__
         if is_transient(exception):

@@ -1,17 +1,10 @@
-"""What an Airflow run asks the library to do: its ``now``, dry run or not, which partitions, which offsets.
+"""What an Airflow run asks the library to do: its ``now``, dry run or not, which partitions, which offsets
+(docs/airflow.md, "Triggering").
 
-* ``now`` is the run's logical time: the data interval end of a scheduled or backfill run, the trigger time
-  (``run_after``) of any other run (manual, API, asset-triggered). Airflow 3 manual runs have no logical
-  date, so ``logical_date`` is never used.
-* ``dry_run``: scheduled and backfill runs always commit (whatever the Param says: it defaults to true, and
-  they never ask); every other run (a person's trigger) reads the Param, a switch that is on (dry run) by
-  default and when empty: destructive work is opt-in from the UI.
-* offsets: a backfill run uses the snapshot pinned for its time or the newest earlier pin
-  (``OffsetsChoice(earlier_pin=True)``), never a live source (today's offsets say nothing about a past
-  date); other runs use the Param ``offsets_source``, else the Variable, else only pinned snapshots.
-* the lake run id is derived from the Airflow run (and its clear number), so a retried ``prepare`` task
-  registers the same lake run again instead of a second one.
-"""
+``now`` is the data interval end of a scheduled or backfill run, else the trigger time (manual runs have no
+logical date). Scheduled and backfill runs always commit; a person's trigger is a dry run unless switched
+off: destructive work is opt-in. A backfill uses only pinned snapshots. The lake run id is derived from the
+Airflow run, so a retried ``prepare`` registers the same lake run."""
 
 from __future__ import annotations
 

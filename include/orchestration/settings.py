@@ -1,23 +1,9 @@
-"""Where a run works and with what: Airflow Variables and Connections, read when a task runs (never at parse).
+"""Where a run works and with what: Airflow Variables and Connections, read when a task runs, never at parse
+(docs/airflow.md, "Settings"): ``kafka_segments_lake``, ``kafka_segments_config``,
+``kafka_segments_offsets_source``, and the ``aws_default`` and ``spark_default`` Connections.
 
-* Variable ``kafka_segments_lake`` (required): the lake URI, ``s3://bucket/prefix`` or a local path;
-* Variable ``kafka_segments_config``: the path of the YAML configuration (unset: Kafka's defaults);
-* Variable ``kafka_segments_offsets_source``: where consumer offsets come from when the run's Param does not
-  say (``kafka://host:port``, ``lake`` or a snapshot file; unset: only snapshots pinned in the lake);
-* Connection ``aws_default`` (optional, conn_type ``aws``): login = access key id, password = secret key,
-  extra ``endpoint_url``, ``region_name`` (and ``aws_session_token``); absent: the standard AWS settings of
-  the worker's environment (variables, profiles, instance roles). With ``role_arn`` (assume-role, also
-  ``assume_role_method: assume_role_with_web_identity``) or ``profile_name`` in its extra, the Amazon
-  provider's ``AwsBaseHook`` resolves it, exactly as the UI's AWS connection form defines it, into temporary
-  credentials (``read_aws_settings``);
-* Connection ``spark_default``: the Spark master (``orchestration.spark_operator``; absent: ``local[*]``).
-
-Variables and Connections also come from the environment (``AIRFLOW_VAR_KAFKA_SEGMENTS_LAKE``,
-``AIRFLOW_CONN_AWS_DEFAULT`` in JSON form) or any secrets backend, as Airflow resolves them.
-
-The library reads the standard ``AWS_*`` environment (``storage.uri.open_store``), so a task applies the
-connection by setting those variables for the duration of its work (``lake_store``), and the Spark step
-passes the same variables to ``spark-submit``.
+The library reads the standard ``AWS_*`` environment, so a task applies the connection by setting those
+variables for the duration of its work (``lake_store``), and the Spark step passes them to ``spark-submit``.
 """
 
 from __future__ import annotations
@@ -41,7 +27,6 @@ AWS_CONN_ID = "aws_default"
 PROVIDER_EXTRA_KEYS = ("role_arn", "assume_role_method", "profile_name")
 """Extra fields only the Amazon provider's ``AwsBaseHook`` can resolve (STS, web identity, profiles)."""
 SPARK_CONN_ID = "spark_default"
-DEFAULT_SPARK_MASTER = "local[*]"
 
 
 class SettingsError(LocatedError):

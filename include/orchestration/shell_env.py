@@ -1,14 +1,6 @@
-"""What a command next to the standalone demo stack needs (``./scripts/airflow-standalone``): its banner
-(UI, login, API, ``AIRFLOW_HOME``, the lake and the embedded S3 server's endpoint and credentials) and its
-environment as a shell script, so a command in another shell (``airflow dags list``, ``kafka-segments
-describe``) sees the same Airflow home, settings, Variables, Connections and S3 endpoint as the running
-stack: ``source <output>/env.sh``.
-
-Only what the stack sets or changes relative to the calling shell is written (``PATH`` with the
-virtualenv's ``bin`` first, ``AIRFLOW_HOME``, every ``AIRFLOW__*``/``AIRFLOW_VAR_*``/``AIRFLOW_CONN_*``, the
-``AWS_*`` settings of the embedded S3 server), and what the stack dropped is unset (``AWS_PROFILE``, the
-caller's own ``AIRFLOW*``); nothing else of the caller's environment.
-"""
+"""What a command next to the standalone demo stack needs (``./scripts/airflow-standalone``): its banner and
+its environment as a shell script (``source <output>/env.sh``). Only what the stack sets or changes relative
+to the calling shell is written, and what it dropped is unset."""
 
 from __future__ import annotations
 

@@ -1,22 +1,10 @@
 """The Spark step of the maintenance DAG: ``SparkSubmitOperator`` running the retention job of the prepared
-lake run (``spark_jobs/retention_job.py``: ``stages.execute_run`` with its reads and per-topic planning on
-Spark's executors).
+lake run (``spark_jobs/retention_job.py``).
 
-The job's spec depends on the lake, the lake run id and the configuration, which are known only when the task
-runs (Variables, and ``prepare``'s XCom), so the operator fills its fields in at execute time, from
-``kafka_segments.pipeline.engines.spark_submit.retention_job_spec``: application, arguments, ``--py-files``
-(the library archive), Spark conf and the ``spark-submit`` environment, with the ``aws_default`` connection's
-``AWS_*`` settings added (the job opens the lake with them; executors get them as ``spark.executorEnv.*``).
-Fields set at execute time are not rendered templates, so the connection's secret never lands in the
-rendered-fields table.
-
-The master comes from the Connection ``spark_default`` (``{"conn_type": "spark", "host": "local[*]"}``,
-``spark://host:7077``, ...). When it does not exist the job runs on ``local[*]``: the provider would
-otherwise fall back to ``yarn`` and fail without a Hadoop configuration.
-
-Imported at DAG parse time: this module imports airflow and the Spark provider only; the library is
-imported when the task runs.
-"""
+The job's spec is known only when the task runs, so the operator fills its fields in at execute time from
+``spark_submit.retention_job_spec``; such fields are not rendered templates, so the connection's secret never
+lands in the rendered-fields table. Without a ``spark_default`` Connection the job runs on ``local[*]`` (the
+provider would fall back to ``yarn``). Imported at DAG parse time: the library is imported when it runs."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Connection settings of the demo and test stacks' SQLite metadata database (Airflow imports them by name:
-``[database] sql_alchemy_connect_args = orchestration.sqlite_settings.CONNECT_ARGS``).
-
-SQLite lets one writer in at a time; a second one waits ``timeout`` seconds (Python's default: 5) and then
-fails with "database is locked". In a stack whose scheduler starts the first run of a backfill while
-``airflow backfill create`` is still writing the next ones, 5 s is not always enough on a loaded 2-core
-machine; a minute is. Production deployments use PostgreSQL (docker-compose.yaml) and never read this.
-"""
+"""Connection settings of the demo and test stacks' SQLite metadata database (``[database]
+sql_alchemy_connect_args = orchestration.sqlite_settings.CONNECT_ARGS``). SQLite's default 5 s lock wait is
+not always enough on a loaded 2-core machine while ``airflow backfill create`` writes runs; a minute is."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""Task progress of ``airflow dags test`` read from its output, for the demo: one line as each task starts
-and one as it ends (its final state and duration), instead of minutes of silence while the output goes to a
-log file.
-
-It reads the lines ``dag.test()`` logs for every task it runs (Airflow 3.3,
-``airflow.sdk.definitions.dag._run_task``): ``[DAG TEST] starting task_id=… map_index=…`` and
-``[DAG TEST] end task task_id=… map_index=…``, and in between the Execution API's
-``Task instance state updated … new_state=success`` (or ``failed``, ``up_for_retry``, ``skipped``). Other
-lines are ignored; tasks that never run (a skipped branch) print nothing.
+"""Task progress of ``airflow dags test`` read from its output, for the demo: one line as each task starts and
+ends, from the ``[DAG TEST]`` lines ``dag.test()`` logs (Airflow 3.3) and the Execution API's state updates.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""``python -m segment_quality validate --lake L --run-id R [--config F] [--json]``.
-
-Exit codes: 0 the staged output passed (prints where the result and the Data Docs are); 1 it failed
-validation (the run is rejected; a one-line reason on stderr names the failed expectations); 2 validation
-could not run (usage, a bad lake URI or configuration, a run that was not executed, an unreadable store).
-"""
+"""``python -m segment_quality validate --lake L --run-id R [--config F] [--json]``. Exit codes: 0 passed; 1
+failed validation (the run is rejected); 2 validation could not run."""
 
 from __future__ import annotations
 

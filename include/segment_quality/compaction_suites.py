@@ -1,27 +1,11 @@
-"""The compaction suites: what a run's cleaning rounds must leave, checked against the manifests.
+"""The compaction suites: what a run's cleaning rounds must leave, checked against the manifests
+(docs/validation.md, "The suites and the Kafka rules"; Kafka's ``LogCleanerManager``, ``Cleaner``,
+``LogToClean``).
 
-The rows come from ``segment_quality.staged.compaction``: the input log, the log the round left
-(rebuilt from the input and the staged manifest, not from the plan) and the staged log. Only the round's
-status and end offset are the plan's claims, and these are what the suites check. Kafka's cleaner is in
-``storage/src/main/java/org/apache/kafka/storage/internals/log/`` (``LogCleanerManager``, ``Cleaner``,
-``LogToClean``; docs/compaction.md).
-
-``compaction.partitions`` (one row per partition)
-    a round only for a topic with ``compact`` in cleanup.policy, with the cleaner enabled, in a partition of
-    the run's selection (``grabFilthiestCompactedLog``); it ends at or below the active segment's base offset
-    and the last stable offset (``cleanableOffsets``); the checkpoint becomes its end offset
-    (``doneCleaning``), or the new log start offset when a deletion pass then moved the log start past it
-    (``forceUpdateCheckpoint``), and lies within the log; the log still starts at the same segment base
-    (every segment below the end offset is recopied, the first group keeps the first base offset:
-    ``groupSegmentsBySize``/``cleanSegments``), and the log start offset only moves with a deletion;
-    segments from the end offset on are the same objects; the replaced segments lie below the end offset;
-    no replacement without a round; records only ever drop, bytes only grow within the rebuild allowance
-    (``staged.compaction``: delete horizons and legacy entries rewritten as v2 batches).
-
-``compaction.segments`` (one row per segment of a partition the compaction touched)
-    the live list is in strictly increasing base-offset order without overlap; a segment this run wrote
-    belongs to a partition the plan says it cleaned, lies below the round's end offset, and starts at the base
-    offset of a segment the round replaced (a group's output keeps the group's first base offset).
+The rows come from ``segment_quality.staged.compaction``; only the round's status and end offset are the
+plan's claims, and those are what the suites check. ``compaction.partitions`` has one row per partition,
+``compaction.segments`` one per segment of a partition the compaction touched. A round's checkpoint is its end
+offset even when a deletion pass then moved the log start past it (``deleteOldSegments`` leaves it).
 """
 
 from __future__ import annotations
@@ -94,18 +78,18 @@ COMPACTION_PARTITIONS = SuiteSpec(
         ),
         equal(
             "checkpoint-is-the-round-end-offset",
-            "doneCleaning: checkpoint = end offset; a deletion pass that moves the log start offset past it "
-            "makes cleanableOffsets reset it to the log start offset (forceUpdateCheckpoint): "
-            "checkpoint = max(end offset, new log start offset)",
+            "doneCleaning: checkpoint = end offset; a deletion pass that then moves the log start offset "
+            "past it leaves it there (UnifiedLog.deleteOldSegments does not touch the cleaner checkpoint)",
             "checkpoint_after",
             "round_checkpoint",
             when=ROUND,
         ),
         pair(
             "checkpoint-at-or-after-the-log-start-offset",
-            "a valid cleaner checkpoint is at least the log start offset (cleanableOffsets)",
+            "a round's checkpoint is at least the log start offset the round started from (cleanableOffsets: "
+            "the first dirty offset is at least the log start offset)",
             "checkpoint_after",
-            "new_log_start_offset",
+            "old_log_start_offset",
             when=ROUND,
         ),
         pair(

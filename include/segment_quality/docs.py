@@ -1,8 +1,7 @@
 """The Data Docs site in the lake: built in a local folder, uploaded to the run's folder.
 
 Keys: ``_kafka_segments/runs/<run id>/data-docs/<path in the site>`` (``index.html``, ``validations/…``,
-``expectations/…``, ``static/…``). A second validation of the same run replaces the first one's site.
-"""
+``expectations/…``, ``static/…``). A second validation of the same run replaces the first one's site."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 
 Integers become ``Int64`` (64-bit, nullable: offsets and timestamps keep full precision, ``None`` becomes
 ``<NA>``), strings ``string`` and booleans ``boolean``. Every pair expectation ignores rows where either
-value is missing, and ``NotNull`` expectations say where a value must be present.
-"""
+value is missing, and ``NotNull`` expectations say where a value must be present."""
 
 from __future__ import annotations
 

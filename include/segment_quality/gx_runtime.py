@@ -1,20 +1,11 @@
-"""Great Expectations, called from code: the only module that imports ``great_expectations``.
+"""Great Expectations, called from code: the only module that imports ``great_expectations`` (GX 1.x, checked
+with 1.24.1): an ephemeral context per validation, one dataframe asset per frame, one suite and validation
+definition per suite, then the Data Docs site built into a local folder.
 
-GX 1.x (checked with 1.24.1): an ephemeral data context, one pandas data source with one dataframe asset per
-frame, one ``ExpectationSuite`` and ``ValidationDefinition`` per suite, run with the frame as the batch
-parameter and a ``RunIdentifier`` named after the lake run; then the Data Docs site is built into a local
-folder (``SiteBuilder`` with a ``TupleFilesystemStoreBackend``) from the results the validation
-definitions stored in the context.
-
-Importing GX takes seconds; it happens once per process (inside ``_gx``, never at module import). Each
-validation gets a fresh ephemeral context (tens of milliseconds: in-memory stores, no default Data Docs
-site) so its Data Docs show that run's results only. Progress bars are off (``progress_bars.globally =
-False``: no tqdm output). Warnings GX's import triggers in other packages (PySpark's about pandas 3, the
-``sre_constants``/``sre_parse`` deprecations) are silenced around the import only. GX's own loggers
-(``great_expectations.*``) log at ``WARNING`` and above only: at ``INFO`` they wrote some 200 lines per
-validation into every Airflow task log ("Skipping registering function … because it is a closure",
-"Multiple declarations of metric …", "Loading 'datasources'"), burying the report.
-"""
+GX is imported once per process (inside ``_gx``, never at module import; warnings its import triggers in
+other packages are silenced around it). A fresh context per validation keeps its Data Docs to that run.
+Progress bars are off, and GX's loggers log at ``WARNING`` and above: at ``INFO`` they wrote some 200 lines
+per validation into every Airflow task log, burying the report."""
 
 from __future__ import annotations
 

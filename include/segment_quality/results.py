@@ -1,16 +1,5 @@
-"""What a validation found, as values, and ``validation.json`` (the document ``commit_staged`` reads).
-
-``validation.json`` (format version 1; ``commit_staged`` requires ``run_id`` = the run and ``success`` true)::
-
-    {"format_version": 1, "run_id": "...", "success": true,
-     "suites": [{"name": "retention.partitions", "success": true, "rows": 3,
-                 "expectations": [{"type": "expect_column_pair_values_a_to_be_greater_than_b",
-                                   "kwargs": {...}, "success": true, "result": {...small...},
-                                   "invariant": "log-start-offset-never-decreases", "rule": "..."}]}],
-     "data_docs": "_kafka_segments/runs/<id>/data-docs/index.html",
-     "data_docs_location": "s3://bucket/prefix/_kafka_segments/runs/<id>/data-docs/index.html",
-     "note": ""}
-"""
+"""What a validation found, as values, and ``validation.json`` (format version 1; docs/validation.md, "What is
+stored"), the document ``commit_staged`` reads: it requires ``run_id`` = the run and ``success`` true."""
 
 from __future__ import annotations
 

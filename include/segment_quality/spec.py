@@ -1,8 +1,7 @@
 """How a suite is declared: invariants as data (no GX import here; ``gx_runtime`` builds the GX objects).
 
 An ``Invariant`` is one GX expectation class with its arguments and, optionally, a row condition (``When``,
-or a tuple of them that must all hold). The helpers below build the few expectation shapes the suites use.
-"""
+or a tuple of them that must all hold). The helpers below build the few expectation shapes the suites use."""
 
 from __future__ import annotations
 
@@ -10,7 +9,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 EITHER_MISSING = "either_value_is_missing"
-OPS = ("==", "!=", "null")
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,33 +1,9 @@
 """The expectation suites, declared as data: every invariant is one GX expectation over raw columns of
 ``segment_quality.staged.frames`` (no GX import here; ``gx_runtime`` turns them into GX objects).
 
-Suites and the Kafka rules they check (docs/validation.md, "The suites and the Kafka rules"; Kafka's
-``UnifiedLog`` in
-``storage/src/main/java/org/apache/kafka/storage/internals/log/UnifiedLog.java``):
-
-``retention.partitions`` (one row per partition)
-    the log start offset only moves forward (``maybeIncrementLogStartOffset``) and never past the high
-    watermark, which is the log end offset in the lake (it throws ``OffsetOutOfRangeException`` beyond it);
-    neither deletion nor compaction moves the log end; the segments the deletion passes deleted are a prefix
-    of the log they ran over — the log a cleaning round left — (``deletableSegments`` stops at the first
-    segment that is not deletable) and lie wholly below the new log start offset (``deleteSegments`` moves
-    it to the base of the segment after the last deleted one); segments and bytes reconcile (before = after
-    - the round's output + retired; no new segment but a cleaned partition's round output); a partition the
-    run did not plan (outside the selection, or quarantined) is left as it was.
-
-``retention.deletions`` (one row per retired segment)
-    each retired segment was a live segment — of the input for ``compaction``, of the log the round left for
-    a deletion pass — retired once, for one of the four passes or for compaction, and a pass runs for the
-    topic and allows it: ``log-start-offset`` — the next segment starts at or below the log start offset
-    (``deleteLogStartOffsetBreachedSegments``; never the last segment); ``retention.bytes`` — the log after
-    the segment is still at least retention.bytes (``deleteRetentionSizeBreachedSegments``); ``consumed``
-    (KIP-68, docs/retention.md) — last offset below M and older than retention.commitoffset.ms;
-    ``retention.ms`` — largest timestamp below ``now - retention.ms`` (``deleteRetentionMsBreachedSegments``,
-    strict). An empty last segment is never deleted (``deletableSegments``). A ``compaction`` replacement is
-    no deletion: the pass rules do not apply to it (the compaction suites check it).
-
-``compaction.partitions`` and ``compaction.segments``: see ``segment_quality.compaction_suites``.
-"""
+The suites and the Kafka rules they check (``UnifiedLog.java``) are tabled in docs/validation.md, "The
+suites and the Kafka rules": ``retention.partitions`` (one row per partition) and ``retention.deletions``
+(one row per retired segment); the compaction suites are ``segment_quality.compaction_suites``."""
 
 from __future__ import annotations
 

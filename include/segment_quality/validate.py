@@ -1,11 +1,6 @@
-"""``validate_run``: the validation stage of a staged run (between ``execute_run`` and ``commit_staged``).
-
-frames (``quality_frames``) → pandas DataFrames → the suites (GX, ``gx_runtime``) → Data Docs built in a
-temporary folder and uploaded to ``_kafka_segments/runs/<id>/data-docs/`` → ``validation.json`` written
-(overwriting an earlier one) → on failure the run is rejected (``stages.reject_run``: it can never commit,
-and its staged objects are swept once another commit takes its version) and ``ValidationFailedError`` is
-raised. ``commit_staged`` reads ``validation.json`` and commits only a run whose validation succeeded.
-"""
+"""``validate_run``: the validation stage of a staged run (between ``execute_run`` and ``commit_staged``):
+frames → the GX suites → Data Docs and ``validation.json`` in the run's folder; on failure the run is
+rejected (``stages.reject_run``: it can never commit) and ``ValidationFailedError`` is raised."""
 
 from __future__ import annotations
 
@@ -33,8 +28,7 @@ class ValidationFailedError(LakeError):
     """The run's staged output broke at least one expectation: the run is rejected and nothing is committed.
 
     The message lists the failed expectations (``suite/invariant (type)``) and where the Data Docs are;
-    ``report`` holds the whole verdict, ``location`` is the run's ``validation.json``.
-    """
+    ``report`` holds the whole verdict, ``location`` is the run's ``validation.json``."""
 
     def __init__(self, reason: str, *, location: str, report: ValidationReport | None = None) -> None:
         self.report = report

@@ -475,11 +475,12 @@ def test_checkpoint_above_the_log_end_resets_to_the_log_start(
     assert run_at(local_store, compact_config(min_cleanable_dirty_ratio=ratio), NOW).committed_version is None
 
 
-def test_checkpoint_below_the_log_start_after_delete_records_resets_at_the_next_run(
+def test_checkpoint_below_the_log_start_after_delete_records_is_read_as_the_log_start_at_the_next_run(
     local_store: LocalStore,
 ) -> None:
     """deleteRecords moves the log start offset past the checkpoint; the next run's cleanableOffsets finds it
-    below the log start offset: firstDirty = log start offset, checkpoint rewritten even without a round."""
+    below the log start offset: firstDirty = log start offset; without a round the checkpoint is left as it
+    is (not a change on its own: a rerun at the same now commits nothing)."""
     clock = FakeClock()
     _ten_records(local_store, empty_active=False)  # the active segment is [10-14]
     cfg = compact_config(cleanup_policy="compact,delete")
@@ -494,17 +495,17 @@ def test_checkpoint_below_the_log_start_after_delete_records_resets_at_the_next_
     outcome = compaction_of(result)
     assert outcome.checkpoint_state is CheckpointState.BELOW_LOG_START
     assert outcome.status is CompactionStatus.SKIPPED
-    assert (outcome.checkpoint_before, outcome.checkpoint_after) == (10, 12)
-    assert committed(local_store).cleaner_checkpoint == 12
+    assert (outcome.checkpoint_before, outcome.checkpoint_after, outcome.first_dirty_offset) == (10, 10, 12)
+    assert result.committed_version is None
+    assert committed(local_store).cleaner_checkpoint == 10
     assert run_at(local_store, cfg, NOW, clock=clock).committed_version is None
 
 
-def test_checkpoint_below_the_log_start_after_retention_is_rewritten_in_the_same_run(
+def test_checkpoint_below_the_log_start_after_retention_is_left_as_it_is(
     local_store: LocalStore,
 ) -> None:
-    """compact,delete: the deletion passes after the round move the log start offset past the checkpoint;
-    the checkpoint is reset to the log start offset in that same commit (silently, isCompactAndDelete), so a
-    rerun finds nothing to change."""
+    """compact,delete: the deletion passes move the log start offset past the checkpoint; as Kafka's
+    deleteOldSegments, they leave the checkpoint as it is, and a rerun finds nothing to change."""
     _ten_records(local_store, empty_active=False)
     cfg = compact_config(cleanup_policy="compact,delete", retention_ms=DAY)
     run_at(local_store, cfg, NOW)
@@ -514,7 +515,7 @@ def test_checkpoint_below_the_log_start_after_retention_is_rewritten_in_the_same
 
     state = committed(local_store)
     assert (state.segments, state.log_start_offset) == ((), 15)
-    assert state.cleaner_checkpoint == 15
+    assert state.cleaner_checkpoint == 10
     assert compaction_of(result).status is CompactionStatus.SKIPPED
     assert run_at(local_store, cfg, NOW + 2 * DAY).committed_version is None
 

@@ -12,8 +12,8 @@ Partition ``c-1`` holds only its active segment: nothing to clean (skipped).
 
 Topic ``cd`` (compact,delete, retention.ms 1000), partition ``cd-0``: the same log. The round writes the same
 output, then every deletion pass runs over the log the round left: retention.ms deletes the output and the
-(old) active segment, the log start offset becomes the log end offset 9, and the checkpoint (8, now below
-it) is reset to 9 (``cleanableOffsets``' ``forceUpdateCheckpoint``).
+(old) active segment, the log start offset becomes the log end offset 9, and the checkpoint stays 8, below
+it (``deleteOldSegments`` does not touch the cleaner checkpoint).
 
 Topic ``t`` (delete, retention.ms 1000), partition ``t-0``: ``[0-4]`` at ``OLD``, ``[5-9]`` at ``NOW``:
 retention.ms deletes ``[0-4]``.

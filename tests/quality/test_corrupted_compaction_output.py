@@ -158,8 +158,8 @@ def _compaction_as_reason(manifest: Manifest, _run_id: str) -> Manifest:
 
 
 def _checkpoints_outside_the_log(manifest: Manifest, _run_id: str) -> Manifest:
-    not_reset = with_partition(manifest, CD0, cleaner_checkpoint=END_OFFSET)  # below the new log start 9
-    return with_partition(not_reset, C0, cleaner_checkpoint=10)  # past the log end offset 9
+    reset = with_partition(manifest, CD0, cleaner_checkpoint=END_OFFSET + 1)  # the new log start, not the end
+    return with_partition(reset, C0, cleaner_checkpoint=10)  # past the log end offset 9
 
 
 CASES = [
@@ -193,11 +193,7 @@ CASES = [
     ),
     pytest.param(
         _staged(_checkpoints_outside_the_log),
-        {
-            "checkpoint-is-the-round-end-offset",
-            "checkpoint-at-or-after-the-log-start-offset",
-            "checkpoint-at-or-before-the-log-end-offset",
-        },
+        {"checkpoint-is-the-round-end-offset", "checkpoint-at-or-before-the-log-end-offset"},
         id="checkpoints-outside-the-log",
     ),
     pytest.param(

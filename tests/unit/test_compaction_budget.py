@@ -1,4 +1,4 @@
-"""A run's compaction budget (``take_within_budget``) and the checkpoint a run leaves (``settle_checkpoint``).
+"""A run's compaction budget (``take_within_budget``) and the checkpoint a run leaves without a round.
 
 Kafka's cleaner takes the single dirtiest log; a run takes every eligible partition unless
 ``kafka_segments.compaction.max.*.per.run`` limits it, in KIP-354's order (overdue first, then dirtiest).
@@ -16,7 +16,7 @@ from kafka_segments.compaction.eligibility import (
     take_within_budget,
 )
 from kafka_segments.config import parse_config
-from kafka_segments.pipeline.compaction.stage import compaction_budget, settle_checkpoint
+from kafka_segments.pipeline.compaction.stage import CompactionStatus, PartitionCompaction, compaction_budget
 from kafka_segments.state import PartitionState
 from kafka_segments.topic_partition import TopicPartition
 from unit.retention_helpers import seg, state, topic_config
@@ -99,24 +99,27 @@ def _partition(*, log_start: int, checkpoint: int | None) -> PartitionState:
 
 
 @pytest.mark.parametrize(
-    ("policy", "checkpoint", "settled"),
+    ("policy", "checkpoint", "stored"),
     [
-        pytest.param("compact", 5, 12, id="below_log_start_is_reset_to_log_start"),
-        pytest.param("compact,delete", 5, 12, id="below_log_start_is_reset_for_compact_delete_too"),
+        pytest.param("compact", 5, 5, id="below_log_start_stays_as_it_is"),
+        pytest.param("compact,delete", 5, 5, id="below_log_start_stays_for_compact_delete_too"),
         pytest.param("compact", 1_000, 12, id="above_log_end_is_reset_to_log_start"),
         pytest.param("compact", 15, 15, id="a_valid_checkpoint_stays"),
         pytest.param("compact", None, None, id="no_checkpoint_stays_absent"),
-        pytest.param("delete", 5, 5, id="a_delete_topic_is_not_the_cleaners_business"),
     ],
 )
-def test_settle_checkpoint_resets_what_the_cleaner_would_reset(
-    policy: str, checkpoint: int | None, settled: int | None
+def test_a_partition_without_a_round_stores_only_the_reset_of_a_checkpoint_above_the_log_end(
+    policy: str, checkpoint: int | None, stored: int | None
 ) -> None:
-    config = topic_config(cleanup_policy=policy)
-    result = settle_checkpoint(_partition(log_start=12, checkpoint=checkpoint), config)
-    assert result.cleaner_checkpoint == settled
+    """cleanableOffsets resets an invalid checkpoint to the log start offset (forceUpdateCheckpoint); a run
+    stores that reset without a round only for one above the log end offset. One below the log start offset
+    (Kafka's deletions leave it so) is used as the log start offset but is not a change of its own."""
+    partition = _partition(log_start=12, checkpoint=checkpoint)
+    candidate = assess(partition, topic_config(cleanup_policy=policy), now_ms=NOW)
 
+    result = PartitionCompaction.without_round(partition, candidate, CompactionStatus.SKIPPED)
 
-def test_settle_checkpoint_leaves_the_checkpoint_when_the_cleaner_is_disabled() -> None:
-    config = replace(topic_config(cleanup_policy="compact"), cleaner_enabled=False)
-    assert settle_checkpoint(_partition(log_start=12, checkpoint=5), config).cleaner_checkpoint == 5
+    assert result.checkpoint_after == stored
+    assert result.changed is (stored != checkpoint)
+    assert candidate.range is not None
+    assert candidate.range.first_dirty_offset == (15 if checkpoint == 15 else 12)

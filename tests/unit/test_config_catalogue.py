@@ -36,6 +36,10 @@ KAFKA_TOPIC_DEFAULTS = {
     "producer.id.expiration.ms": 86_400_000,
     "offsets.retention.minutes": 10_080,
     "log.cleaner.enable": True,
+    # CleanerConfig's offset map settings; the buffer is not set by default (the unbounded map)
+    "log.cleaner.dedupe.buffer.size": None,
+    "log.cleaner.io.buffer.load.factor": 0.9,
+    "log.cleaner.threads": 1,
     # broker-only, this project's: the per-run compaction budget (no limit)
     "kafka_segments.compaction.max.bytes.per.run": -1,
     "kafka_segments.compaction.max.partitions.per.run": -1,

@@ -38,7 +38,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
 """Bottom to top: a package imports the packages of lower lines only (the table of docs/architecture.md)."""
 
 ROOT = "(root)"
-"""``kafka_segments/__init__.py``: the version only, importable from every layer."""
+"""``kafka_segments/__init__.py``: the version and the lazy-export helper, importable from every layer."""
 
 
 def _module_name(path: Path) -> str:

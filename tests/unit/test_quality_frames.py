@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from kafka_segments.topic_partition import TopicPartition
 from lake.helpers import FakeClock
 from lake.retention_helpers import record_size
 from quality.helpers import NOW, QUIET, four_pass_config, four_pass_lake, stage
+from segment_quality.staged.compaction import log_changes
 from segment_quality.staged.frames import (
     DELETION_COLUMNS,
     NOT_PLANNED,
@@ -24,14 +26,26 @@ from segment_quality.staged.frames import (
     PlanEntry,
     QualityInputError,
     TopicLimits,
-    build_rows,
     quality_frames,
 )
+from segment_quality.staged.retention import Row, retention_rows
 
 pytestmark = pytest.mark.unit
 
 R = record_size() * 5
 """The size of one segment of the four-pass lake (five single-record batches)."""
+
+
+def build_rows(
+    before: Manifest,
+    after: Manifest,
+    plan: Mapping[TopicPartition, PlanEntry],
+    *,
+    config: Config,
+    now_ms: int,
+) -> tuple[list[Row], list[Row]]:
+    """The partition and deletion rows of ``before`` (input state) -> ``after`` (staged manifest)."""
+    return retention_rows(log_changes(before, after, {}, {}), plan, config=config, now_ms=now_ms)
 
 
 def _segment(

@@ -10,8 +10,7 @@ def bounded_int(*, minimum: int, what: str, too_small: str) -> Callable[[str], i
     """An argparse type for an integer >= ``minimum``.
 
     ``what`` names the value in "not <what>: '<text>'"; ``too_small`` is the message for a smaller value,
-    with ``{value}`` standing for it.
-    """
+    with ``{value}`` standing for it."""
 
     def parse(text: str) -> int:
         try:

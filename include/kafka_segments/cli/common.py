@@ -1,13 +1,7 @@
-"""What the commands share: the exit codes, and the options several commands take (``--lake``, ``--now``,
-``--json``, ``--config``), each defined once.
+"""What the commands share: the exit codes (0 ok, 1 a problem found, 2 usage or input error, 130 Ctrl-C) and
+the options several commands take (``--lake``, ``--now``, ``--json``, ``--config``), each defined once.
 
-Exit codes: ``EXIT_OK`` (0) success; ``EXIT_PROBLEM`` (1) the command ran and found a problem (corrupt
-data, quarantined partitions, a failed run); ``EXIT_USAGE`` (2) usage or input error (argparse's own code for
-a bad command line); ``EXIT_INTERRUPTED`` (130) Ctrl-C.
-
-Every command module exposes ``add_parsers(commands)``, which adds its command(s) to the ``kafka-segments``
-subparsers with their help and ``set_defaults(handler=...)``; ``cli/main.py`` lists the modules.
-"""
+Every command module's ``add_parsers(commands)`` adds its commands; ``cli/main.py`` lists the modules."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""``describe --config F [--now T]``: what the compaction view needs from the command line.
-
-The configuration file, the time (``--now``, else the wall clock, as the consumed-retention view) and the
-run's compaction budget (``kafka_segments.compaction.max.bytes.per.run`` / ``.max.partitions.per.run``, as
-``run`` reads it), so each compacted partition's dirty ratio, compaction delay and verdict are the ones a
-``run --now T`` over the same topics would compute (``views/describe.py``).
-"""
+"""``describe --config F [--now T]``: the configuration, the time and the run's compaction budget, read as
+``run`` reads them, so each compacted partition's verdict is the one a ``run --now T`` would reach."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""``kafka-segments config check FILE [--json]`` (docs/configuration.md): the effective configuration and
-every problem.
-
-Prints, for the broker defaults and for each topic the file names, every setting with its effective value
-and its source (``topic``, ``broker: <name>``, ``default``); then one ``problem: <key>: <value>: <rule>``
-line per problem. Exit 0 when the file is valid, 2 when it has problems (or cannot be read), with a
-one-line reason on stderr. ``--json`` prints one JSON document with the same content instead.
-"""
+"""``kafka-segments config check FILE [--json]`` (docs/configuration.md): every effective setting with its
+source, then one ``problem: <key>: <value>: <rule>`` line per problem. Exit 0 when valid, 2 otherwise."""
 
 from __future__ import annotations
 

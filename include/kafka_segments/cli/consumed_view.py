@@ -26,8 +26,7 @@ def consumed_view(
 ) -> str:
     """Add ``consumed``/``holder``/``next_run`` to each partition of ``document``; return the text section.
 
-    ``args``: ``--offsets`` (a snapshot file; else the snapshot pinned in the lake) and ``--topic``.
-    """
+    ``args``: ``--offsets`` (a snapshot file; else the snapshot pinned in the lake) and ``--topic``."""
     from kafka_segments.offsets.snapshot_codec import load_snapshot_file
     from kafka_segments.offsets.snapshot_store import read_pinned_snapshot
     from kafka_segments.pipeline.report import partition_lines, partition_to_dict

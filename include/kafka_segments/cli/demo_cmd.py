@@ -1,20 +1,8 @@
 """``kafka-segments demo``: the quick start's main job on the embedded default stack.
 
-Starts the embedded S3 server and, over real HTTP:
-
-1. uploads the sample topic's segments with Kafka's plain names (as a sync of a broker's log directory would);
-2. adopts them: header scans with CRC checks, then one conditional PUT commits manifest version 1;
-3. describes the committed lake, per partition;
-4. runs retention (``kafka-segments run --engine inline``) with consumed retention (KIP-68) on: a consumer
-   group that read all of partition 0 and the first segment of partition 1, from an offsets snapshot file;
-   then describes the lake again;
-5. dumps one partition's visible records;
-6. exports the committed state as a plain Kafka log directory (indexes rebuilt) and inspects every file of
-   it like ``kafka-dump-log.sh``;
-7. runs ``recover`` and a dry-run ``gc``, which find nothing to do on a healthy lake.
-
-The server is stopped on the way out, whatever happens.
-"""
+Over real HTTP to the embedded S3 server: upload the sample topic's segments with Kafka's plain names, adopt,
+describe, run retention with consumed retention (KIP-68) on, dump a partition, export and inspect it, then
+``recover`` and a dry-run ``gc``. The server is stopped on the way out, whatever happens."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 
 Lines: ``offset: O position: P`` (offset index), ``timestamp: T offset: O`` (time index), ``version: 0
 producerId: … firstOffset: … lastOffset: … lastStableOffset: …`` (transaction index). When the segment's
-``.log`` lies beside the index, the entries are checked against it and every mismatch is reported.
-"""
+``.log`` lies beside the index, the entries are checked against it and every mismatch is reported."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""``kafka-segments inspect FILE...``: Kafka's ``kafka-dump-log.sh`` for segment and index files.
-
-The text output follows ``DumpLogSegments``: ``Dumping <file>``, ``Log starting offset: N``, one line per
-batch (``baseOffset: … lastOffset: … count: … position: … CreateTime: … size: … magic: … compresscodec: …
-crc: … isvalid: …``) and, with ``--records``, one ``| offset: …`` line per record with its key and payload.
-Damage is reported after the valid part (``Found N invalid bytes at the end of <file>: <reason>``) and
-makes the command exit 1; nothing is raised past this module for a corrupt file.
-"""
+"""``kafka-segments inspect FILE...``: Kafka's ``kafka-dump-log.sh`` for segment and index files, in
+``DumpLogSegments``' line format. Damage is reported after the valid part (``Found N invalid bytes at the end
+of <file>: <reason>``) and makes the command exit 1; nothing is raised past this module for a corrupt file."""
 
 from __future__ import annotations
 

@@ -1,16 +1,5 @@
-"""The lake commands that change it: ``adopt``, ``recover`` and ``gc`` (docs/lake.md).
-
-* ``adopt --lake L [--now T] [--workers N] [--json]``: settle interrupted work (``recover``), then take in
-  segments uploaded with Kafka's plain names (the first step of every run; on its own it bootstraps a lake
-  from a copied log directory). Exit 1 when a
-  partition was quarantined (the others are committed).
-* ``recover --lake L [--abandon-after-ms MS] [--json]``: finish or discard interrupted runs, rewrite stale
-  checkpoint files.
-* ``gc --lake L [--now T] [--execute] [--retain-manifests N] [--orphan-min-age-ms MS] [--json]``: delete what
-  the committed state no longer needs. **Dry run unless ``--execute``**: by hand it only reports.
-
-Every command prints a report for people, or one JSON document with ``--json``.
-"""
+"""The lake commands that change it: ``adopt``, ``recover`` and ``gc`` (docs/lake.md). ``gc`` is a dry run
+unless ``--execute``. Each prints a report for people, or one JSON document with ``--json``."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
 """The read-side lake commands: ``describe``, ``dump`` and ``export`` (docs/lake.md).
 
-* ``describe --lake L [--topic T ...] [--version N] [--json]``: per partition offsets, segments, bytes,
-  records, timestamps, cleaner checkpoint, last stable offset, open transactions (``views/describe.py``);
-  with ``--config F [--now T] [--offsets S]`` also, per partition of a compacted topic, the first dirty and
-  first uncleanable offsets, dirty ratio, compaction delay and the next run's verdict
-  (``cli/compaction_view.py``), and consumed retention (``cli/consumed_view.py``).
-* ``dump --lake L --topic T --partition P [--version N] [--json]``: the visible records (offset >= log start
-  offset) with their batches, in ``kafka-dump-log.sh --print-data-log``'s line format (as ``inspect``).
-* ``export --lake L --to DIR [--version N] [--json]``: the committed state as a Kafka log directory.
-
-The lake modules are imported when a command runs, so ``kafka-segments --help`` stays fast.
-"""
+The lake modules are imported when a command runs, so ``kafka-segments --help`` stays fast."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 
 Each command module adds its own parser(s) (``add_parsers``) and handler; the exit codes and the options
 several commands share are in ``cli/common.py``. Every failure prints a one-line reason on stderr; no stack
-traces for expected errors.
-"""
+traces for expected errors."""
 
 from __future__ import annotations
 

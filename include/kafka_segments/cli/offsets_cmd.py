@@ -1,17 +1,9 @@
-"""``kafka-segments offsets snapshot --lake L --source SRC [--now T] [--group G ...] [--topic T ...]
-[--json]`` (docs/retention.md, "Consumer-offset snapshots"): take a consumer-offset snapshot, store it in
-the lake and, with ``--now``, pin it for that logical time so every run at that time (a rerun, a backfill)
-uses the same offsets.
+"""``kafka-segments offsets snapshot`` (docs/retention.md, "Consumer-offset snapshots"): take a
+consumer-offset snapshot, store it in the lake and, with ``--now``, pin it for that logical time.
 
-``SRC`` is ``kafka://host:port`` (a live cluster: the snapshot's time is the wall clock), ``lake`` (the
-archived ``__consumer_offsets``: the time of its newest record) or a snapshot JSON file (its own
-``taken_at_ms``). A pin is never replaced: when one exists for ``--now`` it is reported and kept. So a
-snapshot in which some groups could not be read is stored but not pinned: a rerun once they can be read
-pins a complete one. ``--timeout-ms`` bounds each Admin request to a cluster.
-
-Exit codes: 0 stored; 1 stored, but some groups could not be read (their errors are in the snapshot), or the
-lake or the source failed; 2 bad input (an unreadable or invalid snapshot file, a bad source or lake URI).
-"""
+A pin is never replaced, so a snapshot in which some groups could not be read is stored but not pinned: a
+rerun once they can be read pins a complete one. Exit codes: 0 stored; 1 stored with group errors, or the
+lake or source failed; 2 bad input."""
 
 from __future__ import annotations
 

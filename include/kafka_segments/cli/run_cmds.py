@@ -1,15 +1,5 @@
-"""The commands that apply the rules: ``run``, ``plan`` and ``delete-records`` (docs/retention.md).
-
-* ``run --lake L --config F [--offsets SNAPSHOT.json | --offsets-source SRC] [--now T] [--topics ...]
-  [--dry-run] [--engine inline] [--report OUT.json] [--json]``: recover → adopt → snapshot → plan → apply →
-  commit → gc. ``--dry-run`` prints the same report and commits nothing (docs/lake.md, "Dry runs").
-* ``plan ...``: the same arguments; always a dry run (``--json`` for programs).
-* ``delete-records --lake L --offset-json-file F [--config F] [--now T] [--offsets S] [--dry-run] [--json]``:
-  KIP-107 with ``kafka-delete-records.sh``'s file; one result line per partition. Exit 1 when any
-  partition failed (the others are committed).
-
-Input errors (configuration, snapshot, request file) exit 2 with a one-line reason.
-"""
+"""The commands that apply the rules: ``run``, ``plan`` (always a dry run) and ``delete-records`` (KIP-107,
+with ``kafka-delete-records.sh``'s file); docs/retention.md. Input errors exit 2 with a one-line reason."""
 
 from __future__ import annotations
 

@@ -1,20 +1,7 @@
-"""``run --engine spark`` and ``plan --engine spark``: the maintenance DAG's stages, in sequence, from the
-command line (``pipeline/stages.py``)::
-
-    recover            settle interrupted runs (not in a dry run)
-    snapshot_offsets   the consumer offsets of --now (pinned unless a dry run)
-    prepare_run        register the run on the head: request.json, offsets.json
-    spark-submit       spark_jobs/retention_job.py (adopt + plan on Spark's executors, stage the manifest)
-    validate           python -m segment_quality validate (validation.json; exit 1 = failed, 2 = could
-                       not run: either way the run ends uncommitted)
-    commit_staged      one conditional PUT (a dry run or a run with nothing to change ends here)
-    collect_garbage    unless --no-gc or a dry run
-    finish_run         report.json, printed as the inline engine prints its report
-
-A dry run stages and validates but commits nothing: its run folder is written, the committed state is not.
-Exit codes as the inline engine: 0 ok; 1 a problem (quarantined partitions, a failed validation or Spark
-job, a commit conflict); 2 bad input (configuration, snapshot file, lake URI).
-"""
+"""``run --engine spark`` and ``plan --engine spark``: the maintenance DAG's stages (``pipeline/stages.py``),
+in sequence, from the command line, with spark-submit of ``spark_jobs/retention_job.py`` between prepare and
+validate. A dry run stages and validates but commits nothing. Exit codes as the inline engine: 0 ok; 1 a
+problem (quarantine, failed validation or Spark job, commit conflict); 2 bad input."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
 """Command-line times: ``--now`` takes epoch milliseconds or ISO-8601 (README.md, "Command line"), from the
-epoch to the end of year 9999.
-
-The range is checked where the command line is parsed (argparse exits 2 naming the option), so a time no
-Kafka timestamp or ``datetime`` can hold never reaches the rules: Kafka's timestamps are signed 64-bit
-epoch milliseconds, and the ones a run compares with (record and segment timestamps) are >= 0; ISO-8601
-ends with year 9999.
-"""
+epoch to the end of year 9999, checked where the command line is parsed (argparse exits 2 naming the
+option), so a time no Kafka timestamp or ``datetime`` can hold never reaches the rules."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ The modules follow the cleaner's own steps, each naming the Kafka source it reim
 * ``eligibility``: whether a partition gets a round, and the order of a per-run budget
   (``LogCleanerManager.grabFilthiestCompactedLog``, ``maxCompactionDelay``; KIP-354).
 * ``offset_map``: key -> latest offset over the dirty range (``Cleaner.buildOffsetMap``, ``SkimpyOffsetMap``),
-  unbounded.
+  unbounded unless ``log.cleaner.dedupe.buffer.size`` is set; ``map_fill``: where a bounded map fills.
 * ``producers``: which producers are still active, for empty-batch retention (``ProducerStateManager``).
 * ``txn_state``: transaction markers and aborted data during a round (``CleanedTransactionMetadata``).
 * ``decisions``: per-batch and per-record retention (``Cleaner.cleanInto``, ``Cleaner.shouldRetainRecord``).

@@ -150,12 +150,13 @@ class _Writes:
     stamp: Bools
     """A rebuilt batch gets a new delete horizon."""
     read: I64
+    """Records ``filterTo`` reads: none of a batch the batch-retention check deletes (``DELETE``)."""
     kept: I64
     unkeyed: I64
     tombstones_read: I64
     tombstones_kept: I64
-    aborted: Bools
-    """Aborted transactional data: every record read is removed."""
+    aborted_removed: I64
+    """Records of aborted transactional data removed: every record of the batch, read or not."""
     keep: Bools
     """Per record: retained."""
     new_horizon_ms: int
@@ -178,14 +179,15 @@ class _Writes:
             counted: I64 = np.bincount(batch if rows is None else batch[rows], minlength=count)
             return counted.astype(np.int64)
 
-        read, kept = per_batch(), per_batch(keep)
+        records, kept = per_batch(), per_batch(keep)
         tombstones_kept = per_batch(keep & tombstones)
-        deleted = (kinds.retention == _DELETE) | ((kept == 0) & (kinds.retention != _RETAIN_EMPTY))
+        unread = kinds.retention == _DELETE
+        deleted = unread | ((kept == 0) & (kinds.retention != _RETAIN_EMPTY))
         emptied = ~deleted & (kept == 0)
         # needToSetDeleteHorizon: a retained tombstone or a marker of an emptied transaction, no horizon yet
         stamp = ((tombstones_kept > 0) | kinds.marker_for_empty_txn) & ~has_delete_horizon(table)
         written = ~deleted & ~emptied
-        copied = written & (table.magic >= MAGIC_VALUE_V2) & (kept == read) & ~stamp
+        copied = written & (table.magic >= MAGIC_VALUE_V2) & (kept == records) & ~stamp
         action = np.full(count, _REBUILT, dtype=np.int8)
         action[copied] = _COPIED
         action[emptied] = _EMPTY_HEADER
@@ -193,19 +195,20 @@ class _Writes:
         return cls(
             action,
             stamp & (action == _REBUILT),
-            read,
+            np.where(unread, 0, records),
             np.where(deleted, 0, kept),
             per_batch(fates == _UNKEYED),
             per_batch(tombstones),
             np.where(deleted, 0, tombstones_kept),
-            kinds.discard & ~table.is_control,
+            np.where(kinds.discard & ~table.is_control, records, 0),
             keep,
             context.now_ms + context.delete_retention_ms,
         )
 
     def outcomes(self, table: HeaderTable, decisions: tuple[BatchDecision, ...]) -> BatchOutcomes:
-        """The batches' outcomes; nothing of a deleted batch is retained (its records may never have been
-        decided: ``DELETE`` drops them unread, as Kafka does, but they are still counted as read)."""
+        """The batches' outcomes; nothing of a deleted batch is retained, and the records of a batch that
+        ``DELETE`` drops unread are not counted as read (``filterTo`` adds its bytes to ``bytesRead`` and
+        skips its record loop, so ``messagesRead`` never sees them)."""
         return BatchOutcomes(
             base_offset=table.base_offset.astype(np.int64),
             last_offset=table.last_offset.astype(np.int64),
@@ -219,7 +222,7 @@ class _Writes:
             is_control=table.is_control,
             tombstones_read=self.tombstones_read,
             tombstones_retained=self.tombstones_kept,
-            aborted_removed=np.where(self.aborted, self.read, 0),
+            aborted_removed=self.aborted_removed,
         )
 
 

@@ -11,9 +11,11 @@ Kafka's rules (``storage/.../log/Cleaner.java`` ``buildOffsetMap``, ``buildOffse
 * Keys are identified by the MD5 of their bytes (16 bytes); MD5 collisions count as the same key, exactly as
   in Kafka.
 * ``latestOffset``: after each batch its last offset, after each segment the next segment's base offset - 1
-  (the round's upper bound - 1 for the last dirty segment), so offset gaps are skipped. With no dedupe-buffer
-  limit (docs/compaction.md) the map never fills, so ``latestOffset = firstUncleanableOffset - 1`` whenever
+  (the round's upper bound - 1 for the last dirty segment), so offset gaps are skipped. With no dedupe buffer
+  set (docs/compaction.md) the map never fills, so ``latestOffset = firstUncleanableOffset - 1`` whenever
   the dirty range holds a segment, and the round's end offset / new checkpoint is ``firstUncleanableOffset``.
+* With ``log.cleaner.dedupe.buffer.size`` set (``capacity``), mapping stops at the record where the map is
+  full, and ``latestOffset`` is what was set last before it (``map_fill``).
 """
 
 from __future__ import annotations
@@ -25,11 +27,14 @@ from types import MappingProxyType
 from typing import Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from kafka_segments.compaction import batch_kinds
 from kafka_segments.compaction.decoded import DecodedSegment, DecodedSegments, decode_segment
+from kafka_segments.compaction.map_fill import latest_offset_at, stop_row
 from kafka_segments.compaction.source import SourceSegment, segment_slice
 from kafka_segments.compaction.txn_state import TransactionState, control_type_from_key
+from kafka_segments.config.model import OffsetMapCapacity
 from kafka_segments.records.fast import digest_bytes, last_of_each_id
 from kafka_segments.segment.txn_index import AbortedTxn
 
@@ -58,7 +63,8 @@ class OffsetMap:
     end_offset: int
     """The round's upper bound (segment-aligned first uncleanable offset)."""
     latest_offset: int
-    """``SkimpyOffsetMap.latestOffset``: ``end_offset - 1`` for a non-empty dirty range, else -1."""
+    """``SkimpyOffsetMap.latestOffset``: ``end_offset - 1`` for a non-empty dirty range whose keys all fit,
+    less where a bounded map filled, -1 for an empty range."""
     entries: Mapping[bytes, int] = field(repr=False)
     """MD5 of the key -> offset of its latest mapped record."""
 
@@ -82,6 +88,7 @@ def build_offset_map(
     end_offset: int,
     aborted: Iterable[AbortedTxn] = (),
     decoded: DecodedSegments | None = None,
+    capacity: OffsetMapCapacity | None = None,
 ) -> OffsetMap:
     """The map of the keys over the dirty range ``[first_dirty, end_offset)``.
 
@@ -89,32 +96,36 @@ def build_offset_map(
         segments: the partition's segments (at least those of the dirty range), in offset order.
         aborted: the aborted transactions overlapping the range (``source.aborted_in_range``).
         decoded: where to decode the segments (a round shares one with its cleaning pass); ``None``: here.
+        capacity: the bounded map of ``log.cleaner.dedupe.buffer.size`` (``TopicConfig.offset_map_capacity``);
+            ``None``: unbounded.
 
     Raises:
         CorruptRecordError: a damaged batch in the dirty range.
+        OffsetMapFullError: a new key finds every slot of a bounded map taken (load factor above 1).
     """
     dirty = segment_slice(segments, first_dirty, end_offset)
     entries: dict[bytes, int] = {}
     state = TransactionState(aborted)
-    for segment in dirty:
+    for index, segment in enumerate(dirty):
         found = decoded.get(segment) if decoded is not None else decode_segment(segment)
-        _map_segment(found, first_dirty, state, entries, segment=segment.name)
+        rows = _rows_to_map(found, first_dirty, state, segment=segment.name)
+        stop = None if capacity is None else stop_row(found, rows, entries, capacity, segment=segment.name)
+        if stop is not None:
+            before = segment.base_offset - 1 if index else NO_OFFSET
+            latest = latest_offset_at(found, rows, stop, first_dirty=first_dirty, before=before)
+            _put_last(found, rows[:stop], entries)
+            return OffsetMap(first_dirty, end_offset, latest, MappingProxyType(entries))
+        _put_last(found, rows, entries)
     latest = end_offset - 1 if dirty else NO_OFFSET
     return OffsetMap(first_dirty, end_offset, latest, MappingProxyType(entries))
 
 
-def _map_segment(
-    decoded: DecodedSegment,
-    first_dirty: int,
-    state: TransactionState,
-    entries: dict[bytes, int],
-    *,
-    segment: str,
-) -> None:
-    """Map one segment over its record columns (``records.fast``): the non-plain batch headers feed the
-    transaction state in log order, the records to map are selected over columns, and among their key
-    digests (MD5s computed in one numba call, ``decoded``) each distinct digest takes the offset of its last
-    occurrence (later offsets overwrite, as ``put``)."""
+def _rows_to_map(
+    decoded: DecodedSegment, first_dirty: int, state: TransactionState, *, segment: str
+) -> npt.NDArray[np.int64]:
+    """The rows of the records one segment puts, in offset order, over its record columns
+    (``records.fast``): the non-plain batch headers feed the transaction state in log order and the
+    records to map are selected over columns."""
     columns = decoded.columns
     table = columns.batches
     first_row = np.searchsorted(columns.batch_index, np.arange(len(table)))
@@ -132,11 +143,17 @@ def _map_segment(
             state.on_control_batch(header, control)
         elif not state.on_data_batch(header) and header.last_offset >= first_dirty:
             mapped[index] = True
-    rows = np.flatnonzero(
+    rows: npt.NDArray[np.int64] = np.flatnonzero(
         mapped[columns.batch_index] & (columns.key_length >= 0) & (columns.offset >= first_dirty)
     )
+    return rows
+
+
+def _put_last(decoded: DecodedSegment, rows: npt.NDArray[np.int64], entries: dict[bytes, int]) -> None:
+    """Put ``rows``: among their key digests (MD5s computed in one numba call, ``decoded``) each distinct
+    digest takes the offset of its last occurrence (later offsets overwrite, as ``put``)."""
     ids = decoded.key_id[rows]
-    offsets = columns.offset[rows]
+    offsets = decoded.columns.offset[rows]
     # each key's last occurrence, in offset order: two keys with one MD5 then end at the later offset
     last = last_of_each_id(ids, decoded.key_ids)
     picked = ids[last]

@@ -5,8 +5,12 @@ Kafka's rules (``storage/.../log/LogCleanerManager.java`` ``cleanableOffsets``, 
 
 * **First dirty offset.** The cleaner checkpoint, or the log start offset when there is none. A checkpoint
   below the log start offset (retention or deleteRecords moved the start past it) or above the log end offset
-  (the log was truncated) is invalid: the first dirty offset becomes the log start offset and the checkpoint
-  must be rewritten right away (``forceUpdateCheckpoint``), whether or not the partition is then cleaned.
+  (the log was truncated) is invalid: the first dirty offset becomes the log start offset
+  (``forceUpdateCheckpoint``). A run stores that reset without a round only for a checkpoint above the log
+  end offset (``CleanableRange.rewrites_checkpoint``): a checkpoint below the log start offset is a legal
+  state that Kafka's own deletions leave in its ``cleaner-offset-checkpoint`` (``deleteOldSegments`` and
+  ``maybeIncrementLogStartOffset`` never touch it), it means the log start offset wherever it is read, and
+  storing its reset on its own would make a rerun at the same ``now`` change the lake.
 * **First uncleanable dirty offset** = the minimum of the last stable offset (start of the earliest open
   transaction, else the high watermark = LEO on a lake), the active segment's base offset, and, only when
   ``min.compaction.lag.ms > 0``, the base offset of the first non-active segment at or after the first dirty
@@ -42,7 +46,8 @@ class CheckpointState(Enum):
     ABSENT = "absent"
     """No checkpoint yet: the log start offset (no forced rewrite)."""
     BELOW_LOG_START = "below-log-start"
-    """Checkpoint < log start offset: reset to the log start offset and rewritten immediately."""
+    """Checkpoint < log start offset: the log start offset is the first dirty offset; the checkpoint is left
+    as it is unless a round moves it."""
     ABOVE_LOG_END = "above-log-end"
     """Checkpoint > log end offset: reset to the log start offset and rewritten immediately."""
 
@@ -71,8 +76,14 @@ class CleanableRange:
 
     @property
     def force_update_checkpoint(self) -> bool:
-        """The stored checkpoint was invalid and must be rewritten as ``first_dirty_offset`` now."""
+        """Kafka's ``forceUpdateCheckpoint``: the checkpoint is invalid, ``first_dirty_offset`` is used."""
         return self.checkpoint in (CheckpointState.BELOW_LOG_START, CheckpointState.ABOVE_LOG_END)
+
+    @property
+    def rewrites_checkpoint(self) -> bool:
+        """A run stores ``first_dirty_offset`` as the checkpoint even without a round: only for a checkpoint
+        above the log end offset. One below the log start offset stays (see the module docstring)."""
+        return self.checkpoint is CheckpointState.ABOVE_LOG_END
 
     @property
     def total_bytes(self) -> int:

@@ -35,7 +35,9 @@ class BatchOutcome:
     decision: BatchDecision
     action: BatchAction
     records_read: int
-    """Every record of the batch (a deleted batch's records are counted though Kafka never decodes them)."""
+    """The records ``MemoryRecords.filterTo`` reads: every record of the batch, none of a batch the
+    batch-retention check deletes (``DELETE``: aborted data, an expired marker), whose record loop Kafka
+    skips (its bytes still count as read)."""
     records_retained: int
     unkeyed_dropped: int
     horizon_stamped: bool

@@ -5,7 +5,8 @@ Kafka's round (``storage/.../log/Cleaner.java`` ``doClean``, ``cleanSegments``, 
 ``DefaultRecordBatch.writeEmptyHeader``):
 
 1. Build the offset map of the dirty range ``[firstDirty, firstUncleanableOffset)`` (``offset_map``). The
-   round's end offset — and the new cleaner checkpoint — is ``map.latestOffset + 1``.
+   round's end offset — and the new cleaner checkpoint — is ``map.latestOffset + 1`` (below the range's end
+   when a bounded map fills: ``map_fill``).
 2. Recopy **every** segment with a base offset below the end offset, the clean section included (that is
    how tombstones and markers in the clean section eventually go), grouped by ``grouping``. One transaction
    state (``txn_state``) is shared by all groups; each group becomes one new segment.
@@ -100,7 +101,8 @@ def clean_round(
 
     Raises:
         EmptyRoundError: ``first_dirty >= end_offset``.
-        CompactionError: a legacy entry would have to be kept as an empty batch (Kafka fails the round).
+        CompactionError: a legacy entry would have to be kept as an empty batch (Kafka fails the round);
+            ``OffsetMapFullError``: a bounded map with a load factor above 1 ran out of slots.
         CorruptRecordError: a damaged batch; ``DecompressionLimitError``: a batch inflating past
             ``config.max_batch_decompressed_bytes``.
     """
@@ -110,7 +112,7 @@ def clean_round(
         if log_start_offset is not None:
             indexes = from_log_start(indexes, log_start_offset)
         decoded = DecodedSegments(arena=arena, max_batch_bytes=config.max_batch_decompressed_bytes)
-        offset_map = _build_map(segments, indexes, first_dirty, end_offset, decoded)
+        offset_map = _build_map(segments, indexes, first_dirty, end_offset, decoded, config)
         return _clean_with_map(segments, offset_map, indexes, config=config, now_ms=now_ms, decoded=decoded)
 
 
@@ -160,6 +162,7 @@ def _build_map(
     first_dirty: int,
     end_offset: int,
     decoded: DecodedSegments,
+    config: TopicConfig,
 ) -> OffsetMap:
     if first_dirty >= end_offset:
         raise EmptyRoundError(
@@ -168,7 +171,12 @@ def _build_map(
         )
     aborted = aborted_in_range(segments, indexes, first_dirty, end_offset)
     return build_offset_map(
-        segments, first_dirty=first_dirty, end_offset=end_offset, aborted=aborted, decoded=decoded
+        segments,
+        first_dirty=first_dirty,
+        end_offset=end_offset,
+        aborted=aborted,
+        decoded=decoded,
+        capacity=config.offset_map_capacity,
     )
 
 

@@ -44,7 +44,9 @@ class CleanerStats:
     map_keys: int
     """Distinct keys in the offset map."""
     messages_read: int
-    """Records in the recopied segments (Kafka's ``messagesRead``)."""
+    """Records read from the recopied segments, as Kafka's ``messagesRead`` counts them: not the records of a
+    batch the batch-retention check deletes whole (``MemoryRecords.filterTo`` skips its record loop; its
+    bytes are still in ``bytes_read``)."""
     messages_written: int
     bytes_written: int
     """``.log`` bytes of the output segments, kept ones included."""

@@ -34,6 +34,9 @@ LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
 MINUTES_TO_MS = 60_000
 HOURS_TO_MS = 3_600_000
 MAX_BATCH_DECOMPRESSED_BYTES = "kafka_segments.compaction.max.batch.decompressed.bytes"
+DEDUPE_BUFFER_SIZE = "log.cleaner.dedupe.buffer.size"
+DEDUPE_LOAD_FACTOR = "log.cleaner.io.buffer.load.factor"
+CLEANER_THREADS = "log.cleaner.threads"
 
 
 class ValueType(Enum):
@@ -268,6 +271,16 @@ def broker_settings() -> tuple[Setting, ...]:
         _broker("log.cleaner.enable", _T.BOOLEAN, True, None,
                 "false: compacted topics get neither compaction nor deletion (deprecated since Kafka 4.1)",
                 "CleanerConfig"),
+        _broker(DEDUPE_BUFFER_SIZE, _T.LONG, None, None,
+                "the offset map's memory across all cleaner threads: a round ends where the map fills, as on "
+                "a broker (not set: kafka-segments' unbounded map, one round per cleanable range)",
+                "CleanerConfig"),
+        _broker(DEDUPE_LOAD_FACTOR, _T.DOUBLE, 0.9, None,
+                "how full the offset map may get (its slots times this); only with "
+                "log.cleaner.dedupe.buffer.size", "CleanerConfig"),
+        _broker(CLEANER_THREADS, _T.INT, 1, Range(0),
+                "the dedupe buffer is divided by this (each cleaner thread has its own map); only with "
+                "log.cleaner.dedupe.buffer.size", "CleanerConfig"),
     )  # fmt: skip
 
 
@@ -308,8 +321,7 @@ KAFKA_SETTINGS_NOT_USED = frozenset(
         "preallocate", "remote.log.copy.disable", "remote.log.delete.on.disable", "remote.storage.enable",
         "segment.jitter.ms", "unclean.leader.election.enable", "log.roll.jitter.ms", "log.roll.jitter.hours",
         "log.flush.interval.messages", "log.flush.interval.ms", "log.preallocate", "log.dirs", "log.dir",
-        "log.retention.check.interval.ms", "log.cleaner.threads", "log.cleaner.dedupe.buffer.size",
-        "log.cleaner.io.buffer.size", "log.cleaner.io.buffer.load.factor", "log.cleaner.backoff.ms",
+        "log.retention.check.interval.ms", "log.cleaner.io.buffer.size", "log.cleaner.backoff.ms",
         "log.cleaner.io.max.bytes.per.second", "log.local.retention.ms", "log.local.retention.bytes",
         "offsets.retention.check.interval.ms", "producer.id.expiration.check.interval.ms",
         "num.partitions", "default.replication.factor",

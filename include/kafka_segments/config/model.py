@@ -16,6 +16,42 @@ CLEANUP_COMPACT = "compact"
 DEFAULT_MAX_BATCH_DECOMPRESSED_BYTES = 256 << 20
 """256 MiB: far above any batch a producer sends (``max.message.bytes`` bounds them compressed, 1 MiB by
 default), far below the memory of a worker."""
+MAP_BYTES_PER_ENTRY = 24
+"""``SkimpyOffsetMap.bytesPerEntry`` with the cleaner's MD5 (Kafka 4.1 ``CleanerConfig.HASH_ALGORITHM``): a
+16-byte digest and an 8-byte offset per slot."""
+JAVA_INT_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetMapCapacity:
+    """The size of a cleaner thread's offset map (``LogCleaner.CleanerThread``, ``SkimpyOffsetMap``,
+    ``Cleaner.buildOffsetMapForSegment``).
+
+    ``slots``: ``min(log.cleaner.dedupe.buffer.size / log.cleaner.threads, Integer.MAX_VALUE) / 24``;
+    ``max_entries``: ``(int) (slots * log.cleaner.io.buffer.load.factor)``, the number of distinct keys after
+    which the next keyed record ends the round (Kafka's ``maxDesiredMapSize``).
+    """
+
+    slots: int
+    max_entries: int
+
+    @classmethod
+    def of(cls, *, buffer_size: int, load_factor: float, threads: int) -> OffsetMapCapacity:
+        """The capacity Kafka computes from the three broker settings (``threads`` >= 1)."""
+        per_thread = min(_java_long_div(buffer_size, threads), JAVA_INT_MAX)
+        slots = _java_long_div(per_thread, MAP_BYTES_PER_ENTRY)
+        return cls(slots, _java_int_cast(slots * load_factor))
+
+
+def _java_long_div(dividend: int, divisor: int) -> int:
+    """Java's integer division: the quotient truncated toward zero."""
+    quotient = abs(dividend) // abs(divisor)
+    return quotient if (dividend >= 0) == (divisor > 0) else -quotient
+
+
+def _java_int_cast(value: float) -> int:
+    """Java's ``(int)`` of a finite double: truncated toward zero, saturated to the int range."""
+    return max(-JAVA_INT_MAX - 1, min(JAVA_INT_MAX, int(value)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +106,25 @@ class TopicConfig:
     inflate to when compaction decodes it; a batch past it (a decompression bomb) leaves its partition
     uncleaned for the run (``DecompressionLimitError``), so a round's memory does not follow compression
     ratios."""
+    dedupe_buffer_size: int | None = None
+    """``log.cleaner.dedupe.buffer.size``; ``None`` (not set): the offset map is unbounded, a round always
+    reaches the end of the cleanable range (docs/compaction.md)."""
+    dedupe_buffer_load_factor: float = 0.9
+    """``log.cleaner.io.buffer.load.factor`` (used only with ``dedupe_buffer_size``)."""
+    cleaner_threads: int = 1
+    """``log.cleaner.threads``: the dedupe buffer is divided among them (used only with
+    ``dedupe_buffer_size``)."""
+
+    @property
+    def offset_map_capacity(self) -> OffsetMapCapacity | None:
+        """The bounded offset map of a round, or ``None`` for the unbounded one (no dedupe buffer set)."""
+        if self.dedupe_buffer_size is None:
+            return None
+        return OffsetMapCapacity.of(
+            buffer_size=self.dedupe_buffer_size,
+            load_factor=self.dedupe_buffer_load_factor,
+            threads=self.cleaner_threads,
+        )
 
     @property
     def delete(self) -> bool:

@@ -25,6 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafka_segments.config.catalogue import (
+    CLEANER_THREADS,
+    DEDUPE_BUFFER_SIZE,
+    DEDUPE_LOAD_FACTOR,
     MAX_BATCH_DECOMPRESSED_BYTES,
     MINUTES_TO_MS,
     Setting,
@@ -163,6 +166,9 @@ def to_topic_config(topic: str, settings: tuple[EffectiveSetting, ...]) -> Topic
         sources=sources,
         segment_ms=_int(values["segment.ms"]),
         max_batch_decompressed_bytes=_int(values[MAX_BATCH_DECOMPRESSED_BYTES]),
+        dedupe_buffer_size=None if values[DEDUPE_BUFFER_SIZE] is None else _int(values[DEDUPE_BUFFER_SIZE]),
+        dedupe_buffer_load_factor=_float(values[DEDUPE_LOAD_FACTOR]),
+        cleaner_threads=_int(values[CLEANER_THREADS]),
     )
 
 

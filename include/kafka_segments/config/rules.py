@@ -15,6 +15,8 @@
   week would be invalid without ever using consumed retention. A topic that sets none of
   ``retention.ms``, ``retention.commitoffset.ms`` and ``retention.commitoffset.enable`` has the broker's
   values and is covered by the broker check.
+* **The offset map** (``dedupe_rules``): with ``log.cleaner.dedupe.buffer.size`` set, Kafka's startup checks
+  of it, ``log.cleaner.threads`` and ``log.cleaner.io.buffer.load.factor``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kafka_segments.config.catalogue import Value, topic_setting
+from kafka_segments.config.dedupe_rules import dedupe_problems
 from kafka_segments.config.problems import ConfigProblem
 from kafka_segments.config.resolve import EffectiveSetting, broker_value, effective_settings
 from kafka_segments.config.sections import Section
@@ -66,7 +69,7 @@ def _consumed_conflict(values: Mapping[str, Value | None]) -> bool:
 
 
 def _broker_problems(broker: Section, values: Mapping[str, Value | None]) -> list[ConfigProblem]:
-    problems = []
+    problems = dedupe_problems(broker, values)
     if _lag_conflict(values):
         key = _first_set(broker, ("log.cleaner.min.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms"))
         problems.append(broker.problem(key, broker.values[key], _lag_rule(values, broker=True)))

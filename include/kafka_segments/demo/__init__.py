@@ -1,14 +1,6 @@
-"""Demo and test support, not part of the product: the embedded S3 server of the default stack, the sample
-topic of ``kafka-segments demo`` and the demo lake of ``./scripts/demo``.
-
-* ``embedded_s3``: moto's S3 server on a free loopback port (moto is imported only when one starts);
-* ``sample``: a small ``orders`` topic showing the format's features (every codec, transactions, headers);
-* ``lake``: the demo lake (``customers``, ``clickstream``, ``__consumer_offsets``), deterministic for its
-  ``now``; ``log`` writes a partition's log as a broker would and ``offsets`` the consumer groups.
-
-The tests and benchmarks use them too. Nothing under ``kafka_segments`` outside ``cli/demo_cmd.py``
-imports this package.
-"""
+"""Demo and test support, not part of the product: the embedded S3 server (``embedded_s3``), the sample topic
+of ``kafka-segments demo`` (``sample``) and the demo lake of ``./scripts/demo`` (``lake``, ``log``,
+``offsets``). Nothing under ``kafka_segments`` outside ``cli/demo_cmd.py`` imports this package."""
 
 from kafka_segments.demo.embedded_s3 import (
     DEFAULT_REGION,

@@ -1,8 +1,7 @@
 """The embedded S3 server of the default stack: moto's S3 server on a free loopback port.
 
 It speaks real S3 over HTTP, so boto3 code runs unchanged against it, MinIO or AWS. moto is imported only
-when a server is started.
-"""
+when a server is started."""
 
 from __future__ import annotations
 

@@ -1,26 +1,11 @@
 """The demo lake: a small, realistic copy of a Kafka cluster's log directory, deterministic for its ``now``.
 
-Everything is written with the project's own batch and segment writers, then uploaded with Kafka's plain
-names and adopted (one commit of manifest version 1), as a sync of a broker's log directory would be:
-
-* ``customers`` (``cleanup.policy=compact``, 2 partitions, 3 segments each): keyed profile updates over the
-  last three weeks, tombstones for deleted customers, a committed and an aborted transaction with their
-  markers (and the ``.txnindex`` of the abort). Compaction is a later piece of work; today only the log
-  start offset pass applies to it, which deletes nothing.
-* ``clickstream`` (delete policy, consumed retention on, 3 partitions, 6 segments of 40 records each): page
-  views from idempotent producers, spread over the last ten days (see ``CLICKSTREAM_SEGMENT_AGES_H``).
-  The broker had applied ``kafka-delete-records`` to ``clickstream-2`` up to offset 50, so the copied
-  ``log-start-offset-checkpoint`` says 50 there (adoption bootstraps the log start offset from it).
-* ``__consumer_offsets``: the groups ``billing``, ``analytics`` and ``audit`` (``demo.offsets``), from
-  which the ``lake`` offsets source takes its snapshot.
-
-With the demo configuration (``config/demo.yaml``: retention.ms 7 days, consumed retention after 1 day
-with ``billing`` and ``analytics`` required, offsets.retention 7 days) a run at ``now`` deletes, per
-partition: ``clickstream-0`` four segments by consumed retention (M = 170, analytics); ``clickstream-1`` two
-segments by retention.ms (analytics is stuck at offset 25 and loses 55 unread records); ``clickstream-2``
-one segment by the log start offset and two by consumed retention (M = 130). A second run up to a day
-later deletes nothing.
-"""
+Written with the project's own writers, then uploaded with Kafka's plain names and adopted: ``customers``
+(compacted, with tombstones and a committed and an aborted transaction), ``clickstream`` (delete policy,
+consumed retention on; ``clickstream-2`` had ``kafka-delete-records`` applied up to offset 50, so its copied
+``log-start-offset-checkpoint`` says 50) and ``__consumer_offsets`` (``demo.offsets``). With
+``config/demo.yaml`` a run at ``now`` deletes segments of every ``clickstream`` partition (consumed
+retention, retention.ms, the log start offset); a second run deletes nothing."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""Writing one partition's log for the demo lake the way a broker would have appended it.
-
-A ``PartitionLog`` assigns offsets in append order, keeps each producer's sequence numbers (idempotent and
-transactional producers number their batches from 0, ``baseSequence`` = the sequence of the batch's first
-record), writes COMMIT/ABORT markers as the transaction coordinator does (one control batch,
-``MemoryRecords.withEndTransactionMarker``), and rolls segments where it is told to, like ``segment.ms`` /
-``segment.bytes`` rolls. The bytes come from the project's own batch and segment writers, so every segment
-has its ``.index``, ``.timeindex`` and (when a transaction aborted) ``.txnindex``.
-"""
+"""Writing one partition's log for the demo lake the way a broker would have appended it: offsets in append
+order, producer sequence numbers, COMMIT/ABORT markers (``MemoryRecords.withEndTransactionMarker``) and
+segment rolls where told, with every index."""
 
 from __future__ import annotations
 

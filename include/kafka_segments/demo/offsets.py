@@ -1,22 +1,9 @@
 """The demo lake's consumer groups, written as the ``__consumer_offsets`` partitions a broker would hold.
 
-Three classic consumer groups read ``clickstream`` (all times relative to the demo's ``now``):
-
-* ``billing`` (``__consumer_offsets-9``) is caught up. It is an exactly-once processor: its offsets are
-  committed inside transactions (TxnOffsetCommit: OffsetCommit records in the producer's transactional
-  batch, then the transaction coordinator's COMMIT marker). One transaction aborted two minutes before the
-  end; its offsets are dropped on replay, so the committed offsets are the ones of the last COMMIT.
-* ``analytics`` (``__consumer_offsets-10``) lags: stuck at offset 25 of ``clickstream-1`` and behind on the
-  other partitions, so it holds consumed retention (KIP-68) back and loses unread records to time retention.
-* ``audit`` (``__consumer_offsets-5``) read a little long ago and has been Empty for 9.5 days. A classic
-  consumer group that is Empty expires its offsets ``offsets.retention.minutes`` (7 days by default) after
-  it became Empty (KIP-211, ``ClassicGroup.offsetExpirationCondition``), so it no longer counts.
-
-Each group lives in the partition ``partition_for_group`` gives with Kafka's default
-``offsets.topic.num.partitions`` of 50; the other 47 partitions hold nothing and are left out (an empty
-partition has no segment to archive). Records use the versions a Kafka 4.x broker writes
-(``coordinator_writer``): OffsetCommit key type 1 / value v3, GroupMetadata key type 2 / value v3.
-"""
+``billing`` is caught up and commits inside transactions (one aborted: its offsets are dropped on replay);
+``analytics`` lags (stuck at offset 25 of ``clickstream-1``), holding consumed retention back; ``audit`` has
+been Empty for 9.5 days, so its offsets expired (KIP-211, ``ClassicGroup.offsetExpirationCondition``).
+Records use the versions a Kafka 4.x broker writes (``coordinator_writer``)."""
 
 from __future__ import annotations
 
@@ -56,7 +43,6 @@ CLICKSTREAM_PARTITIONS = 3
 BILLING = "billing"
 ANALYTICS = "analytics"
 AUDIT = "audit"
-GROUPS = (BILLING, ANALYTICS, AUDIT)
 
 FINAL_OFFSETS: Mapping[str, tuple[int, ...]] = {
     BILLING: (235, 236, 238),

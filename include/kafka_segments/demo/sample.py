@@ -1,10 +1,6 @@
-"""A small, deterministic sample topic for demos and smoke tests.
-
-Two partitions of ``orders``; each has two segments written with the project's own batch and segment
-writers (``.log`` + ``.index`` + ``.timeindex``, and ``.txnindex`` where a transaction aborted), showing
-the format's features: every compression codec, keys with updates and tombstones, headers, a committed and
-an aborted transaction with their COMMIT/ABORT markers, and a LogAppendTime batch.
-"""
+"""A small, deterministic sample topic for demos and smoke tests: two partitions of ``orders`` showing the
+format's features (every codec, updates and tombstones, headers, committed and aborted transactions, a
+LogAppendTime batch), written with the project's own writers."""
 
 from __future__ import annotations
 

@@ -1,21 +1,12 @@
 """The lake: a partition's log as objects in a store, its committed state as versioned manifests, and the
 protocol that changes it atomically (docs/lake.md).
 
-Modules: ``codec`` (the manifest's JSON; its values live in ``kafka_segments.state``), ``layout`` (object
-keys), ``history`` (reading versions), ``runs``, ``staging`` and ``commit`` (a run's record, its writes
-before the commit, the commit protocol), ``transaction`` (a run as one object: every writer goes through
-it), ``scan`` (header-only segment summaries), ``adoption`` (taking in segments uploaded from outside;
-``adopt_run`` as a run of its own), ``checkpoint_files``, ``gc`` (its report: ``gc_report``), ``recover``,
-``reader``, ``export``. The read-only ``describe`` view is ``kafka_segments.views``.
-
 The names below are re-exported lazily, so reading a lake does not load the segment-scanning machinery
-(numba) that only writers need.
-"""
+(numba) that only writers need."""
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from kafka_segments import lazy_exports
 
 _EXPORTS = {
     "LakeTransaction": "transaction",
@@ -59,52 +50,6 @@ _EXPORTS = {
     "export_lake": "export",
 }
 
-__all__ = [
-    "MANIFEST_FORMAT_VERSION",
-    "AdoptionReport",
-    "AdoptionResult",
-    "CommitResolution",
-    "GcReport",
-    "LakeTransaction",
-    "Manifest",
-    "OpenTransaction",
-    "PartitionState",
-    "RecoverAction",
-    "RecoverReport",
-    "RetiredObject",
-    "RunEnd",
-    "RunOutcome",
-    "RunRecord",
-    "SegmentEntry",
-    "SegmentOrigin",
-    "abort_run",
-    "adopt",
-    "adopt_objects",
-    "begin_run",
-    "build_manifest",
-    "collect_garbage",
-    "commit_manifest",
-    "commit_run",
-    "export_lake",
-    "head_version",
-    "iter_visible_batches",
-    "manifest_versions",
-    "read_head",
-    "read_manifest",
-    "read_segment",
-    "recover",
-    "resolve_commit",
-    "resolve_manifest",
-    "retire",
-    "stage_manifest",
-    "stage_segment",
-    "wall_clock_ms",
-]
+__all__ = sorted(_EXPORTS)  # noqa: PLE0605 - the lazy exports, listed once in _EXPORTS
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    where = module if module.startswith("kafka_segments.") else f"{__name__}.{module}"
-    return getattr(importlib.import_module(where), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

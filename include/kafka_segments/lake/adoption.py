@@ -1,64 +1,24 @@
 """Adoption: segments with Kafka's plain names that no manifest knows join the lake at the start of a run.
 
-Rules (docs/lake.md, "Adoption"; Kafka's ``UnifiedLog`` / ``LogLoader`` for loading a log, its
-``OffsetCheckpointFile`` for the checkpoint files):
+The rules are docs/lake.md, "Adoption" (Kafka's ``UnifiedLog`` / ``LogLoader`` for loading a log); in short:
 
-1. **Listing.** ``adoption_listing`` sorts the listing: the lake's own keys, partition folders
-   (``<topic>-<partition>``), plain segments (``<20 digits>.log``), their accelerators and the objects this
-   project wrote (not reported), and everything else (``Ignored``, with a reason). Adoption never deletes
-   or rewrites an object.
-2. **Candidates.** Known keys are the live segment keys of the base manifest and its retired keys. A plain
-   ``.log`` that is not known is a candidate: it is read whole, in parallel with the others, and summarized
-   (every CRC checked; offsets at or above the base offset of its name, increasing).
-3. **Entries.** A candidate's entry keeps the listing's etag and last-modified time, origin ``ADOPTED`` and
-   this run's id. An empty ``.log`` is a valid segment (a broker's freshly rolled active segment).
-4. **Placing.** Per partition, candidates are taken in base-offset order after the live segments. One whose
-   base offset is at or above the partition's log end offset is appended (gaps are fine: compaction leaves
-   them). One whose offsets are all below the log start offset is ignored. Any other overlap, with live
-   offsets or another candidate, quarantines the partition (``SegmentOverlapError``). The log end offset
-   becomes the last segment's next offset (an empty segment's base offset); open transactions advance
-   through each adopted segment's batches. An ignored object stays unknown, so every run reads it again
-   (a sync that re-uploads segments the lake already removed costs one read per run).
-5. **Damage.** A corrupt or truncated candidate quarantines its partition with the object's key and byte
-   position (the ``CorruptRecordError`` subclass name as ``error``). A candidate gone since the listing is
-   ignored. A quarantined partition keeps its base state entirely; every other partition proceeds.
-6. **Live objects.** A live object missing from the listing, or changed (``SegmentObjectMismatchError``),
-   quarantines its partition, except: the same size under another etag with the same sha256 is unchanged
-   (a lake copied between backends); the partition's last segment, adopted, grown, with its recorded bytes
-   as a prefix is **regrown** (a broker sync uploaded the active segment again): a new entry for the whole
-   object keeping the original last-modified time, open transactions advanced through the new tail only.
-   Regrowth is settled before the partition's candidates are placed.
-7. **Bootstrap** (no manifest yet): the root checkpoint files of a copied log directory are inputs. The log
-   start offset is ``max(checkpoint, first segment's base offset)`` as ``UnifiedLog`` loads it, the
-   cleaner checkpoint is taken as is. Every segment is placed, also one wholly below the checkpointed log
-   start offset (Kafka loads it too; the next retention pass removes it as a log-start-offset breach).
-   Checkpoint entries that end up unused (no segments, or the partition
-   is quarantined) are reported as ignored with the checkpoint file's key: the first commit rewrites the
-   checkpoint files from the manifest, so such an offset must then be applied with ``delete-records``.
-   A malformed checkpoint file fails the whole bootstrap with ``CheckpointFileError``: Kafka's loader
-   would reset to the first segment's base offset and carry on, but on a lake that silently resurrects
-   records a deleteRecords had removed, forever. Refusing loudly lets the user fix the file.
+1. Listing (``adoption_listing``): the lake's own keys, partition folders, plain segments. Nothing is deleted.
+2. Candidates: a plain ``.log`` no key of the base manifest (live or retired) names is read and summarized.
+3. Entries keep the listing's etag and last-modified time, origin ``ADOPTED``; an empty ``.log`` is valid.
+4. Placing (``adoption_placing``): appended at or after the log end offset (gaps allowed), ignored when wholly
+   below the log start offset, else the partition is quarantined (``SegmentOverlapError``). An ignored
+   object stays unknown, so every run reads it again.
+5. Damage quarantines the partition with the object's key and byte position; a vanished candidate is ignored.
+6. A live object missing or changed quarantines its partition, except the same bytes under another etag (a
+   copied lake) and a regrown last segment (re-adopted whole; settled before the candidates are placed).
+7. Bootstrap: the root checkpoint files are inputs. A malformed one fails with ``CheckpointFileError`` (a
+   reset would resurrect records a deleteRecords removed); a log start offset above the log end offset
+   quarantines the partition (``OffsetOutOfRangeError``) where ``LogLoader`` would delete every segment (on a
+   lake it is likely an unfinished upload). Unused checkpoint entries are reported as ignored.
+8. A run that changes nothing reads no segment body (size and etag are compared with the manifest).
 
-   A checkpointed log start offset **above the log end offset**: Kafka's ``LogLoader.recoverLog``
-   (``deleteSegmentsIfLogStartGreaterThanLogEnd``) deletes every segment of the partition ("This could
-   happen if segment files were deleted from the file system"), resets the producer state and starts an
-   empty active segment at the checkpointed offset. On a lake the likely cause is an upload still in
-   progress or incomplete (the checkpoint file arrived, later segments did not), and deleting would be
-   irreversible. So the partition is quarantined (``OffsetOutOfRangeError``, after the exception Kafka
-   raises for a log start offset above the high watermark): upload the missing segments or fix the
-   checkpoint, then adopt again. A checkpoint equal to the log end offset is accepted, as Kafka does.
-8. **No change, no reads.** A run that changes nothing reads no segment bodies: unchanged objects are
-   recognized by size and etag against the manifest.
-9. **Scale.** Everything is dicts and per-partition passes: linear in objects and segments.
-
-``adopt_objects`` only reads; ``adopt`` runs it as its own run (operation ``adopt``) and commits when
-anything changed. The work is split: ``adoption_listing`` (rule 1), ``adoption_reads`` (the parallel reads of
-rules 2, 3, 5 and 6), ``adoption_placing`` (rules 4, 6 and 7 on one partition's log), ``adoption_report``
-(the result types and the report). Quarantine ``error`` names: the ``CorruptRecordError`` subclass
-(``InvalidCrcError``, ``TruncatedSegmentError``, ``SegmentLayoutError`` …), ``SegmentOverlapError``,
-``SegmentObjectMismatchError`` (a live object missing or changed, or an object changing while read) and
-``OffsetOutOfRangeError`` (a checkpointed log start offset above the log end offset).
-"""
+``adopt_objects`` only reads; ``adopt`` (``adopt_run``) commits it as a run of its own. ``adoption_reads``
+runs the parallel reads, ``adoption_report`` holds the result types and the report."""
 
 from __future__ import annotations
 
@@ -79,13 +39,7 @@ from kafka_segments.lake.adoption_report import AdoptionResult, Ignored, Quarant
 from kafka_segments.lake.checkpoint_files import BootstrapCheckpoints, read_bootstrap_checkpoints
 from kafka_segments.lake.layout import CLEANER_OFFSET_CHECKPOINT_KEY, LOG_START_OFFSET_CHECKPOINT_KEY
 from kafka_segments.lake.runs import RunRecord
-from kafka_segments.state import (
-    Manifest,
-    PartitionState,
-    SegmentEntry,
-    SegmentOrigin,
-    sort_partitions,
-)
+from kafka_segments.state import Manifest, PartitionState, SegmentEntry, SegmentOrigin, sort_partitions
 from kafka_segments.storage.base import ObjectMeta, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 
@@ -95,12 +49,7 @@ if TYPE_CHECKING:
 SegmentReader = Callable[[Sequence[ReadJob]], Iterable[ReadResult]]
 """Reads a run's adoption jobs (e.g. on Spark executors) and returns their results."""
 
-__all__ = [
-    "AdoptionResult",
-    "Ignored",
-    "Quarantine",
-    "adopt_objects",
-]
+__all__ = ["AdoptionResult", "Ignored", "Quarantine", "adopt_objects"]
 
 DEFAULT_MAX_WORKERS = 8
 

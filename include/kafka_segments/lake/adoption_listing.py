@@ -1,19 +1,10 @@
 """Adoption's reading of a lake listing: which objects are segments with Kafka's plain names.
 
-* Keys under ``_kafka_segments/`` and the two root checkpoint files are the lake's own: not reported.
-* A top-level folder that parses as ``<topic>-<partition>`` (``TopicPartition.from_dir_name``) in its
-  canonical spelling is a partition folder. Any other folder is reported once, as a whole, with the reason
-  (Kafka's ``InvalidTopicError`` message, or the canonical spelling it should have: ``orders-007`` would
-  alias ``orders-7``).
-* Inside a partition folder, ``<20 digits>.log`` is a segment; ``<20 digits>.index/.timeindex/.txnindex``
-  are its accelerators and names with a run id (``<20 digits>-<run id>.<kind>``) are objects this project
-  wrote: neither is reported. Everything else (``leader-epoch-checkpoint``, ``partition.metadata``,
-  ``.snapshot``, Kafka's transient ``.deleted`` / ``.cleaned`` / ``.swap`` files, nested keys, other files)
-  is ignored with a reason, as are unknown files at the lake root.
-
-Classification never reads an object and never changes one. It is one pass over the listing (a dict per
-folder), so it stays linear in the number of objects.
-"""
+The lake's own keys are not reported; a top-level folder that is not a canonical ``<topic>-<partition>``
+(``orders-007`` would alias ``orders-7``) is reported once with the reason. In a partition folder
+``<20 digits>.log`` is a segment; its indexes and the objects this project wrote are not reported; anything
+else (``partition.metadata``, Kafka's ``.deleted`` / ``.cleaned`` / ``.swap`` files, …) is ignored with a
+reason. One pass over the listing, reading and changing nothing."""
 
 from __future__ import annotations
 

@@ -1,19 +1,8 @@
 """Placing adopted segments on a partition's log (adoption rules 4, 6 and 7; see ``adoption``).
 
-A ``PartitionLog`` starts from the partition's committed state (or, for a partition new to the lake, empty
-at its first segment's base offset) and is extended in place:
-
-* ``regrow`` replaces the last segment by its grown entry; the log end offset and the open transactions
-  advance through the grown tail only;
-* ``place`` appends candidates in base-offset order: at or after the log end offset (gaps allowed), or
-  ignored when every offset is below the log start offset, or else the partition is quarantined for the
-  first overlap (``SegmentOverlapError``), naming the live segment it overlaps;
-* ``apply_checkpoint`` (bootstrap) sets the log start offset to ``max(checkpoint, first base offset)`` and
-  quarantines the partition when the checkpoint is above the log end offset (``OffsetOutOfRangeError``).
-
-Appending keeps a list of base offsets beside the segments, so an overlap is found by bisection and the work
-per partition stays linear in its segments.
-"""
+A ``PartitionLog`` starts from the partition's committed state (or empty at its first segment's base offset)
+and is extended in place by ``regrow``, ``place`` and ``apply_checkpoint`` (bootstrap). Base offsets are
+kept beside the segments, so an overlap is found by bisection."""
 
 from __future__ import annotations
 

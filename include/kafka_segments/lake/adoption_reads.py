@@ -1,27 +1,11 @@
-"""Adoption's reads: one job per object whose bytes adoption needs, run in parallel.
+"""Adoption's reads: one job per object whose bytes adoption needs, run in parallel, never keeping the bytes.
 
-A job reads one object whole and turns it into what adoption needs to know, never keeping the bytes:
-
-* a **candidate** (a plain ``.log`` no manifest knows) is summarized with ``summarize_segment`` (every CRC
-  checked, offsets at or above the base offset in its name and increasing): its ``SegmentEntry`` (origin
-  ``ADOPTED``, the listing's etag and last-modified time) and its header table;
-* a **changed live object** of the same size is compared by sha256 (equal: unchanged, e.g. a lake copied
-  to another backend, where etags differ);
-* a **grown active segment** is re-adopted when its first ``size`` bytes still hash to the recorded
-  sha256: a new entry for the whole object (keeping the original last-modified time) and the header table
-  of the grown tail only (the old part is already accounted for in the open transactions).
-
-Damage (``CorruptRecordError`` and its subclasses, ``SegmentLayoutError`` included) becomes a
-``Quarantine`` naming the object and byte position; an object gone between the listing and the read is
-``Ignored`` (a candidate) or a missing live object (a ``Quarantine``); an object whose size changed between
-the listing and the read is quarantined for this run (it is being written: adopt again later). A symbolic
-link in a local lake (``ForeignObjectError``: never read through) is ``Ignored`` with the link and its target
-(a candidate), or quarantines its partition (a live object replaced by a link). Any other store error
-propagates and fails the run.
-
-Jobs run on a thread pool. The stores are safe to share between threads: ``S3Store`` builds its boto3 client
-once under a lock (boto3 clients are thread-safe), ``LocalStore`` reads are plain file reads.
-"""
+A candidate is summarized (``summarize_segment``); a changed live object of the same size is compared by
+sha256 (a lake copied to another backend has other etags); a grown active segment is re-adopted when its
+recorded prefix still hashes to its sha256. Damage becomes a ``Quarantine`` naming the object and byte
+position; a vanished candidate or a symbolic link (``ForeignObjectError``) is ``Ignored``; an object whose
+size changed since the listing is being written and is quarantined for this run. Other store errors
+propagate. The stores are safe to share between threads (``S3Store`` builds its client once under a lock)."""
 
 from __future__ import annotations
 

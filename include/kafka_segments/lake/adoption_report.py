@@ -1,10 +1,5 @@
-"""What adoption found and did: quarantines, ignored objects, the adoption result and the ``adopt`` report.
-
-``AdoptionReport.to_dict`` is the ``--json`` form (plain JSON types only); ``to_text`` is for people: one
-block per partition that adoption touched or quarantined (segments adopted or regrown with their offsets,
-the partition's new log start / end / last stable offset, and each quarantine with the object and the byte
-position at fault), then the objects it left alone and why.
-"""
+"""What adoption found and did: quarantines, ignored objects, the adoption result and the ``adopt`` report
+(``to_dict`` for ``--json``, ``to_text`` for people)."""
 
 from __future__ import annotations
 

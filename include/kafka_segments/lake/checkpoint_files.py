@@ -1,19 +1,10 @@
 """Kafka text checkpoint files at the lake root (Kafka's ``OffsetCheckpointFile``), for tools that expect a
-log dir.
+log dir; rewritten from the head manifest after every commit (``recover`` repairs them).
 
-After every commit, ``log-start-offset-checkpoint`` and ``cleaner-offset-checkpoint`` are rewritten from the
-head manifest (each one atomic PUT; ``recover`` rewrites them when a crash left them behind):
-
-* ``log-start-offset-checkpoint`` lists, as ``LogManager.checkpointLogStartOffsetsInDir`` does, the partitions
-  whose log start offset is above their first segment's base offset. A partition without live segments
-  (all deleted: Kafka would hold an empty active segment at the log start offset; the lake records only the
-  number) is listed when its log start offset is above 0, because the objects a tool finds in its folder may
-  be retired segments waiting for garbage collection.
-* ``cleaner-offset-checkpoint`` lists every partition that has a cleaner checkpoint.
-
-Before the first commit (a bootstrap from a copied Kafka log directory) the same files are *inputs*:
-``read_bootstrap_checkpoints`` reads them with Kafka's parser.
-"""
+``log-start-offset-checkpoint`` lists, as ``LogManager.checkpointLogStartOffsetsInDir`` does, the partitions
+whose log start offset is above their first segment's base offset, and a partition without live segments
+whose log start offset is above 0 (its folder may still hold retired segments). Before the first commit the
+files are inputs: ``read_bootstrap_checkpoints``."""
 
 from __future__ import annotations
 

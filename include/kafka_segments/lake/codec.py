@@ -1,25 +1,9 @@
 """JSON form of the lake's persisted files (manifests; run records use the same field readers).
 
-Every file is a JSON object whose first field is ``format_version``. Reading is strict: a file that is not
-UTF-8 JSON, has an unknown ``format_version``, lacks a field, has a field of the wrong type or breaks an
-invariant (segments out of order or overlapping, log start above log end, …) is refused with
-``ManifestFormatError`` / ``UnsupportedFormatVersionError`` naming the object and the field. Unknown extra
-fields are ignored, so a later release may add fields without a new format version.
-
-Manifest format version 1::
-
-    {"format_version": 1, "version": 7, "parent_version": 6, "run_id": "...", "operation": "run",
-     "committed_at_ms": ..., "now_ms": ...,
-     "partitions": [{"topic": "orders", "partition": 0, "log_start_offset": 0, "log_end_offset": 120,
-                     "cleaner_checkpoint": null, "run_id": "...",
-                     "open_transactions": [{"producer_id": 7, "producer_epoch": 0, "first_offset": 110}],
-                     "segments": [{"key": "orders-0/00000000000000000000.log", "base_offset": 0,
-                                   "last_offset": 119, "size": 4096, "sha256": "...", "etag": "...",
-                                   "record_count": 120, "batch_count": 12, "max_timestamp_ms": ...,
-                                   "first_batch_max_timestamp_ms": ..., "last_modified_ms": ...,
-                                   "origin": "adopted", "run_id": "..."}]}],
-     "retired": [{"key": "...", "topic": "orders", "partition": 0, "retired_in_version": 6,
-                  "retired_at_ms": ..., "delete_delay_ms": 60000, "reason": "retention.ms"}]}
+The format is docs/lake.md, "The manifest (format version 1)". Every file is a JSON object whose first field
+is ``format_version``. Reading is strict: anything else wrong (not UTF-8 JSON, a missing or mistyped field,
+a broken invariant) is a ``ManifestFormatError`` / ``UnsupportedFormatVersionError`` naming the object and
+the field. Unknown extra fields are ignored, so a later release may add fields without a new format version.
 """
 
 from __future__ import annotations
@@ -45,7 +29,6 @@ from kafka_segments.topic_partition import TopicPartition
 
 T = TypeVar("T")
 E = TypeVar("E", bound=Enum)
-JsonObject = Mapping[str, Any]
 
 
 # ---------------------------------------------------------------------------------------------- writing

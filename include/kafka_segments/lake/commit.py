@@ -1,17 +1,10 @@
 """A run's life: register → write objects under unique keys → stage a manifest (``lake.staging``) → commit
-with one conditional PUT → rewrite the checkpoint files → record the outcome.
+with one conditional PUT → rewrite the checkpoint files → record the outcome (docs/lake.md, "The commit
+protocol", with the crash table).
 
-The commit is the create-if-absent PUT of manifest ``base + 1`` (``If-None-Match: *`` on S3, a hard link on
-a local disk). Nothing a run writes is visible before it: readers follow the head manifest, and the run's
-objects have unique names no manifest lists yet. A lost response of the PUT is settled by reading
-``base + 1`` back: ours → committed; another run's → conflict; absent or unreadable →
-``CommitStateUnknownError``. What ``recover`` or a rerun does after a crash at each point: the table in
-docs/lake.md, "The commit protocol".
-
-A conflict (``CommitConflictError``) means another run committed first: nothing of this run is visible,
-re-plan from the new head. "State unknown" is never resolved by a blind retry: ``commit_run`` always reads
-``base + 1`` back before it writes.
-"""
+The commit is the create-if-absent PUT of manifest ``base + 1``. A lost response is settled by reading it
+back: ours → committed; another run's → ``CommitConflictError``; absent or unreadable →
+``CommitStateUnknownError``, never a blind retry."""
 
 from __future__ import annotations
 
@@ -68,8 +61,7 @@ def resolve_commit(store: ObjectStore, run_id: str) -> CommitResolution:
     """Whether ``run_id`` committed, by reading its only possible version back.
 
     When gc already removed that version (the head is past it), the run's recorded outcome decides whether it
-    was this run; the version is reported as taken either way (the run can no longer commit).
-    """
+    was this run; the version is reported as taken either way (the run can no longer commit)."""
     run = read_run(store, run_id)
     existing = try_read_manifest(store, run.commit_version)
     if existing is None:

@@ -1,25 +1,10 @@
-"""``export``: the committed state as a plain Kafka log directory a broker or Kafka's tools can open.
+"""``export``: the committed state as a plain Kafka log directory a broker or Kafka's tools can open
+(docs/lake.md, "Export").
 
-::
-
-    DIR/<topic>-<partition>/<20-digit base>.log         the bytes the manifest describes (checked)
-    DIR/<topic>-<partition>/<20-digit base>.index       rebuilt from the .log (LogSegment.recover)
-    DIR/<topic>-<partition>/<20-digit base>.timeindex   rebuilt, with the closing entry of a closed segment
-    DIR/<topic>-<partition>/<20-digit base>.txnindex    rebuilt, only when the segment aborts a transaction
-    DIR/log-start-offset-checkpoint                      Kafka's rule: partitions whose log start offset is
-                                                         above their first segment's base offset
-    DIR/cleaner-offset-checkpoint                        partitions with a cleaner checkpoint
-
-Objects this project wrote (``<base>-<run id>.log`` in the lake) get Kafka's plain name. Indexes are never
-copied from the lake: they are rebuilt from each ``.log`` with Kafka's recovery rule, open transactions
-carried from one segment to the next in offset order. A partition without live segments gets what Kafka
-holds then: an empty active segment (``.log``, ``.index``, ``.timeindex``) named by its log end offset,
-which is also its log start offset.
-
-The target must not exist or be an empty directory: export never overwrites a file. Each file is written
-atomically (``<name>.tmp``, fsync, rename). When the export fails half-way, the files and folders it
-created are removed again, so a failed export leaves the target as it found it.
-"""
+Objects this project wrote get Kafka's plain name. Indexes are never copied: they are rebuilt from each
+``.log`` by Kafka's recovery rule (``LogSegment.recover``), open transactions carried from segment to
+segment. A partition without live segments gets an empty active segment at its log end offset. The target
+must not exist or be empty; each file is written atomically, and a failed export removes what it created."""
 
 from __future__ import annotations
 

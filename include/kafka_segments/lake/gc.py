@@ -1,36 +1,15 @@
 """Garbage collection: physically delete what the committed state no longer needs (docs/lake.md, "Garbage
 collection": deletion is logical first, physical later).
 
-Rules, all measured against the wall clock (``now_ms``; physical deletion protects readers in flight, so it
-compares with the wall-clock commit times stamped in ``RetiredObject``, never a run's logical time):
+Times are the wall clock (``now_ms``), never a run's logical time: physical deletion protects readers in
+flight. The ``retain_manifests`` newest manifests protect every segment they list as live. A retired object
+is deleted, with its indexes, once due and unprotected; an orphan (named with a run id, listed nowhere) only
+when its run can no longer commit and the object is ``orphan_min_age_ms`` old. Plain Kafka names that are
+not retired, the checkpoint files and run folders are never deleted.
 
-1. *Retained manifests* are the ``retain_manifests`` newest versions present (at least 1: the head is never
-   deleted). Every segment they list as live is *protected*, with every object of its name stem.
-2. *Retired objects* come from the head's ``retired`` list (each commit carries the pending ones forward). One
-   is due once ``now_ms >= delete_after_ms``; a due one that a retained manifest still lists as live is held
-   (reported with the newest such version) until that manifest leaves retention. A due, unprotected one is
-   deleted with its ``.index``, ``.timeindex`` and ``.txnindex``.
-3. *Orphans* are objects named with a run id that no retained manifest lists as live and that are not pending
-   in ``head.retired``. One is swept when its run can no longer commit (its record exists and the head version
-   is at least the run's only commit version; or its record is missing), and only when the object is at
-   least ``orphan_min_age_ms`` old (``ObjectMeta.last_modified_ms``). Objects of runs that may still commit
-   are never touched.
-4. Never deleted: objects with Kafka's plain names that are not retired (they may be waiting for adoption),
-   anything else that is no segment object (the root checkpoint files, unknown files), anything under
-   ``_kafka_segments/`` (run folders, snapshots) but the manifests older than the retained ones.
-5. Manifests older than the retained ones are deleted first: no manifest left behind lists a deleted object.
-
-The head and the retained manifests are read before the listing, so a run that commits meanwhile is "in
-progress" for this pass (its commit version is above the head read), and a segment it retires was live in
-the head read, hence protected.
-
-Crash behaviour: old manifests go first (if one cannot be deleted, no object is deleted in that pass), then
-objects, index siblings before their ``.log`` (a ``.log`` stays, and so does its retired entry, until its
-indexes are gone). An interruption at any point leaves every object that any remaining manifest lists in
-place (objects that only deleted manifests listed are still in ``head.retired`` or are orphans by name), and
-the next ``collect_garbage`` finishes the job; deleting twice is harmless, and a second run finds nothing to
-delete. Partial delete failures are reported per key.
-"""
+The head and retained manifests are read before the listing, so a run committing meanwhile is "in
+progress" for this pass. Old manifests go first, then objects (indexes before their ``.log``): an
+interruption leaves every object a remaining manifest lists, and the next pass finishes the job."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """What one ``collect_garbage`` pass (``kafka_segments.lake.gc``) deleted, or would delete, and what it left,
-and why: as JSON values and as text.
-"""
+and why: as JSON values and as text."""
 
 from __future__ import annotations
 

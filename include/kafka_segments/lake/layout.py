@@ -1,23 +1,7 @@
 """Where everything lives in a lake (docs/lake.md, "Layout"), as object keys relative to the lake root.
 
-::
-
-    <topic>-<partition>/00000000000000000000.log              a segment with Kafka's own name: adopted
-    <topic>-<partition>/00000000000000000000.index            (+ .timeindex, .txnindex: its indexes)
-    <topic>-<partition>/00000000000000000100-<run id>.log     a segment this project wrote (+ its indexes)
-    log-start-offset-checkpoint                               Kafka text checkpoints of the head manifest
-    cleaner-offset-checkpoint
-    _kafka_segments/manifests/00000000000000000007.json       committed state: one immutable object a version
-    _kafka_segments/runs/<run id>/run.json                    a run's record: base version, times
-    _kafka_segments/runs/<run id>/manifest.json               the manifest the run proposes (staged)
-    _kafka_segments/runs/<run id>/outcome.json                committed or aborted, once known
-    _kafka_segments/runs/<run id>/...                         plan, report, validation results
-    _kafka_segments/offsets/<sha256>.json                     consumer-offset snapshots (immutable)
-    _kafka_segments/offsets/at/<20-digit now ms>.json         the snapshot pinned for a logical time
-
 Objects this project writes carry the run id in their name, so a committed object is never overwritten and
-the objects of a failed run can be found and swept.
-"""
+the objects of a failed run can be found and swept."""
 
 from __future__ import annotations
 
@@ -114,8 +98,7 @@ class SegmentObjectName:
     """A parsed segment object key: ``<topic>-<partition>/<20-digit base>[-<run id>]<kind>``.
 
     ``run_id`` is ``None`` for Kafka's plain names (objects that come from outside and get adopted) and the
-    writing run for objects this project wrote.
-    """
+    writing run for objects this project wrote."""
 
     topic_partition: TopicPartition
     base_offset: int

@@ -1,16 +1,9 @@
 """Reading the lake's committed state: which manifest, a segment's bytes (checked), the visible records.
 
-Readers follow a manifest, never a listing: a segment is the first ``size`` bytes of the object its
-``SegmentEntry`` names, and those bytes must hash to the recorded ``sha256`` (an adopted object that a
-broker sync regrew still serves the bytes the manifest describes). Anything else (the object is gone,
-shorter, or changed) is a ``SegmentObjectMismatchError`` naming the object and what differs. The one read
-that does not hash, ``read_segment_version_into``, asks for the object version the entry's etag names and
-leaves the checking of the bytes to its caller (the compaction round checks every batch's CRC-32C).
-
-Visibility follows Kafka's fetch rule: a consumer sees the records at offsets at or above the log start
-offset. Whole batches below it are not returned; in a batch that straddles it the records below it are
-skipped (the consumer drops them, as after ``deleteRecords`` in the middle of a batch).
-"""
+Readers follow a manifest, never a listing: a segment is the first ``size`` bytes of the object its entry
+names, hashing to the recorded ``sha256``; anything else is a ``SegmentObjectMismatchError``. Visibility is
+Kafka's fetch rule: offsets at or above the log start offset (records below it in a straddling batch are
+skipped, as a consumer drops them)."""
 
 from __future__ import annotations
 
@@ -43,8 +36,7 @@ NO_STATE_HINT = "no committed state yet — run `kafka-segments adopt`"
 class VisibleBatch:
     """One batch a consumer of the committed log would receive, with the segment it lives in.
 
-    ``entry.header.position`` is the batch's byte position in ``segment``'s ``.log``.
-    """
+    ``entry.header.position`` is the batch's byte position in ``segment``'s ``.log``."""
 
     segment: SegmentEntry
     entry: Entry
@@ -153,16 +145,10 @@ def read_segment_into(
 ) -> memoryview:
     """``read_segment`` into the caller's buffer (at least ``entry.size`` bytes), reporting progress.
 
-    The object is read with ``get_into`` and hashed chunk by chunk as it arrives; ``progress`` is called
-    between two chunks with the bytes of the segment (never more than ``entry.size``) in ``out`` so far, so a
-    caller can work on them meanwhile (the next bytes keep arriving into the socket's receive buffer) — they
-    are only checked (length, sha256) when this returns. An object larger than ``out`` (a
-    regrown active segment) is read as ``read_segment`` reads it, then copied (``progress`` called once).
-    Returns the view ``out[:entry.size]``.
-
-    The store's own whole-object checksum is not asked for (``verify_checksum=False``): the manifest's
-    sha256 checks the same bytes, and more (that they are the bytes the manifest describes), so S3's CRC-32
-    on top would only hash the same bytes a second time (bench/RESULTS.md).
+    ``progress`` is called between chunks with the bytes read so far, so a caller can work on them meanwhile;
+    they are checked (length, sha256) only when this returns. An object larger than ``out`` (a regrown active
+    segment) is read whole, then copied. The store's own checksum is not asked for: the sha256 checks the same
+    bytes, and more (bench/RESULTS.md). Returns ``out[:entry.size]``.
 
     Raises:
         SegmentObjectMismatchError, ObjectStoreError: as ``read_segment``.
@@ -201,12 +187,9 @@ def read_segment_version_into(
 ) -> memoryview:
     """The object version ``entry`` names (``If-Match`` its etag) into ``out[:entry.size]``, *not hashed*.
 
-    For a caller that checks the bytes as it uses them (the compaction round: every batch's CRC-32C, then
-    the entry's offsets and counts, ``pipeline.compaction.sources``), instead of the sha256 that
-    ``read_segment_into`` computes (the dearest part of a read: it costs as much as decoding). The etag pins
-    the object the manifest describes; the caller's checks stand for the transfer. A regrown or replaced
-    object is a ``PreconditionFailedError``: ``read_segment`` / ``read_segment_into`` then read the prefix the
-    manifest describes and check its sha256.
+    For a caller that checks every batch's CRC-32C as it uses the bytes (the compaction round): the sha256
+    of ``read_segment_into`` costs as much as decoding. A regrown or replaced object is a
+    ``PreconditionFailedError``; ``read_segment_into`` then reads and checks the prefix the manifest lists.
 
     Raises:
         PreconditionFailedError: the object is no longer the version the manifest recorded.

@@ -1,34 +1,16 @@
 """Recovery: finish or discard interrupted work, so a crash at any point leaves the lake at its last committed
-state (docs/lake.md, "Recovery"; the crash table of ``kafka_segments.lake.commit``).
+state (docs/lake.md, "Recovery"; the crash table of "The commit protocol").
 
-For every registered run without an outcome, ``recover`` reads back the only version the run could commit
-(``base + 1``):
+For every run without an outcome, ``recover`` reads back the only version it could commit (``base + 1``):
+committed by the run → **finished** (checkpoint files, outcome); taken by another run (or removed by gc) →
+**discarded** (unreferenced objects swept, then the outcome ``aborted``); free and the run older than
+``abandon_after_ms`` → **fenced**: recover commits that version as a no-change manifest (operation
+``fence``), so the run can never commit, then discards it. A dry run is never fenced (a fence is a commit):
+once abandoned it is discarded. Younger runs are **in-progress** and left alone. Then the checkpoint files
+are made to match the head.
 
-* the run committed it → the steps after a commit are redone (checkpoint files while it is the head, the
-  outcome ``committed``): **finished**;
-* another run committed it (or a version that high exists and its manifest is gone: gc removed it) → the run
-  can never commit; its objects that no present manifest lists as live and that are not pending in
-  ``head.retired`` are deleted, then the outcome ``aborted`` is written: **discarded**;
-* nobody took it yet and the run started ``abandon_after_ms`` ago or more → ``recover`` *fences* it: it
-  commits that version itself as a no-change manifest (operation ``fence``; an empty version 1 on a lake
-  without a manifest), so the run (or a zombie duplicate of it) can never commit, then discards it as above:
-  **fenced**. A fence that loses (another run committed meanwhile) is recorded aborted and the run is
-  resolved again;
-* a dry run (``dry_run`` in its record) is never fenced — it never commits, and a fence would be a commit:
-  once abandoned it is **discarded** right away;
-* otherwise the run may still be working: it is left alone and reported **in-progress**.
-
-Then, if the checkpoint files at the root do not match the head manifest, they are rewritten from it.
-
-A head manifest that is not valid raises its ``ManifestFormatError`` (naming the object) before anything is
-changed: recover does not guess. A run record or outcome that is not valid is reported (``unreadable``) and
-left alone.
-
-Crash behaviour: every step is idempotent. A run's objects are swept before its outcome is written, so a
-crash in between only means the next ``recover`` resolves and sweeps it again; a crash after a fence commit is
-resolved the next time as "discarded" (the fence took the version); whatever a failed delete leaves behind is
-swept by ``collect_garbage`` as an orphan. A second ``recover`` changes nothing.
-"""
+A head manifest that is not valid raises before anything changes: recover does not guess. Every step is
+idempotent: objects are swept before the outcome is written, so a crash in between is swept again."""
 
 from __future__ import annotations
 
@@ -204,13 +186,7 @@ class _Resolution:
 
 
 def _recover_run(  # noqa: PLR0911 - one return per RecoverAction, as the module docstring's table lists them
-    store: ObjectStore,
-    run_id: str,
-    sweeper: _Sweeper,
-    *,
-    now_ms: int,
-    abandon_after_ms: int,
-    clock: Clock,
+    store: ObjectStore, run_id: str, sweeper: _Sweeper, *, now_ms: int, abandon_after_ms: int, clock: Clock
 ) -> RunRecovery | None:
     try:
         if read_outcome(store, run_id) is not None:

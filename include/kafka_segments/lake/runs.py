@@ -1,17 +1,9 @@
 """Run records: who is working on the lake, from which committed version, and how it ended.
 
-A run writes ``_kafka_segments/runs/<run id>/run.json`` (create-if-absent) before it writes anything else,
-naming the manifest version it builds on (its *base*). A run can only ever commit version ``base + 1``; so
-once any commit takes that version, the run can no longer publish anything and its unreferenced objects may
-be swept. That is the fence against zombies: a stray duplicate of an old run (a Spark driver that lost its
-worker and came back) builds on an old base and finds its version taken.
-
-``outcome.json`` records ``committed`` (with the version) or ``aborted`` (with the reason) once known.
-
-A dry run registers like any run, with ``dry_run: true`` in its record: it may write under its own names
-(its folder, its staged objects) but never commits, so ``recover`` never fences it (a fence would be a
-commit) and discards it once abandoned. See docs/lake.md, "Dry runs".
-"""
+``runs/<run id>/run.json`` (create-if-absent, before anything else) names the run's *base*; a run can only
+ever commit ``base + 1``, which fences zombies (a stray duplicate of an old run finds its version taken).
+``outcome.json`` records ``committed`` or ``aborted`` once known. A dry run registers with
+``dry_run: true`` and is never fenced (docs/lake.md, "Dry runs")."""
 
 from __future__ import annotations
 

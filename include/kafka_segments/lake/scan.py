@@ -1,10 +1,7 @@
 """What a header-only scan of one ``.log`` object tells the manifest (no record is decoded).
 
-The scan walks every entry by its length fields and checks each batch's CRC (cheap, and it is the only way
-to know an uploaded object is intact), then derives the segment's offsets, counts and timestamps. A segment
-Kafka could not have written is refused with ``SegmentLayoutError``: a batch below the segment's base offset,
-or batches whose offsets do not increase.
-"""
+Every batch's CRC is checked (the only way to know an uploaded object is intact). A segment Kafka could not
+have written (a batch below its base offset, offsets not increasing) is a ``SegmentLayoutError``."""
 
 from __future__ import annotations
 
@@ -169,8 +166,7 @@ def advance_open_transactions(
     """The transactions open after the batches of ``table``, given those open before it.
 
     A transactional data batch of a producer without an open transaction opens one at its base offset; any
-    control batch of the producer (COMMIT or ABORT) closes it. Sorted by first offset.
-    """
+    control batch of the producer (COMMIT or ABORT) closes it. Sorted by first offset."""
     state = {txn.producer_id: txn for txn in open_transactions}
     flagged = np.flatnonzero((table.magic >= 2) & ((table.attributes & TRANSACTIONAL_FLAG_MASK) != 0))
     for row in flagged.tolist():

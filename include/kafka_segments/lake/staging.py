@@ -1,7 +1,6 @@
 """A run's writes before its commit: register the run, write its segments' objects under the run's unique
 names, and stage the manifest it proposes (in its run folder, invisible to readers). The commit itself and
-what happens on each crash point are ``kafka_segments.lake.commit``'s.
-"""
+what happens on each crash point are ``kafka_segments.lake.commit``'s."""
 
 from __future__ import annotations
 
@@ -39,8 +38,7 @@ def begin_run(
 
     Registering an already registered run (a retried task with the same ``run_id``) returns its stored
     record and the manifest it started from, so it still commits the version it was planned against.
-    Runs register through ``lake.transaction.LakeTransaction.begin`` (recovery's fences register here).
-    """
+    Runs register through ``lake.transaction.LakeTransaction.begin`` (recovery's fences register here)."""
     head = head_version(store)
     wanted = RunRecord(
         run_id=run_id or new_run_id(wall_ms=clock()),
@@ -71,8 +69,7 @@ def stage_segment(
     source segment's, ``Cleaner.cleanSegments``); default: the wall clock now.
 
     The indexes go first and the ``.log`` last. Every object is created only if absent; finding one with the
-    same bytes is fine (a retried task), different bytes are a ``RunStateError`` (never overwrite).
-    """
+    same bytes is fine (a retried task), different bytes are a ``RunStateError`` (never overwrite)."""
     log = files.get(FileKind.LOG)
     if log is None:
         raise ValueError("a segment needs its FileKind.LOG bytes")
@@ -135,8 +132,7 @@ def build_manifest(
     retired objects of ``base`` still waiting for gc plus ``newly_retired``.
 
     ``present_keys`` (the keys the run's listing found) lets retired entries whose objects are already gone
-    drop out; without it every retired entry is carried forward.
-    """
+    drop out; without it every retired entry is carried forward."""
     carried = [
         retired
         for retired in (base.retired if base is not None else ())

@@ -1,15 +1,8 @@
 """Finding and deleting the objects a run wrote that nothing references (shared by ``gc`` and ``recover``).
 
-Objects this project writes carry their run's id in their name (``<base>-<run id>.<kind>``), so a run's
-objects are found by listing the partition folders; Kafka's plain names (``run_id`` ``None``) are never a
-run's objects. What must stay is given as ``References``: the live ``.log`` keys of the manifests that
-matter and the retired objects still waiting for garbage collection, each with every object of its name stem
-(indexes, producer snapshot).
-
-Deleting goes through ``ObjectStore.delete_many`` (batched by the store); keys that could not be deleted are
-returned, never raised, so one failure does not stop the rest. A crash in the middle leaves some objects
-deleted and some not: deleting is idempotent and the next sweep finishes the job.
-"""
+Such objects carry their run's id in their name (Kafka's plain names never do). What must stay is given as
+``References``. Keys that could not be deleted are returned, never raised; deleting is idempotent, so the
+next sweep finishes an interrupted one."""
 
 from __future__ import annotations
 
@@ -82,8 +75,7 @@ def with_index_siblings(log_key: str) -> tuple[str, ...]:
 def objects_by_run(listing: Iterable[ObjectMeta]) -> dict[str, tuple[ObjectMeta, ...]]:
     """The segment objects named with a run id, grouped by that run id (in listing order).
 
-    Keys under ``_kafka_segments/``, root files and Kafka's plain names are left out.
-    """
+    Keys under ``_kafka_segments/``, root files and Kafka's plain names are left out."""
     grouped: dict[str, list[ObjectMeta]] = {}
     for meta in listing:
         run_id = object_run_id(meta.key)
@@ -109,8 +101,7 @@ def delete_objects(store: ObjectStore, keys: Sequence[str]) -> DeleteResult:
     """Delete ``keys`` with one ``delete_many`` call and say which were deleted and which not.
 
     A ``DeleteObjectsError`` fails only the keys it names; any other store error fails every key of the
-    call (some may be gone already: deleting them again later is harmless).
-    """
+    call (some may be gone already: deleting them again later is harmless)."""
     unique = tuple(dict.fromkeys(keys))
     if not unique:
         return DeleteResult((), ())

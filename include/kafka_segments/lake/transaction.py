@@ -1,5 +1,6 @@
 """A run on the lake as one object, from registration to its outcome (pyiceberg's ``Transaction`` is the
-model): the only code that strings ``begin_run`` → stage → ``commit_run`` together.
+model): the only code that strings ``begin_run`` → stage → ``commit_run`` together (docs/lake.md, "One run,
+one transaction", with the ``RunOutcome`` table).
 
 ::
 
@@ -9,23 +10,8 @@ model): the only code that strings ``begin_run`` → stage → ``commit_run`` to
         txn.stage(partitions, retired=retired)  # the proposed manifest, in the run's folder
         outcome = txn.commit()                  # one conditional PUT → RunOutcome
 
-A stage of a multi-process run (an Airflow task, a Spark job) picks the transaction up again with
-``LakeTransaction.resume(store, run_id)``: everything it needs is in the lake (the run record, its base, the
-staged manifest).
-
-Nothing a transaction writes before the commit is visible to readers: its documents live in its run folder
-(``_kafka_segments/runs/<run id>/``), its new segments under its own object names. A **dry run** does all of
-it and validates it, and ``commit`` then ends it as ``RunOutcome.DRY_RUN`` without the PUT (docs/lake.md,
-"Dry runs"). What ``commit`` returns:
-
-======================  ==========================================================================
-``COMMITTED``           the new manifest is the head (``committed_version``)
-``DRY_RUN``             a dry run: everything computed and validated, nothing committed
-``NOTHING_TO_CHANGE``   the proposed state equals the base: nothing committed
-``REJECTED``            the validation hook refused the staged output: nothing committed
-``LOST``                another run committed the version first: nothing of this run is visible
-======================  ==========================================================================
-"""
+Another process picks a run up with ``LakeTransaction.resume(store, run_id)``: all it needs is in the lake.
+Nothing written before the commit is visible to readers; a dry run ends as ``RunOutcome.DRY_RUN``."""
 
 from __future__ import annotations
 
@@ -309,10 +295,7 @@ class LakeTransaction:
         return self
 
     def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None:
         """An exception before the commit aborts the run (best effort) and propagates. Once the commit was
         attempted a failure is left to ``recover``: aborting could contradict a commit whose outcome is

@@ -1,19 +1,12 @@
 """Consumer-group offset snapshots (docs/retention.md, "Consumer-offset snapshots"): what every group had
-committed, and its state, at one time.
-
-Modules (the value types live in ``kafka_segments.state``): ``snapshot_codec`` (the JSON contract;
-``snapshot_fields`` reads it strictly), ``snapshot_store`` (immutable, content-addressed snapshots and
-per-``now`` pins in the lake), ``sources`` (taking a snapshot from a source string), ``lake_source``
-(decoding the archived ``__consumer_offsets``), ``kafka_source`` (a live cluster's Admin API).
+committed, and its state, at one time. The value types live in ``kafka_segments.state``.
 
 The names below are re-exported lazily, so reading a snapshot file loads neither a Kafka client nor the
-lake's segment machinery.
-"""
+lake's segment machinery."""
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from kafka_segments import lazy_exports
 
 _EXPORTS = {
     "GROUP_STATES": "kafka_segments.state",
@@ -56,51 +49,6 @@ _EXPORTS = {
     "KafkaAdminError": "kafka_admin",
 }
 
-__all__ = [
-    "GROUP_STATES",
-    "SNAPSHOT_FORMAT_VERSION",
-    "CommittedOffset",
-    "GroupAdmin",
-    "GroupDiscoveryError",
-    "GroupError",
-    "GroupOffsets",
-    "GroupType",
-    "InvalidKafkaSourceError",
-    "InvalidSnapshotIdError",
-    "InvalidSnapshotSourceError",
-    "KafkaAdminError",
-    "LakeSourceError",
-    "OffsetSnapshot",
-    "SnapshotFormatError",
-    "SnapshotIntegrityError",
-    "SnapshotNotFoundError",
-    "SnapshotPin",
-    "SnapshotStoreError",
-    "StoredSnapshot",
-    "UnsupportedSnapshotVersionError",
-    "canonical_snapshot",
-    "filter_snapshot",
-    "list_pins",
-    "list_snapshots",
-    "load_snapshot_file",
-    "open_kafka_source",
-    "pin_snapshot",
-    "read_pin",
-    "read_pinned_snapshot",
-    "read_snapshot",
-    "snapshot_from_json",
-    "snapshot_from_kafka",
-    "snapshot_from_lake",
-    "snapshot_to_dict",
-    "snapshot_to_json",
-    "store_snapshot",
-    "take_snapshot",
-]
+__all__ = sorted(_EXPORTS)  # noqa: PLE0605 - the lazy exports, listed once in _EXPORTS
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    where = module if module.startswith("kafka_segments.") else f"{__name__}.{module}"
-    return getattr(importlib.import_module(where), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

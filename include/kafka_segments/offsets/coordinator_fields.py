@@ -1,15 +1,9 @@
-"""Reading the fields of Kafka's generated message schemas: the primitives the ``__consumer_offsets`` key
-and value decoders (``coordinator_keys``, ``coordinator_values``) are built from.
+"""Reading the fields of Kafka's generated message schemas (as their ``read`` methods, ``MessageUtil`` /
+``ByteBufferAccessor``): the primitives of the ``__consumer_offsets`` key and value decoders.
 
-Encodings, as Kafka's generated ``read`` methods (``MessageUtil`` / ``ByteBufferAccessor``): big-endian
-ints; in non-flexible versions strings are ``int16 length + UTF-8`` (nullable: negative = null), bytes are
-``int32 length + data``, arrays ``int32 count``; flexible versions use compact forms (unsigned varint of
-length + 1, 0 = null) and end every struct with a tagged-field section (unsigned varint count, then per
-field: tag, size, data). None of the tagged fields matters here, so all are skipped by their size. A
-non-nullable field serialized as null, a length running past the end and an array longer than the bytes
-left are errors. Bytes left after a struct are ignored, as by Kafka. Invalid UTF-8 decodes with U+FFFD, as
-Java's ``new String(bytes, UTF_8)``.
-"""
+Flexible versions use compact forms and a tagged-field section, whose fields are all skipped by size. A null
+non-nullable field or a length past the end is an error; bytes after a struct are ignored, as by Kafka;
+invalid UTF-8 decodes with U+FFFD, as Java's ``new String(bytes, UTF_8)``."""
 
 from __future__ import annotations
 

@@ -1,17 +1,7 @@
-"""The groups of one ``__consumer_offsets`` partition as the coordinator holds them while replaying
-(``coordinator_replay``), and what a snapshot shows of each.
-
-* Classic groups, rebuilt from their GroupMetadata record (``GroupMetadataStore.replay``): ``Empty`` without
-  members, else ``Stable``; protocol type ``""`` means none; ``currentStateTimestamp`` -1 means unknown;
-  subscribed topics as ``ClassicGroup.computeSubscribedTopics`` (consumer protocol only: no members ->
-  none; else the union of the members' subscriptions for the selected protocol; unknown when no protocol
-  is selected or a subscription cannot be parsed). A group without a record of its own, created by an
-  offset commit, is a "simple" group: ``Empty``, no protocol type.
-* KIP-848 consumer groups: group epoch, members' subscriptions, target assignment epoch, members' epochs
-  and states, resolved regular expressions. The state is ``ConsumerGroup.maybeUpdateGroupState``'s: Empty
-  without members, Assigning when the group epoch is above the target assignment epoch, Reconciling while a
-  member is not STABLE at the target assignment epoch, else Stable.
-"""
+"""The groups of one ``__consumer_offsets`` partition as the coordinator holds them while replaying, and what
+a snapshot shows of each: classic groups as ``GroupMetadataStore.replay`` rebuilds them (subscribed topics
+as ``ClassicGroup.computeSubscribedTopics``; a group created by an offset commit is a "simple" group), and
+KIP-848 consumer groups with their state as ``ConsumerGroup.maybeUpdateGroupState`` computes it."""
 
 from __future__ import annotations
 

@@ -1,15 +1,7 @@
-"""The keys of ``__consumer_offsets`` records: the record type, and the key struct that names the group.
-
-Record layout (``CoordinatorRecordSerde``): key = ``int16 record type`` + key struct; value = ``int16 value
-version`` + value struct, or null (a tombstone; decoded by ``coordinator_values``). Record types
-(``GroupCoordinatorRecordSerde``): 0 and 1 OffsetCommit (same key layout; 0 is the legacy type), 2
-GroupMetadata (classic groups), 3-8 KIP-848 consumer groups, 16 consumer-group regular expressions; the rest
-(share and streams groups, future types) are "unknown" here and the coordinator loader skips them too
-(``UnknownRecordTypeException`` is logged and ignored by ``CoordinatorLoaderImpl``). No key struct is
-flexible; the field encodings are ``coordinator_fields``'.
-
-Schemas: ``group-coordinator/src/main/resources/common/message/*Key.json``.
-"""
+"""The keys of ``__consumer_offsets`` records (``CoordinatorRecordSerde``): the record type, and the key
+struct that names the group. Types (``GroupCoordinatorRecordSerde``): 0 and 1 OffsetCommit, 2 GroupMetadata,
+3-8 KIP-848 consumer groups, 16 regular expressions; others are "unknown" and skipped, as
+``CoordinatorLoaderImpl`` does. Schemas: ``group-coordinator/src/main/resources/common/message/*Key.json``."""
 
 from __future__ import annotations
 

@@ -1,37 +1,15 @@
-"""Replaying ``__consumer_offsets`` partitions into group states, as Kafka's group coordinator loads them.
+"""Replaying ``__consumer_offsets`` partitions into group states, as Kafka's group coordinator loads them
+(``CoordinatorLoaderImpl``, ``GroupMetadataManager``, ``OffsetMetadataManager.replay``; Kafka 4.x).
 
-One ``PartitionReplay`` per partition takes its batches in offset order (``CoordinatorLoaderImpl``): control
-batches carry COMMIT/ABORT markers of their producer; every record of a data batch is decoded
-(``coordinator_keys``, ``coordinator_values``) and applied with the batch's producer id. The rules, from
-``GroupMetadataManager`` / ``GroupMetadataStore`` and ``OffsetMetadataManager.replay`` (Kafka 4.x):
+Offsets: a later record replaces an earlier one; a tombstone deletes the committed and every pending
+transactional offset of that partition. A record from a batch with a producer id is pending until its
+COMMIT (unless a committed offset was written later in the log) or ABORT; until then the previous offset
+stays, flagged ``pending_transaction``. A commit for an unknown group creates a "simple" classic group; a
+group tombstone hides its offsets until a commit recreates the group.
 
-* Offsets: a later record for the same (group, topic, partition) replaces an earlier one; a tombstone deletes
-  the committed offset **and** every pending transactional offset of that partition. A record from a batch
-  with a producer id (``!= -1``; the coordinator writes its own records without one and TxnOffsetCommit in
-  the transaction's batches) is held pending for that producer; COMMIT moves the producer's pending offsets
-  to the committed ones unless a committed offset was written later in the log (``recordOffset``
-  comparison), ABORT drops them; markers of producers without pending offsets are ignored. Until its
-  marker, the previous committed offset stays and is flagged ``pending_transaction`` (KIP-211).
-* A non-tombstone offset commit of a group that does not exist creates a "simple" classic group: state
-  ``Empty``, no protocol type (what ``DescribeGroups`` reports for consumers using ``assign()``).
-* GroupMetadata (classic): the group is rebuilt from the record (``GroupMetadataStore.replay``; its state
-  and subscribed topics as ``coordinator_groups`` describes). A tombstone removes the group only: its
-  offsets stay stored but are invisible (OffsetFetch of a group that does not exist returns nothing),
-  and reappear if a later commit recreates the group.
-* KIP-848 consumer groups (types 3-8, 16): each record updates the group's epochs, members, target
-  assignment or resolved regular expressions (``coordinator_groups``); a record for a group that is a
-  simple classic group replaces it. Tombstones delete in Kafka's order: a member's assignments before the
-  member, the members and the target assignment before the group.
-
-Damage: a key that cannot be decoded (or a bad control record) cannot be attributed to a group, so it fails
-the whole replay with a ``CoordinatorRecordError`` naming partition, offset and segment (Kafka fails the
-partition's load). A value that cannot be decoded, or a record Kafka's replay would reject (e.g. a group
-tombstone while members remain), fails only its group: it is reported in ``errors`` with the reason and
-location, and its later records are ignored. Unknown record types are skipped and counted.
-
-A partition's end state is a ``ReplayResult``; ``coordinator_snapshot`` joins the partitions' results into
-one snapshot.
-"""
+Damage: a key that cannot be decoded fails the whole replay (``CoordinatorRecordError`` naming partition,
+offset and segment), as Kafka fails the partition's load; a bad value, or a record Kafka's replay would
+reject, fails only its group (reported in ``errors``). Unknown record types are skipped and counted."""
 
 from __future__ import annotations
 

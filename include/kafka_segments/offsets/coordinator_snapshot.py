@@ -2,8 +2,7 @@
 
 A group lives in one partition (``partitionFor(groupId)``, ``GroupCoordinatorService``), so the partitions'
 groups together are the snapshot; a group found in several partitions, or failed in any, is reported in the
-snapshot's ``errors`` instead.
-"""
+snapshot's ``errors`` instead."""
 
 from __future__ import annotations
 

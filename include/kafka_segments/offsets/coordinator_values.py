@@ -1,19 +1,9 @@
 """The values of ``__consumer_offsets`` records, decoded by their key's record type (``coordinator_keys``).
 
-A value is ``int16 value version`` + the value struct, or null (a tombstone). A value version outside the
-schema's ``validVersions`` is an error (``CoordinatorRecordSerde`` raises ``UnknownRecordVersionException``),
-as are bytes that do not follow the version's schema (the field encodings are ``coordinator_fields``').
-Kafka 4.0-4.2 read type 0 values as OffsetCommitValue v0-4; 4.3 reads them as ``LegacyOffsetCommitValue``
-(version 0 only, the bytes of OffsetCommitValue v0, the only version ever written under type 0). This reader
-accepts OffsetCommitValue v0-4 under both types. The KIP-848 consumer-group values have one version (0),
-flexible.
-
-A classic consumer's ``subscription`` bytes (in a GroupMetadataValue's members) are decoded too
-(``decode_subscription_topics``).
-
-Schemas: ``group-coordinator/src/main/resources/common/message/*Value.json`` and
-``clients/src/main/resources/common/message/ConsumerProtocolSubscription.json``.
-"""
+A value version outside the schema's ``validVersions`` is an error (``UnknownRecordVersionException``).
+OffsetCommitValue v0-4 is accepted under both types 0 and 1 (Kafka 4.3 reads type 0 as
+``LegacyOffsetCommitValue``, the bytes of v0). Schemas:
+``group-coordinator/src/main/resources/common/message/*Value.json``."""
 
 from __future__ import annotations
 

@@ -1,42 +1,11 @@
 """Encoding ``__consumer_offsets`` records as Kafka's group coordinator writes them (the mirror image of
-the decoders of ``coordinator_keys`` and ``coordinator_values``).
+``coordinator_keys`` and ``coordinator_values``).
 
-Record layout (``CoordinatorRecordSerde``): key = ``int16 record type`` + key struct; value = ``int16 value
-version`` + value struct, or null (a tombstone). Which versions a broker writes
-(``GroupCoordinatorRecordHelpers``): OffsetCommit under record type **1**, its value as **v3** ("the highest
-supported non-flexible version") or **v1** when the commit carries an explicit expire timestamp
-(``offsetCommitValueVersion``); GroupMetadata under record type **2**, its value as **v3**
-(``GROUP_METADATA_VALUE_VERSION``). Deleting an offset or a group writes the key with a null value
-(``newOffsetCommitTombstoneRecord``, ``newGroupMetadataTombstoneRecord``).
-
-The schemas written here (``group-coordinator/src/main/resources/common/message/*.json`` and
-``clients/src/main/resources/common/message/ConsumerProtocol*.json``); none of these versions is flexible::
-
-    OffsetCommitKey            group: string, topic: string, partition: int32
-    OffsetCommitValue v3       offset: int64, leaderEpoch: int32 (-1 = none), metadata: string,
-                               commitTimestamp: int64
-    OffsetCommitValue v1       offset: int64, metadata: string, commitTimestamp: int64, expireTimestamp: int64
-    GroupMetadataKey           group: string
-    GroupMetadataValue v3      protocolType: string, generation: int32, protocol: string?, leader: string?,
-                               currentStateTimestamp: int64, members: [MemberMetadata]
-      MemberMetadata v3        memberId: string, groupInstanceId: string?, clientId: string,
-                               clientHost: string, rebalanceTimeout: int32, sessionTimeout: int32,
-                               subscription: bytes, assignment: bytes
-    ConsumerProtocolSubscription v3   Topics: [string], UserData: bytes?, OwnedPartitions: [Topic: string,
-                                      Partitions: [int32]], GenerationId: int32, RackId: string?
-    ConsumerProtocolAssignment v3     AssignedPartitions: [Topic: string, Partitions: [int32]],
-                                      UserData: bytes?
-
-Encodings (Kafka's generated ``write`` methods): big-endian fixed-width ints; a string is ``int16 length +
-UTF-8`` (null = length -1) and may be at most 32767 bytes long; bytes are ``int32 length + data`` (null = -1);
-arrays are ``int32 count`` + elements. A member's ``subscription`` / ``assignment`` are the classic consumer
-protocol's own messages, each with its ``int16`` version first (``ConsumerProtocol.serializeSubscription``
-/ ``serializeAssignment`` write the highest version, 3).
-
-Which ``__consumer_offsets`` partition holds a group: ``partitionFor(groupId) = Utils.abs(groupId.hashCode())
-% offsets.topic.num.partitions`` (default 50; ``GroupCoordinatorService.partitionFor``), where ``hashCode``
-is Java's ``String.hashCode`` over UTF-16 code units and ``Utils.abs(Integer.MIN_VALUE)`` is 0.
-"""
+Versions as ``GroupCoordinatorRecordHelpers`` writes them: OffsetCommit under record type 1, value v3, or v1
+with an explicit expire timestamp (``offsetCommitValueVersion``); GroupMetadata under type 2, value v3;
+tombstones have a null value. Schemas: ``group-coordinator/src/main/resources/common/message/*.json`` and
+``clients/src/main/resources/common/message/ConsumerProtocol*.json`` (none of these versions is flexible).
+A group's partition is ``GroupCoordinatorService.partitionFor`` (Java's ``String.hashCode``)."""
 
 from __future__ import annotations
 
@@ -112,8 +81,7 @@ class GroupMetadata:
     """A classic group's state as ``newGroupMetadataRecord`` writes it after a rebalance.
 
     An empty group keeps its protocol type, has no protocol, leader or members, and
-    ``current_state_timestamp_ms`` is when it became Empty (the base of its offsets' expiry, KIP-211).
-    """
+    ``current_state_timestamp_ms`` is when it became Empty (the base of its offsets' expiry, KIP-211)."""
 
     group: str
     protocol_type: str = CONSUMER_PROTOCOL_TYPE

@@ -1,25 +1,10 @@
-"""The three Admin calls an offsets snapshot needs from a live cluster, and a confluent-kafka implementation.
+"""The three Admin calls an offsets snapshot needs from a live cluster (ListGroups, Describe,
+OffsetFetch), and a confluent-kafka implementation; ``GroupAdmin`` is the seam the tests fake.
 
-``GroupAdmin`` is the seam: ``kafka_source.snapshot_from_kafka`` only talks to it, so discovery, describe and
-error handling are tested with a fake, and ``ConfluentGroupAdmin`` (librdkafka through ``confluent-kafka``)
-is tested against librdkafka's mock cluster.
-
-What Kafka's Admin API returns (``clients/src/main/java/org/apache/kafka/clients/admin/internals/``
-``DescribeConsumerGroupsHandler.java``, ``ListConsumerGroupOffsetsHandler.java``):
-
-* ListGroups: group ids with their state, type (classic/consumer) and whether the protocol type is empty
-  (a "simple" group of standalone consumers). It is sent to every broker; a broker that does not answer
-  makes the listing incomplete, so the whole listing fails (``GroupDiscoveryError``) rather than silently
-  missing the groups that broker coordinates.
-* Describe: state, protocol type, members and their assignments, group type. It does not return the
-  members' subscribed topics (only the assignments) nor when the group entered its state.
-* OffsetFetch: per partition the committed offset, or a negative offset when the group has none (the Admin
-  client maps it to null). It returns no commit timestamps.
-
-Per-group failures are values (``GroupError`` with Kafka's error name), never exceptions, so one unreachable
-coordinator does not hide the other groups. Names starting with ``_`` (``_TIMED_OUT``, ``_TRANSPORT``,
-``_UNSUPPORTED_FEATURE``) are librdkafka's client-side errors.
-"""
+A broker that does not answer ListGroups fails the whole listing (``GroupDiscoveryError``) rather than
+silently missing its groups. Describe returns no subscriptions nor state timestamps, OffsetFetch no commit
+timestamps. Per-group failures are values (``GroupError`` with Kafka's error name; ``_``-names are
+librdkafka's client-side errors), so one unreachable coordinator does not hide the other groups."""
 
 from __future__ import annotations
 
@@ -216,20 +201,11 @@ def _group_type(kind: Any) -> GroupType | None:
 class ConfluentGroupAdmin:
     """``GroupAdmin`` over confluent-kafka's ``AdminClient`` (librdkafka); connects on first use.
 
-    Offsets are read with ``offsets_via``:
-
-    * ``"consumer"`` (default): one short-lived ``Consumer`` per group (never subscribing, so it never joins
-      the group) calls ``committed()`` for the topics' partitions, enumerated from cluster metadata.
-      librdkafka routes it through its consumer-group code, which handles coordinator errors.
-    * ``"admin"``: ``AdminClient.list_consumer_group_offsets``, which can fetch every partition at once. In
-      librdkafka (2.4 through at least 2.16) a NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE answer to it
-      crashes the process (null consumer-group handle in ``rd_kafka_handle_OffsetFetch``, librdkafka issue
-      #5040), which happens when a group's coordinator moves during a rolling restart.
-
-    Both ask for the last *stable* committed offset (``require_stable`` off, ``isolation.level``
-    read_uncommitted): a pending transactional commit is not waited for. ``timeout_s`` bounds each request;
-    ``max_in_flight`` bounds the groups read at once; ``client`` replaces the ``AdminClient`` built from
-    ``config`` (which must hold ``bootstrap.servers``).
+    ``offsets_via``: ``"consumer"`` (default) reads offsets with one short-lived, never-subscribing
+    ``Consumer`` per group; ``"admin"`` uses ``AdminClient.list_consumer_group_offsets``, which in librdkafka
+    2.4-2.16 crashes the process on a NOT_COORDINATOR answer (librdkafka issue #5040), as during a rolling
+    restart. Both read the last *stable* committed offset. ``timeout_s`` bounds each request,
+    ``max_in_flight`` the groups read at once; ``client`` replaces the ``AdminClient`` built from ``config``.
     """
 
     def __init__(

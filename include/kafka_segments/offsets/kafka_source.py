@@ -1,58 +1,21 @@
-"""A consumer-offset snapshot (docs/retention.md, "Consumer-offset snapshots") from a running cluster,
-through the Admin API.
+"""A consumer-offset snapshot (docs/retention.md, "Consumer-offset snapshots") from a running cluster, through
+the Admin API (``GroupAdmin``; ``open_kafka_source("kafka://host:port")`` gives confluent-kafka's).
 
-``snapshot_from_kafka(admin, ...)`` lists the groups (unless they are named), describes them and reads their
-committed offsets through a ``GroupAdmin`` (``kafka_admin``); ``open_kafka_source("kafka://host:port")``
-gives the confluent-kafka implementation.
+What the Admin API cannot tell, for KIP-211 expiry (``OffsetExpirationConditionImpl``): commit and state
+timestamps are ``None``, so such offsets never expire in this snapshot (that can only hold consumed retention
+back, never delete unread data); ``subscribed_topics`` is the union of the assigned topics (a lower bound,
+exact for Empty groups and the standard assignors); pending transactional commits are not waited for.
 
-What the Admin API cannot tell, and what the snapshot then says for KIP-211 offset expiry (as the group
-coordinator's ``OffsetExpirationConditionImpl`` and ``ClassicGroup`` / ``ConsumerGroup``
-``.offsetExpirationCondition`` implement it; evaluated by ``retention.expiry``):
+Failures: a group whose describe or offset fetch fails goes into ``errors`` with Kafka's error name (consumed
+retention then deletes nothing: KIP-68's M = −1). ``GROUP_ID_NOT_FOUND`` records the group ``Dead``. A
+Describe that is unsupported (librdkafka's mock cluster, some proxies) records the group offsets-only, state
+``Unknown``: safe, since none of its offsets expire; erroring instead would disable consumed retention on such
+a cluster for good. ListGroups failing on any broker raises ``GroupDiscoveryError`` (passing ``groups`` skips
+it); unreadable topic metadata raises ``KafkaAdminError``.
 
-* **Commit timestamps**: OffsetFetch returns none, so every ``commit_timestamp_ms`` is ``None``. An offset
-  whose expiry counts from its commit (standalone groups, Stable consumer groups for unsubscribed topics,
-  KIP-848 groups) therefore never expires in this snapshot.
-* **State timestamp**: Describe returns none (``state_timestamp_ms`` = ``None``). Kafka counts an Empty
-  classic group's offsets from that time, falling back to the commit timestamp; both unknown: the offsets
-  never expire. Keeping an offset Kafka would have expired can only hold consumed retention back; it never
-  deletes data a group has not read.
-* **Subscriptions**: Describe gives the members' assignments, not their subscriptions, so
-  ``subscribed_topics`` is the union of the assigned (current and target) topics: a lower bound of the
-  subscription, exact for an Empty group (no members) and, with the standard assignors, for a Stable group
-  (they assign every partition of every subscribed topic). ``None`` for groups of other protocols (Connect,
-  Schema Registry).
-* **Pending transactional commits** are not waited for: the last stable committed offset is read
-  (``pending_transaction`` stays ``False``).
-
-Failures, per group unless the whole cluster is concerned:
-
-* A group whose describe or offset fetch fails goes into ``errors`` with Kafka's error name (e.g.
-  ``COORDINATOR_NOT_AVAILABLE``, ``GROUP_AUTHORIZATION_FAILED``, librdkafka's ``_TIMED_OUT``); the other
-  groups are still read. Consumed retention then deletes nothing (KIP-68: M = −1 when any group is
-  unreadable).
-* Describe answered ``GROUP_ID_NOT_FOUND``: the group does not exist (or is a share/streams group, which
-  commits no offsets). It is recorded as ``Dead`` with whatever offsets OffsetFetch still returns (none),
-  as Kafka's DescribeGroups before v6 reports it; it then counts for no topic.
-* Describe **unsupported** (librdkafka's ``_UNSUPPORTED_FEATURE``, or ``UNSUPPORTED_VERSION``, as on
-  librdkafka's mock cluster or a proxy without DescribeGroups): the group is recorded *offsets-only*: state
-  ``Unknown`` (from ListGroups when it was listed), protocol type ``consumer`` (``""`` when ListGroups said
-  simple), subscription unknown. This is safe: none of these offsets expire (Kafka gives a classic
-  ``consumer`` group that is neither Stable nor Empty no expiration condition; a listed state leaves only
-  unknown timestamps to count from), so they all hold consumed retention back. What is lost is the
-  subscription: a group subscribed to a topic it never committed an offset for does not count for that
-  topic. Reporting these groups as errors instead would disable consumed retention on such a cluster for
-  good.
-* ListGroups failing on any broker (or unsupported) raises ``GroupDiscoveryError``: an incomplete listing
-  would silently drop groups. Passing ``groups`` skips ListGroups; that is also how to snapshot a cluster or
-  proxy that cannot list groups.
-* Topic metadata that cannot be read raises ``KafkaAdminError``.
-
-Connection settings: ``bootstrap.servers`` comes from the URI; any other librdkafka property (e.g.
-``security.protocol``, ``sasl.mechanism``, ``ssl.ca.location``) from environment variables
-``KAFKA_SEGMENTS_KAFKA_<NAME>``, ``NAME`` being the property upper-cased with ``_`` for ``.``
-(``KAFKA_SEGMENTS_KAFKA_SECURITY_PROTOCOL`` → ``security.protocol``), overridden by the ``config`` mapping
-(which also takes names that contain ``_``).
-"""
+Connection: ``bootstrap.servers`` from the URI; other librdkafka properties from
+``KAFKA_SEGMENTS_KAFKA_<NAME>`` (``KAFKA_SEGMENTS_KAFKA_SECURITY_PROTOCOL`` → ``security.protocol``),
+overridden by the ``config`` mapping."""
 
 from __future__ import annotations
 

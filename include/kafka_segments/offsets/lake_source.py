@@ -1,18 +1,9 @@
 """Consumer-group offsets from the ``__consumer_offsets`` partitions archived in the lake (docs/retention.md,
-"Consumer-offset snapshots").
+"Consumer-offset snapshots"), each partition replayed as the group coordinator loads it
+(``coordinator_replay``) from what a consumer of the committed log sees.
 
-Every partition of the topic in the manifest is replayed as Kafka's group coordinator loads it
-(``coordinator_replay``), reading exactly what a consumer of the committed log would see
-(``iter_visible_batches``: the manifest's segments, checked, from the log start offset on). Each group lives
-in one partition, so the partitions' groups together are the snapshot.
-
-A run replays the log **as of its ``now``** (``as_of_ms``): a record whose timestamp is later was not yet
-written at ``now`` — an offset committed, a group changed or a transaction marker written after it — so it
-is left out. A late, catch-up or backfill run therefore sees the offsets of its own ``now``, whatever the
-wall clock (docs/retention.md, "Consumer-offset snapshots").
-
-A lake without any partition of the topic is refused (``LakeSourceError``) rather than answered with an
-empty snapshot: "no groups" would let consumed-offset retention treat every topic as unread by anyone.
+The log is replayed **as of the run's ``now``**: later records were not yet written then. A lake without the
+topic is refused (``LakeSourceError``): "no groups" would let consumed retention treat every topic as unread.
 """
 
 from __future__ import annotations

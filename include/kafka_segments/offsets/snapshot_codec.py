@@ -1,36 +1,11 @@
-"""The JSON form of a consumer-offset snapshot (a public contract), format version 1.
+"""The JSON form of a consumer-offset snapshot (a public contract), format version 1; the fields and an
+example are in docs/retention.md, "Consumer-offset snapshots".
 
-The document's fields and an example: docs/retention.md, "Consumer-offset snapshots".
-
-Fields added after the first contract, both optional on input: ``group_type`` (``classic`` / ``consumer``,
-the Admin ``ConsumerGroupDescription.type``; absent means ``classic``) is always written;
-``pending_transaction`` on an offset (a transactional offset commit is still open, which blocks its expiry:
-``OffsetMetadataManager.cleanupExpiredOffsets``) is written only when true.
-
-**Writing** is canonical: groups sorted by ``group_id``, a group's offsets by (topic, partition), its
-subscribed topics by name, errors by ``group_id``; fields in the documented order; UTF-8 ending in a
-newline. The same snapshot always gives the same bytes, which is what makes stored snapshots
-content-addressed.
-
-**Reading** is strict and names the field at fault (``groups[1].offsets[0].offset: -5 is negative``):
-
-* ``format_version`` must be 1 (``UnsupportedSnapshotVersionError`` otherwise);
-* every field of the contract must be present with its JSON type; integers are not booleans; the nullable
-  ones (``protocol_type``, ``state_timestamp_ms``, ``subscribed_topics``, ``commit_timestamp_ms``,
-  ``expire_timestamp_ms``) may be ``null``; timestamps are epoch milliseconds >= 0 (Kafka's ``-1`` "none" is
-  written as ``null``);
-* ``state`` is one of Kafka's ``GroupState`` names; topics are legal Kafka topic names
-  (``Topic.validate``); partitions are int32 >= 0 and offsets int64 >= 0;
-* group ids are strings and may be empty: Kafka's group coordinator accepts offset commits for the empty
-  group id for backwards compatibility (``GroupCoordinator.isValidGroupId``: OFFSET_COMMIT/OFFSET_FETCH only
-  need a non-null id), so ``__consumer_offsets`` can hold it;
-* no group id twice (in ``groups``, and in ``errors``), no (topic, partition) twice in a group, no subscribed
-  topic twice, no key twice in one JSON object;
-* unknown extra fields are ignored, so a later release may add fields without a new format version.
-
-Every refusal is a ``SnapshotFormatError`` naming the object or file and the field path
-(``offsets/snapshot_fields``).
-"""
+Writing is canonical (sorted groups, offsets, topics and errors; documented field order; UTF-8 with a final
+newline): the same snapshot always gives the same bytes, which makes stored snapshots content-addressed.
+Reading is strict and every refusal is a ``SnapshotFormatError`` naming the field path
+(``groups[1].offsets[0].offset: -5 is negative``; ``offsets/snapshot_fields``). Empty group ids are valid
+(``GroupCoordinator.isValidGroupId`` accepts them for offset commits); unknown extra fields are ignored."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Strict reading of the offsets' JSON documents (snapshots: ``snapshot_codec``; pins: ``snapshot_store``)
 and their errors: every refusal names the object or file and the field path
-(``groups[1].offsets[0].offset: -5 is negative``); an object with a key twice is refused.
-"""
+(``groups[1].offsets[0].offset: -5 is negative``); an object with a key twice is refused."""
 
 from __future__ import annotations
 

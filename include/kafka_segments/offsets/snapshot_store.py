@@ -1,19 +1,10 @@
-"""Consumer-offset snapshots in the lake: immutable, content-addressed objects, and a pin per logical time.
+"""Consumer-offset snapshots in the lake: immutable, content-addressed objects, and a pin per logical time
+(docs/retention.md, "Which snapshot a run uses").
 
-::
-
-    _kafka_segments/offsets/<sha256 of the canonical JSON>.json   a snapshot (its canonical JSON)
-    _kafka_segments/offsets/at/<now_ms, 20 digits>.json           the pin: the snapshot runs at `now` use
-
-A snapshot's id is the SHA-256 of its canonical JSON, so storing the same snapshot twice writes nothing new,
-and a stored object whose bytes do not hash to its name was changed outside the lake's control (refused
-with ``SnapshotIntegrityError``). Objects are written create-only and never overwritten.
-
-Every rule's ``now`` is the run's logical time (docs/retention.md, "Which snapshot a run uses"). Consumed
-retention depends on the offsets the groups had committed, and a live cluster's offsets move on; so the first
-run at a logical time pins the snapshot it used, and a rerun or backfill of that logical time finds the pin
-and uses the same offsets (the same plan). Pins are create-only too: the first writer wins, a second (or
-concurrent) pin for the same time gets the existing pin back, marked ``reused``.
+A snapshot's id is the SHA-256 of its canonical JSON, so storing it twice writes nothing new, and an object
+whose bytes do not hash to its name is refused (``SnapshotIntegrityError``). The first run at a logical time
+pins the snapshot it used, so a rerun or backfill of that time uses the same offsets. Everything is
+create-only: the first pin wins, a later one gets it back marked ``reused``.
 
 Pin format version 1::
 

@@ -1,14 +1,6 @@
-"""Taking a consumer-offset snapshot from one of its sources (docs/retention.md, "Consumer-offset
-snapshots"), named by a string:
-
-* ``kafka://host:port[,host:port...]``: a running cluster, through the Admin API (``offsets.kafka_source``);
-* ``lake``: the ``__consumer_offsets`` partitions archived in the lake, as of its head manifest
-  (``offsets.lake_source``);
-* anything else without a ``scheme://``: a snapshot JSON file (``snapshot_codec``; a file literally named
-  ``lake`` is ``./lake``).
-
-The source modules are imported only when used, so reading a file never loads a Kafka client.
-"""
+"""Taking a consumer-offset snapshot from a source string: ``kafka://host:port[,...]`` (a live cluster),
+``lake`` (the archived ``__consumer_offsets``), or a snapshot JSON file (``./lake`` for a file so named).
+The source modules are imported only when used, so reading a file never loads a Kafka client."""
 
 from __future__ import annotations
 
@@ -68,25 +60,23 @@ def take_snapshot(
 ) -> OffsetSnapshot:
     """A snapshot of the groups' committed offsets from ``source`` (not stored: see ``snapshot_store``).
 
-    ``taken_at_ms`` is the snapshot's time; ``None`` takes the source's own: the wall clock for a cluster,
-    the newest record timestamp of ``__consumer_offsets`` in the head manifest for the lake (its commit
-    time when there is none). A file always keeps the ``taken_at_ms`` it says. ``groups`` / ``topics``
-    keep only those groups (and their errors) / only the offsets of those topics. ``kafka_timeout_s``
-    bounds each Admin request to a cluster (``open_kafka_source``'s default when ``None``). ``lake_view``
-    is the state the ``lake`` source reads instead of the head manifest (a run passes the view its adoption
-    produced, which includes ``__consumer_offsets`` segments it has not committed yet). ``as_of_ms`` replays
-    the ``lake`` source as of that time (a run's ``now``: later records are left out, and the snapshot's time
-    is at most it); other sources ignore it.
+    Args:
+        taken_at_ms: the snapshot's time; ``None``: the source's own (the wall clock for a cluster, the
+            newest ``__consumer_offsets`` record for the lake; a file always keeps its own).
+        groups, topics: keep only those groups (and their errors), only those topics' offsets.
+        kafka_timeout_s: bounds each Admin request (``open_kafka_source``'s default when ``None``).
+        lake_view: the state the ``lake`` source reads instead of the head manifest (a run's adopted view).
+        as_of_ms: replay the ``lake`` source as of that time (a run's ``now``); other sources ignore it.
 
     Raises:
         InvalidSnapshotSourceError: ``source`` is not a source.
         SnapshotFormatError: a file source that cannot be read or is not a valid snapshot.
         NoCommittedStateError: the ``lake`` source on a lake without a committed manifest.
-        LakeSourceError: the lake holds no ``__consumer_offsets`` partition (and the other errors of
+        LakeSourceError: the lake holds no ``__consumer_offsets`` partition (and the errors of
             ``lake_source.snapshot_from_lake``).
         InvalidKafkaSourceError: a malformed ``kafka://`` URI or group list.
-        KafkaAdminError: the cluster could not be read (``GroupDiscoveryError`` when the groups could not be
-            listed; see ``kafka_source.snapshot_from_kafka``).
+        KafkaAdminError: the cluster could not be read (``GroupDiscoveryError``: the groups could not be
+            listed).
         InvalidTopicError: a topic name Kafka would reject.
     """
     kind = source_kind(source)

@@ -1,11 +1,6 @@
-"""``kafka-segments delete-records``: KIP-107 on the lake, committed atomically for every partition.
-
-recover → adopt → per-partition results → one commit with the new log start offsets and the whole segments
-below them retired (reason ``log-start-offset``), through one ``LakeTransaction``. A partition's error affects
-only that partition; when no partition changes, nothing is committed. A dry run computes the same results,
-writes its request and results in its own run folder only, and ends as ``RunOutcome.DRY_RUN`` (docs/lake.md,
-"Dry runs").
-"""
+"""``kafka-segments delete-records``: KIP-107 on the lake, committed atomically for every partition through
+one ``LakeTransaction`` (whole segments below the new log start offsets retired as ``log-start-offset``). A
+partition's error affects only that partition; a dry run ends as ``RunOutcome.DRY_RUN``."""
 
 from __future__ import annotations
 

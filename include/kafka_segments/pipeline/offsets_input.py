@@ -1,23 +1,10 @@
 """Which consumer-offset snapshot a run uses, so that a rerun or backfill of the same logical time uses the
-same offsets.
+same offsets (docs/retention.md, "Which snapshot a run uses").
 
-* ``--offsets FILE``: the file, stored immutably in the lake and pinned for the run's ``now`` when no pin
-  exists yet (an existing pin for another snapshot is left alone and reported; the explicit file wins).
-* ``--offsets-source SRC``: the snapshot already pinned for ``now`` if there is one, else a new one taken from
-  ``SRC``, stored and pinned (first writer wins: a concurrent run that pinned first is followed). A snapshot
-  in which some groups could not be read is stored but not pinned, so a rerun can take a complete one.
-  The snapshot is **as of ``now``**: the ``lake`` source replays ``__consumer_offsets`` up to ``now``
-  (later records are not yet committed offsets). A live cluster only knows the present, so when ``now`` is
-  more than ``max_live_lag_ms`` behind the wall clock (a late, catch-up or backfill run) it is not asked:
-  the snapshot pinned at or before ``now`` is used, and the run says so.
-* neither: the snapshot pinned for ``now``, if any; otherwise the run has no offsets (consumed retention
-  reports ``no offsets snapshot``).
-* ``earlier_pin`` (backfills of past dates): the snapshot pinned for ``now``, else the one pinned for the
-  newest earlier time; a source is never asked (today's offsets say nothing about a past date). With no pin
-  at or before ``now`` the run has no offsets.
-
-A dry run reads the same way but stores and pins nothing (its run keeps the snapshot in its own folder).
-"""
+``--offsets FILE`` is stored and pinned unless a pin exists; ``--offsets-source SRC`` takes the pin for
+``now``, else a new snapshot as of ``now``; a live cluster more than ``max_live_lag_ms`` behind is not asked
+(it only knows the present). ``earlier_pin`` (backfills) takes the newest pin at or before ``now`` and never
+asks a source. A dry run stores and pins nothing."""
 
 from __future__ import annotations
 

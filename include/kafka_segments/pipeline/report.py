@@ -2,8 +2,7 @@
 
 Per partition: the segments and bytes deleted by each pass, the log start offset before and after, KIP-68's
 M with the group holding it back (its lag and when its offsets expire), the groups that would lose records
-they have not read, and why a partition was skipped.
-"""
+they have not read, and why a partition was skipped."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
 """``kafka-segments run --engine inline``: every stage of a run (``pipeline.stages``), in order, in this
-process: recover → snapshot → prepare → execute (adopt, compact, plan, stage) → commit → gc → report.
-
-Every rule uses the run's logical ``now``; the same lake, configuration, snapshot and ``now`` give the same
-result, and a second run with the same ``now`` finds nothing left to do. A dry run goes through the same
-stages and ends as ``RunOutcome.DRY_RUN``: it reads what a real run reads, writes only under its own run's
-names (never visible to readers) and commits nothing (docs/lake.md, "Dry runs").
-
-Compacted topics get their cleaning rounds first and the deletion passes then run over what the rounds left
-(``run_changes``). Deletion is logical: the committed manifest drops the segments and moves the log start
-offsets; the objects stay, listed as retired with the topic's ``file.delete.delay.ms``, until ``gc`` deletes
-them.
-"""
+process. The same lake, configuration, snapshot and ``now`` give the same result; a dry run ends as
+``RunOutcome.DRY_RUN`` (docs/lake.md, "Dry runs"). Deletion is logical: retired objects stay until ``gc``."""
 
 from __future__ import annotations
 

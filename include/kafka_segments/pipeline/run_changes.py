@@ -1,27 +1,18 @@
-"""What a run changes: compaction rounds, then the deletion passes over the state they leave, as one change.
-
-The ``execute`` stage of every run (``pipeline.stages``) calls ``plan_changes``, on the run's engine:
-
-1. partitions the adoption quarantined are left alone;
-2. every eligible partition of a compacted topic gets a cleaning round within the run's budget
-   (``compaction.stage``), on the runner's workers or in this process; a round that fails on bad data
-   quarantines its partition for the rest of the run;
-3. the retention plan is made over the partitions as the rounds left them (Kafka's cleaner thread cleans,
-   then deletes old segments);
-4. the new states: the plan applied, checkpoints left invalid by the deletion passes reset to the log start
-   offset; the retired segments: the ones replaced by compaction output, then the ones the passes deleted.
-"""
+"""What a run changes: compaction rounds, then the deletion passes over the state they leave, as one change
+(as Kafka's cleaner thread cleans, then deletes old segments). Quarantined partitions are left alone; a round
+that fails on bad data quarantines its partition; the deletion passes leave the cleaner checkpoint as it is,
+even below the new log start offset (as Kafka's ``deleteOldSegments`` does)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from kafka_segments.config import Config
 from kafka_segments.lake.adoption_report import AdoptionResult
 from kafka_segments.lake.runs import RunRecord
 from kafka_segments.lake.staging import retire
-from kafka_segments.pipeline.compaction.stage import CompactionResult, compact_states, settle_checkpoint
+from kafka_segments.pipeline.compaction.stage import CompactionResult, compact_states
 from kafka_segments.pipeline.engines.base import Engine
 from kafka_segments.pipeline.planning import Selection, adoption_quarantine, plan_adopted
 from kafka_segments.retention.plan import PartitionPlan, RetentionPlan
@@ -73,26 +64,11 @@ def plan_changes(
         also_quarantined=compaction.quarantined(),
     )
     partitions, deleted = apply_plan(run, after, plan.partitions, config)
-    skipped = {p.topic_partition for p in plan.partitions if p.skipped is not None}
-    settled = tuple(
-        state
-        if state.topic_partition in skipped or state.topic_partition not in selection
-        else _settled(state, config, run)
-        for state in partitions
-    )
-    return RunChanges(compaction, plan, settled, (*compaction.retired(run, config), *deleted))
-
-
-def _settled(state: PartitionState, config: Config, run: RunRecord) -> PartitionState:
-    settled = settle_checkpoint(state, config.for_topic(state.topic_partition.topic))
-    return state if settled is state else replace(settled, run_id=run.run_id)
+    return RunChanges(compaction, plan, tuple(partitions), (*compaction.retired(run, config), *deleted))
 
 
 def apply_plan(
-    run: RunRecord,
-    states: Sequence[PartitionState],
-    plans: Sequence[PartitionPlan],
-    config: Config,
+    run: RunRecord, states: Sequence[PartitionState], plans: Sequence[PartitionPlan], config: Config
 ) -> tuple[list[PartitionState], list[RetiredObject]]:
     """The partitions after ``plans`` and the segments they retire (each with its pass as the reason)."""
     by_tp = {plan.topic_partition: plan for plan in plans}

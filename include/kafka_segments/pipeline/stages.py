@@ -1,30 +1,12 @@
-"""The stages of a run, written once: every door calls these functions in this order.
+"""The stages of a run, written once: every door (inline, ``--engine spark``, the maintenance DAG) calls these
+functions in this order, handing over through the run's folder and ``LakeTransaction``::
 
-``kafka-segments run`` (``pipeline.retention_run``: inline, all in this process), ``run --engine spark``
-(``cli.spark_engine``: the execute stage in ``spark-submit``, validation in its own process) and the
-maintenance DAG (one task per stage) differ only in where each stage runs; stages hand over through the
-run's folder and the transaction (``lake.transaction.LakeTransaction``) each one resumes::
+    recover   snapshot   prepare (request.json)   execute (plan.json, manifest.json, staged.json)
+    validate (validation.json)   commit   gc   report (report.json)
 
-    recover          lake.recover.recover                      settle interrupted runs
-    snapshot         snapshot_offsets                          the consumer offsets of ``now`` (pinned)
-    prepare          prepare_run        -> request.json        register the run on the head, record the ask
-    execute          execute_run        -> input-manifest.json adopt, compact, plan (here or on Spark);
-                                           plan.json           stage the new manifest (invisible to readers)
-                                           manifest.json
-                                           staged.json
-    validate         (segment_quality)  -> validation.json     expectation suites over the staged output
-    commit           commit_staged                             one conditional PUT; refuses without a
-                                                               successful validation; a dry run aborts here
-    gc               lake.gc.collect_garbage
-    report           finish_run         -> report.json         the run's report (also the DAG's last XCom)
-
-Everything a stage writes before the commit lives in ``_kafka_segments/runs/<run id>/`` (and, for compaction
-output, under the run's own object names) and is invisible to readers, so a dry run or a failed validation
-leaves the committed state untouched; its staged objects are swept once another commit takes its version.
-A dry run goes through every stage the same way and ends at ``commit`` as ``RunOutcome.DRY_RUN``
-(docs/lake.md, "Dry runs"). Every stage may be retried: ``prepare`` re-registers the same run id (same
-base), ``execute`` overwrites its own files, ``commit`` reads back before it writes.
-"""
+Everything before the commit is invisible to readers, so a dry run or a failed validation leaves the
+committed state untouched (docs/lake.md, "One run, one transaction"). Every stage may be retried:
+``prepare`` re-registers the same run, ``execute`` overwrites its files, ``commit`` reads back first."""
 
 from __future__ import annotations
 
@@ -112,8 +94,7 @@ def snapshot_offsets(
     """The consumer offsets of ``now`` (see ``offsets_input``): pinned for ``now`` unless a dry run.
 
     The ``lake`` source reads ``__consumer_offsets`` as the run will see it, uploaded segments included: the
-    same view the inline engine passes after its adoption (only that topic's objects are listed and read).
-    """
+    same view the inline engine passes after its adoption (only that topic's objects are listed and read)."""
     view = partial(_offsets_topic_view, store)
     return resolve_offsets(store, choice, now_ms=now_ms, dry_run=dry_run, topics=topics, lake_view=view)
 
@@ -145,8 +126,7 @@ def prepare_run(
     """Register the run on the current head and record what it is asked to do (``request.json``), with the
     offsets snapshot it uses (``offsets.json``: a dry run's snapshot is stored nowhere else).
 
-    Preparing an already prepared run id again returns its stored request (a retried task).
-    """
+    Preparing an already prepared run id again returns its stored request (a retried task)."""
     if run_id is not None:
         existing = read_run_json_or_none(store, run_id, REQUEST)
         if existing is not None:

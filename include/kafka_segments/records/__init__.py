@@ -1,7 +1,6 @@
 """Kafka's on-disk record formats: record batch v2, legacy message sets v0/v1, compression, control records.
 
-The public names are re-exported here; the modules each hold one concern (schema, record, builder, ...).
-"""
+The public names are re-exported here; the modules each hold one concern (schema, record, builder, ...)."""
 
 from kafka_segments.records.attributes import CompressionType, TimestampType
 from kafka_segments.records.batch import BatchHeader, RecordBatch

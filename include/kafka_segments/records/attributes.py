@@ -1,16 +1,5 @@
-"""Batch attributes: compression codec, timestamp type and the v2 flag bits (``DefaultRecordBatch``).
-
-v2 attributes are an int16 of which only the low byte is used::
-
-    bit 0-2  compression codec (CompressionType)
-    bit 3    timestamp type: 0 CreateTime, 1 LogAppendTime
-    bit 4    isTransactional
-    bit 5    isControl
-    bit 6    hasDeleteHorizonMs (KIP-534): baseTimestamp holds the delete horizon
-    bit 7-15 unused (0)
-
-Legacy (v0/v1) messages use an int8 with the codec in bits 0-2 and (v1 only) the timestamp type in bit 3.
-"""
+"""Batch attributes (``DefaultRecordBatch``): codec in bits 0-2, timestamp type in bit 3, then (v2 only)
+isTransactional, isControl and hasDeleteHorizonMs (KIP-534) in bits 4-6; legacy messages have an int8."""
 
 from __future__ import annotations
 

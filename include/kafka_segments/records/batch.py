@@ -1,27 +1,9 @@
 """Record batch v2 (magic 2, ``DefaultRecordBatch``): the header schema and a batch view.
 
-Wire schema (big-endian)::
-
-    RecordBatch =>
-      BaseOffset => Int64
-      Length => Int32                   bytes after this field (batch size - 12)
-      PartitionLeaderEpoch => Int32     not covered by the CRC
-      Magic => Int8                     2
-      CRC => Uint32                     CRC-32C of Attributes .. end of batch
-      Attributes => Int16               see attributes.py
-      LastOffsetDelta => Int32
-      BaseTimestamp => Int64            the delete horizon when attribute bit 6 is set
-      MaxTimestamp => Int64
-      ProducerId => Int64
-      ProducerEpoch => Int16
-      BaseSequence => Int32
-      RecordsCount => Int32
-      Records => [Record]               one compressed stream when the codec is not NONE
-
-The CRC covers the bytes from Attributes to the end of the batch, so BaseOffset, Length,
-PartitionLeaderEpoch and Magic can be rewritten without recomputing it. Every offset below is derived from
-the struct formats, never typed in by hand.
-"""
+The header is BaseOffset, Length, PartitionLeaderEpoch, Magic, CRC, Attributes, LastOffsetDelta,
+BaseTimestamp (the delete horizon when attribute bit 6 is set), MaxTimestamp, ProducerId, ProducerEpoch,
+BaseSequence, RecordsCount. The CRC-32C covers Attributes to the end of the batch, so the four fields before
+it can be rewritten without recomputing it. Every offset below is derived from the struct formats."""
 
 from __future__ import annotations
 
@@ -93,8 +75,7 @@ class BatchHeader:
     """The header of one log entry, as read without touching the records.
 
     For legacy (magic 0/1) entries the v2-only fields hold Kafka's sentinels and ``attributes`` is the
-    message's int8 attributes.
-    """
+    message's int8 attributes."""
 
     base_offset: int
     batch_length: int
@@ -183,8 +164,7 @@ def unpack_header(buf: Buffer, pos: int) -> BatchHeader:
 class RecordBatch:
     """A v2 record batch over its bytes (a memoryview slice of the segment, not a copy).
 
-    ``segment`` and ``position`` name where the batch lives, for error messages.
-    """
+    ``segment`` and ``position`` name where the batch lives, for error messages."""
 
     __slots__ = ("__dict__", "_buf", "header", "segment")
 

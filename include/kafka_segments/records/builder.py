@@ -1,16 +1,8 @@
-"""Writing v2 record batches: new batches, compaction rebuilds and empty batch headers.
-
-Rules (``MemoryRecordsBuilder``, ``MemoryRecords.buildRetainedRecordsInto``,
-``DefaultRecordBatch.writeEmptyHeader``):
-
-* baseTimestamp is the first record's timestamp, or the delete horizon when one is stamped (attribute bit 6);
-  record timestamp deltas are relative to it, so absolute timestamps survive a horizon.
-* maxTimestamp is the largest record timestamp for CreateTime, the log-append time for LogAppendTime.
-* A rebuilt batch keeps baseOffset, lastOffsetDelta, producer id/epoch, baseSequence, the transactional and
-  control flags, partitionLeaderEpoch and the codec of its source; records keep their offsets.
-* An empty batch header is 61 bytes, uncompressed, recordsCount 0, baseTimestamp -1, the source's
-  maxTimestamp, and no delete-horizon flag.
-"""
+"""Writing v2 record batches: new batches, compaction rebuilds and empty batch headers, by Kafka's rules
+(``MemoryRecordsBuilder``, ``MemoryRecords.buildRetainedRecordsInto``,
+``DefaultRecordBatch.writeEmptyHeader``).
+A rebuilt batch keeps its source's header fields and codec; a stamped delete horizon becomes baseTimestamp
+and the timestamp deltas are relative to it, so absolute timestamps survive."""
 
 from __future__ import annotations
 
@@ -118,8 +110,7 @@ def rebuild_batch(
     """A batch holding ``retained`` (a subset of ``source``'s records) with the source's metadata.
 
     ``delete_horizon_ms`` stamps a new horizon; an existing horizon of the source is preserved (never
-    reset). With no records this writes the empty batch header (and a horizon is lost, as in Kafka).
-    """
+    reset). With no records this writes the empty batch header (and a horizon is lost, as in Kafka)."""
     header = source.header
     if not retained:
         return empty_batch_header(header)

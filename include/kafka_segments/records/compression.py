@@ -10,8 +10,10 @@
 * lz4: the LZ4 frame format with independent blocks, 64 KiB maximum block size, no block or content
   checksum and no content size (``Lz4BlockOutputStream``); the framing, its reader's rules and the magic 0
   quirk are in ``lz4_frame``.
-* zstd: frames without a content size, as zstd-jni's streaming compressor writes them (level 3). The
-  reader accepts concatenated frames and frames with or without a content size. Only valid in magic 2.
+* zstd: frames without a content size, as zstd-jni's streaming compressor writes them for Kafka's
+  ``MemoryRecordsBuilder`` (level 3): a block per 128 KiB of input, the rest flushed as a block that is not
+  the last, then an empty raw last block (``_zstd_compress``). The reader accepts concatenated frames and
+  frames with or without a content size. Only valid in magic 2.
 
 ``decompress`` and ``batch_decompressors`` take a ``max_size``: a stream that would inflate past it raises
 ``DecompressedSizeError`` once at most a bounded amount past the limit was produced, whatever the ratio
@@ -106,8 +108,7 @@ def compress(codec: CompressionType | int, data: Buffer, *, magic: int = 2) -> b
         return lz4_compress(data, magic)
     if codec == CompressionType.ZSTD:
         _check_zstd_magic(magic)
-        compressor = _zstd_compressor().compressobj()
-        return compressor.compress(data) + compressor.flush()
+        return _zstd_compress(data)
     raise UnsupportedCodecError(f"unknown compression codec id {int(codec)}")
 
 
@@ -308,6 +309,21 @@ def _zstd_compressor() -> zstandard.ZstdCompressor:
         compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_content_size=False)
         _threads.zstd_compressor = compressor
     return compressor
+
+
+def _zstd_compress(data: Buffer) -> bytes:
+    """One frame as Kafka's ``MemoryRecordsBuilder`` has zstd-jni write it: the records go in with
+    ``ZSTD_e_continue`` (a block is compressed each time 128 KiB have come in, however the writes are cut);
+    closing the builder's ``DataOutputStream`` first flushes it (``ZSTD_e_flush``: the rest as a block that is
+    not the last), then closes the zstd stream (``ZSTD_e_end``: an empty raw last block, 3 bytes)."""
+    stream = _zstd_compressor().compressobj()
+    return b"".join(
+        (
+            stream.compress(data),
+            stream.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK),
+            stream.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH),
+        )
+    )
 
 
 def _zstd_decompressor() -> zstandard.ZstdDecompressor:

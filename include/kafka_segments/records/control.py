@@ -1,15 +1,5 @@
-"""Control records: transaction markers and the other control types.
-
-As Kafka's ``ControlRecordType`` and ``EndTransactionMarker``.
-
-Schemas (big-endian)::
-
-    ControlRecordKey  => Version => Int16 (0; later versions are read as 0), Type => Int16
-    EndTxnMarkerValue => Version => Int16 (0), CoordinatorEpoch => Int32
-
-Types: 0 ABORT, 1 COMMIT, 2 LEADER_CHANGE, 3 SNAPSHOT_HEADER, 4 SNAPSHOT_FOOTER, 5 KRAFT_VERSION,
-6 KRAFT_VOTERS; any other type is UNKNOWN and its record is kept opaque.
-"""
+"""Control records: transaction markers and the other control types, as Kafka's ``ControlRecordType`` and
+``EndTransactionMarker``. An unknown type's record is kept opaque."""
 
 from __future__ import annotations
 

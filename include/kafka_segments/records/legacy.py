@@ -1,36 +1,10 @@
 """Legacy message sets v0/v1 (magic 0 and 1): ``LegacyRecord``, ``AbstractLegacyRecordBatch``. Read only.
 
-Wire schema (big-endian)::
-
-    Entry =>
-      Offset => Int64       absolute offset; for a compressed wrapper the offset of its LAST inner message
-      Size => Int32         bytes of the message
-      Message =>
-        CRC => Uint32       CRC-32 (IEEE) of Magic .. end of the message
-        Magic => Int8       0 or 1
-        Attributes => Int8  bits 0-2 codec, bit 3 timestamp type (v1 only: 0 CreateTime, 1 LogAppendTime)
-        Timestamp => Int64  v1 only
-        KeyLength => Int32  -1 = null key
-        Key => Bytes
-        ValueLength => Int32  -1 = null value
-        Value => Bytes
-
-An uncompressed entry holds one message. A compressed entry is a *wrapper* whose value is the compressed
-bytes of an inner message set (entries with the same layout, never themselves compressed; zstd is not
-allowed). Inner offsets are absolute in a v0 wrapper and relative (0..n-1) in a v1 wrapper, where
-absolute = wrapperOffset - lastInnerOffset + innerOffset (a wrapper offset of 0, as some librdkafka
-versions produce, means base 0). Inner v1 messages take the wrapper's timestamp when the wrapper is
-LogAppendTime; v0 messages have no timestamp (-1).
-
-A ``LegacyEntry`` exposes the same ``header``/``records``/``verify_crc`` surface as a v2 ``RecordBatch``:
-the header's v2-only fields hold Kafka's sentinels, ``base_offset`` is the first inner offset and
-``last_offset`` the entry's offset. Errors name the segment, the entry's position and its offset field;
-when a malformed entry also fails its CRC, the CRC mismatch is reported (``InvalidCrcError``).
-
-As in Kafka, only the outer CRC is checked (``ensureValid``), inner messages may have either magic,
-and an empty or null-valued wrapper is corrupt. Stricter than Kafka's reader (which silently stops at a cut
-inner entry and reads a negative length as null): any structural damage is reported.
-"""
+A compressed entry is a wrapper whose value holds an inner message set; inner offsets are absolute in v0 and
+relative in v1 (absolute = wrapperOffset - lastInnerOffset + innerOffset; a wrapper offset of 0, as some
+librdkafka versions write, means base 0). A ``LegacyEntry`` has the surface of a v2 ``RecordBatch``. As in
+Kafka only the outer CRC is checked; stricter than Kafka's reader, any structural damage is reported (a CRC
+mismatch first, ``InvalidCrcError``)."""
 
 from __future__ import annotations
 

@@ -1,21 +1,11 @@
 """Reading a ``.log`` segment: a plain concatenation of entries with no file header.
 
-Every entry of every format starts with ``Offset => Int64, Size => Int32`` (12 bytes, ``LOG_OVERHEAD``)
-where Size counts the bytes that follow, and has its magic byte at byte 16. Magic 2 is a record batch
-(``batch.py``), magic 0 and 1 are legacy messages (``legacy.py``); anything else is corruption
-(``ByteBufferLogInputStream.nextBatch``).
-
-A header no writer can produce is damage too: negative counts, an unknown codec, offsets outside
-``[0, 2^63-1]`` (a base offset plus lastOffsetDelta past ``Long.MAX_VALUE``), timestamps below -1 (Kafka's
-"no timestamp"). A header scan (``scan_headers``), which decodes no record, also refuses what its batch
-cannot hold: a records count larger than the records stream can carry (``MIN_RECORD_SIZE`` bytes each when
-uncompressed, one offset each within lastOffsetDelta when compressed) and an entry ending past
-``MAX_SEGMENT_BYTES`` (Kafka's ``.index`` positions are 32-bit): the manifest's counts come from headers.
-
-Damage is reported as a ``CorruptRecordError`` (or its ``TruncatedSegmentError`` / ``InvalidCrcError``
-subclasses) naming the segment, the entry's byte position and, when readable, its offset.
-``scan_valid_prefix`` instead returns everything valid up to the damage, as Kafka's segment recovery does.
-"""
+Every entry starts with ``Offset => Int64, Size => Int32`` and has its magic at byte 16: 2 is a record batch,
+0 and 1 are legacy messages, anything else is corruption (``ByteBufferLogInputStream.nextBatch``). A header
+no writer can produce is damage too; a header scan (``scan_headers``) also refuses records counts the
+stream cannot hold and entries past ``MAX_SEGMENT_BYTES`` (32-bit index positions), because the manifest's
+counts come from headers. Damage is a ``CorruptRecordError`` naming the segment, byte position and offset;
+``scan_valid_prefix`` returns what is valid up to it, as Kafka's segment recovery does."""
 
 from __future__ import annotations
 
@@ -241,8 +231,7 @@ def records_count_misfit(header: BatchHeader) -> str | None:
 
     Uncompressed, ``n`` records take at least ``n * MIN_RECORD_SIZE`` bytes of the batch. Compressed, the
     bytes give no bound, but each record has its own offset within ``[baseOffset, baseOffset +
-    lastOffsetDelta]`` (producers number them consecutively; the cleaner only removes records).
-    """
+    lastOffsetDelta]`` (producers number them consecutively; the cleaner only removes records)."""
     payload = header.size_in_bytes - RECORD_BATCH_OVERHEAD
     count = header.records_count
     if header.compression is CompressionType.NONE:

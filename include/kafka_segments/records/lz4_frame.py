@@ -1,12 +1,8 @@
 """Kafka's LZ4 framing (``Lz4BlockOutputStream`` / ``Lz4BlockInputStream``), for ``compression``.
 
-The LZ4 frame format with independent blocks, 64 KiB maximum block size, no block or content checksum and no
-content size is what Kafka writes. The reader accepts a content size, block and content checksums, and
-rejects dependent blocks, a dictionary id, reserved bits and versions other than 01, and bytes after the end
-mark. Magic 0 quirk: Kafka writes the frame descriptor checksum (HC byte) over the 4 magic bytes *and* the
-descriptor, and ignores the HC byte when reading v0 messages; magic 1/2 write and verify the spec checksum
-(descriptor only). Damage raises ``ValueError`` with the reason (callers add the location).
-"""
+Magic 0 quirk: Kafka writes the frame descriptor checksum (HC byte) over the magic bytes *and* the
+descriptor, and ignores the HC byte when reading v0 messages; magic 1/2 write and verify the spec checksum.
+Damage raises ``ValueError`` with the reason (callers add the location)."""
 
 from __future__ import annotations
 
@@ -42,7 +38,6 @@ LZ4_FLG_CONTENT_SIZE = 0x08
 LZ4_FLG_CONTENT_CHECKSUM = 0x04
 LZ4_FLG_RESERVED = 0x03  # bit 0 is the dictionary id flag, which Kafka treats as reserved
 LZ4_BD_RESERVED = 0x8F
-LZ4_BD_64KB = 4 << 4
 LZ4_DESCRIPTOR_START = len(LZ4_MAGIC)
 LZ4_CONTENT_SIZE_LENGTH = 8
 

@@ -1,34 +1,14 @@
-"""Record v2 (``DefaultRecord``): the records inside a magic-2 batch.
-
-Wire schema (all lengths and deltas are zigzag varints / varlongs)::
-
-    Record =>
-      Length => Varint            bytes of everything after this field
-      Attributes => Int8          unused, 0
-      TimestampDelta => Varlong   timestamp - batch.baseTimestamp
-      OffsetDelta => Varint       offset - batch.baseOffset
-      KeyLength => Varint         -1 = null key
-      Key => Bytes
-      ValueLength => Varint       -1 = null value (a tombstone); 0 is an empty, non-null value
-      Value => Bytes
-      HeadersCount => Varint
-      Headers => [HeaderKeyLength => Varint, HeaderKey => UTF-8 (never null; malformed bytes read as U+FFFD),
-                  HeaderValueLength => Varint (-1 = null), HeaderValue => Bytes]
-
-In a LogAppendTime batch every record's timestamp is the batch's maxTimestamp, whatever its delta says.
-"""
+"""Record v2 (``DefaultRecord``): the records inside a magic-2 batch (zigzag varint lengths and deltas; a
+value length of -1 is a tombstone, 0 an empty value; header keys are UTF-8 read with U+FFFD for malformed
+bytes). In a LogAppendTime batch every record's timestamp is the batch's maxTimestamp, whatever its delta
+says."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kafka_segments.records.varint import (
-    VARINT_MAX_BYTES,
-    VarintError,
-    decode_varint,
-    encode_varint,
-)
+from kafka_segments.records.varint import VARINT_MAX_BYTES, VarintError, decode_varint, encode_varint
 
 Buffer = bytes | bytearray | memoryview
 
@@ -92,12 +72,7 @@ def encode_records(records: Sequence[Record], *, base_offset: int, base_timestam
 
 
 def decode_records(
-    data: Buffer,
-    *,
-    count: int,
-    base_offset: int,
-    base_timestamp: int,
-    log_append_time: int | None = None,
+    data: Buffer, *, count: int, base_offset: int, base_timestamp: int, log_append_time: int | None = None
 ) -> list[Record]:
     """Decode exactly ``count`` records that fill ``data`` completely.
 
@@ -132,12 +107,7 @@ def _count_mismatch(found: int, claimed: int, end: int) -> str:
 
 
 def _decode_record(
-    data: Buffer,
-    pos: int,
-    base_offset: int,
-    base_timestamp: int,
-    log_append_time: int | None,
-    index: int,
+    data: Buffer, pos: int, base_offset: int, base_timestamp: int, log_append_time: int | None, index: int
 ) -> tuple[Record, int]:
     length, pos = decode_varint(data, pos, max_bytes=VARINT_MAX_BYTES)
     start = pos

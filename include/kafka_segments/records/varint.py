@@ -1,9 +1,5 @@
-"""Zigzag varints and varlongs, as Kafka writes them (``ByteUtils.writeVarint`` / ``writeVarlong``).
-
-A signed value ``v`` is zigzag-mapped to ``(v << 1) ^ (v >> 63)`` (non-negative), then written as base-128
-groups of 7 bits, least significant group first, with the high bit of every byte but the last set.
-Varints hold 32-bit values (at most 5 bytes), varlongs 64-bit values (at most 10 bytes).
-"""
+"""Zigzag varints (at most 5 bytes) and varlongs (at most 10), as Kafka writes them (``ByteUtils.writeVarint``
+/ ``writeVarlong``)."""
 
 from __future__ import annotations
 

@@ -1,17 +1,7 @@
-"""KIP-68 consumed retention: the smallest committed offset M of the groups that count, per partition.
-
-The rule (docs/retention.md, "Consumed retention (KIP-68)"; Kafka never shipped KIP-68, this is the
-project's reading of it):
-
-* Offsets expire by KIP-211 at the run's ``now`` (``kafka_segments.retention.expiry``).
-* A group *counts* for a topic when it has an unexpired committed offset for any partition of the topic, or
-  its known subscription contains the topic. Groups listed in the topic's
-  ``kafka_segments.consumed.required.groups`` always count (this project's guard: they must have consumed
-  data before consumed retention may delete it).
-* Per partition, M is the smallest committed offset over the counting groups; a counting group without an
-  unexpired offset for the partition pins M to the log start offset. If the offsets of *any* group could not
-  be read, M = −1 and consumed retention deletes nothing. If no group counts, it does nothing.
-"""
+"""KIP-68 consumed retention: the smallest committed offset M of the groups that count, per partition
+(docs/retention.md, "Consumed retention (KIP-68)"; Kafka never shipped KIP-68, this is the project's
+reading). Offsets expire by KIP-211 at ``now`` first. A counting group without an offset for the partition
+pins M to the log start offset; if any group's offsets could not be read, M = −1 and nothing is deleted."""
 
 from __future__ import annotations
 
@@ -146,11 +136,7 @@ def _subscription_contains(group: GroupOffsets, topic: str) -> bool:
 
 
 def consumed_bound(
-    index: ConsumedIndex | None,
-    config: TopicConfig,
-    *,
-    partition: int,
-    log_start_offset: int,
+    index: ConsumedIndex | None, config: TopicConfig, *, partition: int, log_start_offset: int
 ) -> ConsumedBound:
     """M for one partition of ``config.topic``."""
     if not (config.consumed_retention_enabled and config.delete):

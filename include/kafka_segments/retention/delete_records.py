@@ -1,21 +1,9 @@
-"""deleteRecords (KIP-107) on the lake: move log start offsets, as ``Partition.deleteRecordsOnLeader`` does.
+"""deleteRecords (KIP-107) on the lake: move log start offsets, as ``Partition.deleteRecordsOnLeader`` does
+(docs/retention.md, "deleteRecords (KIP-107)"), from ``kafka-delete-records.sh``'s request file.
 
-The request file is ``kafka-delete-records.sh``'s (``DeleteRecordsCommand``)::
-
-    {"version": 1, "partitions": [{"topic": "t", "partition": 0, "offset": 42}]}
-
-``version`` may be absent (it defaults to 1); any other version, a missing ``partitions`` field or a
-partition listed twice rejects the whole file, as the tool does. Each partition then gets its own result:
-
-* the topic's ``cleanup.policy`` lacks ``delete`` → ``POLICY_VIOLATION`` (checked first, as Kafka does);
-* offset −1 means the high watermark; another negative offset, or one above the high watermark →
-  ``OFFSET_OUT_OF_RANGE``;
-* a partition the lake does not have → ``UNKNOWN_TOPIC_OR_PARTITION``; a quarantined one →
-  ``KAFKA_STORAGE_ERROR`` (its log cannot be trusted this run);
-* otherwise the log start offset becomes ``max(current, offset)`` (it never moves back) and the result is
-  the new low watermark. Whole segments below it leave the live list in the same commit (the
-  log-start-offset pass); records below it inside a kept segment stay stored but are no longer visible.
-"""
+A bad file is rejected whole, as the tool does; each partition then gets its own result (Kafka's error
+names; a quarantined partition is ``KAFKA_STORAGE_ERROR``). The log start offset never moves back; whole
+segments below it leave the live list in the same commit."""
 
 from __future__ import annotations
 

@@ -1,36 +1,12 @@
 """Committed-offset expiry (KIP-211, as the Kafka 4.x group coordinator implements it), evaluated at a run's
-logical ``now``.
+logical ``now`` (docs/retention.md, "Offset expiry"; ``OffsetMetadataManager.cleanupExpiredOffsets``,
+``OffsetExpirationConditionImpl``, ``ClassicGroup`` / ``ConsumerGroup.offsetExpirationCondition``).
 
-Kafka's rules (``OffsetMetadataManager.cleanupExpiredOffsets``, ``OffsetExpirationConditionImpl``,
-``ClassicGroup.offsetExpirationCondition``, ``ConsumerGroup.offsetExpirationCondition``):
-
-* A group has an *expiration condition* (a base timestamp per offset) or none (nothing expires):
-
-  ==========================================================  ==============================================
-  group                                                       base timestamp of an offset
-  ==========================================================  ==============================================
-  classic, protocol type present, state ``Empty``             the state timestamp (when it became Empty), or
-                                                              the offset's commit timestamp when unknown
-  classic, protocol ``consumer``, ``Stable``, subscription    the offset's commit timestamp
-  known
-  classic, no protocol type (standalone / "simple" consumer)  the offset's commit timestamp
-  classic, anything else (rebalancing, non-empty other        no condition: nothing expires
-  protocols, subscription unknown)
-  KIP-848 consumer group                                      the offset's commit timestamp
-  ==========================================================  ==============================================
-
-* Offsets of topics the group is subscribed to never expire (``isSubscribedToTopic``). A classic group's
-  subscription is its members' (an Empty group has none); unknown → ``true`` for the ``consumer`` protocol
-  and ``false`` for others. A KIP-848 group's subscription is the union of its members'.
-* An offset expires when its explicit expire timestamp (OffsetCommitValue v1) is set and ``now >= expire``,
-  else when ``now − base >= offsets.retention.minutes × 60000`` (note ``>=``). A pending transactional
-  offset commit for the partition blocks expiry.
-
-Where a snapshot lacks what Kafka knows, the safe reading is taken: an unknown commit timestamp (the Admin
-API does not return it) never expires an offset by commit time, and an unknown KIP-848 subscription counts as
-subscribed. Keeping an offset can only hold consumed retention back; expiring one wrongly could delete data
-a group has not read.
-"""
+Offsets of subscribed topics never expire; an explicit expire timestamp wins, else
+``now − base >= offsets.retention.minutes × 60000`` (note ``>=``); a pending transactional commit blocks
+expiry. Where a snapshot lacks what Kafka knows, the safe reading is taken (an unknown commit timestamp
+never expires, an unknown KIP-848 subscription counts as subscribed): keeping an offset can only hold
+consumed retention back, expiring one wrongly could delete unread data."""
 
 from __future__ import annotations
 

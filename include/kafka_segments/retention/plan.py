@@ -2,8 +2,7 @@
 and the group holding it back, and the groups that would lose data they have not read.
 
 Planning reads only the manifest (no segment bodies) and is pure: the same partitions, configuration,
-snapshot and ``now`` give the same plan.
-"""
+snapshot and ``now`` give the same plan."""
 
 from __future__ import annotations
 
@@ -119,11 +118,7 @@ class RetentionPlan:
 
 
 def plan_partition(
-    state: PartitionState,
-    config: TopicConfig,
-    *,
-    now_ms: int,
-    index: ConsumedIndex | None,
+    state: PartitionState, config: TopicConfig, *, now_ms: int, index: ConsumedIndex | None
 ) -> PartitionPlan:
     """Kafka's deletion passes (plus KIP-68's) over one partition's committed state."""
     bound = consumed_bound(

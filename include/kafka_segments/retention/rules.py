@@ -1,33 +1,12 @@
 """Kafka's deletion retention as pure rules over a partition's live segments (docs/retention.md, "The
 passes").
 
-Kafka (``UnifiedLog.deleteOldSegments``) runs up to three passes, each ``deleteOldSegments(predicate,
-reason)`` over the log as the previous pass left it; this project adds KIP-68's consumed retention as a
-fourth, in Kafka's order:
-
-=====================  =====================================================================================
-pass (reason)          a segment is deletable when …
-=====================  =====================================================================================
-``log-start-offset``   the next segment exists and starts at or below the log start offset (the segment is
-                       entirely below it); never the last segment
-``retention.bytes``    retention.bytes ≥ 0, the log's size (all segments, the active one included) is at
-                       least retention.bytes, and the segment fits in what is still over the limit
-                       (``diff − size ≥ 0``, then ``diff −= size``): the log may stay up to one segment over
-``consumed``           KIP-68: enabled, min committed offset M ≥ 0, the segment's last offset < M **and**
-                       ``now − largestTimestamp > retention.commitoffset.ms``
-``retention.ms``       retention.ms ≥ 0 and ``now − largestTimestamp > retention.ms`` (strict); a future
-                       timestamp never expires, and so blocks every later segment
-=====================  =====================================================================================
-
-Every pass (``UnifiedLog.deletableSegments``) walks from the oldest segment and stops at the first that is
-not deletable, so only a prefix goes; a segment is deletable only when all its offsets are below the high
-watermark (the next segment's base, or the log end offset for the last, is ≤ HW), and a last segment that
-is empty never is. After a pass the log start offset moves to the base of the first remaining segment, or to
-the log end offset when none remains (Kafka rolls an empty active segment there; the lake records the
-number). Which passes run is ``cleanup.policy``'s choice: with ``delete`` all four, otherwise only the
-log-start-offset pass; a compacted topic gets none while ``log.cleaner.enable`` is false (its retention runs
-on the cleaner thread).
-"""
+The passes of ``UnifiedLog.deleteOldSegments``, in Kafka's order, with KIP-68's consumed retention added:
+``log-start-offset``, ``retention.bytes`` (the log may stay up to one segment over), ``consumed`` and
+``retention.ms`` (strict; a future timestamp never expires and so blocks every later segment). Each pass
+(``deletableSegments``) deletes only a prefix, never past the high watermark nor an empty last segment;
+the log start offset then moves to the first remaining segment (or the log end offset). ``cleanup.policy``
+chooses the passes; a compacted topic gets none while ``log.cleaner.enable`` is false."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Kafka segment files: names, the offset/time/transaction indexes, and writing or rebuilding a segment.
 
 The public names are re-exported here; each module holds one concern (``files``, ``offset_index``,
-``time_index``, ``txn_index``, ``transactions``, ``writer``, ``recovery``, ``check``).
-"""
+``time_index``, ``txn_index``, ``transactions``, ``writer``, ``recovery``, ``check``)."""
 
 from kafka_segments.segment.check import (
     IndexProblem,
@@ -29,12 +28,7 @@ from kafka_segments.segment.offset_index import (
     parse_offset_index,
 )
 from kafka_segments.segment.recovery import SegmentRecovery, rebuild_indexes
-from kafka_segments.segment.time_index import (
-    TimeIndex,
-    TimestampOffset,
-    build_time_index,
-    parse_time_index,
-)
+from kafka_segments.segment.time_index import TimeIndex, TimestampOffset, build_time_index, parse_time_index
 from kafka_segments.segment.transactions import (
     AbortedTxnTracker,
     TxnScan,

@@ -1,24 +1,11 @@
 """Helpers shared by the fixed-size-entry index files (``.index``, ``.timeindex``, ``.txnindex``).
 
-Preallocation (``AbstractIndex``): while a segment is active Kafka sizes ``.index``/``.timeindex`` to
-``segment.index.bytes`` rounded down to a multiple of the entry size, and keeps the number of written
-entries in memory; the file is trimmed to ``entries * entrySize`` when the segment becomes inactive or is
-closed. When Kafka *opens* an existing index it does not search for the last written entry: it sets
-``entries = length / entrySize`` (``createMappedBuffer``: "assume it is valid"). It never has to
-interpret a preallocated file's unwritten slots, because a cleanly closed index is trimmed and after an
-unclean shutdown every segment from the recovery point on (always including the active one) goes through
-``LogSegment.recover``, which resets and rebuilds its indexes from the log.
-
-A copy of an active segment's index can still reach us untrimmed. Its unwritten slots are zero (a fresh
-preallocated file is sparse/zero-filled), and no written entry is all zeros in an offset index (Kafka never
-indexes the batch at position 0), so we count entries up to the last slot holding a non-zero byte and
-report the rest as unused slots. (A time-index entry ``(timestamp 0, relative offset 0)`` would be taken
-for an unused slot when it is the last one; pass ``trim_unused_slots=False`` for files known to be trimmed,
-i.e. those of an inactive segment, as ``check_segment`` does.
-An index that was truncated and then reused can keep stale, non-zero entries past the written ones: they
-fail validation or the consistency check against the log, and the index should be rebuilt from the log,
-which is what Kafka's recovery does.)
-"""
+Kafka preallocates an active segment's ``.index``/``.timeindex`` (``AbstractIndex``) and trims them on close;
+opening one it assumes every slot is written. A copy of an active segment's index can still reach us
+untrimmed: its unwritten slots are zero, and no written offset-index entry is all zeros, so entries are
+counted up to the last non-zero slot (a last time-index entry ``(0, 0)`` would be taken for unused: pass
+``trim_unused_slots=False`` for inactive segments). Stale entries of a reused index fail the checks; rebuild
+such an index from the log, as Kafka's recovery does."""
 
 from __future__ import annotations
 

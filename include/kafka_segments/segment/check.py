@@ -1,21 +1,9 @@
 """Checking a segment's indexes against its ``.log`` (the log is the source of truth).
 
 The checks ask whether Kafka's readers would be served correctly, not whether the index is byte-identical
-to a rebuild (older brokers indexed per append call rather than per batch, and ``index.interval.bytes``
-is a topic setting, so several indexes are valid for one log). For an exact comparison, compare with
-``rebuild_indexes(...).segment``. An index with problems should be rebuilt from the log, as Kafka's
-recovery does.
-
-* ``.index`` entry ``(O, P)``: P is the start of a batch, every batch before P ends below O (a lookup of
-  any target >= O starts its forward scan at P without skipping a record >= target), and O is not past the
-  log's last offset.
-* ``.timeindex`` entry ``(T, O)``: O is within the log and T is the largest batch maxTimestamp among the
-  batches starting at or before O; for an inactive segment the last entry carries the segment's largest
-  timestamp (time retention reads it).
-* ``.txnindex``: with the transactions open at the segment start (``ongoing``) known, exactly the aborts
-  ``collect_aborted_transactions`` finds; without, each entry is an ABORT marker of its producer in this
-  segment and every abort of a transaction started in this segment is indexed.
-"""
+to a rebuild (several indexes are valid for one log: ``index.interval.bytes`` is a topic setting). An index
+entry must not make a lookup skip a record; a time entry must carry the largest timestamp so far; the
+``.txnindex`` must list the aborts ``collect_aborted_transactions`` finds."""
 
 from __future__ import annotations
 

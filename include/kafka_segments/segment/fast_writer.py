@@ -1,39 +1,14 @@
 """Writing a segment's files from its whole ``.log`` in one columnar pass (no Python call per plain batch).
 
 ``write_segment_columns(log, ...)`` returns exactly what ``writer.write_segment`` returns for the batches of
-``log`` (``segment_index_bytes=None``, ``segment_bytes=None``, ``verify_crc=False``): the same ``.log``,
-``.index``, ``.timeindex`` and ``.txnindex`` bytes, counts, next offset, largest timestamp and its offset,
-aborted and still-open transactions, and the same errors. It reads the batch headers as columns
-(``records.fast.scan_header_table``) and applies Kafka's append rules to the columns with two numba kernels
-(``records.fast``):
+``log`` (the same bytes, counts, transactions and errors). Kafka's append rules run over the header columns
+in two numba kernels: ``relative_last_offsets`` (``LogSegment.ensureOffsetInRange``; the first offender is
+reported as ``SegmentWriter.append`` reports it) and ``index_rule`` (``LogSegment.append`` /
+``onBecomeInactiveSegment``; ``index_entries`` exposes it).
 
-* ``relative_last_offsets``: every batch must start above the previous batch's last offset and at or above
-  the segment's base offset, and its last offset must fit the int32 relative offsets of the indexes
-  (``LogSegment.ensureOffsetInRange`` -> ``OffsetIndex.canAppendOffset``: ``0 <= offset - baseOffset <=
-  Integer.MAX_VALUE``). The first batch that breaks a rule is reported as ``SegmentWriter.append`` reports
-  it (``SegmentWriteError``, or ``SegmentFullError`` for the overflow), naming the segment and the batch.
-* ``index_rule``: the index entries of ``LogSegment.append`` / ``LogSegment.recover`` (storage module,
-  ``org.apache.kafka.storage.internals.log.LogSegment``), batch by batch: the largest timestamp so far and
-  the last offset of the batch that carried it are updated first (only when strictly above; it starts at
-  ``(-1, baseOffset)``); then, when more than ``index.interval.bytes`` were appended since the previous entry
-  (this batch not counted), the batch gets the offset-index entry ``(lastOffset, position)`` and the time
-  index ``TimeIndex.maybeAppend(maxTimestampSoFar, offsetOfMaxTimestampSoFar)`` (only above the last entry's
-  timestamp), and the counter restarts; then the batch's size is counted. The first batch never gets an
-  entry. Closing the segment (``onBecomeInactiveSegment``) adds the largest timestamp once more when it is
-  above the last time entry. ``index_entries`` exposes the rule on a header table (``index_sizes`` counts the
-  same entries).
-
-The transaction index needs the marker type of each control batch (``LogSegment.updateProducerState``), so
-the producer-state replay (``transactions.AbortedTxnTracker``) stays per batch, but only for the batches
-that can change it: v2 batches with a producer id that are transactional or control. Among a producer's
-transactional data batches only the first after each of its control batches (or the segment start) can open
-a transaction; the others are skipped, since the tracker ignores a data batch whose producer already has an
-open transaction. Plain batches cost nothing in Python.
-
-Everything the columns cannot decide is handed to ``write_segment`` itself (correctness over speed): a
-damaged ``.log`` (the valid entries, then the damaged rest as one item, so the errors come in the order and
-with the messages the writer gives them), legacy (v0/v1) entries, a base offset beyond int64.
-"""
+The producer-state replay for the ``.txnindex`` stays per batch, but only for the batches that can change
+it (transactional or control v2 batches with a producer id; after a producer's first data batch its others
+are skipped). A damaged ``.log``, legacy entries or a base offset beyond int64 go to ``write_segment``."""
 
 from __future__ import annotations
 
@@ -241,8 +216,7 @@ def _transaction_rows(table: HeaderTable, limit: int) -> I64:
     Only batches with a producer id that are transactional or control count. A producer's transactional
     data batch only matters when no transaction of that producer is open, which can only be true for its
     first such batch after its last control batch (or the segment start): every later one finds the
-    transaction that one opened (only a control batch of the same producer closes it), so it is dropped.
-    """
+    transaction that one opened (only a control batch of the same producer closes it), so it is dropped."""
     producers = table.producer_id[:limit]
     attributes = table.attributes[:limit]
     rows = np.flatnonzero((producers != NO_PRODUCER_ID) & ((attributes & _TXN_FLAGS) != 0))

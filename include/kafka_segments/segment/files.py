@@ -1,17 +1,6 @@
-"""Names of the files in a partition directory (``LogFileUtils``, ``LocalLog``).
-
-A segment is named by its base offset zero-padded to 20 digits (``filenamePrefixFromOffset``)::
-
-    00000000000000000000.log        the records
-    00000000000000000000.index      offset index
-    00000000000000000000.timeindex  time index
-    00000000000000000000.txnindex   aborted-transaction index (created only when there is an entry)
-    00000000000000000000.snapshot   producer-state snapshot
-
-optionally followed by a transient suffix: ``.cleaned`` (cleaner output being built), ``.swap`` (being
-swapped in) or ``.deleted`` (scheduled for deletion). The partition directory is ``<topic>-<partition>``
-(see ``TopicPartition.from_dir_name``).
-"""
+"""Names of the files in a partition directory (``LogFileUtils``, ``LocalLog``): the base offset zero-padded
+to 20 digits plus ``.log``, ``.index``, ``.timeindex``, ``.txnindex`` or ``.snapshot``, optionally with a
+transient ``.cleaned``, ``.swap`` or ``.deleted`` suffix."""
 
 from __future__ import annotations
 

@@ -1,18 +1,8 @@
 """The sizes a segment's ``.index`` and ``.timeindex`` have, from its ``.log`` alone.
 
-Kafka groups segments for cleaning by the *current* sizes of their index files
-(``Cleaner.groupSegmentsBySize``). On a lake the indexes are optional accelerators rebuilt from the
-``.log`` (docs/lake.md, "Layout"), so their sizes are those of the indexes an append of the same batches
-builds (``segment.writer``; ``LogSegment.append``, ``onBecomeInactiveSegment``):
-
-* an offset-index entry (8 bytes) before a batch when more than ``index.interval.bytes`` were appended since
-  the last entry; a time-index entry (12 bytes) at the same moments when the largest timestamp so far grew
-  past the last time entry;
-* one more time-index entry when the segment is closed, again only if the largest timestamp grew.
-
-Counting needs one pass over the batch headers (``records.fast.scan_header_table``), no record decoding,
-and the rule is the columnar writer's (``fast_writer.index_entries``).
-"""
+Kafka groups segments for cleaning by their index files' current sizes (``Cleaner.groupSegmentsBySize``); on
+a lake indexes are rebuilt from the ``.log``, so the sizes are those an append of the same batches builds
+(``fast_writer.index_entries``): one pass over the batch headers, no record decoding."""
 
 from __future__ import annotations
 

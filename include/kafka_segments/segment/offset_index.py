@@ -1,17 +1,6 @@
-"""The offset index ``.index`` (``OffsetIndex``, ``AbstractIndex``).
-
-Wire schema (big-endian, no header, no checksum; rebuilt from the log after a crash)::
-
-    OffsetIndex => [Entry]
-      Entry =>
-        RelativeOffset => Int32   offset - segment base offset (0 <= relative <= 2**31 - 1)
-        Position => Int32         byte position of a batch start in the .log file
-
-Entries are sparse and strictly increasing in offset (``OffsetIndex.append`` rejects an offset not above
-the last one) and in position. ``lookup(target)`` returns the largest entry whose offset is <= target, or
-``(baseOffset, 0)`` when there is none; a reader then scans the log forward from that position. The file
-holds at most ``segment.index.bytes // 8`` entries. For preallocated (untrimmed) files see ``_slots.py``.
-"""
+"""The offset index ``.index`` (``OffsetIndex``, ``AbstractIndex``): 8-byte entries (relative offset,
+position), strictly increasing. ``lookup(target)`` returns the largest entry at or below ``target``, or
+``(baseOffset, 0)``. For preallocated (untrimmed) files see ``_slots.py``."""
 
 from __future__ import annotations
 
@@ -46,8 +35,7 @@ class OffsetPosition:
 class OffsetIndex:
     """A parsed (or built) offset index of the segment starting at ``base_offset``.
 
-    ``unused_slots`` counts trailing unwritten slots of a preallocated file (0 for a trimmed one).
-    """
+    ``unused_slots`` counts trailing unwritten slots of a preallocated file (0 for a trimmed one)."""
 
     base_offset: int
     entries: tuple[OffsetPosition, ...] = ()

@@ -1,12 +1,6 @@
-"""Rebuilding a segment's indexes from its ``.log``: Kafka's ``LogSegment.recover``.
-
-``recover`` resets the three indexes, then walks the log's batches, checking each (``ensureValid``: size,
-magic, checksum) and its offsets (``ensureOffsetInRange``), and re-applies the append rule of
-``writer.py`` (``validBytes - lastIndexEntry > indexIntervalBytes``), rebuilding the producer state (and so
-the ``.txnindex``) batch by batch. At the first invalid batch it stops and truncates the log there; it
-finally adds the closing time-index entry and trims the indexes. We are stricter in one way: batches whose
-offsets do not increase are an error (Kafka only notices when an index entry would go backwards).
-"""
+"""Rebuilding a segment's indexes from its ``.log``: Kafka's ``LogSegment.recover`` (checks every batch,
+re-applies the append rule, truncates at the first invalid batch). Stricter in one way: offsets that do not
+increase are an error (Kafka only notices when an index entry would go backwards)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,7 @@
-"""The time index ``.timeindex`` (``TimeIndex``, ``AbstractIndex``).
-
-Wire schema (big-endian, no header, no checksum; rebuilt from the log after a crash)::
-
-    TimeIndex => [Entry]
-      Entry =>
-        Timestamp => Int64        the largest timestamp seen up to (and including) the batch of the offset
-        RelativeOffset => Int32   offset - segment base offset: the lastOffset of the batch carrying it
-
-Entry ``(T, O)`` means "the largest timestamp before O is T": any record with a timestamp above T comes
-after O. ``maybeAppend`` only appends when the timestamp is above the last entry's (an empty index's last
-entry is ``(NO_TIMESTAMP = -1, baseOffset)``), so timestamps strictly increase and offsets never decrease.
-The last entry of an inactive segment is its largest timestamp (``onBecomeInactiveSegment``), which time
-retention uses. At most ``segment.index.bytes // 12`` entries, one of which is reserved for that final
-entry (``isFull``: ``entries >= maxEntries - 1``). For preallocated files see ``_slots.py``.
-"""
+"""The time index ``.timeindex`` (``TimeIndex``, ``AbstractIndex``): 12-byte entries (timestamp, relative
+offset); ``(T, O)`` means any record with a timestamp above T comes after O. ``maybeAppend`` appends only
+above the last timestamp; an inactive segment's last entry is its largest timestamp
+(``onBecomeInactiveSegment``), which time retention reads, and one slot is reserved for it (``isFull``)."""
 
 from __future__ import annotations
 

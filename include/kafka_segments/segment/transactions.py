@@ -1,35 +1,16 @@
-"""Which transactions a segment aborts: the entries of its ``.txnindex``.
+"""Which transactions a segment aborts: the entries of its ``.txnindex``, replaying Kafka's producer-state
+bookkeeping (``LogSegment.updateProducerState`` -> ``ProducerAppendInfo.append``).
 
-Replays the part of Kafka's producer-state bookkeeping that feeds the transaction index
-(``LogSegment.updateProducerState`` -> ``ProducerAppendInfo.append`` -> ``ProducerStateManager``):
+A transactional data batch of a producer without an open transaction opens one; a COMMIT or ABORT marker
+closes it, and only a non-empty aborted one becomes an ``AbortedTxn`` (``appendEndTxnMarker``). A control
+batch without records (compacted away) is ignored. A non-transactional batch inside an open transaction,
+which Kafka rejects, leaves it open: the caller validates.
 
-* Only v2 batches with a producer id count (``batch.hasProducerId()``).
-* A transactional data batch of a producer with no open transaction opens one at the batch's base offset
-  (``appendDataBatch``: "Began a new transaction"); later batches of the same transaction change nothing.
-* A control batch's first record is the end marker, at the batch's base offset. A control batch without
-  records (its transaction was compacted away) is ignored. On COMMIT or ABORT the producer's open
-  transaction completes; a marker with no open transaction (an empty transaction) completes nothing and
-  yields no entry (``appendEndTxnMarker``: "Only emit the CompletedTxn for non-empty transactions").
-  Only an aborted completion becomes an ``AbortedTxn``; COMMIT just closes the transaction.
-* Control batches of other types (LEADER_CHANGE, KRaft records) and non-transactional batches leave the
-  transaction state unchanged. (Kafka would reject a non-transactional batch inside an open transaction
-  with ``InvalidTxnStateException``; we keep the transaction open and let the caller validate.)
-
-**lastStableOffset of an aborted transaction.** ``LogSegment.updateProducerState`` computes it with
-``ProducerStateManager.lastStableOffset(completedTxn)`` *before* calling ``completeTxn``: it walks
-``ongoingTxns`` (a ``TreeMap`` keyed by first offset, so in increasing first-offset order) and returns the
-first offset of the first open transaction that belongs to a *different* producer; if there is none it
-returns ``completedTxn.lastOffset + 1``, i.e. the marker offset + 1. So the LSO is the smallest first
-offset among the other producers' still-open transactions (which may be *below* the aborted transaction's
-own first offset, when the other transaction started earlier), else marker + 1. The aborting producer's
-own transaction is excluded because it is still in ``ongoingTxns`` at that moment. We compute it batch by
-batch, as ``LogSegment.recover`` and a leader appending a marker do. (A follower appending a fetched chunk
-updates the producer state for the whole chunk first, so a transaction started later in the same chunk
-can raise the LSO it records; the entry is a hint for fetches and both values stop the search correctly.)
-
-Transactions span segments: pass the still-open transactions at the segment's start as ``ongoing``
-(producer id -> first offset) and chain ``TxnScan.ongoing`` into the next segment.
-"""
+**lastStableOffset of an aborted transaction** is computed *before* ``completeTxn``
+(``ProducerStateManager.lastStableOffset``): the smallest first offset among the *other* producers' open
+transactions (possibly below the aborted one's own), else marker + 1. We compute it batch by batch, as
+``LogSegment.recover`` and a leader do (a follower may record a higher one; both stop the search correctly).
+Transactions span segments: pass the open ones as ``ongoing`` and chain ``TxnScan.ongoing``."""
 
 from __future__ import annotations
 

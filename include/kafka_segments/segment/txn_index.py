@@ -1,22 +1,7 @@
-"""The transaction index ``.txnindex`` (``TransactionIndex``, ``AbortedTxn``).
-
-Wire schema (big-endian, no header)::
-
-    TransactionIndex => [AbortedTxn]
-      AbortedTxn =>
-        Version => Int16            0
-        ProducerId => Int64
-        FirstOffset => Int64        first offset of the aborted transaction (may be in an earlier segment)
-        LastOffset => Int64         offset of its ABORT marker, which lies in this segment
-        LastStableOffset => Int64   the partition's LSO when the abort completed (see transactions.py)
-
-One entry per aborted, non-empty transaction whose ABORT marker is in the segment, appended in strictly
-increasing LastOffset order (``TransactionIndex.append``); committed transactions are not indexed. Unlike
-``.index``/``.timeindex`` the file is not preallocated, and it is only created when the first entry is
-written. Kafka's reader takes the version from the first byte only (``buffer.get``) and rejects versions
-above 0; we require the whole int16 to be 0. Kafka also silently ignores a trailing partial entry; we
-report it. ``sanityCheck`` rejects an entry whose LastOffset is below the segment's base offset.
-"""
+"""The transaction index ``.txnindex`` (``TransactionIndex``, ``AbortedTxn``): one 34-byte entry per aborted,
+non-empty transaction whose ABORT marker is in the segment, in increasing LastOffset order; created with its
+first entry. Stricter than Kafka's reader: the whole int16 version must be 0 and a trailing partial entry is
+reported."""
 
 from __future__ import annotations
 

@@ -1,28 +1,10 @@
 """Writing a segment (``.log`` + ``.index`` + ``.timeindex`` + ``.txnindex``) from encoded batches.
 
-The ``.log`` is the batches' bytes, copied verbatim and concatenated (no file header). The indexes follow
-Kafka's current rule (``LogSegment.append``, applied per batch, and ``LogSegment.recover``):
-
-* before a batch is appended: if ``bytesSinceLastIndexEntry > index.interval.bytes`` (bytes appended since
-  the previous index entry, this batch not counted) append the offset-index entry ``(batch.lastOffset,
-  position of the batch)`` and the time-index entry ``(maxTimestampSoFar, offsetOfMaxTimestampSoFar)``
-  (``maybeAppend``: only when above the last entry's timestamp), then reset the counter; then add the
-  batch's size to the counter. The first batch never gets an entry.
-* ``maxTimestampSoFar`` starts at ``(NO_TIMESTAMP = -1, baseOffset)`` and becomes ``(batch.maxTimestamp,
-  batch.lastOffset)`` whenever a batch's maxTimestamp is above it (updated before the index check).
-* closing the segment (``onBecomeInactiveSegment``) appends ``(maxTimestampSoFar, offsetOfMaxTimestampSoFar)``
-  to the time index if it is above the last entry, and trims both indexes to their entries.
-* every offset must satisfy ``0 <= offset - baseOffset <= 2**31 - 1`` and batches must have increasing
-  offsets. ``.txnindex`` gets one entry per aborted, non-empty transaction whose ABORT marker is appended
-  (see ``transactions.py``).
-
-Rolling: Kafka rolls a new segment before an append when an index is full (offset index:
-``segment.index.bytes // 8`` entries; time index: ``segment.index.bytes // 12 - 1``, one slot being
-reserved for the closing entry), when ``segment.bytes`` would be exceeded, or when the batch's last offset
-does not fit the relative offsets. The writer reports those as ``SegmentFullError`` and stays unchanged;
-``write_segments`` rolls automatically, starting the next segment at the batch's base offset (time-based
-rolling, ``segment.ms``, is not modelled).
-"""
+The ``.log`` is the batches' bytes, concatenated. The indexes follow ``LogSegment.append`` (per batch: an
+entry when more than ``index.interval.bytes`` were appended since the last, never for the first batch) and
+``onBecomeInactiveSegment`` (the closing time entry). When Kafka would roll (an index full, ``segment.bytes``
+exceeded, a relative offset out of range) the writer raises ``SegmentFullError`` unchanged;
+``write_segments`` rolls automatically (``segment.ms`` is not modelled)."""
 
 from __future__ import annotations
 
@@ -49,8 +31,7 @@ class SegmentFiles:
     """A closed segment: the bytes of each file and what Kafka knows about it.
 
     An empty ``txn_index`` means Kafka would not create the ``.txnindex`` file. With no timestamp at all,
-    ``largest_timestamp`` is -1 and ``offset_of_largest_timestamp`` the base offset (Kafka's defaults).
-    """
+    ``largest_timestamp`` is -1 and ``offset_of_largest_timestamp`` the base offset (Kafka's defaults)."""
 
     base_offset: int
     log: bytes = field(repr=False)

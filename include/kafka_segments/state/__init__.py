@@ -2,8 +2,7 @@
 records it (``manifest``: ``SegmentEntry``, ``PartitionState``, ``OpenTransaction``, ``RetiredObject``,
 ``Manifest``) and the consumer groups' committed offsets (``offsets``: ``OffsetSnapshot``, …).
 
-Pure data: nothing here reads a store or decides what to keep (docs/architecture.md).
-"""
+Pure data: nothing here reads a store or decides what to keep (docs/architecture.md)."""
 
 from kafka_segments.state.manifest import (
     MANIFEST_FORMAT_VERSION,

@@ -1,18 +1,8 @@
 """The lake's committed state: one immutable ``Manifest`` per version (docs/lake.md, "The manifest").
 
-A manifest lists, per partition, the live segments in offset order with what the rules need without
-reading segment bodies again (size, checksum, offsets, timestamps, counts), the log start and end offsets,
-the cleaner checkpoint, the transactions still open at the log end, and which run last changed it. It also
-carries the objects that left the live set and are waiting for ``file.delete.delay.ms`` before garbage
-collection may delete them (``retired``), forwarded from version to version until they are gone.
-
-Offsets follow Kafka on a lake (docs/retention.md, "The passes"): the high watermark is the log end offset
-(every object in the lake is committed data); a partition whose segments were all deleted keeps its log end
-offset as its log start offset; the segment with the highest base offset is the active segment.
-
-Readers read a segment's first ``size`` bytes: an adopted object that a broker sync regrew keeps serving
-the bytes each manifest version describes.
-"""
+On a lake the high watermark is the log end offset (everything in it is committed); a partition whose
+segments were all deleted keeps its log end offset as its log start offset; the segment with the highest
+base offset is the active segment."""
 
 from __future__ import annotations
 
@@ -39,8 +29,7 @@ class SegmentEntry:
     """One live segment: its ``.log`` object and what a header scan found in it.
 
     ``last_offset`` is ``None`` for a segment without batches (an empty ``.log``, e.g. a broker's freshly
-    rolled active segment). Timestamps are ``-1`` when the segment has none (empty, or v0 messages).
-    """
+    rolled active segment). Timestamps are ``-1`` when the segment has none (empty, or v0 messages)."""
 
     key: str
     base_offset: int
@@ -132,8 +121,7 @@ class RetiredObject:
     """A segment that left the live set, waiting for garbage collection.
 
     Its ``.log`` object (``key``) and the index objects of the same name stem are deleted by ``gc`` once
-    ``delete_after_ms`` has passed and no retained manifest lists the key as live.
-    """
+    ``delete_after_ms`` has passed and no retained manifest lists the key as live."""
 
     key: str
     topic_partition: TopicPartition

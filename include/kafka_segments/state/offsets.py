@@ -1,12 +1,6 @@
-"""Consumer-group offset snapshots (docs/retention.md, "Consumer-offset snapshots"): what every group had
-committed, and its state, at one time.
-
-One value type for every source (a JSON file, the ``__consumer_offsets`` partitions archived in the lake, a
-live cluster's Admin API). Field meanings follow Kafka's group coordinator and Admin client
-(``GroupMetadataValue``, ``ClassicGroup``, ``ConsumerGroupDescription``): ``state`` uses Kafka's group state
-names (``GroupState``), ``protocol_type`` is ``""``/``None`` for standalone consumers (``assign()`` +
-commit), timestamps are epoch milliseconds and ``None`` when unknown.
-"""
+"""Consumer-group offset snapshots (docs/retention.md, "Consumer-offset snapshots"): one value type for every
+source. Fields follow Kafka's group coordinator and Admin client (``GroupState`` names; timestamps in epoch
+milliseconds, ``None`` when unknown)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,9 @@
 """The object-store interface every lake backend implements, and its value types.
 
-Keys are ``/``-separated and relative to the store's root (an S3 prefix or a local directory). A key that
-could escape or alias the root is refused with ``InvalidObjectKeyError`` before any I/O.
-
-Writes take a put mode (after obspec): ``Create()`` writes only if the key is absent, ``Overwrite()``
-always writes, ``UpdateIfMatch(etag)`` writes only if the object exists with that etag. A conditional
-write that loses raises ``ObjectAlreadyExistsError`` (``Create``) or ``PreconditionFailedError``
-(``UpdateIfMatch``, **also when the key is missing**, on every backend) and changes nothing. Etags are
-opaque strings: compare them, never parse them.
-"""
+Keys are ``/``-separated and relative to the store's root; one that could escape or alias it is refused
+(``InvalidObjectKeyError``) before any I/O. Put modes (after obspec): ``Create()``, ``Overwrite()``,
+``UpdateIfMatch(etag)``; a losing conditional write raises ``ObjectAlreadyExistsError`` or
+``PreconditionFailedError`` (**also for a missing key**, on every backend). Etags are opaque: never parse."""
 
 from __future__ import annotations
 
@@ -127,17 +122,12 @@ class ReadIntoStore(ObjectStore, Protocol):
         progress: Progress | None = None,
         if_match: str | None = None,
     ) -> int:
-        """Write the object's bytes to ``out[:size]`` and return ``size``; the rest of ``out`` is left
-        alone. ``verify_checksum``: check the whole-object checksum the store keeps, if it keeps one (S3's
-        ``x-amz-checksum-*``, botocore's default); ``False`` skips that check for callers that verify the
-        content themselves. ``progress``: called in the reading thread with the bytes of ``out`` filled so
-        far, after every chunk read (``PROGRESS_CHUNK_BYTES``) — the object's length and checksum are only
-        checked once the last byte is in, so those bytes are unverified until ``get_into`` returns; an
-        exception it raises stops the read. ``if_match``: read the object only if its etag (``ObjectMeta``,
-        ``PutResult``) is still ``if_match`` (S3's ``If-Match``), else ``PreconditionFailedError`` — whatever
-        ``out`` then holds is not that version's bytes. Raises ``BufferTooSmallError`` (``out`` unchanged),
-        ``ObjectNotFoundError``; ``TypeError`` if ``out`` is not a writable, C-contiguous buffer. See
-        ``storage.buffers``."""
+        """Write the object's bytes to ``out[:size]`` and return ``size``; the rest of ``out`` is left alone
+        (the contract: ``storage.buffers``). ``verify_checksum=False`` skips the store's whole-object checksum
+        for callers that verify the content themselves. ``progress`` is called with the bytes filled so far,
+        which are unverified until this returns; an exception it raises stops the read. ``if_match``: read
+        only that etag's version, else ``PreconditionFailedError``. Raises ``BufferTooSmallError`` (``out``
+        unchanged), ``ObjectNotFoundError``, ``TypeError`` (``out`` not a writable, C-contiguous buffer)."""
         ...
 
 

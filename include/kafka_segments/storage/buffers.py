@@ -1,19 +1,10 @@
 """Reading an object into a caller's buffer (``get_into``): the checks every backend shares.
 
-A worker that cleans segment after segment keeps one large input buffer and reads each segment into it,
-instead of receiving a new ``bytes`` object per GET: the first touch of fresh pages is slow on this
-project's VMs, so allocating the object's memory again every round costs as much as the transfer itself
-(bench/RESULTS.md).
-
-The contract (every backend, ``tests/contract``): ``get_into(key, out)`` writes the object's bytes to
-``out[:size]`` and returns ``size``; the bytes of ``out`` beyond the object are left alone. An object larger
-than ``out`` raises ``BufferTooSmallError`` before anything is written (never a silent truncation); a body
-that ends early or runs past the size the store announced raises ``ObjectStoreError`` (S3:
-``IncompleteReadError`` translated). ``out`` must be writable and C-contiguous (``bytearray``, a writable
-``memoryview``, a numpy array); anything else is a ``TypeError`` before any I/O. ``if_match=etag`` reads
-only that version of the object: any other raises ``PreconditionFailedError`` (S3 refuses the GET before a
-byte is sent; a local file is hashed as it is read, its etag being its sha256).
-"""
+A worker keeps one large input buffer: the first touch of fresh pages is slow on this project's VMs, so a
+new ``bytes`` per GET costs as much as the transfer (bench/RESULTS.md). The contract (``tests/contract``):
+``out[:size]`` gets the object, the rest is left alone; an object larger than ``out`` raises
+``BufferTooSmallError`` before anything is written; a body shorter or longer than announced raises
+``ObjectStoreError``; ``if_match=etag`` reads only that version (``PreconditionFailedError`` otherwise)."""
 
 from __future__ import annotations
 
@@ -92,13 +83,9 @@ def read_into(
     progress: Progress | None = None,
     if_match: str | None = None,
 ) -> int:
-    """``store.get_into(key, out)`` on any ``ObjectStore``: the backend's own ``get_into`` when it has one,
-    else ``store.get`` copied into ``out`` (same result and errors, one extra copy).
-
-    The fallback serves wrappers written before ``get_into`` existed (a test's fault-injecting store);
-    ``verify_checksum`` then has no effect (``get`` keeps the backend's default checks), ``progress`` is
-    called once, with the whole object, and ``if_match`` is checked with ``head`` before and after the
-    ``get`` (a change there and back in between is not seen).
+    """``store.get_into(key, out)`` on any ``ObjectStore``: the backend's own ``get_into``, else ``store.get``
+    copied into ``out`` (for wrappers such as a test's fault-injecting store: ``progress`` is then called
+    once, ``if_match`` checked with ``head`` before and after the ``get``).
 
     Raises:
         BufferTooSmallError: the object does not fit ``out`` (``out`` unchanged).

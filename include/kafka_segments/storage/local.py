@@ -1,21 +1,10 @@
 """A local directory as an object store (the ``file://`` lake backend).
 
-Objects are files under the root; a key's ``/`` separators are directories. Every write goes to a temp file
-in the target directory (``.kafka-segments-tmp-*``, never listed), is fsynced, then published in one step:
-``os.link`` for ``Create`` (fails if the name exists, so exactly one concurrent creator wins) or
-``os.replace`` for ``Overwrite`` / ``UpdateIfMatch``. Replacing writes and deletes hold an exclusive
-``flock`` on ``<root>/.kafka-segments.lock``, so an ``UpdateIfMatch`` check and its replace are atomic across
-threads and processes. Etags are the SHA-256 of the content (cached per file stat for ``head``/``list``).
-
-Unlike S3, a key cannot be both an object and a "directory" (``a`` and ``a/b``); such a write fails with
-``ObjectStoreError``. Empty directories left by deletes are not removed.
-
-Symbolic links are never followed out of the root: reading a linked file, or any key under a linked folder,
-raises ``ForeignObjectError`` (reason and path); writing or deleting under a linked folder too. The listing
-still shows every link below the root as an object (a linked folder as one key, not descended into) whose
-etag is ``symlink-<sha256 of the link's target>`` and size the link's own, so that a caller (adoption) can
-report it; deleting a linked file removes the link, never its target. The root itself may be a link.
-"""
+Writes go to a fsynced temp file, then ``os.link`` for ``Create`` (exactly one concurrent creator wins) or
+``os.replace``; replacing writes and deletes hold an ``flock`` on ``<root>/.kafka-segments.lock``, so an
+``UpdateIfMatch`` check and its replace are atomic across processes. Etags are the content's SHA-256.
+Symbolic links are never followed out of the root (``ForeignObjectError``), but the listing shows them (etag
+``symlink-<sha256 of the target>``) so adoption can report them."""
 
 from __future__ import annotations
 
@@ -130,8 +119,7 @@ class LocalStore:
         ``readinto`` straight from the file, whose size comes from the open descriptor: an object replaced
         meanwhile is read whole, old or new, as ``get`` reads it. A local file keeps no checksum, so
         ``verify_checksum`` changes nothing here. ``if_match`` is compared with the sha256 (the etag) of
-        the bytes read, after the read.
-        """
+        the bytes read, after the read."""
         size = self._read_into(key, out, progress)
         if if_match is not None:
             location = str(self._path(key))

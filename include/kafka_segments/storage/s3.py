@@ -1,28 +1,14 @@
 """S3 (or any S3-compatible server: MinIO, moto) as an object store.
 
-The boto3 client is built lazily from the standard AWS settings (environment, profiles,
-``AWS_ENDPOINT_URL``) with botocore's ``standard`` retry mode, and dropped when the store is pickled (Spark
-ships stores to executors; each process builds its own client).
+The boto3 client is built lazily from the standard AWS settings, and dropped when the store is pickled
+(Spark ships stores to executors). Errors are translated once, here, by code and status
+(``s3_errors.translate_s3_error``); transient reads and deletes are retried on top of botocore's retries,
+which never repeat a body read. ``UpdateIfMatch`` on a missing key raises ``PreconditionFailedError``, as
+locally.
 
-botocore's and the transport's errors are translated once, at this boundary, by error code and HTTP status
-(never by message text): ``storage.s3_errors.translate_s3_error``; a connection reset, timed out or cut
-short is a ``TransientStoreError``. Reads and deletes that fail so are tried again inside the store
-(``read_attempts``, ``s3_errors.retried``) on top of botocore's own retries, which never repeat a body read.
-``UpdateIfMatch`` on a missing key raises ``PreconditionFailedError``, as the local backend does (S3 answers
-``404 NoSuchKey`` there).
-
-Response checksums: botocore's default (``response_checksum_validation="when_supported"``) asks S3 for the
-object's stored checksum on every GET (``x-amz-checksum-mode: ENABLED``) and checks the body against it
-(CRC-32 for objects botocore uploaded: zlib's, as ``awscrt`` is not installed). Every read
-keeps that by default, ``get_into`` included. ``get_into(..., verify_checksum=False)`` skips it, through a
-second client built with ``response_checksum_validation="when_required"``, for a caller that checks the
-content itself: the lake's buffered segment reads check the manifest's sha256 of the same bytes
-(``lake.reader.read_segment_into``), or, pinned to the manifest's object version by ``If-Match``
-(``get_into(if_match=)``), every batch's CRC-32C as the round decodes it (``pipeline.compaction.sources``).
-Reads without such a check keep the default. Skipping it matters: botocore's check costs more than a
-CRC-32C pass over every batch of the object (bench/RESULTS.md). A store built with ``client_factory`` uses
-the factory's client for every call, so its configuration decides.
-"""
+``get_into(..., verify_checksum=False)`` skips botocore's response checksum (a second client with
+``when_required``) for callers that check the bytes themselves: the manifest's sha256, or every batch's
+CRC-32C of an ``If-Match`` read. It costs more than a CRC-32C pass over every batch (bench/RESULTS.md)."""
 
 from __future__ import annotations
 
@@ -176,19 +162,12 @@ class S3Store:
     ) -> int:
         """The object's bytes into ``out[:size]``; returns ``size`` (``storage.buffers``).
 
-        One GET whose body is streamed with ``readinto`` (``READ_CHUNK_BYTES`` per call, or
-        ``PROGRESS_CHUNK_BYTES`` with a ``progress`` callback, called after each) straight into ``out``;
-        its ``ContentLength`` is checked against ``out`` before any byte is read. A last ``readinto`` that
-        returns nothing makes botocore check the length read against ``ContentLength``
-        (``IncompleteReadError``: ``TransientStoreError``) and, with ``verify_checksum``, the stored checksum
-        (see the module docstring for ``verify_checksum=False``). ``if_match``: the GET's ``If-Match``
-        (S3 answers 412 before any byte: ``PreconditionFailedError``).
-
-        A read cut short is read again from the start (``read_attempts`` in all). Once ``progress`` has been
-        told of some bytes, the next GETs are pinned to the first reply's etag (``If-Match``), so the bytes
-        already handed over are rewritten with the same bytes, and ``progress`` is only called again past
-        the most it was told (an object replaced meanwhile: ``PreconditionFailedError``).
-        """
+        One GET streamed with ``readinto`` straight into ``out``, its ``ContentLength`` checked against
+        ``out`` first; the final empty ``readinto`` makes botocore check the length (``TransientStoreError``
+        when short) and, with ``verify_checksum``, the stored checksum. A read cut short is read again
+        (``read_attempts`` in all); once ``progress`` was told of bytes, retries are pinned to the first
+        reply's etag, so the bytes handed over stay the same (an object replaced meanwhile:
+        ``PreconditionFailedError``)."""
         full = self._full_key(key)
         location = f"s3://{self.bucket}/{full}"
         view = writable_view(out, location=location)

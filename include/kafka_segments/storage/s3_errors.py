@@ -1,14 +1,9 @@
 """S3's failures as this package's errors, and the bounded retry of S3 calls that may be repeated.
 
-``translate_s3_error`` decides by error code and HTTP status (never by message text), and maps every
-transport-level failure to ``TransientStoreError``: botocore's connection, read-timeout and streaming errors,
-and what botocore lets through unwrapped — urllib3's ``ProtocolError`` / ``ReadTimeoutError`` (a connection
-reset while an error reply's body is read, e.g. a ``404`` of a pre-commit ``GET``), ``http.client``'s
-``IncompleteRead``, a raw ``ConnectionResetError``. ``TRANSPORT_ERRORS`` is what ``S3Store`` catches.
-
-``retried`` repeats a call that raised ``TransientStoreError`` (botocore retries a failed request, but not a
-body cut short or a reply lost while its body was read) up to ``attempts`` times with a short backoff.
-"""
+``translate_s3_error`` decides by error code and HTTP status (never message text) and maps every transport
+failure, including what botocore lets through unwrapped (urllib3's ``ProtocolError``, ``IncompleteRead``, a
+raw ``ConnectionResetError``), to ``TransientStoreError``. ``retried`` repeats such a call, since botocore
+does not retry a body cut short."""
 
 from __future__ import annotations
 
@@ -68,8 +63,7 @@ def translate_s3_error(
 
     ``mode`` is the put mode when the failed call was a put: a 412 then means ``ObjectAlreadyExistsError``
     for ``Create`` and ``PreconditionFailedError`` for ``UpdateIfMatch``, and a 404 on ``UpdateIfMatch``
-    means ``PreconditionFailedError``. Decided by error code and HTTP status only.
-    """
+    means ``PreconditionFailedError``. Decided by error code and HTTP status only."""
     from botocore.exceptions import ClientError, FlexibleChecksumError, NoCredentialsError
 
     location = f"s3://{bucket}/{key}"

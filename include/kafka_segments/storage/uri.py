@@ -1,13 +1,6 @@
-"""Open the object store a lake URI names.
-
-* ``s3://bucket[/prefix]`` -> ``S3Store(bucket, "prefix/")`` (endpoint, region and credentials from the
-  standard AWS settings);
-* ``file:///abs/path`` (host empty or ``localhost``) or a plain local path -> ``LocalStore(path)``.
-
-Anything else (another scheme, a missing bucket, a prefix with a ``..``/``.``/empty segment, credentials in
-the URI, a query or fragment) is ``InvalidLakeUriError``, whose message names the offending part and never
-the URI's password (``redaction.redact_uri``).
-"""
+"""Open the object store a lake URI names: ``s3://bucket[/prefix]`` or ``file:///path`` / a local path.
+Anything else is ``InvalidLakeUriError`` naming the offending part, never the password
+(``redaction.redact_uri``)."""
 
 from __future__ import annotations
 

@@ -1,16 +1,9 @@
-"""``describe``: what the lake's committed state holds, per partition, from the manifest alone.
+"""``describe``: what the lake's committed state holds, per partition, from the manifest alone (one GET).
 
-No segment body is read: every figure comes from the manifest (one GET), so describing a large lake is
-cheap. ``to_text`` is an aligned table for people, ``to_dict`` the stable form behind ``--json``.
-
-With a configuration and a time (``compaction=CompactionContext(...)``; ``describe --config F [--now T]``),
-each partition of a topic whose ``cleanup.policy`` contains ``compact`` also gets what Kafka's cleaner would
-see at ``now`` (``LogCleanerManager.cleanableOffsets``, ``LogToClean``, ``maxCompactionDelay``,
-``grabFilthiestCompactedLog``; KIP-354): first dirty and first uncleanable offsets, dirty ratio, compaction
-delay and the run's verdict (``COMPACTION_KEYS``, ``null`` otherwise; a second table after the summary).
-The CLI adds consumed retention (``cli/consumed_view.py``). Keys and columns are only ever added. The view
-reads the committed state: segments uploaded since, which a run adopts first, are not counted.
-"""
+With a configuration and a time, a compacted topic's partitions also get what Kafka's cleaner would see at
+``now`` (``LogCleanerManager.cleanableOffsets``, ``maxCompactionDelay``; KIP-354; ``COMPACTION_KEYS``).
+``to_dict`` is the stable form behind ``--json``: keys are only ever added. Segments uploaded since the
+last commit are not counted."""
 
 from __future__ import annotations
 
@@ -41,8 +34,7 @@ class PartitionDescription:
     ``record_count`` and ``size_bytes`` count the live segments whole (records below the log start offset
     in the first segment included, as Kafka's segment sizes do). The largest-timestamp range is the minimum
     and maximum of the segments' ``largestTimestamp`` (the largest batch timestamp, else the object's
-    last-modified time when adopted): what time-based retention compares with ``now``.
-    """
+    last-modified time when adopted): what time-based retention compares with ``now``."""
 
     topic: str
     partition: int

@@ -3,8 +3,7 @@
 ``LogCleanerManager.cleanableOffsets``, ``LogToClean``, ``maxCompactionDelay``, ``grabFilthiestCompactedLog``
 and KIP-354, through ``compaction.range`` and ``compaction.eligibility``: first dirty and first uncleanable
 offsets, dirty ratio, compaction delay, and what a run at ``now`` would do (clean, defer for the budget,
-skip).
-"""
+skip)."""
 
 from __future__ import annotations
 
@@ -63,8 +62,7 @@ class CompactionOutlook:
 
     ``first_uncleanable_offset`` is segment-aligned (``LogToClean.firstUncleanableOffset``): the round's upper
     bound, the offset a run's report names too. With ``log.cleaner.enable`` false the range and delay are
-    still shown (they describe the log); the eligibility says ``cleaner-disabled``.
-    """
+    still shown (they describe the log); the eligibility says ``cleaner-disabled``."""
 
     first_dirty_offset: int
     first_uncleanable_offset: int
@@ -82,8 +80,7 @@ def compaction_outlooks(
     """The outlook of every partition of a compacted topic among ``states`` (others are left out).
 
     The verdict is ``compaction.eligibility.assess``'s; the budget is applied over ``states`` in
-    ``budget_order``, as a run over the same partitions (``run --topic``) applies it.
-    """
+    ``budget_order``, as a run over the same partitions (``run --topic``) applies it."""
     now_ms = context.now_ms
     configs = {topic: context.config.for_topic(topic) for topic in {s.topic_partition.topic for s in states}}
     compacted = [

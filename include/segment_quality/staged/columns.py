@@ -1,15 +1,6 @@
-"""The columns of the tables the validation suites read (``quality_frames``), with what each one holds.
-
-Four tables, each ``column name -> values`` (``None`` is allowed everywhere: "not known" or "does not
-apply"; pair expectations skip a row where either side is ``None``):
-
-* ``partitions`` (``PARTITION_COLUMNS``): one row per partition, the retention view of the run;
-* ``deletions`` (``DELETION_COLUMNS``): one row per segment the run retires (deletion passes and
-  compaction), described by the log the step that retired it looked at;
-* ``compaction`` (``COMPACTION_COLUMNS``): one row per partition, the cleaning round's view;
-* ``segments`` (``SEGMENT_COLUMNS``): one row per segment of a partition the compaction touched: the staged
-  live list in order, plus this run's output segments a deletion pass removed again.
-"""
+"""The columns of the tables the validation suites read (``quality_frames``), with what each one holds:
+``partitions``, ``deletions``, ``compaction`` and ``segments``. ``None`` means "not known" or "does not
+apply" anywhere; pair expectations skip such rows."""
 
 from __future__ import annotations
 
@@ -90,7 +81,7 @@ COMPACTION_COLUMNS: Mapping[str, ColumnKind] = MappingProxyType(
         "end_offset": _INT,  # plan.json: the round's end offset (map.latestOffset + 1)
         "checkpoint_before": _INT,  # input state's cleaner checkpoint
         "checkpoint_after": _INT,  # staged state's cleaner checkpoint
-        "round_checkpoint": _INT,  # max(end_offset, new_log_start_offset): what the checkpoint must be
+        "round_checkpoint": _INT,  # end_offset: what the checkpoint must be (deletions leave it)
         "old_log_start_offset": _INT,
         "new_log_start_offset": _INT,
         "log_end_offset": _INT,  # input state

@@ -1,40 +1,16 @@
 """A partition through a run that compacts: the input log, the log the cleaning round left, the staged log.
 
-A run cleans a partition first, then runs the deletion passes over what the round left (Kafka's cleaner
-thread: ``cleanFilthiestLog``, then ``deleteOldSegments``; docs/compaction.md). The run's folder holds
-the first and the last of those logs (``input-manifest.json``, the staged ``manifest.json``); the middle one
-— the log the deletion passes planned over — is rebuilt here from them, **from the manifests, not from the
-plan's claims**:
+The run's folder holds the first and the last (``input-manifest.json``, the staged ``manifest.json``); the
+middle one, which the deletion passes planned over, is rebuilt here **from the manifests, not from the
+plan's claims**: input segments − those retired for ``compaction`` + this run's output segments. Only the
+round's status and end offset come from ``plan.json``.
 
-    log after the round = input segments − segments retired with the reason ``compaction``
-                          + this run's output segments (live in the staged state, or retired again by a pass)
-
-Only the round's status and its end offset are taken from ``plan.json``'s ``compaction`` section
-(``CompactionResult.to_dict()``); the suites then check those claims against the manifests.
-
-The rows built here (``COMPACTION_COLUMNS``, ``SEGMENT_COLUMNS``) carry Kafka's cleaner rules
-(``storage/src/main/java/org/apache/kafka/storage/internals/log/``):
-
-* ``LogCleanerManager.grabFilthiestCompactedLog``: only logs with ``compact`` in cleanup.policy, and only
-  while the cleaner runs (``log.cleaner.enable``);
-* ``LogCleanerManager.cleanableOffsets`` / ``LogToClean``: the round ends at or below the active segment's
-  base offset and the last stable offset;
-* ``Cleaner.doClean`` / ``groupSegmentsBySize`` / ``cleanSegments``: every segment below the end offset is
-  recopied into groups, each group one new segment whose base offset is the base offset of the group's first
-  segment; segments from the end offset on are left as they are; records are only ever dropped;
-* ``LogCleanerManager.doneCleaning``: the checkpoint becomes the end offset; a deletion pass that then moves
-  the log start offset past it makes it invalid, and ``cleanableOffsets`` resets it to the log start offset
-  (``forceUpdateCheckpoint``, silent for compact,delete topics), so the stored checkpoint is
-  ``max(end offset, new log start offset)``.
-
-Bytes: a cleaned group may be *larger* than its sources, legitimately, in two cases found in Kafka's
-``MemoryRecords.filterTo`` (and reproduced by this project's rounds): a batch whose tombstones get their
-delete horizon (KIP-534) is rebuilt with ``baseTimestamp = horizon``, so each record's timestamp delta varint
-grows (up to 10 bytes a record, the record's length varint included: +5 bytes a record for tombstones a
-year old, +9 for Kafka's test "largeTimestamp"); and a kept v0/v1 entry is rewritten as a v2 batch (61-byte
-header instead of the legacy 26/34-byte overhead: +34 to +47 bytes a batch measured). Hence the bound
-``bytes after <= bytes before + 61 x batches after + 10 x records after``.
-"""
+The rows carry Kafka's cleaner rules (``grabFilthiestCompactedLog``, ``cleanableOffsets``,
+``groupSegmentsBySize`` / ``cleanSegments``, ``doneCleaning``; docs/validation.md): the stored checkpoint is
+``max(end offset, new log start offset)`` (``forceUpdateCheckpoint``). A cleaned group may legitimately be
+larger than its sources (delete horizons re-encode timestamp deltas, legacy entries become v2 batches:
+``MemoryRecords.filterTo``), hence the bound ``bytes after <= bytes before + 61 x batches after + 10 x
+records after``."""
 
 from __future__ import annotations
 
@@ -285,7 +261,7 @@ def compaction_row(change: LogChange, config: Config, *, plan_status: str) -> Ro
         "end_offset": end,
         "checkpoint_before": None if before is None else before.cleaner_checkpoint,
         "checkpoint_after": None if after is None else after.cleaner_checkpoint,
-        "round_checkpoint": None if end is None or new_lso is None else max(end, new_lso),
+        "round_checkpoint": end,
         "old_log_start_offset": None if before is None else before.log_start_offset,
         "new_log_start_offset": new_lso,
         "log_end_offset": None if before is None else before.log_end_offset,

@@ -1,26 +1,10 @@
 """The rows the validation suites check: a staged run's output as plain column data (no pandas, no GX).
 
-``quality_frames(store, run_id, config=...)`` reads the run's folder and returns four tables as
-``column name -> values`` (their columns: ``staged.columns``):
-
-* ``partitions``: one row per partition of the run's input or staged state (the retention view);
-* ``deletions``: one row per segment this run retires (the staged manifest's retired entries of this run's
-  version), with the segment as the log it was retired from described it;
-* ``compaction`` and ``segments``: the cleaning rounds' view (built in ``staged.compaction``).
-
-The rows are built from the run's files, **independently of the plan's own claims where possible**: the
-"before" state is ``input-manifest.json`` (the adopted state the plan ran on), the "after" state is the staged
-``manifest.json``, the retired segments and their reasons come from the staged manifest, the log the
-deletion passes planned over (after a cleaning round) is rebuilt from both manifests, and the rule limits
-come from the configuration and the run's logical ``now``. Only KIP-68's M (``consumed_bound``), whether a
-partition was planned, and each round's status and end offset are taken from ``plan.json``.
-
-Each acceptance invariant is then one expectation over raw columns (see ``segment_quality.suites``); the
-retention rows and their Kafka rules are built in ``staged.retention``, the compaction rows in
-``staged.compaction``.
-
-A run that staged no manifest (nothing changed) gives tables with zero rows and ``staged`` false.
-"""
+``quality_frames(store, run_id, config=...)`` returns four tables (``staged.columns``) built from the run's
+files, **independently of the plan's own claims where possible**: before is ``input-manifest.json``, after
+the staged ``manifest.json``, the limits come from the configuration and ``now``. Only KIP-68's M, whether a
+partition was planned, and each round's status and end offset come from ``plan.json``. A run that staged no
+manifest gives tables with zero rows and ``staged`` false."""
 
 from __future__ import annotations
 
@@ -87,7 +71,6 @@ __all__ = [
     "QualityFrames",
     "QualityInputError",
     "TopicLimits",
-    "build_rows",
     "frames_of",
     "quality_frames",
 ]
@@ -205,21 +188,6 @@ def frames_of(
         compaction=_columns(compaction, COMPACTION_COLUMNS),
         segments=_columns(segments, SEGMENT_COLUMNS),
     )
-
-
-def build_rows(
-    before: Manifest,
-    after: Manifest,
-    plan: Mapping[TopicPartition, PlanEntry],
-    *,
-    config: Config,
-    now_ms: int,
-    claims: Mapping[TopicPartition, RoundClaim] | None = None,
-    written: Mapping[str, SegmentEntry] | None = None,
-) -> tuple[list[Row], list[Row]]:
-    """The partition and deletion rows of ``before`` (input state) -> ``after`` (staged manifest)."""
-    changes = log_changes(before, after, claims or {}, written or {})
-    return retention_rows(changes, plan, config=config, now_ms=now_ms)
 
 
 def _columns(rows: Sequence[Row], names: Mapping[str, ColumnKind]) -> dict[str, tuple[object, ...]]:

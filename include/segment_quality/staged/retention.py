@@ -1,27 +1,10 @@
-"""The retention rows of the validation tables: one row per partition and one per retired segment.
+"""The retention rows of the validation tables: one row per partition and one per retired segment, carrying
+the rules of ``UnifiedLog.deleteOldSegments`` and the KIP-68 pass (``kafka_segments.retention.rules``).
 
-Each acceptance invariant is one expectation over these raw columns (see ``segment_quality.suites``). The
-Kafka rules behind the columns (``UnifiedLog.deleteOldSegments`` / ``deletableSegments`` and the
-``deleteLogStartOffsetBreachedSegments``, ``deleteRetentionSizeBreachedSegments`` and
-``deleteRetentionMsBreachedSegments`` predicates, plus this project's KIP-68 pass; see
-``kafka_segments.retention.rules``):
-
-* a pass that does not run for the topic (``cleanup.policy`` without ``delete``, ``retention.ms`` or
-  ``retention.bytes`` negative, consumed retention disabled) has its limit column ``None``: a deletion with
-  that reason is then not allowed at all;
-* ``log-start-offset``: the next segment starts at or below the log start offset;
-* ``retention.bytes``: what is left of the log after the segment (every later segment) is still at least
-  ``retention.bytes`` (Kafka's ``diff - segment.size >= 0`` walk);
-* ``consumed``: the segment's last offset is below M and
-  ``now - largestTimestamp > retention.commitoffset.ms``;
-* ``retention.ms``: ``now - largestTimestamp > retention.ms`` (strict), i.e. the largest timestamp is below
-  ``now - retention.ms``.
-
-The passes run over the log a cleaning round left (Kafka's cleaner thread cleans, then deletes old segments),
-so their deletions are described by that log; a segment retired with the reason ``compaction`` is described
-by the input log and is no retention deletion (no prefix rule, no pass limits). A cleaned partition's segment
-and byte counts reconcile with the round's output: before = after - output + retired.
-"""
+A pass that does not run for the topic has its limit column ``None``, so a deletion with that reason is not
+allowed at all. The passes' deletions are described by the log a cleaning round left; a ``compaction``
+retirement is described by the input log and is no retention deletion. A cleaned partition's counts
+reconcile: before = after - output + retired."""
 
 from __future__ import annotations
 
@@ -102,8 +85,7 @@ def partition_row(change: LogChange, entry: PlanEntry) -> Row:
     """One partition: offsets before and after, and how segments and bytes reconcile.
 
     The round's output (``LogChange.round_output``) is what a cleaned partition may add: it is subtracted
-    from the staged side of the reconciliation and is no "added" segment.
-    """
+    from the staged side of the reconciliation and is no "added" segment."""
     before, after = change.before, change.after
     input_keys = {s.key for s in change.inputs}
     output = change.round_output
@@ -143,12 +125,7 @@ def partition_row(change: LogChange, entry: PlanEntry) -> Row:
 
 
 def deletion_row(
-    retired: RetiredObject,
-    change: LogChange,
-    entry: PlanEntry,
-    limits: TopicLimits,
-    *,
-    now_ms: int,
+    retired: RetiredObject, change: LogChange, entry: PlanEntry, limits: TopicLimits, *, now_ms: int
 ) -> Row:
     """One retired segment, described by the log it was retired from (segment columns ``None`` if it was
     not in that log)."""

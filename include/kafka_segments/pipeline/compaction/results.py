@@ -45,7 +45,8 @@ class PartitionCompaction:
     eligibility: Eligibility
     checkpoint_before: int | None
     checkpoint_after: int | None
-    """The cleaner checkpoint the run stores: the round's end offset, or a reset invalid checkpoint."""
+    """The cleaner checkpoint the run stores: the round's end offset, the log start offset for a checkpoint
+    above the log end offset, else the checkpoint as it was (below the log start offset included)."""
     checkpoint_state: CheckpointState | None = None
     first_dirty_offset: int | None = None
     first_uncleanable_offset: int | None = None
@@ -68,10 +69,11 @@ class PartitionCompaction:
     def without_round(
         cls, state: PartitionState, candidate: CompactionCandidate, status: CompactionStatus
     ) -> PartitionCompaction:
-        """A partition without a round; an invalid checkpoint is still reset (``forceUpdateCheckpoint``)."""
+        """A partition without a round; a checkpoint above the log end offset is still reset
+        (``CleanableRange.rewrites_checkpoint``)."""
         cleanable = candidate.range
         after = state.cleaner_checkpoint
-        if cleanable is not None and cleanable.force_update_checkpoint:
+        if cleanable is not None and cleanable.rewrites_checkpoint:
             after = cleanable.first_dirty_offset
         return cls(
             topic_partition=state.topic_partition,

@@ -1,4 +1,4 @@
-"""Compaction in a run: which partitions get a cleaning round, where the rounds run, the checkpoint left.
+"""Compaction in a run: which partitions get a cleaning round, where the rounds run.
 
 Per partition, in the order of Kafka's cleaner thread (docs/compaction.md): at most one round, when the
 partition is eligible (``compaction.eligibility``: dirty ratio or max.compaction.lag.ms) and within the run's
@@ -14,7 +14,6 @@ own process on its store). Both produce the same objects and entries.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from kafka_segments.compaction.eligibility import (
@@ -23,9 +22,7 @@ from kafka_segments.compaction.eligibility import (
     assess,
     take_within_budget,
 )
-from kafka_segments.compaction.range import CheckpointState, first_dirty_offset
 from kafka_segments.config import Config
-from kafka_segments.config.model import TopicConfig
 from kafka_segments.lake.runs import RunRecord
 from kafka_segments.pipeline.compaction.results import (
     COMPACTION_REASON,
@@ -111,18 +108,6 @@ def compact_states(
     return CompactionResult(tuple(done), budget)
 
 
-def settle_checkpoint(state: PartitionState, config: TopicConfig) -> PartitionState:
-    """Reset a cleaner checkpoint the deletion passes left invalid (below the new log start offset) to the
-    log start offset, as the cleaner's next look at the partition would right away (``cleanableOffsets``'
-    ``forceUpdateCheckpoint``; silent for compact,delete topics): a rerun then finds nothing to change."""
-    if not (config.compact and config.cleaner_enabled) or state.cleaner_checkpoint is None:
-        return state
-    first_dirty, checkpoint = first_dirty_offset(state)
-    if checkpoint is CheckpointState.VALID:
-        return state
-    return replace(state, cleaner_checkpoint=first_dirty)
-
-
 __all__ = [
     "COMPACTION_REASON",
     "CompactionResult",
@@ -130,5 +115,4 @@ __all__ = [
     "PartitionCompaction",
     "compact_states",
     "compaction_budget",
-    "settle_checkpoint",
 ]

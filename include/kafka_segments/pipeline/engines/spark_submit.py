@@ -1,24 +1,10 @@
 """How a Spark job of this project is submitted: the job's spec, the library archive, and ``spark-submit``.
 
-This module never imports pyspark: it builds what a launcher needs (``run --engine spark`` runs
-``spark-submit`` itself; the Airflow DAG hands the same spec to ``SparkSubmitOperator``) and runs the
-``spark-submit`` script that the pyspark wheel installs next to the interpreter.
-
-A ``SparkJobSpec`` is complete for any launcher:
-
-* ``application`` is the job's entry script in ``spark_jobs/`` (next to ``include/``: the project runs from
-  its source tree; ``KAFKA_SEGMENTS_SPARK_JOBS`` points elsewhere);
-* ``py_files`` is a zip of the ``kafka_segments`` package, which Spark puts on the executors' (and the
-  driver's) ``sys.path`` — executors of a cluster need not have the project installed;
-* ``env`` is for the ``spark-submit`` process: the Python that runs the driver and the workers
-  (``PYSPARK_PYTHON``, ``PYSPARK_DRIVER_PYTHON``: this interpreter unless set), ``SPARK_LOCAL_IP``
-  (``127.0.0.1`` unless set: quiet, correct local runs; set a routable address when executors run on other
-  hosts) and the ``AWS_*`` settings the lake needs;
-* ``conf`` repeats the ``AWS_*`` settings as ``spark.executorEnv.*``: executors of a standalone cluster are
-  started by the worker daemon and do not inherit the launcher's environment. The values are on the
-  ``spark-submit`` command line (Spark redacts ``secret``/``token``/``access.key`` names in its UI); prefer
-  instance roles or profiles to keys in the environment.
-"""
+Never imports pyspark. A ``SparkJobSpec`` is complete for any launcher (``run --engine spark`` or Airflow's
+``SparkSubmitOperator``): the entry script in ``spark_jobs/``, a zip of ``kafka_segments`` as ``py_files``
+(executors need not have the project installed), the ``spark-submit`` process's environment, and ``conf``
+repeating the ``AWS_*`` settings as ``spark.executorEnv.*``, since a standalone cluster's executors do not
+inherit the launcher's environment (prefer instance roles to keys)."""
 
 from __future__ import annotations
 
@@ -121,8 +107,7 @@ def library_archive(*, cache_dir: Path | None = None) -> Path:
 
     Its name carries a hash of the content, so an archive is built once per version of the source and then
     reused; it is written to a temporary file and renamed, so a reader never sees a partial archive. The zip
-    is deterministic (sorted entries, fixed timestamps).
-    """
+    is deterministic (sorted entries, fixed timestamps)."""
     package = _package_dir()
     files = _archive_files(package)
     digest = hashlib.sha256()
@@ -159,8 +144,7 @@ def retention_job_spec(
     run (``stages.execute_run``) with its reads and per-topic planning on Spark's executors.
 
     A local lake path and the configuration path are made absolute (executors of a cluster do not share the
-    launcher's working directory). ``environ`` defaults to ``os.environ``.
-    """
+    launcher's working directory). ``environ`` defaults to ``os.environ``."""
     env_in = os.environ if environ is None else environ
     application = spark_jobs_dir() / RETENTION_JOB_SCRIPT
     if not application.is_file():

@@ -2,25 +2,8 @@
 
 This package is the one door to the numba code: every kernel lives in a ``*_kernels`` module here, and the
 rest of the library imports only the names below (``tests/unit/test_fast_boundary.py`` enforces it). The
-pure-Python codec beside it (``records.batch``, ``record``, ``builder``, ``log``, ``legacy``, ...) is the
-executable specification: each entry point below is checked against it by property tests.
-
-* ``decode``: ``scan_header_table`` (``log.scan_headers`` in columns) and ``decode_record_columns`` (every
-  record of ``log.iter_batches`` in columns), over the kernels of ``decode_kernels`` and, for Kafka's LZ4
-  frames, ``lz4_into`` / ``lz4_kernels``; the columns are ``columns.HeaderTable`` and
-  ``columns.RecordColumns``.
-* ``stream``: ``StreamDecoder``, ``decode_record_columns`` in steps while a segment is being read.
-* ``rebuild``: ``rebuild_batches``, ``builder.rebuild_batch`` for many batches at once (``rebuild_kernels``,
-  ``lz4_kernels``).
-* ``digests``: key MD5s (Kafka's ``SkimpyOffsetMap`` identity) over record columns, keys grouped by their
-  bytes (``key_kernels``, ``group_kernels``), and ``DigestTable``, a round's offset map as a lookup table.
-* ``fate_kernels``: the compaction rule ``decisions.decide_record`` over record columns (``asked_ids``,
-  ``fate_codes``).
-* ``index_kernels``: ``LogSegment.append``'s offset checks and index entries over header columns, for
-  ``segment.fast_writer``.
-
-The kernels read the v2 batch header at the offsets ``records.batch`` derives from its wire schema.
-"""
+pure-Python codec beside it (``records.batch``, ``record``, ``builder``, ``log``, ``legacy``) is the
+executable specification each entry point is checked against by property tests."""
 
 from kafka_segments.records.fast.columns import HeaderTable, RecordColumns
 from kafka_segments.records.fast.decode import decode_record_columns

@@ -2,8 +2,7 @@
 
 Both are frozen dataclasses of numpy arrays, one row per batch or per record, filled by the kernels in
 ``decode_kernels.py`` through ``decode.py``; their methods turn rows back into the ``BatchHeader`` and
-``Record`` objects of the Python path.
-"""
+``Record`` objects of the Python path."""
 
 from __future__ import annotations
 
@@ -122,14 +121,9 @@ _BATCH_HEADER_FIELDS = (*TABLE_FIELDS[1:], "position")
 
 @dataclass(frozen=True, eq=False)
 class RecordColumns:
-    """Every record of a segment as columns, in offset order.
-
-    Keys, values and headers are spans of ``buffer``: ``key_start``/``key_length`` (length -1 = null key),
-    ``value_start``/``value_length`` (-1 = null value, a tombstone; 0 is an empty value). Hash keys as you
-    like from those spans (``key_hash64`` is a 64-bit FNV-1a prefilter, *not* an identity: 64-bit hashes
-    collide). ``record_start``/``record_size`` span the whole record (length varint included), so kept
-    records of uncompressed input can be copied verbatim. ``batch_index`` is the row in ``batches``.
-    """
+    """Every record of a segment as columns, in offset order. Keys and values are spans of ``buffer`` (length
+    -1 = null; a null value is a tombstone); ``key_hash64`` is an FNV-1a prefilter, *not* an identity;
+    ``record_start``/``record_size`` span the whole record, so kept uncompressed records copy verbatim."""
 
     buffer: U8
     offset: I64

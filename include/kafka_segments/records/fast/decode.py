@@ -1,30 +1,10 @@
-"""The columnar hot path: whole-segment header tables and record columns from numba kernels.
+"""The columnar hot path: whole-segment header tables (``scan_header_table``, ``log.scan_headers`` in columns)
+and record columns (``decode_record_columns``, equal to every record of ``log.iter_batches``).
 
-* ``scan_header_table`` walks a ``.log`` buffer by its length fields (``decode_kernels.walk_entries`` then
-  ``fill_headers``) and returns every v2 batch header as numpy columns. It is ``log.scan_headers`` in
-  columns: same entries, same values, same errors.
-* ``decode_record_columns`` decodes every record of every batch (control batches included) into columns:
-  offset, timestamp (LogAppendTime applied), key and value spans in one byte buffer, header count, record
-  span and batch index. Uncompressed segments are decoded in place (the buffer *is* the segment);
-  otherwise each batch's records stream (decompressed, or copied when uncompressed) is appended to one
-  arena that ``decode_kernels.decode_records`` walks in a single call. It equals
-  ``[r for b in log.iter_batches(data) for r in b.records]``.
-
-The column types are in ``columns.py``, the numba kernels in ``decode_kernels.py``, the header scan and
-its damage checks in ``scan.py``.
-
-Damage is reported exactly as the Python path reports it. The kernels only find *which* entry is bad and in
-which phase; the error itself is then raised by the Python code for that one entry (``log.read_entry``,
-``RecordBatch.verify_crc``, ``RecordBatch.records``), so class, message, position and offset are the same.
-Entries are checked in the same order as in ``iter_batches``: an entry's frame (length, magic), its CRC
-(when verifying), its header fields, then its records; the first damaged entry wins.
-
-Segments holding legacy entries (magic 0/1) are read entirely by the Python path (correctness over speed);
-their record columns then point into a buffer of v2 re-encodings of the records.
-
-Numbers the columns cannot hold (an offset or timestamp outside int64, a key, value or record of 2 GiB or
-more) raise ``CorruptRecordError`` although the Python path, with its unbounded ints, would accept them.
-"""
+Damage is reported exactly as the Python path reports it: the kernels only find which entry is bad, and the
+Python code for that one entry raises the error, so class, message, position and offset are the same, and
+the first damaged entry wins. Segments holding legacy entries (magic 0/1) are read by the Python path. Numbers
+the columns cannot hold (beyond int64, spans of 2 GiB or more) raise ``CorruptRecordError``."""
 
 from __future__ import annotations
 
@@ -36,20 +16,10 @@ import numpy.typing as npt
 
 from kafka_segments.errors import CorruptRecordError, DecompressionLimitError
 from kafka_segments.records.attributes import TIMESTAMP_TYPE_MASK, CompressionType
-from kafka_segments.records.batch import (
-    RECORDS_OFFSET,
-    BatchHeader,
-    RecordBatch,
-)
+from kafka_segments.records.batch import RECORDS_OFFSET, BatchHeader, RecordBatch
 from kafka_segments.records.compression import DecompressedSizeError, batch_decompressors
 from kafka_segments.records.fast import decode_kernels as _k
-from kafka_segments.records.fast.columns import (
-    I64,
-    U8,
-    HeaderTable,
-    RecordColumns,
-    allocate_record_columns,
-)
+from kafka_segments.records.fast.columns import I64, U8, HeaderTable, RecordColumns, allocate_record_columns
 from kafka_segments.records.fast.lz4_into import decode_frames_into, frame_block_max, native_decoder
 from kafka_segments.records.fast.scan import (
     as_read_only_array,
@@ -59,9 +29,7 @@ from kafka_segments.records.fast.scan import (
     scan_header_table,
     walk,
 )
-from kafka_segments.records.log import (
-    iter_batches,
-)
+from kafka_segments.records.log import iter_batches
 from kafka_segments.records.record import MIN_RECORD_SIZE, encode_record
 
 __all__ = ["HeaderTable", "RecordColumns", "decode_record_columns", "scan_header_table"]
@@ -86,24 +54,19 @@ def decode_record_columns(
     arena: U8 | None = None,
     max_batch_bytes: int | None = None,
 ) -> RecordColumns:
-    """Every record of a ``.log`` buffer as columns (control records included, ``is_control`` set).
-
-    Equal to the records of ``log.iter_batches(data, segment=segment, verify_crc=verify_crc)``.
+    """Every record of a ``.log`` buffer as columns (control records included, ``is_control`` set): equal to
+    the records of ``log.iter_batches(data, segment=segment, verify_crc=verify_crc)``.
 
     Args:
-        arena: a writable uint8 array to decompress into, for workers that decode segment after segment:
-            writing into memory already touched is several times faster than into fresh memory on large
-            segments. When the records fit, ``buffer`` of the result is a view of ``arena`` (so the arena
-            must not be reused while the result is in use); otherwise a new buffer is allocated.
-            Uncompressed segments are decoded in place and never touch it.
-        max_batch_bytes: the most bytes one compressed batch may inflate to (``None``: no limit); a batch
-            that would inflate past it is refused before more than about that much is decompressed.
+        arena: a writable uint8 array to decompress into, reused segment after segment (touched memory is
+            several times faster than fresh); the result's ``buffer`` may be a view of it, so it must not be
+            reused while the result is in use. Uncompressed segments are decoded in place.
+        max_batch_bytes: the most bytes one compressed batch may inflate to (``None``: no limit).
 
     Raises:
         CorruptRecordError: at the first damaged entry, as ``iter_batches`` and ``RecordBatch.records``
-            raise it (TruncatedSegmentError, InvalidCrcError, malformed records naming the batch).
-        DecompressionLimitError: a compressed batch inflates past ``max_batch_bytes`` (at that batch, after
-            the damage of earlier batches, as any damage).
+            raise it.
+        DecompressionLimitError: a compressed batch inflates past ``max_batch_bytes``.
         UnsupportedCodecError: as the Python path.
         ValueError: ``arena`` is not a writable, contiguous, one-dimensional uint8 array.
     """
@@ -164,13 +127,9 @@ def _payloads(
     array: U8, view: memoryview, table: HeaderTable, reuse: U8 | None, limit: int | None
 ) -> tuple[U8, I64, I64, int | None, tuple[str, int] | None]:
     """(arena, payload starts, payload ends, index of the first batch that cannot be decompressed, and why
-    when it inflates past ``limit``).
-
-    Each records stream is copied into the arena as soon as it is decompressed, so the decompressor's
-    output buffers are reused while they are still in the cache instead of piling up (first touches of fresh
-    memory are the dominant cost on large segments); runs of Kafka's LZ4 frames are decompressed straight
-    into it by a kernel (``lz4_into``), every other batch one at a time here.
-    """
+    when it inflates past ``limit``). Each stream is copied into the arena as soon as it is decompressed,
+    while the decompressor's buffers are in the cache (fresh memory is the dominant cost); LZ4 runs go
+    straight in."""
     starts = table.position + RECORDS_OFFSET
     ends = table.position + table.size_in_bytes
     codecs = table.codec

@@ -1,22 +1,10 @@
 """numba kernels behind ``decode.py``: the segment walk and the record v2 decoder over numpy uint8 views.
 
-Every kernel is ``@njit(cache=True, nogil=True)`` without a signature, so nothing compiles when this module is
-imported (and threads of one worker, e.g. the inline engine's, decode side by side);
-the first call compiles (or loads the on-disk cache) for the argument types it sees. ``decode.py`` always
-passes read-only, C-contiguous ``uint8`` views so each kernel has a single specialization.
-
-* ``walk_entries`` / ``fill_headers``: walk ``Offset => Int64, Size => Int32`` entry prefixes, applying the
-  checks of ``log._check_entry`` (header fits, size >= 14, magic <= 2, v2 size >= 49, entry fits). The
-  first pass returns the positions of the valid v2 entries and where and why it stopped; the second copies
-  the 61-byte v2 headers at those positions into columns, each field at the offset ``records.batch``
-  derives from its wire schema (module globals: numba compiles them in as constants).
-* ``decode_records``: decodes every record of every batch (a payload span of an arena) into columns,
-  accepting exactly what ``record.decode_records`` accepts: varints of at most 5 bytes (10 for the
-  timestamp delta), record lengths that fit the payload and match the bytes consumed, keys and values of
-  length -1 (null) or within the record, non-null header keys (any bytes: Kafka decodes them with
-  replacement characters), and no bytes left after the declared record count. It stops at the first bad batch.
-* ``fnv1a64``: the 64-bit FNV-1a hash of each key span (not unique: it is a prefilter, not an identity).
-"""
+Kernels are ``@njit(cache=True, nogil=True)`` without a signature, so nothing compiles at import and the
+threads of one worker decode side by side; ``decode.py`` always passes read-only, C-contiguous ``uint8``
+views so each kernel has one specialization. They accept exactly what ``log._check_entry`` and
+``record.decode_records`` accept; header fields are read at the offsets ``records.batch`` derives (module
+globals: numba compiles them in as constants). ``fnv1a64`` is a prefilter, not an identity."""
 
 from __future__ import annotations
 
@@ -174,8 +162,7 @@ def fill_headers(  # noqa: PLR0913 - numba kernel: nopython mode takes arrays on
 ) -> None:
     """Copy the v2 headers at ``position`` (found by walk_entries) into the columns.
 
-    The positions are known, so the loads of successive headers do not wait on each other.
-    """
+    The positions are known, so the loads of successive headers do not wait on each other."""
     for i in range(position.shape[0]):
         pos = position[i]
         base_offset[i] = _be64(buf, pos + BASE_OFFSET_OFFSET)

@@ -1,16 +1,7 @@
-"""Key digests over whole record columns: the offset map's MD5s without a Python call per record.
-
-Kafka's ``SkimpyOffsetMap`` identifies a key by its MD5 (``hashInto``); ``compaction.offset_map`` keeps that
-identity (``key_digest``: 16 digest bytes). Here the digests of many keys are computed by one numba call
-(``key_kernels.md5_spans``) and held as two uint64 columns, ``hi`` and ``lo`` (the digest's bytes 0..7 and
-8..15 read big-endian), so that
-
-* building a map is one pass that keeps, per distinct key, the last row (later offsets overwrite);
-* a round's lookups go through ``DigestTable``, an open-addressing table built once per round from the
-  map's entries;
-* equal key bytes are grouped first (``group_kernels``; ``SpanGroups`` while a segment is read in steps), so
-  each distinct key is hashed once.
-"""
+"""Key digests over whole record columns: the offset map's MD5s (Kafka's ``SkimpyOffsetMap.hashInto``) without
+a Python call per record, held as two uint64 columns ``hi`` and ``lo`` (bytes 0..7 and 8..15, big-endian).
+Equal key bytes are grouped first, so each distinct key is hashed once; ``DigestTable`` is a round's map as
+an open-addressing table."""
 
 from __future__ import annotations
 

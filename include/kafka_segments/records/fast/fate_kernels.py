@@ -1,19 +1,7 @@
-"""numba kernels for the cleaning pass: every record's fate in one pass over the record columns.
-
-The rule is ``compaction.decisions.decide_record`` (the executable specification), taken record by record
-over the columns: the per-batch flags and the map's offset of the record's key id
-(``compaction.decoded.DecodedSegment.key_id``) are read directly. Nothing here knows the decisions: fate
-codes are passed in by the caller (``compaction.fates.FATE_ORDER``).
-
-1. ``asked_ids``: the key ids whose map offset the pass needs (data records with a key, within the map, in
-   batches whose records are not discarded) — the map is asked for those only;
-2. ``fate_codes``: the fate code, the first rule that applies winning, in ``decide_record``'s order:
-   discarded batch, control record, beyond the map, unkeyed, superseded (the map holds a later offset of the
-   key), latest with a value, tombstone while deletes are retained, else an expired tombstone.
-
-``tests/unit/test_compaction_fates.py`` checks both against ``decide_record``, and
-``tests/unit/test_fast_rebuild.py`` a whole round against one deciding record by record.
-"""
+"""numba kernels for the cleaning pass: every record's fate in one pass over the record columns, by the rule
+of ``compaction.decisions.decide_record`` (the executable specification; fate codes are passed in by the
+caller). ``asked_ids`` are the key ids whose map offset the pass needs; ``fate_codes`` applies the first rule
+that holds, in ``decide_record``'s order. ``tests/unit/test_compaction_fates.py`` checks both."""
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@
 * ``new_span_groups`` / ``group_spans``: the same, resumable — spans are added batch after batch (e.g. the
   steps of a segment decoded while it is read, ``compaction.streamed``) and ids go on from the earlier ones.
 
-Every kernel is ``@njit(cache=True, nogil=True)`` without a signature: nothing compiles at import time.
-"""
+Every kernel is ``@njit(cache=True, nogil=True)`` without a signature: nothing compiles at import time."""
 
 from __future__ import annotations
 
@@ -109,13 +108,9 @@ def _grown_to(array: Any, size: int) -> Any:
 def distinct_spans(buffer: Any, starts: Any, lengths: Any) -> Any:
     """(id of each span's bytes, index of the first span of each id): equal bytes, equal id.
 
-    A 64-bit hash of the bytes, read 8 at a time, finds the candidates; the bytes themselves decide, so two
-    different keys never share an id (their MD5s are then computed separately, and only equal MD5s merge
-    them). A slot holds the hash, the id and length, and the key's first 16 bytes, so a probe for a key of
-    up to 16 bytes reads one slot; longer keys compare the rest against a compact store of each distinct
-    key's bytes (memory the size of the distinct keys, not a jump back into the segment). The table grows
-    with the distinct keys, not the rows.
-    """
+    A 64-bit hash finds candidates and the bytes decide, so different keys never share an id. A slot keeps a
+    key's first 16 bytes, so short keys probe one slot; longer ones compare against a compact store of the
+    distinct keys' bytes. The table grows with the distinct keys, not the rows."""
     n = len(starts)
     ids = np.empty(n, dtype=np.int64)
     slots, store_at, store, firsts, counts = new_span_groups(n)

@@ -1,14 +1,6 @@
-"""numba kernels behind ``segment.fast_writer``: Kafka's append rules and index entries over header columns.
-
-* ``relative_last_offsets``: every batch must start above the previous batch's last offset and at or above
-  the segment's base offset, and its last offset must fit the int32 relative offsets of the indexes
-  (``LogSegment.ensureOffsetInRange`` -> ``OffsetIndex.canAppendOffset``); returns the first row that breaks
-  a rule and which rule (``BELOW_BASE``, ``NOT_INCREASING``, ``OFFSET_OVERFLOW``).
-* ``index_rule``: the offset- and time-index entries of ``LogSegment.append`` batch by batch, and the closing
-  time entry of ``onBecomeInactiveSegment`` (``segment.fast_writer`` documents the rule).
-
-Every kernel is ``@njit(cache=True, nogil=True)`` without a signature: nothing compiles at import time.
-"""
+"""numba kernels behind ``segment.fast_writer``: Kafka's append rules (``LogSegment.ensureOffsetInRange``) and
+index entries (``LogSegment.append``, ``onBecomeInactiveSegment``) over header columns. Every kernel is
+``@njit(cache=True, nogil=True)`` without a signature: nothing compiles at import time."""
 
 from __future__ import annotations
 
@@ -31,8 +23,7 @@ def relative_last_offsets(base_offsets: Any, last_offset_deltas: Any, segment_ba
     """(each batch's last offset - ``segment_base``, first bad row or -1, outcome code).
 
     Works on offsets relative to the segment base so nothing overflows an int64: a row is only turned
-    relative once it is known to be at or above the base.
-    """
+    relative once it is known to be at or above the base."""
     count = base_offsets.shape[0]
     relative_last = np.empty(count, dtype=np.int64)
     previous = np.int64(-1)

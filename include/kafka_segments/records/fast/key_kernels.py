@@ -1,22 +1,9 @@
 """numba kernels for the offset map's hot loops: MD5 of key spans, last-write-wins dedupe, a digest table.
 
-Kafka identifies a key in the cleaner's offset map by its MD5 (``SkimpyOffsetMap.hashInto``: 16 bytes; two
-keys with the same MD5 *are* the same key there). The Python path hashes one key per ``hashlib.md5`` call,
-a Python call per record, twice per round (building the map, then deciding every record). These kernels do
-the same over whole record columns in one call:
-
-* ``md5_spans``: the MD5 (RFC 1321) of each ``(start, length)`` span of a byte buffer, as two big-endian
-  uint64 halves per key (``hi`` = digest bytes 0..7, ``lo`` = bytes 8..15), so ``hi.tobytes(">")`` order
-  matches the digest bytes. Checked against ``hashlib.md5`` in the tests.
-* ``last_of_ids``: for each key id (``group_kernels.distinct_spans``), the last row holding it (the map's
-  "later offsets overwrite"), without hashing the rows again.
-* ``build_table`` / ``lookup_table``: an open-addressing table digest -> offset (-1 when absent).
-
-Grouping equal key bytes (so each distinct key is hashed once) is in ``group_kernels``.
-
-Every kernel is ``@njit(cache=True, nogil=True)`` without a signature: nothing compiles at import time, and
-threads of one worker can run kernels side by side.
-"""
+Kafka identifies a key in the cleaner's offset map by its MD5 (``SkimpyOffsetMap.hashInto``); these kernels
+hash whole record columns in one call instead of one ``hashlib.md5`` call per record (checked against it in
+the tests). Digests are two big-endian uint64 halves (``hi``, ``lo``). Every kernel is
+``@njit(cache=True, nogil=True)`` without a signature: nothing compiles at import time."""
 
 from __future__ import annotations
 

@@ -1,24 +1,10 @@
 """Kafka's LZ4 frames decompressed straight into a caller's arena, a run of frames per kernel call.
 
-Kafka's producers (lz4-java, through ``KafkaLZ4BlockOutputStream``) write a batch's records as one LZ4 frame
-of independent blocks, with no block or content checksum and no content size (the layout below, from the LZ4
-frame format). Such frames are decoded here with LZ4's block decoder, called from a numba kernel
-(``lz4_kernels.frames_into``) over all the frames of a segment step at once: no ``bytes`` object per batch,
-no copy into the arena, and no Python work per frame or per block (which cost as much as the decompression
-itself on 1 KiB records). Frame headers are checked in Python, once per distinct header
-(``frame_block_max``). Anything else — other flags, a bad header checksum, a block that does not fit, damage,
-or no LZ4 library to link (``lz4_kernels.bind``) — is not decoded here: the general path
-(``compression.decompress``) then decodes it, or raises with the reason, as it always has.
-
-    offset  size  field
-    0       4     magic 04 22 4D 18
-    4       1     FLG: version (bits 7-6, 01), block independence (5), block checksum (4), content size (3),
-                  content checksum (2), reserved (1), dictionary id (0)
-    5       1     BD: block maximum size (bits 6-4: 4 = 64 KiB .. 7 = 4 MiB), the other bits reserved
-    6       1     HC: (XXH32(FLG, BD) >> 8) & 0xFF
-    7       ...   blocks: size (u32 little endian; high bit set = stored uncompressed), then its bytes
-    ...     4     end mark: 00 00 00 00
-"""
+Kafka's producers (``KafkaLZ4BlockOutputStream``) write one LZ4 frame of independent blocks per batch, with
+no checksums or content size. Such frames are decoded by LZ4's block decoder from a numba kernel
+(``lz4_kernels.frames_into``): no Python work per frame or block, which cost as much as the decompression
+on 1 KiB records. Headers are checked in Python, once per distinct header. Anything else (other flags, a
+bad header checksum, damage, no LZ4 library to link) goes to the general path (``compression.decompress``)."""
 
 from __future__ import annotations
 

@@ -1,23 +1,12 @@
 """numba kernels calling LZ4's own C functions: runs of Kafka's LZ4 frames decoded into one arena
 (``lz4_into``), and the records of rebuilt batches compressed into frames (``rebuild``).
 
-LZ4's C library is linked in at run time, not at build time. ``bind()`` looks up ``LZ4_decompress_safe`` in
-the ``lz4`` package's block extension (which bundles LZ4 and exports its symbols), else in the system's
-``liblz4``; ``bind_compressor()`` looks up ``LZ4F_compressFrame`` and ``LZ4F_compressFrameBound`` in the
-package's frame extension only — the very code ``lz4.frame.compress`` runs, so the frames are byte for
-byte the ones it writes (another LZ4 version could compress differently). Addresses are registered with
-LLVM under names of ours and the kernels refer to the functions only by those names, so their on-disk numba
-cache stays valid from one process to the next. A kernel whose symbol is not linked would bring the process
-down, so the kernels are private: ``frames_into`` and ``compress_frames`` link first and raise
-``LZ4NotLinkedError`` when they cannot; callers ask ``bind()`` / ``bind_compressor()`` and keep to the
-general path (``compression``) when those fail.
-
-``LZ4_decompress_safe(src, dst, compressedSize, dstCapacity)`` is LZ4's bounds-checked decoder: it reads at
-most ``compressedSize`` bytes, writes at most ``dstCapacity`` bytes, and returns a negative number for
-malformed input, so damaged frames cannot make the kernel read or write outside the spans given here.
-``LZ4F_compressFrame`` writes at most the capacity it is given, which the kernel checks against
-``LZ4F_compressFrameBound`` first.
-"""
+The functions are linked at run time from the ``lz4`` package's extensions (the very code
+``lz4.frame.compress`` runs, so frames are byte for byte the same) or the system's ``liblz4``, and
+registered with LLVM under names of ours, so the on-disk numba cache stays valid across processes. A kernel
+whose symbol is not linked would bring the process down, so the kernels are private: ``frames_into`` and
+``compress_frames`` link first and raise ``LZ4NotLinkedError``. ``LZ4_decompress_safe`` is bounds-checked,
+so damaged frames cannot make the kernel read or write outside its spans."""
 
 from __future__ import annotations
 
@@ -215,16 +204,11 @@ def _u32_le(array: Any, pos: Any) -> Any:
 def _frames_into(
     array: Any, starts: Any, ends: Any, block_max: Any, out: Any, used: Any, first: Any, payload_start: Any
 ) -> tuple[int, int]:
-    """Decode the frames ``array[starts[i]:ends[i]]`` for ``i`` from ``first`` on, one after the other, into
-    ``out`` from ``used`` on, recording where each begins in ``payload_start[i]``.
-
-    ``block_max[i]`` is the block maximum size of frame ``i``, whose 7-byte header was checked by the caller,
-    or 0 when the frame is not one this kernel decodes. Returns ``(i, used)``: the first frame not decoded
-    (``len(starts)`` when all were) and the end of the output before it. A frame is not decoded when it has no
-    ``block_max``, when a block is larger than it or runs past the frame, when ``out`` has less room left than
-    a whole block, when LZ4 refuses a block, or when the frame has no end mark or bytes after it; ``out`` may
-    then hold partial output past ``used``.
-    """
+    """Decode the frames ``array[starts[i]:ends[i]]`` from ``first`` on into ``out`` from ``used`` on,
+    recording where each begins in ``payload_start[i]``; ``block_max[i]`` is 0 for a frame this kernel does
+    not decode. Returns ``(i, used)``: the first frame not decoded (it has no ``block_max``, a bad block, no
+    room left, no end mark or bytes after it) and the end of the output before it; ``out`` may hold partial
+    output past it."""
     source = array.ctypes.data
     target = out.ctypes.data
     capacity = len(out)
@@ -281,15 +265,10 @@ def _compress_frames(  # noqa: PLR0913 - numba kernel: nopython mode takes array
     preferences: Any,
     spans: Any,
 ) -> tuple[int, int, int]:
-    """Compress ``source[starts[i]:ends[i]]`` for ``i`` from ``first`` on into one LZ4 frame each, written
-    into ``out`` from ``used`` on, each preceded by the ``prefix`` bytes that precede its span in ``source``
-    (a batch header): frame ``i`` is ``out[spans[i, 0] : spans[i, 1]]``. ``preferences`` is the address
-    ``bind_compressor()`` returned (``compress_frames`` passes it).
-
-    Returns ``(i, used, status)``: the first span not compressed (``len(starts)`` when all were), the end of
-    the output before it, and why it was not: ``NO_ROOM`` when ``out`` has less room left than the prefix and
-    LZ4's bound for the span, ``LZ4_ERROR`` when LZ4 reports an error (``COMPRESSED`` when all were).
-    """
+    """Compress ``source[starts[i]:ends[i]]`` from ``first`` on into one LZ4 frame each, into ``out`` from
+    ``used`` on, each after the ``prefix`` bytes before its span (a batch header); frame ``i`` is
+    ``out[spans[i, 0] : spans[i, 1]]``. Returns ``(i, used, status)``: the first span not compressed, the end
+    of the output before it, and ``NO_ROOM``, ``LZ4_ERROR`` or ``COMPRESSED``."""
     source_at = source.ctypes.data
     out_at = out.ctypes.data
     capacity = len(out)

@@ -1,33 +1,12 @@
-"""Rebuilding a v2 batch from decoded record columns, without a Python call per record.
+"""Rebuilding v2 batches from decoded record columns, without a Python call per record.
 
-A compaction rebuild (``builder.rebuild_batch``; Kafka's ``MemoryRecords.buildRetainedRecordsInto`` through a
-``MemoryRecordsBuilder``) writes the retained records of a source batch into a new batch with the source's
-metadata. What changes and what does not, per Kafka's ``MemoryRecordsBuilder`` and ``DefaultRecord.writeTo``:
-
-* **baseOffset** stays (v2 source), so every record's **offset delta** stays.
-* **baseTimestamp** becomes the delete horizon when one is stamped or already on the batch (attribute bit 6),
-  else the *first retained* record's timestamp; every record's **timestamp delta** is re-encoded against it
-  (absolute timestamps survive; a delta's varlong may change length, and so the record's length varint).
-* Every record is written by ``DefaultRecord.writeTo``: attributes byte 0, minimal zigzag varints, the key,
-  the value and the headers, whose keys are Java ``String``s: bytes that are not UTF-8 were read as U+FFFD
-  and are written back as its UTF-8 bytes.
-* **maxTimestamp**: the largest retained timestamp (CreateTime) or the source's log-append time; the
-  attributes keep codec, timestamp type, transactional and control flags and gain the horizon flag; the
-  **record count**, **length** and **CRC-32C** are recomputed; the records stream is compressed again with
-  the source's codec.
-
-``rebuild_batches`` does this for many batches of one segment at once: one numba call
-(``rebuild_kernels.write_batches``) writes every batch, header and records; the records of LZ4 batches
-are then compressed by one more (``lz4_kernels.compress_frames``, LZ4's frame compressor called from the
-kernel: the frames ``lz4.frame.compress`` writes). Only the CRC-32C, and the codec of other compressed
-batches, is a call per batch.
-
-The records are re-encoded by ``rebuild_kernels.encode_rows``: byte for byte what ``record.encode_records``
-writes for the same ``Record`` objects. Cases that this path does not write itself return ``None`` so the
-caller takes the per-record path (which then raises what it raises): a legacy (v0/v1) source, offsets not
-strictly increasing within the source's span, a timestamp delta outside int64, or a header key that is not
-valid UTF-8.
-"""
+``rebuild_batches`` is ``builder.rebuild_batch`` (Kafka's ``MemoryRecords.buildRetainedRecordsInto``) for
+many batches of one segment: one numba call writes every batch and its records (byte for byte what
+``record.encode_records`` writes), one more compresses the LZ4 ones. Timestamp deltas are re-encoded
+against the new baseTimestamp (the delete horizon when stamped); header keys that were not UTF-8 are
+written back as U+FFFD, as Java's ``String`` did. Cases this path does not write (legacy sources, offsets
+not increasing, deltas outside int64, invalid UTF-8 header keys) return ``None``: the caller takes the
+per-record path."""
 
 from __future__ import annotations
 
@@ -132,14 +111,10 @@ def rebuild_batches(
 
 
 def _finish_lz4(out: U8, bounds: I64, rows: npt.NDArray[np.intp]) -> dict[int, bytes]:
-    """Row -> finished batch for the LZ4 batches ``rows`` of ``out`` (``bounds`` as ``write_batches`` left
-    them), their records compressed by a kernel (``lz4_kernels.compress_frames``: the frames
-    ``lz4.frame.compress`` writes, byte for byte) instead of a Python call each; the rows it leaves out
-    (none unless LZ4 fails) and every row when the kernel cannot be bound are left to ``_finish``.
-
-    The kernel fills a scratch buffer of ``_LZ4_SCRATCH`` bytes, batches are sealed and copied out, and the
-    buffer is filled again: it stays in the cache and its pages are touched once (a buffer the size of the
-    output is fresh memory each round, and page faults cost more than the compression saved)."""
+    """Row -> finished batch for the LZ4 batches ``rows`` of ``out``, compressed by
+    ``lz4_kernels.compress_frames`` (byte for byte ``lz4.frame.compress``); rows it leaves out are left to
+    ``_finish``. The scratch buffer of ``_LZ4_SCRATCH`` bytes is reused so its pages are touched once: page
+    faults on an output-sized buffer cost more than the compression saved."""
     if not len(rows) or not _lz4.bind_compressor():
         return {}
     starts = bounds[rows, 0] + HEADER.size

@@ -1,13 +1,6 @@
-"""numba kernels behind ``rebuild.py``: ``DefaultRecord.writeTo`` and v2 batches from record columns.
-
-* ``encode_rows``: each row re-encoded as Kafka writes a record (attributes 0, minimal zigzag varints,
-  deltas against the given base offset and base timestamp, key, value, headers copied); -1 when a header
-  key is not valid UTF-8 (Kafka would have read it as U+FFFD: the per-record path writes that).
-* ``write_batches``: the retained rows of many batches, each behind its 61-byte v2 header (fields at the
-  offsets ``records.batch`` derives from its wire schema: module globals, compiled in as constants).
-
-Every kernel is ``@njit(cache=True)`` without a signature: nothing compiles at import time.
-"""
+"""numba kernels behind ``rebuild.py``: ``DefaultRecord.writeTo`` (``encode_rows``) and v2 batches from record
+columns (``write_batches``, fields at the offsets ``records.batch`` derives). Every kernel is
+``@njit(cache=True)`` without a signature: nothing compiles at import time."""
 
 from __future__ import annotations
 
@@ -227,14 +220,9 @@ def write_batches(  # noqa: PLR0913 - numba kernel: nopython mode takes arrays o
     out: Any,
     bounds: Any,
 ) -> None:
-    """Each batch, header and retained records, into ``out[bounds[b, 0] : bounds[b, 1]]``; ``bounds[b, 2]``
-    is its record count, or -1 when it must take the per-record path (offsets not increasing within the
-    batch, a timestamp delta outside int64, a non-UTF-8 header key).
-
-    ``headers`` rows: baseOffset, lastOffsetDelta, partitionLeaderEpoch, attributes, maxTimestamp,
-    producerId, producerEpoch, baseSequence of the source. The header is complete (CRC 0) for an
-    uncompressed batch; the caller compresses the records of the others and re-seals them.
-    """
+    """Each batch, header and retained records, into ``out[bounds[b, 0] : bounds[b, 1]]``; ``bounds[b, 2]`` is
+    its record count, or -1 when it must take the per-record path. ``headers`` rows hold the source's header
+    fields; an uncompressed batch is complete (CRC 0), the caller compresses the others and re-seals them."""
     offset, timestamp, key_start, key_length, value_start, value_length, headers_count = fields
     at = 0
     rows = np.empty(np.max(end_row - first_row) if len(first_row) else 0, dtype=np.int64)

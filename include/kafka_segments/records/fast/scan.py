@@ -4,8 +4,7 @@
 
 The kernels only find *which* entry is bad and in which phase; the error itself is then raised by the
 Python code for that one entry (``log.read_entry``, ``RecordBatch.verify_crc``), so class, message, position
-and offset are the same. ``decode`` uses the same walk and checks before it decodes records.
-"""
+and offset are the same. ``decode`` uses the same walk and checks before it decodes records."""
 
 from __future__ import annotations
 
@@ -17,18 +16,9 @@ import numpy.typing as npt
 
 from kafka_segments.errors import CorruptRecordError, InvalidCrcError
 from kafka_segments.records.attributes import CompressionType
-from kafka_segments.records.batch import (
-    ATTRIBUTES_OFFSET,
-    NO_TIMESTAMP,
-    RECORDS_OFFSET,
-    RecordBatch,
-)
+from kafka_segments.records.batch import ATTRIBUTES_OFFSET, NO_TIMESTAMP, RECORDS_OFFSET, RecordBatch
 from kafka_segments.records.fast import decode_kernels as _k
-from kafka_segments.records.fast.columns import (
-    TABLE_DTYPES,
-    U8,
-    HeaderTable,
-)
+from kafka_segments.records.fast.columns import TABLE_DTYPES, U8, HeaderTable
 from kafka_segments.records.log import (
     INT64_MAX,
     MAX_SEGMENT_BYTES,
@@ -105,8 +95,7 @@ def first_damage(
     ``log.iter_batches`` / ``scan_headers`` check each entry in turn: its frame (``_check_entry``, done by
     the walk, which stopped at ``stop``), then with ``verify_crc`` its CRC, then its header fields
     (``_checked_v2_header``), then, ``scanning`` (``scan_headers``), what the batch can hold
-    (``check_scanned_header``). The first damaged entry wins; within an entry, that order.
-    """
+    (``check_scanned_header``). The first damaged entry wins; within an entry, that order."""
     damage: tuple[str, int] | None = ("entry", stop) if status == _k.SCAN_DAMAGE else None
     limit = len(table)
     flags = _bad_header(table)

@@ -1,26 +1,10 @@
 """Decoding a segment while it is being read: ``decode_record_columns`` in steps, as the bytes arrive.
 
-A segment read from an object store arrives over seconds (a 1 GiB segment from S3); the round's decoding
-(decompression, record columns) can run meanwhile instead of after the last byte. ``StreamDecoder`` is fed
-the number of bytes read so far into the reader's buffer (``ObjectStore.get_into(progress=...)``) and decodes
-the complete batches among them; ``finish`` decodes the rest and returns the record columns of the whole
-segment, **equal to** ``decode_record_columns(buffer[:size], ...)`` — same buffer layout, same positions, same
-header table.
-
-Whenever a step cannot be joined to the others exactly, the decoder gives up on steps and ``finish`` decodes
-the whole segment at once (the result is the same; only the overlap is lost):
-
-* a legacy (v0/v1) entry (the Python path decodes such segments), or damage (so that the error is raised by
-  ``decode_record_columns`` over the whole segment, with the segment's positions);
-* an arena too small for the decompressed records, or no arena for a compressed segment (each step must
-  decompress next to the previous one), or a segment mixing steps with and without compressed batches.
-
-Bytes handed to ``feed`` are not yet verified by the store (its length and checksum are checked after the
-last chunk); nothing decoded here is trusted until ``get_into`` has returned and ``finish`` is called. A
-decoder built with ``verify_crc=True`` checks every batch's CRC-32C in the step that decodes it (while the
-batch is in the cache); a bad one makes it give up, so that ``finish`` raises the error over the whole
-segment.
-"""
+``StreamDecoder`` is fed the bytes read so far (``ObjectStore.get_into(progress=...)``) and decodes the
+complete batches among them; ``finish`` returns columns **equal to** ``decode_record_columns`` over the
+whole segment. Whenever steps cannot be joined exactly (a legacy entry, damage, an arena too small, mixed
+compression) it gives up on steps and ``finish`` decodes the whole segment, so errors carry the segment's
+positions. Nothing fed is trusted until ``get_into`` has returned and ``finish`` is called."""
 
 from __future__ import annotations
 
