@@ -49,9 +49,9 @@ def open_transaction_below_the_log_start() -> Case:
 
 def genlog_case(launcher: str, work: Path, *, records: int, keys: int, codec: str, root: Path) -> Case:
     """A single round over ``oracle genlog``'s log (Kafka's own builder; the last record alone in the active
-    segment) of ``records`` records of 100 B over ``keys`` keys, 1 MiB segments, cleaned a day later."""
+    segment) of ``records`` records of 10 B over ``keys`` keys, 1 MiB segments, cleaned a day later."""
     partition = work / "genlog" / "t-0"
-    args = [launcher, "genlog", str(partition), str(records), "100", codec, str(keys), "1048576", str(T0)]
+    args = [launcher, "genlog", str(partition), str(records), "10", codec, str(keys), "1048576", str(T0)]
     done = subprocess.run(args, capture_output=True, text=True, cwd=root, check=False)
     if done.returncode != 0:
         raise SideError(f"{' '.join(args)} exited {done.returncode}: {done.stderr[-2000:]}")

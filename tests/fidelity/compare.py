@@ -114,12 +114,34 @@ def read_checkpoint(path: Path) -> dict[str, int]:
     return {f"{topic} {partition}": int(offset) for topic, partition, offset in entries}
 
 
-def compare_checkpoints(kafka_dir: Path, our_dir: Path, names: Sequence[str]) -> list[Difference]:
-    return [
-        Difference(f"checkpoint.{name}", f"Kafka {k}, ours {o}")
-        for name in names
-        if (k := read_checkpoint(kafka_dir / name)) != (o := read_checkpoint(our_dir / name))
-    ]
+STALE_CHECKPOINT = "checkpoint.kept-below-log-start"
+"""Kafka rewrote an invalid cleaner checkpoint at its look (``forceUpdateCheckpoint``) and ours kept it."""
+
+
+def compare_checkpoints(
+    kafka_dir: Path, our_dir: Path, names: Sequence[str], *, reset_to: int | None = None
+) -> list[Difference]:
+    """Both checkpoint files. ``reset_to``: the first dirty offset Kafka's look stored because the
+    checkpoint was invalid; a cleaner checkpoint that is that value on Kafka's side and below it on ours is
+    told apart as ``STALE_CHECKPOINT``."""
+    found = []
+    for name in names:
+        kafka, ours = read_checkpoint(kafka_dir / name), read_checkpoint(our_dir / name)
+        if kafka == ours:
+            continue
+        stale = reset_to is not None and set(kafka) == set(ours)
+        stale = stale and all(
+            kafka[tp] == reset_to and ours[tp] < kafka[tp] for tp in kafka if kafka[tp] != ours[tp]
+        )
+        check = STALE_CHECKPOINT if stale and name == "cleaner-offset-checkpoint" else f"checkpoint.{name}"
+        found.append(Difference(check, f"Kafka {kafka}, ours {ours}"))
+    return found
+
+
+def checkpoint_reset(kafka: Mapping[str, Any]) -> int | None:
+    """The first dirty offset the oracle's look stored for an invalid checkpoint, else ``None``."""
+    cleanable = kafka.get("cleanable") or {}
+    return cleanable["first_dirty_offset"] if cleanable.get("force_update_checkpoint") else None
 
 
 def our_partition(report: Mapping[str, Any]) -> Mapping[str, Any] | None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from fidelity.compare import (
     Difference,
+    checkpoint_reset,
     compare_checkpoints,
     compare_mtimes,
     compare_report,
@@ -83,7 +84,7 @@ def run_case(
             *compare_segments(kafka["segments"], oracle_dump(launcher, export, root=root)),
             *compare_mtimes(kafka["segments"], product_mtimes(lake)),
             *compare_txn_indexes(kafka_txn_indexes(kafka_dir, written), written),
-            *compare_checkpoints(kafka_dir, export, CHECKPOINT_FILES),
+            *compare_checkpoints(kafka_dir, export, CHECKPOINT_FILES, reset_to=checkpoint_reset(kafka)),
             *compare_report(kafka, report, bases),
         ]
         found.extend(RoundDifference(number, round_.now, d) for d in differences)

@@ -41,8 +41,8 @@ CODEC_ODDS = {
     CompressionType.LZ4: 0.5,
     CompressionType.ZSTD: 0.3,
 }
-"""How likely a case is to use each codec (zstd and snappy less often while their rebuilt bytes differ: a
-case stops at its first round with a difference, docs/fidelity.md)."""
+"""How likely a case is to use each codec (snappy less often while its rebuilt bytes differ: a case stops
+at its first round with a difference, docs/fidelity.md)."""
 LEGACY_CODECS = (CompressionType.NONE, CompressionType.GZIP, CompressionType.SNAPPY)
 
 

@@ -103,11 +103,12 @@ def oracle_dump(launcher: str, log_dir: Path, *, root: Path) -> list[dict[str, A
 
 
 def _cli(*argv: str) -> str:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         status = kafka_segments(list(argv))
     if status != 0:
-        raise SideError(f"kafka-segments {' '.join(argv)} exited {status}: {out.getvalue()[-3000:]}")
+        said = (out.getvalue() + err.getvalue())[-3000:]
+        raise SideError(f"kafka-segments {' '.join(argv)} exited {status}: {said}")
     return out.getvalue()
 
 

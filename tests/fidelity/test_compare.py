@@ -65,8 +65,11 @@ def test_checkpoints_and_txn_indexes(tmp_path: Path) -> None:
     (tmp_path / "o").mkdir()
     (tmp_path / "k" / "cleaner-offset-checkpoint").write_text(checkpoint_text(18))
     (tmp_path / "o" / "cleaner-offset-checkpoint").write_text(checkpoint_text(19))
-    found = compare_checkpoints(tmp_path / "k", tmp_path / "o", ["cleaner-offset-checkpoint", "absent"])
+    names = ["cleaner-offset-checkpoint", "absent"]
+    found = compare_checkpoints(tmp_path / "k", tmp_path / "o", names)
     assert [d.check for d in found] == ["checkpoint.cleaner-offset-checkpoint"]
+    found = compare_checkpoints(tmp_path / "o", tmp_path / "k", names, reset_to=19)
+    assert [d.check for d in found] == ["checkpoint.kept-below-log-start"]
     assert compare_txn_indexes({0: b"x", 5: b""}, {0: b"x", 5: b""}) == []
     assert [d.check for d in compare_txn_indexes({0: b"x"}, {0: b""})] == ["segments.txnindex"]
 
