@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 from kafka_segments.demo import EmbeddedS3
-from kafka_segments.pipeline.engines.spark_submit import CACHE_DIR_ENV, job_conf
+from kafka_segments.pipeline.engines.spark_submit import job_conf
 from kafka_segments.storage import LocalStore
+from kafka_segments.user_cache import CACHE_DIR_ENV
 from s3_fixtures import BUCKET, new_s3_store
 from spark_helpers import Lake, s3_environ
 

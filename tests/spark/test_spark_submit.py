@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from kafka_segments.pipeline.engines.spark_submit import (
-    CACHE_DIR_ENV,
     RETENTION_JOB_NAME,
     SPARK_JOBS_ENV,
     SparkJobError,
@@ -25,6 +24,7 @@ from kafka_segments.pipeline.engines.spark_submit import (
     spark_submit_argv,
 )
 from kafka_segments.storage import LocalStore
+from kafka_segments.user_cache import CACHE_DIR_ENV
 from lake.retention_helpers import upload_fifteen_records
 
 pytestmark = pytest.mark.spark

@@ -77,12 +77,17 @@ def test_nothing_outside_the_door_imports_a_kernel_module_or_numba() -> None:
 
 
 def test_every_numba_module_is_inside_the_door() -> None:
-    using = {
-        path.relative_to(LIBRARY).as_posix()
+    """numba is imported by ``jit`` (the kernels' decorator) and the ``*_kernels`` modules, and every kernel
+    module compiles through ``jit.njit``."""
+    imports = {
+        path.relative_to(LIBRARY).as_posix(): _imported(path.read_text(), _package(path))
         for path in LIBRARY.rglob("*.py")
-        if "numba" in {name.split(".")[0] for name in _imported(path.read_text(), _package(path))}
     }
-    assert using == {f"records/fast/{path.name}" for path in INSIDE.glob("*_kernels.py")}
+    using = {path for path, names in imports.items() if "numba" in {name.split(".")[0] for name in names}}
+    kernels = {f"records/fast/{path.name}" for path in INSIDE.glob("*_kernels.py")}
+    assert using <= {*kernels, "records/fast/jit.py"}
+    assert "records/fast/jit.py" in using
+    assert {path for path in kernels if f"{DOOR}.jit.njit" in imports[path]} == kernels
     assert {"decode_kernels.py", "key_kernels.py", "lz4_kernels.py"} <= {p.name for p in INSIDE.iterdir()}
 
 

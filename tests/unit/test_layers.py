@@ -22,7 +22,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
     for line in (
         "redaction",
         "errors",
-        "topic_partition nesting timefmt",
+        "topic_partition nesting timefmt user_cache",
         "records storage",
         "segment checkpoint config",
         "state",

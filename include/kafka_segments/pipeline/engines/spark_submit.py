@@ -23,15 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kafka_segments.errors import LocatedError
+from kafka_segments.user_cache import user_cache_dir
 
 RETENTION_JOB_NAME = "kafka-segments-retention"
 """The retention job's Spark application name; the job's one-line summary and errors start with it."""
 RETENTION_JOB_SCRIPT = "retention_job.py"
 SPARK_JOBS_ENV = "KAFKA_SEGMENTS_SPARK_JOBS"
 """Where the ``spark_jobs`` folder is when the project does not run from its source tree."""
-CACHE_DIR_ENV = "KAFKA_SEGMENTS_CACHE_DIR"
-"""Where ``library_archive`` keeps its zips (in ``spark/``; default ``$XDG_CACHE_HOME/kafka-segments``, else
-``~/.cache/kafka-segments``)."""
 DEFAULT_LOCAL_IP = "127.0.0.1"
 OUTPUT_TAIL_LINES = 40
 _ARCHIVE_SUFFIXES = (".py", ".typed")
@@ -326,10 +324,6 @@ def _folders(files: list[tuple[str, Path]]) -> list[str]:
 
 def _cache_dir(cache_dir: Path | None) -> Path:
     """``cache_dir`` as given, else ``$KAFKA_SEGMENTS_CACHE_DIR/spark``, else the user's cache folder."""
-    folder = cache_dir
-    if folder is None:
-        configured = os.environ.get(CACHE_DIR_ENV)
-        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        folder = (Path(configured) if configured else Path(base) / "kafka-segments") / "spark"
+    folder = user_cache_dir("spark") if cache_dir is None else cache_dir
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     return folder

@@ -3,7 +3,8 @@
 This package is the one door to the numba code: every kernel lives in a ``*_kernels`` module here, and the
 rest of the library imports only the names below (``tests/unit/test_fast_boundary.py`` enforces it). The
 pure-Python codec beside it (``records.batch``, ``record``, ``builder``, ``log``, ``legacy``) is the
-executable specification each entry point is checked against by property tests."""
+executable specification each entry point is checked against by property tests. Every kernel compiles
+through ``jit.njit`` (numba's, with an on-disk cache that also serves a Spark job's library archive)."""
 
 from kafka_segments.records.fast.columns import HeaderTable, RecordColumns
 from kafka_segments.records.fast.decode import decode_record_columns

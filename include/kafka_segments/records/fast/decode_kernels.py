@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from kafka_segments.records.batch import (
     ATTRIBUTES_OFFSET,
@@ -31,6 +30,7 @@ from kafka_segments.records.batch import (
     RECORDS_COUNT_OFFSET,
     SIZE_OFFSET,
 )
+from kafka_segments.records.fast.jit import njit
 from kafka_segments.records.legacy import RECORD_OVERHEAD_V0
 from kafka_segments.records.log import HEADER_SIZE_UP_TO_MAGIC
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit
+
+from kafka_segments.records.fast.jit import njit
 
 
 @njit(cache=True, nogil=True)

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from kafka_segments.records.batch import INT32_MAX, NO_TIMESTAMP
+from kafka_segments.records.fast.jit import njit
 
 # relative_last_offsets outcomes
 OFFSETS_OK = 0

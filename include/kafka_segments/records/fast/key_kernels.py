@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit
+
+from kafka_segments.records.fast.jit import njit
 
 _MASK = 0xFFFFFFFF
 

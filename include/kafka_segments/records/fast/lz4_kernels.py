@@ -17,7 +17,9 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit, types
+from numba import types
+
+from kafka_segments.records.fast.jit import njit
 
 __all__ = [
     "COMPRESSED",

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from kafka_segments.records.attributes import (
     COMPRESSION_CODEC_MASK,
@@ -34,6 +33,7 @@ from kafka_segments.records.batch import (
     RECORDS_COUNT_OFFSET,
     SIZE_OFFSET,
 )
+from kafka_segments.records.fast.jit import njit
 
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
