@@ -35,16 +35,16 @@ def _tracked_files() -> list[Path]:
     return [ROOT / name for name in listed.decode().split("\0") if name]
 
 
-def _citations(path: Path) -> list[str]:
-    """``line: text`` for every line of ``path`` that names one of ``FORBIDDEN`` (binary files have none)."""
+def _citations(path: Path, markers: tuple[str, ...] = FORBIDDEN) -> list[str]:
+    """``line: text`` for every line of ``path`` that names one of ``markers`` (binary files have none)."""
     try:
         text = path.read_text(encoding="utf-8")
-    except (UnicodeDecodeError, FileNotFoundError):
+    except (UnicodeDecodeError, FileNotFoundError, IsADirectoryError):
         return []
     return [
         f"{number}: {line.strip()}"
         for number, line in enumerate(text.splitlines(), start=1)
-        if any(marker in line for marker in FORBIDDEN)
+        if any(marker in line for marker in markers)
     ]
 
 
@@ -53,6 +53,22 @@ def test_shipped_files_cite_no_document_users_do_not_have() -> None:
     assert any(path.name == "README.md" for path in files)
     offenders = {str(path.relative_to(ROOT)): found for path in files if (found := _citations(path))}
     assert offenders == {}, "cite docs/*.md, README.md, bench/RESULTS.md or Kafka's source instead"
+
+
+ORACLE_BESIDE = (SHARED_NOTES, "/work" + "/shared")
+"""How a file would name the kafka-oracle launcher beside the repository."""
+NAMES_THE_ORACLE = frozenset({".ci/run", "tests/unit/test_repo_hygiene.py"})
+"""CI exports ``KAFKA_ORACLE`` from it (the rest reads that variable); this file spells it in pieces."""
+
+
+def test_only_ci_names_what_lies_beside_the_repository() -> None:
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    files = [name for name in listed.decode().split("\0") if name and name not in NAMES_THE_ORACLE]
+    offenders = {name: found for name in files if (found := _citations(ROOT / name, ORACLE_BESIDE))}
+    assert offenders == {}, "read the oracle's path from KAFKA_ORACLE (.ci/run sets it)"
 
 
 def test_the_rule_catches_every_kind_of_citation(tmp_path: Path) -> None:

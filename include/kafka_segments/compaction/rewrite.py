@@ -41,6 +41,7 @@ from kafka_segments.compaction.source import (
     aborted_from_markers,
     aborted_in_range,
     check_order,
+    from_log_start,
 )
 from kafka_segments.compaction.txn_state import TransactionState
 from kafka_segments.config.model import TopicConfig
@@ -63,6 +64,7 @@ def clean_round(
     config: TopicConfig,
     now_ms: int,
     txn_indexes: Sequence[Sequence[AbortedTxn]] | None = None,
+    log_start_offset: int | None = None,
     arena: npt.NDArray[np.uint8] | None = None,
 ) -> RoundResult:
     """Clean the partition whose whole log is ``segments`` (active segment included, in offset order).
@@ -71,6 +73,8 @@ def clean_round(
         first_dirty: the first dirty offset (``CleanableRange.first_dirty_offset``).
         end_offset: the round's upper bound (``CleanableRange.first_uncleanable_offset``).
         txn_indexes: each segment's ``.txnindex`` entries; ``None``: rebuilt from the markers.
+        log_start_offset: the partition's log start offset; aborted transactions whose marker is below it
+            are not seen (``source.from_log_start``). ``None``: every transaction in ``segments`` is seen.
         arena: a writable uint8 buffer a worker reuses round after round to decompress a segment into
             (``records.fast.decode_record_columns``): on this project's VMs, writing ~1 GB into memory
             already touched is several times faster than into fresh pages. Free again when the round returns.
@@ -86,6 +90,8 @@ def clean_round(
     with cyclic_gc_paused():
         check_order(segments)
         indexes = tuple(txn_indexes) if txn_indexes is not None else aborted_from_markers(segments)
+        if log_start_offset is not None:
+            indexes = from_log_start(indexes, log_start_offset)
         decoded = DecodedSegments(arena=arena, max_batch_bytes=config.max_batch_decompressed_bytes)
         offset_map = _build_map(segments, indexes, first_dirty, end_offset, decoded, config)
         return _clean_with_map(segments, offset_map, indexes, config=config, now_ms=now_ms, decoded=decoded)

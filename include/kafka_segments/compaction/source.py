@@ -6,7 +6,10 @@ containing ``from`` (its floor segment) through the segments whose base offset i
 Aborted transactions come from the transaction indexes when the caller has them, searched as
 ``UnifiedLog.collectAbortedTransactions`` -> ``LocalLog.collectAbortedTransactions`` does: entries with
 ``lastOffset >= from`` and ``firstOffset < to``, going on through later segments until an entry's last
-stable offset reaches ``to``. Without indexes they are rebuilt from the markers in the ``.log`` bytes
+stable offset reaches ``to``. The cleaner's search starts at the log start offset, not at ``from``
+(``UnifiedLog.collectAbortedTransactions`` passes ``logStartOffset`` as the fetch offset): an aborted
+transaction whose marker is below the log start offset is not seen, and its records are cleaned as
+committed ones (``from_log_start``). Without indexes they are rebuilt from the markers in the ``.log`` bytes
 (both routes give the same answer: docs/compaction.md, "How it maps onto a lake").
 """
 
@@ -112,6 +115,16 @@ def _has_transaction_entries(segment: SourceSegment) -> bool:
     table = segment.header_table()
     flags = (table.attributes & (TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK)) != 0
     return bool(np.any(flags & (table.magic >= MAGIC_VALUE_V2)))
+
+
+def from_log_start(
+    indexes: Sequence[Sequence[AbortedTxn]], log_start_offset: int
+) -> tuple[tuple[AbortedTxn, ...], ...]:
+    """``indexes`` without the aborted transactions whose ABORT marker is below ``log_start_offset``: the
+    cleaner never sees them (``LocalLog.collectAbortedTransactions(logStartOffset, ...)`` searches from the
+    log start offset; ``TransactionIndex.collectAbortedTxns`` keeps entries with ``lastOffset >=`` it). Such
+    an entry's last stable offset is below the log start offset too, so it never ends a search early."""
+    return tuple(tuple(txn for txn in entries if txn.last_offset >= log_start_offset) for entries in indexes)
 
 
 def aborted_in_range(

@@ -95,6 +95,7 @@ def _compact(
         end_offset=cleanable.first_uncleanable_offset,
         config=config,
         now_ms=run.now_ms,
+        log_start_offset=state.log_start_offset,
     )
     clean_done = time.perf_counter()
     output = _output_segments(store, run, state, config, sources, result, write=write)
