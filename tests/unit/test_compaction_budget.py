@@ -99,27 +99,31 @@ def _partition(*, log_start: int, checkpoint: int | None) -> PartitionState:
 
 
 @pytest.mark.parametrize(
-    ("policy", "checkpoint", "stored"),
+    ("policy", "checkpoint", "stored", "a_change"),
     [
-        pytest.param("compact", 5, 5, id="below_log_start_stays_as_it_is"),
-        pytest.param("compact,delete", 5, 5, id="below_log_start_stays_for_compact_delete_too"),
-        pytest.param("compact", 1_000, 12, id="above_log_end_is_reset_to_log_start"),
-        pytest.param("compact", 15, 15, id="a_valid_checkpoint_stays"),
-        pytest.param("compact", None, None, id="no_checkpoint_stays_absent"),
+        pytest.param("compact", 5, 12, False, id="below_log_start_is_reset_but_reads_the_same"),
+        pytest.param("compact,delete", 5, 12, False, id="below_log_start_for_compact_delete_too"),
+        pytest.param("compact", 1_000, 12, True, id="above_log_end_is_reset_to_log_start"),
+        pytest.param("compact", 15, 15, False, id="a_valid_checkpoint_stays"),
+        pytest.param("compact", None, None, False, id="no_checkpoint_stays_absent"),
     ],
 )
-def test_a_partition_without_a_round_stores_only_the_reset_of_a_checkpoint_above_the_log_end(
-    policy: str, checkpoint: int | None, stored: int | None
+def test_a_partition_without_a_round_stores_the_reset_of_an_invalid_checkpoint(
+    policy: str, checkpoint: int | None, stored: int | None, a_change: bool
 ) -> None:
-    """cleanableOffsets resets an invalid checkpoint to the log start offset (forceUpdateCheckpoint); a run
-    stores that reset without a round only for one above the log end offset. One below the log start offset
-    (Kafka's deletions leave it so) is used as the log start offset but is not a change of its own."""
-    partition = _partition(log_start=12, checkpoint=checkpoint)
+    """cleanableOffsets resets an invalid checkpoint to the log start offset (forceUpdateCheckpoint), and
+    Kafka's look at the log stores it (grabFilthiestCompactedLog -> updateCheckpoints) even without a round.
+    One below the log start offset (Kafka's deletions leave it so) reads as the log start offset anyway: its
+    reset alone is not a change to commit (the new state reads the same, keeps the partition's last run)."""
+    partition = replace(_partition(log_start=12, checkpoint=checkpoint), run_id="earlier")
     candidate = assess(partition, topic_config(cleanup_policy=policy), now_ms=NOW)
 
     result = PartitionCompaction.without_round(partition, candidate, CompactionStatus.SKIPPED)
+    after = result.new_state(partition, run_id="this-run")
 
     assert result.checkpoint_after == stored
-    assert result.changed is (stored != checkpoint)
+    assert after.cleaner_checkpoint == stored
+    assert (after.as_read() != partition.as_read()) is a_change
+    assert after.run_id == ("this-run" if a_change else "earlier")
     assert candidate.range is not None
     assert candidate.range.first_dirty_offset == (15 if checkpoint == 15 else 12)

@@ -1,11 +1,12 @@
 """The cleanable range of one partition: ``LogCleanerManager.cleanableOffsets`` (``calculateCleanableBytes``,
 ``findFirstUncleanableSegment``) and ``LogToClean``; the rules are docs/compaction.md, step 1.
 
-A checkpoint below the log start offset or above the log end offset is invalid (``forceUpdateCheckpoint``). A
-run stores the reset without a round only for one above the log end offset
-(``CleanableRange.rewrites_checkpoint``): one below the log start offset is a legal state that Kafka's own
-deletions leave (``deleteOldSegments`` never touches it), it means the log start offset wherever it is read,
-and storing its reset on its own would make a rerun at the same ``now`` change the lake.
+A checkpoint below the log start offset or above the log end offset is invalid (``forceUpdateCheckpoint``),
+and Kafka's look at the log (``grabFilthiestCompactedLog`` -> ``updateCheckpoints``) stores the reset even
+without a round; so does a run. One below the log start offset is a legal state that Kafka's own deletions
+leave (``deleteOldSegments`` never touches it) and means the log start offset wherever it is read: its reset
+alone is not a change to commit (``state.PartitionState.as_read``), so a rerun at the same ``now`` changes
+nothing.
 
 Segment ranges use ``LogSegments.values(from, to)``: from the floor segment of ``from`` (or the first segment)
 to the segments with a base offset below ``to``; ``from == to`` is empty."""
@@ -63,9 +64,9 @@ class CleanableRange:
 
     @property
     def rewrites_checkpoint(self) -> bool:
-        """A run stores ``first_dirty_offset`` as the checkpoint even without a round: only for a checkpoint
-        above the log end offset. One below the log start offset stays (see the module docstring)."""
-        return self.checkpoint is CheckpointState.ABOVE_LOG_END
+        """A run stores ``first_dirty_offset`` as the checkpoint even without a round (Kafka's look at the log
+        stores the reset of an invalid checkpoint; see the module docstring)."""
+        return self.force_update_checkpoint
 
     @property
     def total_bytes(self) -> int:

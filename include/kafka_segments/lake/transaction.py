@@ -209,7 +209,12 @@ class LakeTransaction:
 
     def _differs(self, partitions: tuple[PartitionState, ...], retired: tuple[RetiredObject, ...]) -> bool:
         adoption = self.adoption
-        return adoption.changed or bool(retired) or partitions != tuple(adoption.partitions)
+        read = tuple(state.as_read() for state in partitions)
+        return (
+            adoption.changed
+            or bool(retired)
+            or read != tuple(state.as_read() for state in adoption.partitions)
+        )
 
     @property
     def changed(self) -> bool:

@@ -7,7 +7,7 @@ base offset is the active segment."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from kafka_segments.topic_partition import TopicPartition
@@ -108,6 +108,15 @@ class PartitionState:
         """The first offset of the earliest open transaction, else the high watermark."""
         firsts = [txn.first_offset for txn in self.open_transactions]
         return min([*firsts, self.high_watermark])
+
+    def as_read(self) -> PartitionState:
+        """The state as the cleaner reads it: a checkpoint below the log start offset means the log start
+        offset (``LogCleanerManager.cleanableOffsets``). Two states that read the same are the same log: a
+        reset of such a checkpoint alone is not a change to commit."""
+        checkpoint = self.cleaner_checkpoint
+        if checkpoint is None or checkpoint >= self.log_start_offset:
+            return self
+        return replace(self, cleaner_checkpoint=self.log_start_offset)
 
     def segment(self, key: str) -> SegmentEntry | None:
         for segment in self.segments:

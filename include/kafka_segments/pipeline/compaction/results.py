@@ -69,7 +69,7 @@ class PartitionCompaction:
     def without_round(
         cls, state: PartitionState, candidate: CompactionCandidate, status: CompactionStatus
     ) -> PartitionCompaction:
-        """A partition without a round; a checkpoint above the log end offset is still reset
+        """A partition without a round; an invalid checkpoint is still reset
         (``CleanableRange.rewrites_checkpoint``)."""
         cleanable = candidate.range
         after = state.cleaner_checkpoint
@@ -94,9 +94,13 @@ class PartitionCompaction:
         return self.status is CompactionStatus.CLEANED or self.checkpoint_after != self.checkpoint_before
 
     def new_state(self, state: PartitionState, *, run_id: str) -> PartitionState:
-        """``state`` after the round (or with its reset checkpoint); ``state`` itself when nothing changed."""
+        """``state`` after the round (or with its reset checkpoint); ``state`` itself when nothing changed. A
+        reset that reads the same (``PartitionState.as_read``) keeps the partition's last run."""
         if not self.changed:
             return state
+        if self.status is not CompactionStatus.CLEANED:
+            reset = replace(state, cleaner_checkpoint=self.checkpoint_after)
+            return reset if reset.as_read() == state.as_read() else replace(reset, run_id=run_id)
         segments = state.segments
         if self.status is CompactionStatus.CLEANED and self.end_offset is not None:
             end = self.end_offset
