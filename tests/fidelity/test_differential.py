@@ -33,11 +33,11 @@ pytestmark = [
 ]
 
 KNOWN_DIFFERENCES = {
-    "batch.snappy-bytes": "open difference (docs/fidelity.md): a rebuilt snappy batch's blocks are "
+    "batch.snappy-bytes": "deliberate difference (docs/fidelity.md): a rebuilt snappy batch's blocks are "
     "compressed by cramjam's snappy, whose matches differ from the C++ snappy in snappy-java",
     "report.stats.bytes_written": "follows from the snappy batches' bytes",
 }
-"""Differences written down as open (docs/fidelity.md), tolerated by ``test_kafka_and_kafka_segments_agree``
+"""Differences written down in docs/fidelity.md, tolerated by ``test_kafka_and_kafka_segments_agree``
 only. Remove an entry when its fix is merged (the dedicated
 ``xfail(strict=True)`` test below then passes and must lose its marker too)."""
 
@@ -53,7 +53,7 @@ STALE_CHECKPOINT_SEED = 13
 """A seed whose only difference was a cleaner checkpoint kept below the log start offset, which Kafka's next
 look stores reset (fixed: a run stores the reset, which alone commits nothing)."""
 SNAPPY_SEED = 29
-"""A seed whose only differences are rebuilt snappy batches' bytes (an open difference)."""
+"""A seed whose only differences are rebuilt snappy batches' bytes (deliberate: docs/fidelity.md)."""
 
 
 def _env_int(name: str, default: int) -> int:
@@ -124,7 +124,7 @@ def test_rebuilt_zstd_batches(tmp_path: Path) -> None:
     _agree(ZSTD_SEED, tmp_path)
 
 
-@pytest.mark.xfail(strict=True, reason="open difference (docs/fidelity.md): rebuilt snappy batches' bytes")
+@pytest.mark.xfail(strict=True, reason="deliberate difference (docs/fidelity.md): rebuilt snappy bytes")
 def test_rebuilt_snappy_batches(tmp_path: Path) -> None:
     _agree(SNAPPY_SEED, tmp_path)
 
