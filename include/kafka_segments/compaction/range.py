@@ -63,12 +63,6 @@ class CleanableRange:
         return self.checkpoint in (CheckpointState.BELOW_LOG_START, CheckpointState.ABOVE_LOG_END)
 
     @property
-    def rewrites_checkpoint(self) -> bool:
-        """A run stores ``first_dirty_offset`` as the checkpoint even without a round (Kafka's look at the log
-        stores the reset of an invalid checkpoint; see the module docstring)."""
-        return self.force_update_checkpoint
-
-    @property
     def total_bytes(self) -> int:
         return self.clean_bytes + self.cleanable_bytes
 

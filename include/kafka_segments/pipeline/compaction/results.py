@@ -70,10 +70,10 @@ class PartitionCompaction:
         cls, state: PartitionState, candidate: CompactionCandidate, status: CompactionStatus
     ) -> PartitionCompaction:
         """A partition without a round; an invalid checkpoint is still reset
-        (``CleanableRange.rewrites_checkpoint``)."""
+        (``CleanableRange.force_update_checkpoint``)."""
         cleanable = candidate.range
         after = state.cleaner_checkpoint
-        if cleanable is not None and cleanable.rewrites_checkpoint:
+        if cleanable is not None and cleanable.force_update_checkpoint:
             after = cleanable.first_dirty_offset
         return cls(
             topic_partition=state.topic_partition,

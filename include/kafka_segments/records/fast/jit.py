@@ -2,8 +2,8 @@
 the package is imported from a zip (docs/compaction.md, "Engines").
 
 numba caches a kernel imported from a zip in a folder named after the zip's absolute path, and Spark copies
-``--py-files`` into a new folder for every application: every Spark job compiled every kernel again (15-25 s
-of a job; once per Python worker) and left one more copy of the cache behind. Here such a kernel is cached
+``--py-files`` into a new folder for every application: every Spark job compiled every kernel again (once
+per Python worker) and left one more copy of the cache behind. Here such a kernel is cached
 under the archive's file name, which carries a digest of its content (``spark_submit.library_archive``). numba
 still checks that the cached code belongs to the source and to the machine, and compiles again when either
 differs."""
