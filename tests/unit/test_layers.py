@@ -190,3 +190,23 @@ def test_the_rule_catches_a_private_module_import() -> None:
         "kafka_segments.segment.writer": {"kafka_segments.segment._slots"},
     }
     assert _private_reach(graph) == ["kafka_segments.lake.scan -> kafka_segments.segment._slots"]
+
+
+MODULE_LINES_LIMIT = 400
+"""Split a module by concern before it grows past this."""
+INCLUDE_LINES_LIMIT = 31_500
+"""include/ stays below the size it had before the one-run redesign (issue 18): new code pays for itself."""
+
+
+def _line_counts() -> dict[str, int]:
+    return {
+        str(path.relative_to(INCLUDE)): len(path.read_text().splitlines()) for path in INCLUDE.rglob("*.py")
+    }
+
+
+def test_no_module_is_over_the_line_limit() -> None:
+    assert {path: n for path, n in _line_counts().items() if n > MODULE_LINES_LIMIT} == {}
+
+
+def test_include_stays_below_its_line_budget() -> None:
+    assert sum(_line_counts().values()) < INCLUDE_LINES_LIMIT
