@@ -177,3 +177,15 @@ def test_four_thousand_partitions_are_a_few_reads(tmp_path: Path) -> None:
     manifests = [k for k in counting.gets if k.startswith("_kafka_segments/manifests/")]
     assert len(manifests) == 3  # the head once, not twice
     assert len(counting.gets) <= 3 + 3 + 2, counting.gets  # manifests, reports, a pin and its snapshot
+
+
+def test_a_later_view_uses_the_newest_earlier_pin(lake: ViewLake) -> None:
+    """A day later nothing is pinned for that time: the offsets last seen are the view's (and audit's,
+    Empty for over offsets.retention, have expired: the page says so)."""
+    later = lake.now_ms + 86_400_000
+    config = load_config(lake.config)
+    context = CompactionContext(config=config, now_ms=later, budget=compaction_budget(config))
+    view = build_lake_view(LocalStore(lake.root), now_ms=later, compaction=context)
+    assert view.offsets_taken_at_ms == lake.now_ms
+    assert sorted(g.group_id for g in view.groups) == ["audit", "billing"]
+    assert "expired " in render_html([view])

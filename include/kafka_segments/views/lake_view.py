@@ -1,10 +1,11 @@
 """The lake view: one page of what a lake holds, did and will do, from data only (docs/lake-view.md).
 
-Built from the manifests, the runs' reports, the offsets snapshot pinned in the lake and, when given, the
-configuration: no segment is read. ``describe --html`` renders it as a static file
-(``views.lake_view_html``); the Airflow plugin serves the same page. The partitions are ``describe``'s
-(``views.describe``: the same numbers as ``describe --json``); with a configuration, each also gets what
-the next run's retention would do (``retention.plan``), and the groups the partition the next run stops at."""
+Built from the manifests, the runs' reports, the offsets snapshot pinned in the lake (for ``now`` or the
+newest earlier time) and, when given, the configuration: no segment is read. ``describe --html`` renders
+it as a static file (``views.lake_view_html``); the Airflow plugin serves the same page. The partitions
+are ``describe``'s (``views.describe``: the same numbers as ``describe --json``); with a configuration,
+each also gets what the next run's retention would do (``retention.plan``), and the groups the partition
+the next run stops at."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 
 from kafka_segments.config import Config
 from kafka_segments.lake.reader import resolve_manifest
-from kafka_segments.offsets.snapshot_store import read_pinned_snapshot
+from kafka_segments.offsets.snapshot_store import read_pin_at_or_before, read_snapshot
 from kafka_segments.retention.plan import PartitionPlan, plan_retention
 from kafka_segments.state import Manifest, OffsetSnapshot
 from kafka_segments.storage.base import ObjectStore
@@ -60,8 +61,9 @@ class LakeView:
     retention: Mapping[TopicPartition, NextRetention]
     """With a configuration (empty without)."""
     uncleanable: tuple[Uncleanable, ...]
+    offsets_taken_at_ms: int | None
     offsets_source: str | None
-    """The pinned offsets snapshot's source, ``None`` when the lake holds none for ``now``."""
+    """The offsets snapshot's source, ``None`` when the lake holds none at or before ``now``."""
     groups: tuple[GroupView, ...]
     history: History
 
@@ -78,7 +80,8 @@ def build_lake_view(
     """The view of the lake at ``version`` (the head when ``None``) at ``now_ms``.
 
     ``compaction`` carries the configuration (its time should be ``now_ms``); ``snapshot`` replaces the
-    one pinned in the lake; ``history_versions``: how many versions the history shows (``None``: all).
+    one pinned in the lake (``latest_pinned_snapshot``); ``history_versions``: how many versions the
+    history shows (``None``: all).
 
     Raises:
         NoCommittedStateError, ManifestVersionNotFoundError: see ``reader.resolve_manifest``.
@@ -86,8 +89,7 @@ def build_lake_view(
     """
     manifest = resolve_manifest(store, version)
     if snapshot is None:
-        pinned = read_pinned_snapshot(store, now_ms)
-        snapshot = None if pinned is None else pinned.snapshot
+        snapshot = latest_pinned_snapshot(store, now_ms)
     config = None if compaction is None else compaction.config
     retention = {} if config is None else next_retention(manifest, config, now_ms=now_ms, snapshot=snapshot)
     holders = {tp: r.holder for tp, r in retention.items() if r.holder is not None}
@@ -99,6 +101,7 @@ def build_lake_view(
         max_compaction_lag_ms={t: c.max_compaction_lag_ms for t, c in sorted(configs.items()) if c.compact},
         retention=retention,
         uncleanable=uncleanable(read_report(store, manifest.run_id)),
+        offsets_taken_at_ms=None if snapshot is None else snapshot.taken_at_ms,
         offsets_source=None if snapshot is None else snapshot.source,
         groups=()
         if snapshot is None
@@ -111,6 +114,13 @@ def build_lake_view(
         ),
         history=read_history(store, limit=history_versions, head=manifest),
     )
+
+
+def latest_pinned_snapshot(store: ObjectStore, now_ms: int) -> OffsetSnapshot | None:
+    """The snapshot pinned for ``now_ms``, else for the newest earlier time (the offsets last seen): what
+    the lake holds at ``now_ms`` (``offsets.snapshot_store.read_pin_at_or_before``)."""
+    pin = read_pin_at_or_before(store, now_ms)
+    return None if pin is None else read_snapshot(store, pin.snapshot_id)
 
 
 def next_retention(

@@ -46,7 +46,15 @@ UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 
 def render_html(views: Sequence[LakeView], *, title: str = "kafka-segments: lake view") -> str:
     """The page for ``views`` (one section per lake)."""
-    body = "".join(lake_section(view, index) for index, view in enumerate(views))
+    return _page(title, "".join(lake_section(view, index) for index, view in enumerate(views)))
+
+
+def render_problem(title: str, problem: str) -> str:
+    """A page saying why there is no view (no lake configured, a lake that cannot be read)."""
+    return _page(title, f'<p class="bad">{escape(problem)}</p>')
+
+
+def _page(title: str, body: str) -> str:
     return (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
         f'<meta name="viewport" content="width=device-width"><style>{STYLE}</style></head><body>'
@@ -59,19 +67,25 @@ def lake_section(view: LakeView, index: int) -> str:
     totals = d.totals()
     return "".join(
         [
-            f'<section class="lake" data-lake="{escape(d.location)}"><h2>Lake {escape(d.location)}</h2>',
+            f'<section class="lake" data-lake="{escape(d.location)}" data-now-ms="{view.now_ms}">'
+            f"<h2>Lake {escape(d.location)}</h2>",
             f'<p>Manifest version <b data-key="version" data-value="{d.version}">{d.version}</b>, '
             f"committed {_time(d.committed_at_ms)} by run {_code(d.run_id)} ({escape(d.operation)}). "
-            f"Shown at {_time(view.now_ms)}; offsets snapshot: "
-            f"{escape(view.offsets_source or 'none pinned')}.</p>",
+            f"Shown at {_time(view.now_ms)}; {_offsets(view)}.</p>",
             "<p>" + ", ".join(f"{_num(k, v)} {TOTALS[k]}" for k, v in totals.items()) + "</p>",
             _partitions(view, f"partitions-{index}"),
             _uncleanable(view),
-            _groups(view.groups, f"groups-{index}"),
+            _groups(view.groups, f"groups-{index}", view.now_ms),
             _history(view, f"commits-{index}"),
             "</section>",
         ]
     )
+
+
+def _offsets(view: LakeView) -> str:
+    if view.offsets_source is None:
+        return "no offsets snapshot pinned in the lake"
+    return f"offsets snapshot from {escape(view.offsets_source)}, taken {_time(view.offsets_taken_at_ms)}"
 
 
 def _partitions(view: LakeView, table_id: str) -> str:
@@ -90,6 +104,7 @@ def _partition_row(view: LakeView, p: PartitionDescription) -> str:
     outlook = p.compaction
     retention = view.retention.get(_tp(p))
     lag = view.max_compaction_lag_ms.get(p.topic)
+    delay = None if outlook is None else outlook.compaction_delay_ms
     cells = [
         _td(p.topic),
         _cell("partition", p.partition),
@@ -99,8 +114,8 @@ def _partition_row(view: LakeView, p: PartitionDescription) -> str:
         _cell("size_bytes", p.size_bytes, _bytes_note(p.size_bytes)),
         _cell("record_count", p.record_count),
         _cell("dirty_ratio", None if outlook is None else outlook.dirty_ratio),
-        _cell("compaction_delay_ms", None if outlook is None else outlook.compaction_delay_ms),
-        _cell("max_compaction_lag_ms", lag, "none" if lag == LONG_MAX else ""),
+        _cell("compaction_delay_ms", delay, _duration(delay) if delay else ""),
+        _cell("max_compaction_lag_ms", lag, "none" if lag == LONG_MAX else _duration(lag) if lag else ""),
         _td("-" if outlook is None else f"{outlook.next_run.value} ({outlook.eligibility.value})"),
         _td("-" if retention is None else _retention_text(retention.deleted_segments, retention.deleted_bytes,
                                                           retention.log_start_offset, retention.passes)),
@@ -125,21 +140,27 @@ def _uncleanable(view: LakeView) -> str:
     return "<h3>Uncleanable partitions</h3>" + _table("", ("Topic", "Partition", "Reason"), rows)
 
 
-def _groups(groups: Sequence[GroupView], table_id: str) -> str:
+def _groups(groups: Sequence[GroupView], table_id: str, now_ms: int) -> str:
     if not groups:
-        return "<h3>Consumer groups</h3><p>No offsets snapshot pinned in the lake for this time.</p>"
+        return "<h3>Consumer groups</h3><p>No offsets snapshot pinned in the lake at or before this time.</p>"
     headers = ("Group", "State", "Topic", "Partition", "Committed offset", "Lag (records)", "Lag (bytes)",
                "Offsets expire", "Holds back the next run")  # fmt: skip
     rows = [
         f'<tr data-group="{escape(g.group_id)}">{_td(g.group_id)}{_td(g.state)}{_td(r.topic)}'
         f"{_cell('partition', r.partition)}{_cell('committed_offset', r.committed_offset)}"
         f"{_cell('lag_records', r.lag_records)}{_cell('lag_bytes', r.lag_bytes, _bytes_note(r.lag_bytes))}"
-        f"{_td(_time_text(r.expires_at_ms) if r.expires_at_ms is not None else 'never: ' + r.expiry_why)}"
+        f"{_td(_expiry(r.expires_at_ms, r.expiry_why, now_ms))}"
         f"{_td('yes' if r.holds_back else '')}</tr>"
         for g in groups
         for r in g.partitions
     ]
     return "<h3>Consumer groups</h3>" + _filter(table_id) + _table(table_id, headers, rows)
+
+
+def _expiry(expires_at_ms: int | None, why: str, now_ms: int) -> str:
+    if expires_at_ms is None:
+        return f"never: {why}"
+    return f"{'expired' if expires_at_ms <= now_ms else 'expires'} {_time_text(expires_at_ms)}"
 
 
 def _history(view: LakeView, table_id: str) -> str:
@@ -204,6 +225,14 @@ def _bytes(size: int) -> str:
             return f"{size} B" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{size} B"
+
+
+def _duration(ms: int) -> str:
+    """``ms`` in the largest unit of days, hours, minutes or seconds it fills."""
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("min", 60_000)):
+        if ms >= size:
+            return f"{ms / size:.1f} {unit}"
+    return f"{ms / 1000:.1f} s"
 
 
 def _bytes_note(size: int) -> str:
