@@ -1,7 +1,7 @@
-"""Reading the lake: the committed log as Kafka records, from Python (``read_lake``) and from Spark (the
-``kafka-segments`` data source, ``register``), with the options of Spark's Kafka source (docs/reading.md).
+"""Reading the lake: the committed log as Kafka records, as Arrow batches (``read_lake``), with the options of
+Spark's Kafka source (docs/reading.md). The Spark data source over it is the adapter ``spark_source``.
 
-The names below are re-exported lazily: importing the package loads neither pyarrow nor pyspark."""
+The names below are re-exported lazily: importing the package does not load pyarrow."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ _EXPORTS = exports_by_module(
         "options": "ReadOptions parse_options",
         "errors": "DataLossError ReadOptionError VersionGoneError",
         "arrow": "arrow_schema spark_schema",
-        "spark_source": "KafkaSegmentsDataSource register",
     }
 )
 
