@@ -17,7 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from fidelity.cases import genlog_case, open_transaction_below_the_log_start, retention_past_the_round
+from fidelity.cases import (
+    genlog_case,
+    open_transaction_below_the_log_start,
+    open_transaction_regrouped_above_the_log_start,
+    producer_below_the_log_start,
+    retention_past_the_round,
+)
 from fidelity.driver import RoundDifference, reproducer, run_case
 from fidelity.generator import Case, generate
 from fidelity.sides import ORACLE_ENV, oracle_launcher
@@ -129,11 +135,16 @@ def test_rebuilt_snappy_batches(tmp_path: Path) -> None:
     _agree(SNAPPY_SEED, tmp_path)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="open difference (docs/fidelity.md): an open transaction below the log start"
-)
 def test_an_open_transaction_below_the_log_start_offset(tmp_path: Path) -> None:
     _case_agrees(open_transaction_below_the_log_start(), tmp_path)
+
+
+def test_an_open_transaction_regrouped_above_the_log_start_offset(tmp_path: Path) -> None:
+    _case_agrees(open_transaction_regrouped_above_the_log_start(), tmp_path)
+
+
+def test_a_producer_only_below_the_log_start_offset_is_not_active(tmp_path: Path) -> None:
+    _case_agrees(producer_below_the_log_start(), tmp_path)
 
 
 def test_a_checkpoint_below_the_log_start_offset_is_rewritten_at_the_next_look(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from kafka_segments.retention.rules import (
     apply_retention,
 )
 from kafka_segments.state import OffsetSnapshot, OpenTransaction, PartitionState, SegmentEntry
+from kafka_segments.state.manifest import still_held
 from kafka_segments.topic_partition import TopicPartition
 
 
@@ -88,14 +89,17 @@ class PartitionPlan:
             base,
             log_start_offset=self.new_log_start_offset,
             segments=self.kept,
-            open_transactions=_clamped(base.open_transactions, self.new_log_start_offset),
+            open_transactions=_clamped(
+                still_held(base.open_transactions, self.kept), self.new_log_start_offset
+            ),
             run_id=run_id,
         )
 
 
 def _clamped(transactions: tuple[OpenTransaction, ...], log_start_offset: int) -> tuple[OpenTransaction, ...]:
     """Kafka clamps the first unstable offset to the log start offset
-    (``UnifiedLog.maybeIncrementFirstUnstableOffset``)."""
+    (``UnifiedLog.maybeIncrementFirstUnstableOffset``). Transactions whose every batch the deletion removed
+    were dropped before (``still_held``): no later load of the log can replay them."""
     return tuple(replace(txn, first_offset=max(txn.first_offset, log_start_offset)) for txn in transactions)
 
 
