@@ -3,14 +3,13 @@ one rule (docs/fidelity.md)."""
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 
 from kafka_segments.records import Record, build_batch
 
 from fidelity.generator import HOUR, T0, Case, Round
-from fidelity.sides import SideError
+from fidelity.sides import oracle_genlog
 
 
 def _batch(offset: int, keys: list[str], *, producer_id: int = -1, transactional: bool = False) -> bytes:
@@ -69,14 +68,20 @@ def producer_below_the_log_start() -> Case:
     return Case(-5, props, 10, None, (Round(segments, mtime_s=T0 // 1000, now=T0 + HOUR),))
 
 
-def genlog_case(launcher: str, work: Path, *, records: int, keys: int, codec: str, root: Path) -> Case:
+def genlog_case(launcher: str, work: Path, *, records: int, keys: int, codec: str) -> Case:
     """A single round over ``oracle genlog``'s log (Kafka's own builder; the last record alone in the active
     segment) of ``records`` records of 10 B over ``keys`` keys, 1 MiB segments, cleaned a day later."""
     partition = work / "genlog" / "t-0"
-    args = [launcher, "genlog", str(partition), str(records), "10", codec, str(keys), "1048576", str(T0)]
-    done = subprocess.run(args, capture_output=True, text=True, cwd=root, check=False)
-    if done.returncode != 0:
-        raise SideError(f"{' '.join(args)} exited {done.returncode}: {done.stderr[-2000:]}")
+    oracle_genlog(
+        launcher,
+        partition,
+        records=records,
+        value_bytes=10,
+        codec=codec,
+        keys=keys,
+        segment_bytes=1 << 20,
+        t0=T0,
+    )
     segments = tuple((int(path.stem), path.read_bytes()) for path in sorted(partition.glob("*.log")))
     props = {"cleanup.policy": "compact", "segment.bytes": "1048576"}
     return Case(-3, props, None, None, (Round(segments, mtime_s=T0 // 1000, now=T0 + 24 * HOUR),))
