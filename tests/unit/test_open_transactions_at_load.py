@@ -18,13 +18,17 @@ from dataclasses import replace
 
 import pytest
 from kafka_segments.compaction.range import UncleanableBound, cleanable_range
+from kafka_segments.lake.codec import manifest_from_json, manifest_to_json
+from kafka_segments.retention.delete_records import DeleteRecordsRequest, delete_records_plan
 from kafka_segments.retention.plan import plan_partition
-from kafka_segments.state import OpenTransaction, PartitionState
+from kafka_segments.state import Manifest, OpenTransaction, PartitionState
+from kafka_segments.topic_partition import TopicPartition
 from unit.retention_helpers import seg, state, topic_config
 
 pytestmark = pytest.mark.unit
 
 NOW = 1_800_000_000_000
+TP = TopicPartition("t", 0)
 SEGMENTS = [seg(0, 4), seg(20, 25), seg(26, 26)]
 OPEN = OpenTransaction(producer_id=5, producer_epoch=0, first_offset=0, last_offset=1)
 OLD_MANIFEST = OpenTransaction(producer_id=5, producer_epoch=0, first_offset=0)
@@ -87,3 +91,19 @@ def test_retention_drops_a_transaction_whose_batches_it_deleted_and_clamps_the_o
     assert after.log_start_offset == 20
     assert after.open_transactions == (replace(other, first_offset=20),)
     assert after.open_transactions[0].last_offset == 21
+
+
+def test_delete_records_into_the_gap_keeps_the_record_and_the_next_load_forgets_it() -> None:
+    """``deleteRecords`` up to 10: no segment goes ([0, 4] stays while the next one starts above 10); the
+    transaction stays recorded, clamped to 10, and the manifest reads it back (its last batch below its
+    first offset)."""
+    log = _log(OPEN, 0)
+    _, plan = delete_records_plan(log, topic_config(), DeleteRecordsRequest(TP, 10), now_ms=NOW)
+    assert plan is not None
+    after = plan.new_state(log, run_id="r2")
+    assert [(t.first_offset, t.last_offset) for t in after.open_transactions] == [(10, 1)]
+    assert (after.log_start_offset, after.last_stable_offset) == (10, 27)
+    manifest = Manifest(2, 1, "r2", "delete-records", NOW, NOW, partitions=(after,))
+    read = manifest_from_json(manifest_to_json(manifest), location="m.json").partitions[0]
+    assert [(t.first_offset, t.last_offset) for t in read.open_transactions] == [(10, 1)]
+    assert read.last_stable_offset == 27

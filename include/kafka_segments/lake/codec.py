@@ -313,12 +313,12 @@ def _read_segment(reader: Reader) -> SegmentEntry:
 
 
 def _read_open_transaction(reader: Reader) -> OpenTransaction:
-    first_offset = reader.integer("first_offset", minimum=0)
+    # last_offset may be below first_offset: a log start offset inside the transaction clamps the latter
     return OpenTransaction(
         producer_id=reader.integer("producer_id", minimum=0),
         producer_epoch=reader.integer("producer_epoch"),
-        first_offset=first_offset,
-        last_offset=reader.later_integer("last_offset", minimum=first_offset),
+        first_offset=reader.integer("first_offset", minimum=0),
+        last_offset=reader.later_integer("last_offset", minimum=0),
     )
 
 
