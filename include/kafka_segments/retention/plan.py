@@ -26,7 +26,6 @@ from kafka_segments.retention.rules import (
     apply_retention,
 )
 from kafka_segments.state import OffsetSnapshot, OpenTransaction, PartitionState, SegmentEntry
-from kafka_segments.state.manifest import still_held
 from kafka_segments.topic_partition import TopicPartition
 
 
@@ -90,16 +89,28 @@ class PartitionPlan:
             log_start_offset=self.new_log_start_offset,
             segments=self.kept,
             open_transactions=_clamped(
-                still_held(base.open_transactions, self.kept), self.new_log_start_offset
+                _still_held(base.open_transactions, self.kept), self.new_log_start_offset
             ),
             run_id=run_id,
         )
 
 
+def _still_held(
+    transactions: tuple[OpenTransaction, ...], kept: tuple[SegmentEntry, ...]
+) -> tuple[OpenTransaction, ...]:
+    """The open transactions whose last data batch may still be in the ``kept`` segments: no later load of
+    the log can replay the others' (``PartitionState.loaded_open_transactions``), so they go."""
+    first = kept[0].base_offset if kept else None
+    return tuple(
+        txn
+        for txn in transactions
+        if txn.last_offset is None or (first is not None and txn.last_offset >= first)
+    )
+
+
 def _clamped(transactions: tuple[OpenTransaction, ...], log_start_offset: int) -> tuple[OpenTransaction, ...]:
     """Kafka clamps the first unstable offset to the log start offset
-    (``UnifiedLog.maybeIncrementFirstUnstableOffset``). Transactions whose every batch the deletion removed
-    were dropped before (``still_held``): no later load of the log can replay them."""
+    (``UnifiedLog.maybeIncrementFirstUnstableOffset``)."""
     return tuple(replace(txn, first_offset=max(txn.first_offset, log_start_offset)) for txn in transactions)
 
 

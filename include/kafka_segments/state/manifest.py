@@ -235,16 +235,3 @@ def open_after_load(
         elif replayed is not None and txn.last_offset >= replayed.base_offset:
             known.append(replace(txn, first_offset=max(txn.first_offset, replayed.base_offset)))
     return tuple(known)
-
-
-def still_held(
-    transactions: Iterable[OpenTransaction], segments: Sequence[SegmentEntry]
-) -> tuple[OpenTransaction, ...]:
-    """The ``transactions`` whose last data batch may still be in ``segments`` (at or above the first one's
-    base offset); the others can never be replayed again."""
-    first = segments[0].base_offset if segments else None
-    return tuple(
-        txn
-        for txn in transactions
-        if txn.last_offset is None or (first is not None and txn.last_offset >= first)
-    )
