@@ -224,9 +224,9 @@ def open_after_load(
     (``LogLoader.recoverSegment``); every reload deletes the snapshots at or below the log start offset
     (``ProducerStateManager.truncateAndReload``) and replays from it (``UnifiedLog.rebuildProducerState``).
     So only the segments from ``first_replayed`` on count: a transaction whose last data batch is below them
-    is forgotten, one that began below them restarts there (at the segment's base offset: exact when it has
-    a batch in that segment). Without a recorded ``last_offset`` (an older manifest) it is kept, as a
-    running broker keeps it: the last stable offset is then never above Kafka's."""
+    is forgotten, one that began below them restarts in them (Kafka: at its first batch there; here: at the
+    first replayed segment's base offset, never above Kafka's). Without a recorded ``last_offset`` (an older
+    manifest) it is kept, as a running broker keeps it: the last stable offset is then never above Kafka's."""
     replayed = first_replayed(segments, log_start_offset)
     known: list[OpenTransaction] = []
     for txn in transactions:
