@@ -33,7 +33,7 @@ from kafka_segments.lake.reader import resolve_manifest
 from kafka_segments.storage import LocalStore
 from kafka_segments.topic_partition import TopicPartition
 
-from fidelity.generator import Case, Round
+from fidelity.generator import T0, Case, Round
 
 TOPIC = "t"
 TP = TopicPartition(TOPIC, 0)
@@ -41,6 +41,7 @@ PARTITION = TP.dir_name
 ORACLE_ENV = "KAFKA_ORACLE"
 CHECKPOINT_FILES = ("cleaner-offset-checkpoint", "log-start-offset-checkpoint")
 ORACLE_TIMEOUT_S = 900
+DAY = 86_400_000
 
 
 class SideError(RuntimeError):
@@ -94,6 +95,21 @@ def write_round(round_: Round, partition_dir: Path) -> None:
             raise SideError(f"{path} already holds data")
         path.write_bytes(data)
         os.utime(path, (round_.mtime_s, round_.mtime_s))
+
+
+def write_log_dir(
+    root: Path, segments: Iterable[tuple[int, Iterable[bytes]]], *, cleaner_checkpoint: int | None = None
+) -> Path:
+    """``root/t-0/<base>.log`` for every (base offset, batches) of ``segments`` (a ``LogBuilder``'s
+    ``chunks``), ``root/cleaner-offset-checkpoint`` when given, every file at ``T0``."""
+    partition = root / PARTITION
+    partition.mkdir(parents=True)
+    for base, batches in segments:
+        (partition / f"{base:020d}.log").write_bytes(b"".join(batches))
+    if cleaner_checkpoint is not None:
+        (root / "cleaner-offset-checkpoint").write_text(checkpoint_text(cleaner_checkpoint))
+    set_mtimes(root, T0 // 1000)
+    return root
 
 
 def set_mtimes(root: Path, mtime_s: int) -> None:

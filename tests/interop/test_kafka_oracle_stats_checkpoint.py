@@ -11,29 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fidelity.sides import TP, needs_oracle, set_mtimes, side_by_side
-from kafka_segments.checkpoint import format_offset_checkpoint
+from fidelity.sides import DAY, T0, TP, needs_oracle, side_by_side, write_log_dir
 from unit.compaction_helpers import LogBuilder
 
 pytestmark = [pytest.mark.lake, needs_oracle]
-
-MTIME_S = 1_790_000_000
-"""Every input file's mtime (Kafka reads segment mtimes: both sides must see the same)."""
-T0 = MTIME_S * 1000
-DAY = 86_400_000
-
-
-def write_log_dir(root: Path, log: LogBuilder, *, cleaner_checkpoint: int | None = None) -> Path:
-    """``root/t-0/<base>.log`` for every segment of ``log`` (and ``root/cleaner-offset-checkpoint``), every
-    file at ``MTIME_S``."""
-    partition = root / TP.dir_name
-    partition.mkdir(parents=True)
-    for base, batches in log.chunks:
-        (partition / f"{base:020d}.log").write_bytes(b"".join(batches))
-    if cleaner_checkpoint is not None:
-        (root / "cleaner-offset-checkpoint").write_bytes(format_offset_checkpoint({TP: cleaner_checkpoint}))
-    set_mtimes(root, MTIME_S)
-    return root
 
 
 def test_an_aborted_batch_deleted_whole_is_counted_as_kafka_counts_it(
@@ -51,7 +32,7 @@ def test_an_aborted_batch_deleted_whole_is_counted_as_kafka_counts_it(
     log.rec(9, 9)
     log.roll()
     log.rec(10, 10)
-    log_dir = write_log_dir(tmp_path / "in", log)
+    log_dir = write_log_dir(tmp_path / "in", log.chunks)
 
     seen = side_by_side(log_dir, tmp_path, now=T0 + 2 * DAY, props={"cleanup.policy": "compact"})
 
@@ -75,7 +56,7 @@ def test_a_round_then_retention_past_its_end_leaves_the_checkpoint_at_the_round_
         if offset in (9, 18):
             log.roll()
         log.rec(offset % 4, offset)
-    log_dir = write_log_dir(tmp_path / "in", log)
+    log_dir = write_log_dir(tmp_path / "in", log.chunks)
     topic = {"cleanup.policy": "compact,delete", "retention.ms": str(DAY)}
 
     seen = side_by_side(log_dir, tmp_path, now=T0 + 2 * DAY, props=topic)
@@ -99,7 +80,7 @@ def test_the_log_start_offset_moving_past_the_checkpoint_without_a_round_leaves_
         log.rec(offset % 2, offset, timestamp=T0 + 2 * DAY)
     log.roll()
     log.rec(0, 12, timestamp=T0 + 2 * DAY)
-    log_dir = write_log_dir(tmp_path / "in", log, cleaner_checkpoint=3)
+    log_dir = write_log_dir(tmp_path / "in", log.chunks, cleaner_checkpoint=3)
     topic = {
         "cleanup.policy": "compact,delete",
         "retention.ms": str(DAY),
