@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fidelity.sides import DAY, T0, needs_oracle, side_by_side, write_log_dir
 from unit.compaction_helpers import LogBuilder
-
-from interop.kafka_oracle import DAY, T0, needs_oracle, side_by_side, write_log_dir
 
 pytestmark = [pytest.mark.lake, needs_oracle]
 
@@ -44,7 +43,7 @@ def _kafka_log_gauges(kafka: dict[str, Any]) -> dict[str, int]:
 
 
 def test_an_overdue_round_reports_kafkas_cleaner_gauges(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
 ) -> None:
     """max.compaction.lag.ms passed a day ago and the ratio is below min.cleanable.dirty.ratio: the round is
     forced; 40 records over 5 keys in four segments, a fifth active one."""
@@ -55,14 +54,14 @@ def test_an_overdue_round_reports_kafkas_cleaner_gauges(
         log.rec(offset % 5, offset)
     log.roll()
     log.rec("active", 40)
-    log_dir = write_log_dir(tmp_path / "in", log)
+    log_dir = write_log_dir(tmp_path / "in", log.chunks)
     topic = {
         "cleanup.policy": "compact",
         "max.compaction.lag.ms": str(DAY),
         "min.cleanable.dirty.ratio": "0.99",
     }
 
-    seen = side_by_side(tmp_path, capsys, log_dir, now_ms=T0 + 2 * DAY, topic=topic)
+    seen = side_by_side(log_dir, tmp_path, now=T0 + 2 * DAY, props=topic)
 
     assert seen.kafka["round"]["need_compaction_now"]
     cleaner = seen.run["metrics"]["log_cleaner"]
@@ -76,7 +75,7 @@ def test_an_overdue_round_reports_kafkas_cleaner_gauges(
 
 
 def test_retention_after_the_round_reports_kafkas_log_gauges(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
 ) -> None:
     """compact,delete over four segments with tombstones: the round ends at the active segment, then
     retention.ms deletes every segment. Kafka rolls a new empty active segment (one segment of 0 bytes); the
@@ -89,10 +88,10 @@ def test_retention_after_the_round_reports_kafkas_log_gauges(
             log.tomb(offset % 3)
         else:
             log.rec(offset % 3, offset)
-    log_dir = write_log_dir(tmp_path / "in", log)
+    log_dir = write_log_dir(tmp_path / "in", log.chunks)
     topic = {"cleanup.policy": "compact,delete", "retention.ms": str(DAY)}
 
-    seen = side_by_side(tmp_path, capsys, log_dir, now_ms=T0 + 2 * DAY, topic=topic)
+    seen = side_by_side(log_dir, tmp_path, now=T0 + 2 * DAY, props=topic)
 
     metrics = seen.run["metrics"]
     expected = _kafka_cleaner_gauges(seen.kafka)
