@@ -74,10 +74,13 @@ def run_job(spark: SparkSession, args: JobArgs, store: ObjectStore, config: Conf
     """Execute the prepared run with its fan-outs on ``spark``'s executors."""
     from kafka_segments.pipeline.engines.cluster import ClusterEngine
     from kafka_segments.pipeline.stages import execute_run
+    from kafka_segments.progress import LineReporter, reporting
     from spark_runner import SparkRunner
 
     engine = ClusterEngine(SparkRunner(spark.sparkContext), args.lake)
-    return execute_run(store, config, args.run_id, engine=engine)
+    progress = LineReporter(lambda line: _say(sys.stdout, f"{RETENTION_JOB_NAME}: {line}"))
+    with reporting(progress):
+        return execute_run(store, config, args.run_id, engine=engine)
 
 
 def summary_line(staged: StagedRun) -> str:

@@ -181,10 +181,13 @@ def publish_report(
     context: Context, prepared: Mapping[str, Any], gc: Mapping[str, Any] | None
 ) -> dict[str, Any]:
     """Task ``report``: the run's report (``stages.finish_run``), written to the lake run's folder as
-    ``report.json``, shown in the log and returned as the task's XCom."""
+    ``report.json``, shown in the log, its metrics sent through Airflow's metrics (``orchestration.metrics``)
+    and returned as the task's XCom."""
     from kafka_segments.lake.history import location_of
     from kafka_segments.pipeline.report import render_report
     from kafka_segments.pipeline.stages import finish_run
+
+    from orchestration.metrics import emit_metrics
 
     handle = RunHandle.from_dict(prepared)
     with task_failures("report"), lake_store(handle.lake) as store:
@@ -193,6 +196,8 @@ def publish_report(
     for line in render_report(document).splitlines():
         log.info("%s", line)
     log.info("report of lake run %s: %s", handle.run_id, where)
+    sent = emit_metrics(document.get("metrics"), lake=redact_uri(handle.lake))
+    log.info("%d metric(s) sent through Airflow's metrics (docs/metrics.md)", sent)
     return document
 
 

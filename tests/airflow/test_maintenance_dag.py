@@ -29,6 +29,7 @@ from kafka_segments.topic_partition import TopicPartition
 from lake.helpers import upload_segment
 from lake.retention_helpers import bases, group, partition, single_record_batch, write_snapshot
 from s3_fixtures import BUCKET, new_s3_store
+from statsd_listener import StatsdListener, airflow_metrics_to_statsd
 
 pytestmark = [pytest.mark.airflow, *(pytest.mark.filterwarnings(w) for w in AIRFLOW_WARNINGS)]
 
@@ -101,7 +102,8 @@ def _partitions(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def test_a_committing_run_applies_retention_and_publishes_its_report(lake: Lake) -> None:
     from orchestration.assets import lake_asset
 
-    run = run_dag(DAG_ID, {"dry_run": False, "offsets_source": str(lake.snapshot)})
+    with airflow_metrics_to_statsd() as statsd:
+        run = run_dag(DAG_ID, {"dry_run": False, "offsets_source": str(lake.snapshot)})
 
     assert run.state == "success", task_states(run)
     assert head_version(lake.store) == 1
@@ -136,6 +138,26 @@ def test_a_committing_run_applies_retention_and_publishes_its_report(lake: Lake)
     assert [(e["extra"]["version"], e["extra"]["run_id"], e["source_run_id"]) for e in events] == [
         (1, report["run_id"], run.run_id)
     ]
+    _assert_metrics_received(statsd, report)
+
+
+def _assert_metrics_received(statsd: StatsdListener, report: dict[str, Any]) -> None:
+    """The report's metrics reached StatsD through Airflow's metrics, under the names of docs/metrics.md."""
+    from orchestration.metrics import metric_gauges
+
+    received = statsd.gauges()
+    sent = {f"airflow.{name}": float(value) for name, value, _ in metric_gauges(report["metrics"], lake="")}
+    assert {name: received.get(name) for name in sent} == sent
+    holder = _partitions(report)["c-0"]["holder"]
+    assert received["airflow.kafka_segments.log.t.0.LogStartOffset"] == 10
+    assert received["airflow.kafka_segments.log.c.0.consumed-retention-held-records"] == holder["lag_records"]
+    assert received["airflow.kafka_segments.retention.retention.ms.segments-deleted"] == 2
+    assert (
+        received["airflow.kafka_segments.retention.bytes-deleted"]
+        == report["plan"]["totals"]["bytes_deleted"]
+    )
+    assert received["airflow.kafka_segments.uncleanable-partitions-count"] == 0
+    assert "airflow.kafka_segments.max-dirty-percent" in received
 
 
 def test_a_manual_trigger_is_a_dry_run_that_commits_nothing(lake: Lake) -> None:

@@ -186,6 +186,11 @@ def test_demo_adopts_runs_retention_describes_dumps_and_exports_the_lake(tmp_pat
     for section in sections:
         assert f"\n== {section} ==\n" in result.stdout
     assert "committed version 1; 4 segment(s) adopted" in result.stdout
+    assert (
+        "\n== query: the compacted view (latest committed value per key) ==\nread_lake(lake, "
+        in result.stdout
+    )
+    assert "orders-1 offset 28: customer-1 = b'late'" in result.stdout
     assert "orders-0: log start 0 -> 29, log end 29; deleted consumed: 2 segment(s)" in result.stdout
     assert "orders-1: log start 0 -> 20, log end 29; deleted consumed: 1 segment(s)" in result.stdout
     assert "held back by group billing (at 20; lag 9 records" in result.stdout

@@ -21,9 +21,9 @@ from fidelity.sides import (
     CHECKPOINT_FILES,
     PARTITION,
     config_yaml,
+    export_listing,
     kafka_txn_indexes,
     oracle_clean,
-    oracle_dump,
     product_adopt,
     product_export,
     product_mtimes,
@@ -56,7 +56,7 @@ def reproducer(seed: int, *, scale: int = 1) -> str:
 
 
 def run_case(
-    case: Case, work: Path, *, launcher: str, root: Path, report_only: frozenset[str] = frozenset()
+    case: Case, work: Path, *, launcher: str, report_only: frozenset[str] = frozenset()
 ) -> list[RoundDifference]:
     """Every difference between Kafka and the product over the case's rounds (work dirs kept in ``work``).
 
@@ -66,7 +66,7 @@ def run_case(
     for side in (kafka_dir, lake):
         write_start(case, side)
     config = work / "config.yaml"
-    config.write_text(config_yaml(case))
+    config.write_text(config_yaml(case.props, dedupe_buffer_size=case.dedupe_buffer_size))
     found: list[RoundDifference] = []
     for number, round_ in enumerate(case.rounds):
         for side in (kafka_dir, lake):
@@ -74,14 +74,16 @@ def run_case(
         if number == 0:
             product_adopt(lake, round_.now)
         bases = sorted(int(path.stem) for path in (kafka_dir / PARTITION).glob("*.log"))
-        kafka = oracle_clean(launcher, case, kafka_dir, round_.now, root=root)
+        kafka = oracle_clean(
+            launcher, kafka_dir, round_.now, props=case.props, dedupe_buffer_size=case.dedupe_buffer_size
+        )
         report = product_run(lake, config, round_.now, work / f"report-{number}.json")
         export = work / f"export-{number}"
         shutil.rmtree(export, ignore_errors=True)
         product_export(lake, export)
         written = product_txn_indexes(lake, report["run_id"])
         differences = [
-            *compare_segments(kafka["segments"], oracle_dump(launcher, export, root=root)),
+            *compare_segments(kafka["segments"], export_listing(launcher, export, kafka["segments"])),
             *compare_mtimes(kafka["segments"], product_mtimes(lake)),
             *compare_txn_indexes(kafka_txn_indexes(kafka_dir, written), written),
             *compare_checkpoints(kafka_dir, export, CHECKPOINT_FILES, reset_to=checkpoint_reset(kafka)),

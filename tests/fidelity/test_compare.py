@@ -115,4 +115,4 @@ def test_generated_logs_are_well_formed(seed: int) -> None:
             for header in headers:
                 assert header.base_offset > last
                 last = header.last_offset
-    assert "internal.segment.bytes" in config_yaml(case)
+    assert "internal.segment.bytes" in config_yaml(case.props, dedupe_buffer_size=case.dedupe_buffer_size)

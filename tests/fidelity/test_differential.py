@@ -17,20 +17,19 @@ from pathlib import Path
 
 import pytest
 
-from fidelity.cases import genlog_case, open_transaction_below_the_log_start, retention_past_the_round
+from fidelity.cases import (
+    genlog_case,
+    open_transaction_below_the_log_start,
+    open_transaction_regrouped_above_the_log_start,
+    producer_below_the_log_start,
+    retention_past_the_round,
+)
 from fidelity.driver import RoundDifference, reproducer, run_case
 from fidelity.generator import Case, generate
-from fidelity.sides import ORACLE_ENV, oracle_launcher
+from fidelity.sides import needs_oracle, oracle_launcher
 
-ROOT = Path(__file__).resolve().parents[2]
 LAUNCHER = oracle_launcher()
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(
-        LAUNCHER is None,
-        reason=f"set {ORACLE_ENV} to the kafka-oracle launcher (Kafka's own cleaner) to run this suite",
-    ),
-]
+pytestmark = [pytest.mark.e2e, needs_oracle]
 
 KNOWN_DIFFERENCES = {
     "batch.snappy-bytes": "deliberate difference (docs/fidelity.md): a rebuilt snappy batch's blocks are "
@@ -74,7 +73,7 @@ SCALE = _env_int("KAFKA_SEGMENTS_FIDELITY_SCALE", 1)
 def _differences(seed: int, work: Path, *, dedupe_buffer_size: int | None = None) -> list[RoundDifference]:
     assert LAUNCHER is not None
     case = replace(generate(seed, scale=SCALE), dedupe_buffer_size=dedupe_buffer_size)
-    return run_case(case, work, launcher=LAUNCHER, root=ROOT, report_only=REPORT_ONLY)
+    return run_case(case, work, launcher=LAUNCHER, report_only=REPORT_ONLY)
 
 
 def _failure(seed: int, work: Path, differences: list[RoundDifference]) -> str:
@@ -101,7 +100,7 @@ def _agree(seed: int, work: Path, **options: int) -> None:
 
 def _case_agrees(case: Case, work: Path) -> None:
     assert LAUNCHER is not None
-    differences = run_case(case, work, launcher=LAUNCHER, root=ROOT)
+    differences = run_case(case, work, launcher=LAUNCHER)
     lines = "\n  ".join(str(d)[:800] for d in differences)
     assert not differences, f"{case.describe()}:\n  {lines}\nwork dirs: {work}"
 
@@ -116,7 +115,7 @@ def test_the_cleaner_checkpoint_after_retention_passed_the_round(tmp_path: Path)
 
 def test_a_bounded_offset_map_ends_the_round_where_kafka_does(tmp_path: Path) -> None:
     assert LAUNCHER is not None
-    case = genlog_case(LAUNCHER, tmp_path, records=90_000, keys=85_000, codec="none", root=ROOT)
+    case = genlog_case(LAUNCHER, tmp_path, records=90_000, keys=85_000, codec="none")
     _case_agrees(replace(case, dedupe_buffer_size=2 << 20), tmp_path / "run")
 
 
@@ -129,11 +128,16 @@ def test_rebuilt_snappy_batches(tmp_path: Path) -> None:
     _agree(SNAPPY_SEED, tmp_path)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="open difference (docs/fidelity.md): an open transaction below the log start"
-)
 def test_an_open_transaction_below_the_log_start_offset(tmp_path: Path) -> None:
     _case_agrees(open_transaction_below_the_log_start(), tmp_path)
+
+
+def test_an_open_transaction_regrouped_above_the_log_start_offset(tmp_path: Path) -> None:
+    _case_agrees(open_transaction_regrouped_above_the_log_start(), tmp_path)
+
+
+def test_a_producer_only_below_the_log_start_offset_is_not_active(tmp_path: Path) -> None:
+    _case_agrees(producer_below_the_log_start(), tmp_path)
 
 
 def test_a_checkpoint_below_the_log_start_offset_is_rewritten_at_the_next_look(tmp_path: Path) -> None:

@@ -13,47 +13,32 @@ codecs in pyspark's jars.
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kafka_segments.config import parse_config
-from kafka_segments.lake.export import export_lake
-from kafka_segments.pipeline.retention_run import RunOptions, run_retention
+from fidelity.sides import (
+    PARTITION,
+    config_yaml,
+    needs_oracle,
+    oracle_clean,
+    oracle_genlog,
+    product_adopt,
+    product_export,
+    product_run,
+    require_launcher,
+    set_mtimes,
+)
 from kafka_segments.records import CompressionType
 from kafka_segments.records.batch import BatchHeader
 from kafka_segments.records.log import scan_headers
-from kafka_segments.storage import LocalStore
-from lake.helpers import FakeClock
 
-ORACLE = os.environ.get("KAFKA_ORACLE", "")
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(
-        not ORACLE, reason="KAFKA_ORACLE is not set (the kafka-oracle launcher's path: Kafka's own cleaner)"
-    ),
-]
+pytestmark = [pytest.mark.e2e, needs_oracle]
 
 T0 = 1_790_000_000_000
 NOW = T0 + 86_400_000  # one day later: every segment but the active one is cleanable
-PARTITION = "t-0"
-CONFIG = "topics:\n  t:\n    cleanup.policy: compact\n"
-
-
-def oracle(*args: str) -> str:
-    spec = importlib.util.find_spec("pyspark")
-    assert spec is not None, "pyspark is not installed"
-    assert spec.submodule_search_locations, "pyspark is not a package"
-    jars = Path(next(iter(spec.submodule_search_locations))) / "jars"
-    env = {**os.environ, "PYSPARK_JARS": str(jars)}
-    done = subprocess.run([ORACLE, *args], capture_output=True, text=True, timeout=120, check=False, env=env)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+PROPS = {"cleanup.policy": "compact"}
 
 
 def batch_bytes(data: bytes, header: BatchHeader) -> bytes:
@@ -70,31 +55,29 @@ def first_difference(ours: bytes, kafka: bytes) -> str:
 def kafka_log(tmp_path: Path) -> Path:
     """Kafka's input log directory, every file at one fixed mtime (T0)."""
     source = tmp_path / "in"
-    oracle("genlog", str(source / PARTITION), "400", "100", "zstd", "100", "1048576", str(T0))
-    for path in (source / PARTITION).iterdir():
-        os.utime(path, (T0 / 1000, T0 / 1000))
+    oracle_genlog(
+        require_launcher(), source / PARTITION, records=400, value_bytes=100, codec="zstd", keys=100,
+        segment_bytes=1048576, t0=T0,
+    )  # fmt: skip
+    set_mtimes(source, T0 // 1000)
     return source
 
 
 def kafka_round(source: Path, tmp_path: Path) -> tuple[Path, dict[str, Any]]:
     log_dir = tmp_path / "kafka"
     shutil.copytree(source, log_dir)
-    report = json.loads(
-        oracle(
-            "clean", "--log-dir", str(log_dir), "--partition", PARTITION, "--now", str(NOW),
-            "--prop", "cleanup.policy=compact", "--no-records",
-        )
-    )  # fmt: skip
+    report = oracle_clean(require_launcher(), log_dir, NOW, props=PROPS, records=False)
     return log_dir / PARTITION, report
 
 
 def our_round(source: Path, tmp_path: Path) -> Path:
     lake = tmp_path / "lake"
     shutil.copytree(source / PARTITION, lake / PARTITION)
-    store = LocalStore(lake)
-    config = parse_config(CONFIG, source="zstd.yaml")
-    run_retention(store, config, RunOptions(now_ms=NOW), clock=FakeClock(NOW))
-    export_lake(store, tmp_path / "export")
+    config = tmp_path / "zstd.yaml"
+    config.write_text(config_yaml(PROPS))
+    product_adopt(lake, NOW)
+    product_run(lake, config, NOW, tmp_path / "report.json")
+    product_export(lake, tmp_path / "export")
     return tmp_path / "export" / PARTITION
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -266,6 +267,31 @@ def test_unknown_extra_fields_are_ignored() -> None:
     document["partitions"][0]["segments"][0]["checksum_algorithm"] = {"name": "sha256"}
     document["retired"][0]["note"] = None
     assert manifest_from_json(dump_json(document), location=LOCATION) == GOLDEN_V1_MANIFEST
+
+
+def test_an_open_transaction_keeps_where_its_last_batch_ends() -> None:
+    """``last_offset`` (added later, optional): written when known and read back, below ``first_offset``
+    too (a log start offset inside the transaction clamps that); absent from older manifests, which read as
+    unknown (``None``); negative, it is refused."""
+    txn = OpenTransaction(producer_id=7, producer_epoch=0, first_offset=95, last_offset=97)
+    first, *others = GOLDEN_V1_MANIFEST.partitions
+    manifest = replace(GOLDEN_V1_MANIFEST, partitions=(replace(first, open_transactions=(txn,)), *others))
+    document = json.loads(manifest_to_json(manifest))
+    assert document["partitions"][0]["open_transactions"] == [
+        {"producer_id": 7, "producer_epoch": 0, "first_offset": 95, "last_offset": 97}
+    ]
+    (read,) = (
+        manifest_from_json(manifest_to_json(manifest), location=LOCATION).partitions[0].open_transactions
+    )
+    assert read.last_offset == 97
+    (old,) = manifest_from_json(GOLDEN_V1.encode(), location=LOCATION).partitions[0].open_transactions
+    assert old.last_offset is None
+    document["partitions"][0]["open_transactions"][0]["last_offset"] = 94
+    (clamped,) = manifest_from_json(dump_json(document), location=LOCATION).partitions[0].open_transactions
+    assert (clamped.first_offset, clamped.last_offset) == (95, 94)
+    document["partitions"][0]["open_transactions"][0]["last_offset"] = -1
+    with pytest.raises(ManifestFormatError, match="last_offset"):
+        manifest_from_json(dump_json(document), location=LOCATION)
 
 
 # --------------------------------------------------------------------------------------------------- refusals

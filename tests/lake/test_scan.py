@@ -4,6 +4,7 @@ impossible segments, and the open transactions carried from segment to segment."
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -290,3 +291,13 @@ def test_open_transactions_agree_with_the_segment_writer() -> None:
 def test_a_marker_without_open_data_changes_nothing() -> None:
     table = _table(_marker(0, producer_id=5), _idempotent(1, producer_id=5))
     assert advance_open_transactions((), table) == ()
+
+
+def test_an_open_transaction_records_the_last_offset_of_its_last_data_batch() -> None:
+    """Kafka's log loading forgets it when that batch's segment ends at or below the log start offset
+    (docs/compaction.md, "The last stable offset"); an older manifest's transaction (unknown) learns it."""
+    first = advance_open_transactions((), _table(_txn_data(0, producer_id=7), _txn_data(2, producer_id=8)))
+    assert [(t.producer_id, t.last_offset) for t in first] == [(7, 1), (8, 3)]
+    older = tuple(replace(t, last_offset=None) for t in first)
+    second = advance_open_transactions(older, _table(_txn_data(4, producer_id=7, count=3), _marker(7, 8)))
+    assert [(t.producer_id, t.first_offset, t.last_offset) for t in second] == [(7, 0, 6)]

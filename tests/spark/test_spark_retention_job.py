@@ -55,7 +55,11 @@ def test_library_errors_exit_1_with_one_line(
 
 
 def test_the_job_executes_a_prepared_run_on_spark(
-    lake: Lake, spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    lake: Lake,
+    spark: SparkSession,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     for name, value in lake.environ.items():
         monkeypatch.setenv(name, value)
@@ -74,6 +78,12 @@ def test_the_job_executes_a_prepared_run_on_spark(
         f"{RETENTION_JOB_NAME}: run {run_id}: staged a new manifest (engine spark); adopted 3 segment(s), "
         "0 quarantined; planned 1 partition(s), 3 segment(s) to delete"
     )
+    logged = capsys.readouterr().out.splitlines()  # the task log: plain progress lines, no redrawing
+    reading = f"{RETENTION_JOB_NAME}: progress: adopt: reading new segments (executors)"
+    assert f"{reading}: 0/3 segments, 0 B/" in logged[0]
+    assert logged[0].endswith("(started)")
+    assert any(line.startswith(f"{reading}: 3/3 segments") and line.endswith("(done)") for line in logged)
+    assert not any("\r" in line for line in logged)
 
 
 def test_an_executor_error_is_reported_by_its_last_line(spark: SparkSession) -> None:

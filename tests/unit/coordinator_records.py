@@ -214,6 +214,10 @@ def _encode_field(type_: str, value: Any, spec: Mapping[str, Any], version: int,
             return _length(-1, flexible=flexible, wide=type_ == "bytes")
         data = value.encode() if type_ == "string" else bytes(value)
         return _length(len(data), flexible=flexible, wide=type_ == "bytes") + data
+    if type_.startswith("[]") and value is None:
+        if not in_versions(spec.get("nullableVersions"), version):
+            raise ValueError(f"{spec['name']} is not nullable at version {version}")
+        return _length(-1, flexible=flexible, wide=True)
     if type_.startswith("[]"):
         inner = type_[2:]
         parts = [_length(len(value), flexible=flexible, wide=True)]

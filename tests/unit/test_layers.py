@@ -1,5 +1,6 @@
 """The library's layers as a contract (docs/architecture.md): imports point downward only, no module imports
-itself back through others, and the adapters (``orchestration``, ``segment_quality``) stay above it.
+itself back through others, and the adapters (``orchestration``, ``segment_quality``, ``spark_source``) stay
+above it.
 
 Every import counts: at module level, inside functions, and under ``TYPE_CHECKING``.
 """
@@ -22,7 +23,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
     for line in (
         "redaction",
         "errors",
-        "topic_partition nesting timefmt user_cache",
+        "topic_partition nesting timefmt user_cache progress",
         "records storage",
         "segment checkpoint config",
         "state",
@@ -30,6 +31,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "lake",
         "offsets",
         "pipeline views",
+        "reading",
         "demo",
         "cli",
         "__main__",
@@ -142,11 +144,11 @@ def test_imports_point_downward_only() -> None:
 
 
 def test_no_import_cycles_between_modules() -> None:
-    assert _cycles(_graph((LIBRARY, "orchestration", "segment_quality"))) == []
+    assert _cycles(_graph((LIBRARY, "orchestration", "segment_quality", "spark_source"))) == []
 
 
 def test_the_library_imports_no_adapter() -> None:
-    graph = _graph((LIBRARY, "orchestration", "segment_quality"))
+    graph = _graph((LIBRARY, "orchestration", "segment_quality", "spark_source"))
     assert [
         f"{module} -> {target}"
         for module, targets in sorted(graph.items())
@@ -181,7 +183,7 @@ def _private_reach(graph: Mapping[str, set[str]]) -> list[str]:
 
 
 def test_other_packages_import_public_names_not_private_modules() -> None:
-    assert _private_reach(_graph((LIBRARY, "orchestration", "segment_quality"))) == []
+    assert _private_reach(_graph((LIBRARY, "orchestration", "segment_quality", "spark_source"))) == []
 
 
 def test_the_rule_catches_a_private_module_import() -> None:
@@ -194,7 +196,7 @@ def test_the_rule_catches_a_private_module_import() -> None:
 
 MODULE_LINES_LIMIT = 400
 """Split a module by concern before it grows past this."""
-INCLUDE_LINES_LIMIT = 32_500
+INCLUDE_LINES_LIMIT = 35_000
 """include/ stays below the size it had before the one-run redesign (issue 18): new code pays for itself;
 a new feature raises it by what its new modules add (issue 24's lake view: +1,000)."""
 

@@ -2,7 +2,8 @@
 
 Over real HTTP to the embedded S3 server: upload the sample topic's segments with Kafka's plain names, adopt,
 describe, run retention with consumed retention (KIP-68) on, dump a partition, export and inspect it, then
-``recover`` and a dry-run ``gc``. The server is stopped on the way out, whatever happens."""
+``recover``, a dry-run ``gc`` and one query (the compacted view of the topic, docs/reading.md). The server
+is stopped on the way out, whatever happens."""
 
 from __future__ import annotations
 
@@ -56,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
         exported = _export(store, target)
         _settle(store)
         problems = _inspect(exported, records=args.records)
+        _query(store)
     _progress("embedded S3 server stopped")
     _summary(written, live, exported, problems + quarantined, time.perf_counter() - started, args.output)
     return EXIT_PROBLEM if problems or quarantined else EXIT_OK
@@ -192,6 +194,21 @@ def _inspect(paths: list[Path], *, records: bool) -> int:
         problems += report.problem is not None
     _section("inspect the exported log directory", "\n".join(lines))
     return problems
+
+
+def _query(store: ObjectStore) -> None:
+    """The compacted view of the sample topic, read as Arrow batches (``kafka_segments.reading``)."""
+    from kafka_segments.demo import SAMPLE_TOPIC
+    from kafka_segments.reading import read_lake
+
+    options = {"subscribe": SAMPLE_TOPIC, "view": "latest", "kafka.isolation.level": "read_committed"}
+    lines = [f"read_lake(lake, {options})"]
+    for batch in read_lake(store, options):
+        for row in batch.to_pylist():
+            key = row["key"].decode(errors="replace")
+            where = f"{row['topic']}-{row['partition']} offset {row['offset']}"
+            lines.append(f"{where}: {key} = {row['value']!r}")
+    _section("query: the compacted view (latest committed value per key)", "\n".join(lines))
 
 
 def _section(title: str, body: str) -> None:

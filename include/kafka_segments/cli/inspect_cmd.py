@@ -8,13 +8,14 @@ import argparse
 import base64
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from kafka_segments.cli.common import EXIT_OK, EXIT_PROBLEM, Commands, add_json
 from kafka_segments.cli.index_dump import dump_index_file
 from kafka_segments.errors import CorruptRecordError
+from kafka_segments.offsets.coordinator_json import parse_offsets_record, parse_transaction_log_record
 from kafka_segments.records.batch import NO_SEQUENCE, BatchHeader, increment_sequence
 from kafka_segments.records.control import (
     ControlKey,
@@ -27,6 +28,13 @@ from kafka_segments.records.record import Record
 
 TIMESTAMP_TYPE_NAMES = {-1: "NoTimestampType", 0: "CreateTime", 1: "LogAppendTime"}
 LOG_SUFFIX = ".log"
+
+Decoder = Callable[..., tuple[str, str | None]]
+"""``(key, value, *, offset)`` -> the ``key:`` and ``payload:`` texts (payload ``None``: not printed)."""
+DECODERS: dict[str, Decoder] = {
+    "offsets": parse_offsets_record,
+    "transaction_log": parse_transaction_log_record,
+}
 
 
 def add_parsers(commands: Commands) -> None:
@@ -42,6 +50,21 @@ def add_parsers(commands: Commands) -> None:
     )
     sub.add_argument("files", nargs="+", metavar="FILE", help="segment or index files")
     sub.add_argument("--records", action="store_true", help="also print every record with key and payload")
+    decoders = sub.add_mutually_exclusive_group()
+    decoders.add_argument(
+        "--offsets-decoder",
+        dest="decoder",
+        action="store_const",
+        const="offsets",
+        help="decode records as __consumer_offsets records, as kafka-dump-log.sh does (implies --records)",
+    )
+    decoders.add_argument(
+        "--transaction-log-decoder",
+        dest="decoder",
+        action="store_const",
+        const="transaction_log",
+        help="decode records as __transaction_state records, as kafka-dump-log.sh does (implies --records)",
+    )
     add_json(sub)
     sub.add_argument(
         "--no-verify-crc", dest="verify_crc", action="store_false", help="report CRCs but do not fail on them"
@@ -51,8 +74,10 @@ def add_parsers(commands: Commands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Dump every file; return 1 when any of them is damaged or unreadable as Kafka data."""
+    decoder = DECODERS[args.decoder] if args.decoder else None
     reports = [
-        inspect_file(Path(name), records=args.records, verify_crc=args.verify_crc) for name in args.files
+        inspect_file(Path(name), records=args.records, verify_crc=args.verify_crc, decoder=decoder)
+        for name in args.files
     ]
     if args.json:
         json.dump({"files": [report.document for report in reports]}, sys.stdout, indent=2)
@@ -79,7 +104,10 @@ class FileReport:
         self.document["problem"] = {"message": problem, **details}
 
 
-def inspect_file(path: Path, *, records: bool = False, verify_crc: bool = True) -> FileReport:
+def inspect_file(
+    path: Path, *, records: bool = False, verify_crc: bool = True, decoder: Decoder | None = None
+) -> FileReport:
+    """One file's report; a ``decoder`` (``DECODERS``) prints every record with its key and value decoded."""
     suffix = path.suffix
     if suffix != LOG_SUFFIX:
         report = FileReport(path, suffix.lstrip(".") or "unknown")
@@ -97,7 +125,7 @@ def inspect_file(path: Path, *, records: bool = False, verify_crc: bool = True) 
     valid_bytes = 0
     try:
         for entry in iter_batches(data, segment=str(path), verify_crc=False):
-            batches.append(_dump_entry(entry, report.lines, records=records))
+            batches.append(_dump_entry(entry, report.lines, records=records, decoder=decoder))
             valid_bytes = entry.header.position + entry.header.size_in_bytes
     except CorruptRecordError as damage:
         _report_damage(report, damage, len(data) - valid_bytes)
@@ -114,13 +142,13 @@ def inspect_file(path: Path, *, records: bool = False, verify_crc: bool = True) 
     return report
 
 
-def _dump_entry(entry: Entry, lines: list[str], *, records: bool) -> dict[str, Any]:
+def _dump_entry(entry: Entry, lines: list[str], *, records: bool, decoder: Decoder | None) -> dict[str, Any]:
     header = entry.header
     is_valid = entry.is_valid()
     lines.append(batch_line(header, is_valid))
     document = batch_document(header, is_valid)
-    if records:
-        document["records"] = [dump_record(header, record, lines) for record in entry.records]
+    if records or decoder is not None:
+        document["records"] = [dump_record(header, r, lines, decoder=decoder) for r in entry.records]
     return document
 
 
@@ -170,7 +198,9 @@ def batch_document(header: BatchHeader, is_valid: bool) -> dict[str, Any]:
     }
 
 
-def dump_record(header: BatchHeader, record: Record, lines: list[str]) -> dict[str, Any]:
+def dump_record(
+    header: BatchHeader, record: Record, lines: list[str], *, decoder: Decoder | None = None
+) -> dict[str, Any]:
     sequence = _record_sequence(header, record)
     parts = [
         f"| offset: {record.offset} {TIMESTAMP_TYPE_NAMES[header.timestamp_type]}: {record.timestamp}",
@@ -192,6 +222,10 @@ def dump_record(header: BatchHeader, record: Record, lines: list[str]) -> dict[s
         control = _describe_control(record)
         parts.append(control)
         document["control"] = control.strip()
+    elif decoder is not None:
+        key, payload = decoder(record.key, record.value, offset=record.offset)
+        parts.extend([f"key: {key}"] + ([] if payload is None else [f"payload: {payload}"]))
+        document["decoded"] = {"key": key, "payload": payload}
     else:
         parts.extend(_contents(record))
     lines.append(" ".join(parts))

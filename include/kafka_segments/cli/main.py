@@ -28,6 +28,7 @@ from kafka_segments.errors import (
     InvalidTopicError,
     KafkaSegmentsError,
 )
+from kafka_segments.progress import TerminalReporter, reporting, terminal_reporter
 from kafka_segments.redaction import redact_uri
 
 
@@ -49,6 +50,9 @@ COMMAND_MODULES: tuple[CommandModule, ...] = (
 """The command modules, in the order ``kafka-segments --help`` lists their commands."""
 
 Command = Callable[[argparse.Namespace], int]
+
+PROGRESS_COMMANDS = frozenset({"run", "plan", "adopt", "export", "gc", "demo"})
+"""The commands that show progress on a terminal (``kafka_segments.progress``), unless ``--json`` is given."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -73,7 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return handler(args)
+        with reporting(_progress_reporter(args)):
+            return handler(args)
     except (InvalidLakeUriError, InvalidTopicError, InvalidRunIdError) as exc:
         print(f"kafka-segments {args.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -86,3 +91,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"kafka-segments {args.command}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def _progress_reporter(args: argparse.Namespace) -> TerminalReporter | None:
+    if args.command not in PROGRESS_COMMANDS:
+        return None
+    return terminal_reporter(sys.stderr, label=args.command, quiet=bool(getattr(args, "json", False)))

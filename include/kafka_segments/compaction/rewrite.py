@@ -74,7 +74,8 @@ def clean_round(
         end_offset: the round's upper bound (``CleanableRange.first_uncleanable_offset``).
         txn_indexes: each segment's ``.txnindex`` entries; ``None``: rebuilt from the markers.
         log_start_offset: the partition's log start offset; aborted transactions whose marker is below it
-            are not seen (``source.from_log_start``). ``None``: every transaction in ``segments`` is seen.
+            are not seen (``source.from_log_start``), nor producers only in segments ending at or below it
+            (``_replayed``). ``None``: every transaction and producer in ``segments`` is seen.
         arena: a writable uint8 buffer a worker reuses round after round to decompress a segment into
             (``records.fast.decode_record_columns``): on this project's VMs, writing ~1 GB into memory
             already touched is several times faster than into fresh pages. Free again when the round returns.
@@ -94,7 +95,15 @@ def clean_round(
             indexes = from_log_start(indexes, log_start_offset)
         decoded = DecodedSegments(arena=arena, max_batch_bytes=config.max_batch_decompressed_bytes)
         offset_map = _build_map(segments, indexes, first_dirty, end_offset, decoded, config)
-        return _clean_with_map(segments, offset_map, indexes, config=config, now_ms=now_ms, decoded=decoded)
+        return _clean_with_map(
+            segments,
+            offset_map,
+            indexes,
+            config=config,
+            now_ms=now_ms,
+            decoded=decoded,
+            log_start_offset=log_start_offset,
+        )
 
 
 def _clean_with_map(
@@ -105,6 +114,7 @@ def _clean_with_map(
     config: TopicConfig,
     now_ms: int,
     decoded: DecodedSegments,
+    log_start_offset: int | None = None,
 ) -> RoundResult:
     """The round over ``offset_map`` (built by ``clean_round`` from the dirty range; Kafka's own cleaner tests
     also run rounds over maps built otherwise, ``LogCleanerTest``'s ``FakeOffsetMap``)."""
@@ -115,7 +125,7 @@ def _clean_with_map(
         return RoundResult(first_dirty, round_end, (), BatchOutcomes.empty())
     context = RoundContext(
         offset_map=offset_map,
-        active=dict(_active(segments, config, now_ms)),
+        active=dict(_active(_replayed(segments, log_start_offset), config, now_ms)),
         upper_bound=end_offset,
         now_ms=now_ms,
         delete_retention_ms=config.delete_retention_ms,
@@ -171,3 +181,16 @@ def _producer_headers(segment: SourceSegment) -> list[BatchHeader]:
 def _active(segments: Sequence[SourceSegment], config: TopicConfig, now_ms: int) -> dict[int, ProducerState]:
     states = replay_producers(h for s in segments for h in _producer_headers(s))
     return dict(active_producers(states, now_ms=now_ms, expiration_ms=config.producer_id_expiration_ms))
+
+
+def _replayed(segments: Sequence[SourceSegment], log_start_offset: int | None) -> Sequence[SourceSegment]:
+    """The segments whose batches Kafka's producer state holds after loading the log: from the first whose
+    next offset is above the log start offset (``state.manifest.open_after_load``: the rule, its source)."""
+    if log_start_offset is None:
+        return segments
+    for index, segment in enumerate(segments):
+        table = segment.header_table()
+        next_offset = int(table.last_offset[-1]) + 1 if len(table) else segment.base_offset
+        if next_offset > log_start_offset:
+            return segments[index:]
+    return ()

@@ -61,6 +61,10 @@ class CleanerStats:
     horizons_stamped: int
     """Batches that got a delete horizon in this round (tombstones, markers of emptied transactions)."""
     times: PhaseTimes = PhaseTimes()
+    buffer_utilization: float = 0.0
+    """Kafka's ``bufferUtilization``: ``map_keys`` over the offset map's slots
+    (``SkimpyOffsetMap.utilization``; an unbounded map counts against the slots of Kafka's default
+    ``log.cleaner.dedupe.buffer.size``)."""
 
     @property
     def bytes_dropped(self) -> int:

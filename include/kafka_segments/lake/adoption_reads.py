@@ -25,6 +25,7 @@ from kafka_segments.lake.adoption_report import Ignored, Quarantine
 from kafka_segments.lake.history import location_of
 from kafka_segments.lake.runs import RunRecord
 from kafka_segments.lake.scan import sha256_hex, summarize_segment
+from kafka_segments.progress import Phase, phase
 from kafka_segments.state import SegmentEntry, SegmentOrigin
 from kafka_segments.storage.base import ObjectMeta, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
@@ -76,13 +77,22 @@ def read_all(
     if max_workers < 1:
         raise ValueError(f"max_workers must be at least 1, got {max_workers}")
     read = partial(read_one, store, run)
-    if max_workers == 1 or len(jobs) <= 1:
-        return {job.key: read(job) for job in jobs}
-    pool = ThreadPoolExecutor(max_workers=min(max_workers, len(jobs)), thread_name_prefix="adopt")
-    try:
-        return {result.key: result for result in pool.map(read, jobs)}
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    total = sum(job.meta.size for job in jobs)
+    with phase("adopt: reading new segments", items=len(jobs), nbytes=total, unit="segments") as progress:
+        if max_workers == 1 or len(jobs) <= 1:
+            return {job.key: _advanced(progress, job, read(job)) for job in jobs}
+        pool = ThreadPoolExecutor(max_workers=min(max_workers, len(jobs)), thread_name_prefix="adopt")
+        try:
+            return {
+                r.key: _advanced(progress, job, r) for job, r in zip(jobs, pool.map(read, jobs), strict=True)
+            }
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _advanced(progress: Phase, job: ReadJob, result: ReadResult) -> ReadResult:
+    progress.advance(job.key, nbytes=job.meta.size)
+    return result
 
 
 def read_one(store: ObjectStore, run: RunRecord, job: ReadJob) -> ReadResult:  # noqa: PLR0911 - one early return per verdict on an object (missing, changed, foreign, corrupt, …), each with its reason

@@ -62,12 +62,19 @@ def _partition_to_dict(state: PartitionState) -> dict[str, Any]:
         "log_end_offset": state.log_end_offset,
         "cleaner_checkpoint": state.cleaner_checkpoint,
         "run_id": state.run_id,
-        "open_transactions": [
-            {"producer_id": t.producer_id, "producer_epoch": t.producer_epoch, "first_offset": t.first_offset}
-            for t in state.open_transactions
-        ],
+        "open_transactions": [_open_transaction_to_dict(t) for t in state.open_transactions],
         "segments": [segment_to_dict(segment) for segment in state.segments],
     }
+
+
+def _open_transaction_to_dict(txn: OpenTransaction) -> dict[str, Any]:
+    fields = {
+        "producer_id": txn.producer_id,
+        "producer_epoch": txn.producer_epoch,
+        "first_offset": txn.first_offset,
+    }
+    # added later (optional): absent when unknown, so a state read from an older manifest is written as it was
+    return fields if txn.last_offset is None else {**fields, "last_offset": txn.last_offset}
 
 
 def segment_to_dict(segment: SegmentEntry) -> dict[str, Any]:
@@ -136,6 +143,10 @@ class Reader:
         if self._get(name) is None:
             return None
         return self.integer(name, minimum=minimum)
+
+    def later_integer(self, name: str, *, minimum: int | None = None) -> int | None:
+        """An integer or null that documents written before the field lack (``None`` then)."""
+        return self.optional_integer(name, minimum=minimum) if name in self._data else None
 
     def optional_boolean(self, name: str, *, default: bool) -> bool:
         """A JSON boolean that older documents may lack (``default`` then)."""
@@ -302,10 +313,12 @@ def _read_segment(reader: Reader) -> SegmentEntry:
 
 
 def _read_open_transaction(reader: Reader) -> OpenTransaction:
+    # last_offset may be below first_offset: a log start offset inside the transaction clamps the latter
     return OpenTransaction(
         producer_id=reader.integer("producer_id", minimum=0),
         producer_epoch=reader.integer("producer_epoch"),
         first_offset=reader.integer("first_offset", minimum=0),
+        last_offset=reader.later_integer("last_offset", minimum=0),
     )
 
 

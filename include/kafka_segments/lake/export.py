@@ -25,6 +25,7 @@ from kafka_segments.checkpoint import (
 )
 from kafka_segments.lake.history import location_of
 from kafka_segments.lake.reader import read_segment, resolve_manifest
+from kafka_segments.progress import phase
 from kafka_segments.segment.recovery import rebuild_indexes
 from kafka_segments.segment.writer import DEFAULT_INDEX_INTERVAL_BYTES, SegmentFiles, SegmentWriter
 from kafka_segments.state import Manifest, PartitionState, SegmentEntry
@@ -166,10 +167,7 @@ def export_lake(
     output = _Output(Path(to))
     output.prepare()
     try:
-        partitions = tuple(
-            _export_partition(store, state, output, index_interval_bytes=index_interval_bytes)
-            for state in manifest.partitions
-        )
+        partitions = _export_partitions(store, manifest, output, index_interval_bytes=index_interval_bytes)
         _write_checkpoints(manifest, output)
     except BaseException:
         output.undo()
@@ -182,6 +180,19 @@ def export_lake(
         files=output.file_count,
         bytes=output.bytes,
     )
+
+
+def _export_partitions(
+    store: ObjectStore, manifest: Manifest, output: _Output, *, index_interval_bytes: int
+) -> tuple[PartitionExport, ...]:
+    states = manifest.partitions
+    total = sum(segment.size for state in states for segment in state.segments)
+    done = []
+    with phase("export", items=len(states), nbytes=total) as progress:
+        for state in states:
+            done.append(_export_partition(store, state, output, index_interval_bytes=index_interval_bytes))
+            progress.advance(str(state.topic_partition), nbytes=sum(s.size for s in state.segments))
+    return tuple(done)
 
 
 def _export_partition(

@@ -25,6 +25,7 @@ from kafka_segments.lake.sweep import (
     references,
     with_index_siblings,
 )
+from kafka_segments.progress import Phase, phase
 from kafka_segments.segment.files import FileKind
 from kafka_segments.state import Manifest, RetiredObject
 from kafka_segments.storage.base import ObjectMeta, ObjectStore
@@ -202,8 +203,14 @@ def _execute(store: ObjectStore, plan: GcReport) -> GcReport:
     """Delete what ``plan`` lists: the old manifests first (no manifest left behind lists a deleted object),
     then index objects and orphans, then the ``.log`` objects whose indexes are all gone; report what was
     deleted and what failed. When a manifest cannot be deleted, no object is deleted in this pass."""
+    with phase("gc: deleting", items=3, unit="steps") as progress:
+        return _delete(store, plan, progress)
+
+
+def _delete(store: ObjectStore, plan: GcReport, progress: Phase) -> GcReport:
     old = plan.deleted_manifests
     manifests = delete_objects(store, [manifest_key(version) for version in old])
+    progress.advance(f"{len(old)} old manifest(s)")
     failed_manifests = manifests.failed_keys
     deleted_manifests = tuple(v for v in old if manifest_key(v) not in failed_manifests)
     if manifests.failed:
@@ -218,6 +225,7 @@ def _execute(store: ObjectStore, plan: GcReport) -> GcReport:
     due = plan.deleted
     indexes = [key for item in due for key in item.keys if key != item.key]
     failed = _by_key(delete_objects(store, [*indexes, *(orphan.key for orphan in plan.swept)]).failed)
+    progress.advance(f"{len(indexes)} index object(s), {len(plan.swept)} orphan(s)")
     with_log = [item for item in due if item.key in item.keys]
     logs = [item.key for item in with_log if not _any_failed(item, failed)]
     withheld = [
@@ -226,6 +234,7 @@ def _execute(store: ObjectStore, plan: GcReport) -> GcReport:
         if _any_failed(item, failed)
     ]
     failed.update(_by_key(delete_objects(store, logs).failed))
+    progress.advance(f"{len(logs)} retired segment(s)")
     failed.update(_by_key(withheld))
     return dataclasses.replace(
         plan,

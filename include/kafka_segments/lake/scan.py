@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -165,18 +165,23 @@ def advance_open_transactions(
 ) -> tuple[OpenTransaction, ...]:
     """The transactions open after the batches of ``table``, given those open before it.
 
-    A transactional data batch of a producer without an open transaction opens one at its base offset; any
-    control batch of the producer (COMMIT or ABORT) closes it. Sorted by first offset."""
+    A transactional data batch of a producer without an open transaction opens one at its base offset, and
+    every one moves its ``last_offset`` to the batch's last offset; any control batch of the producer
+    (COMMIT or ABORT) closes it. Sorted by first offset."""
     state = {txn.producer_id: txn for txn in open_transactions}
     flagged = np.flatnonzero((table.magic >= 2) & ((table.attributes & TRANSACTIONAL_FLAG_MASK) != 0))
     for row in flagged.tolist():
         producer_id = int(table.producer_id[row])
         if int(table.attributes[row]) & CONTROL_FLAG_MASK:
             state.pop(producer_id, None)
-        elif producer_id not in state:
-            state[producer_id] = OpenTransaction(
-                producer_id=producer_id,
-                producer_epoch=int(table.producer_epoch[row]),
-                first_offset=int(table.base_offset[row]),
+            continue
+        last_offset = int(table.last_offset[row])
+        txn = state.get(producer_id)
+        state[producer_id] = (
+            OpenTransaction(
+                producer_id, int(table.producer_epoch[row]), int(table.base_offset[row]), last_offset
             )
+            if txn is None
+            else replace(txn, last_offset=last_offset)
+        )
     return tuple(sorted(state.values(), key=lambda txn: txn.first_offset))

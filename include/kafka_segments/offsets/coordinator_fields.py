@@ -42,6 +42,10 @@ class FieldReader:
     def skip(self, size: int, field: str) -> None:
         self._take(size, field)
 
+    def take(self, size: int, field: str) -> bytes:
+        """The next ``size`` bytes (a tagged field's payload)."""
+        return self._take(size, field)
+
     def _fixed(self, codec: struct.Struct, field: str) -> int:
         value: int = codec.unpack(self._take(codec.size, field))[0]
         return value
@@ -101,9 +105,16 @@ class FieldReader:
         return value
 
     def array_length(self, field: str, *, flexible: bool) -> int:
+        count = self.nullable_array_length(field, flexible=flexible)
+        if count is None:
+            raise CoordinatorSchemaError(f"non-nullable field {field} was serialized as null")
+        return count
+
+    def nullable_array_length(self, field: str, *, flexible: bool) -> int | None:
+        """An array's length, ``None`` for a null array."""
         count = self._length(field, flexible=flexible, wide=True)
         if count < 0:
-            raise CoordinatorSchemaError(f"non-nullable field {field} was serialized as null")
+            return None
         if count > self.remaining:
             raise CoordinatorSchemaError(
                 f"{field}: tried to allocate a collection of size {count}, "

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_segments.lake.transaction import RunOutcome
 from kafka_segments.pipeline.compaction.report import compaction_report_lines
+from kafka_segments.pipeline.metrics import run_metrics
 from kafka_segments.retention.consumed import ConsumedBound, ConsumedStatus
 from kafka_segments.retention.plan import PartitionPlan, RetentionPlan
 from kafka_segments.retention.rules import PASS_ORDER
@@ -113,6 +114,7 @@ def totals(plan: RetentionPlan) -> dict[str, Any]:
 def run_to_dict(result: RunResult) -> dict[str, Any]:
     offsets = result.offsets
     adoption = result.adoption
+    compaction, plan = result.compaction.to_dict(), plan_to_dict(result.plan)
     return {
         "run_id": result.run_id,
         "outcome": result.outcome.value,
@@ -145,9 +147,12 @@ def run_to_dict(result: RunResult) -> dict[str, Any]:
             ],
             "ignored_objects": len(adoption.ignored),
         },
-        "compaction": result.compaction.to_dict(),
-        "plan": plan_to_dict(result.plan),
+        "compaction": compaction,
+        "plan": plan,
         "gc": None if result.gc is None else result.gc.to_dict(),
+        "metrics": run_metrics(
+            compaction, plan, now_ms=result.now_ms, previous_now_ms=result.previous_now_ms
+        ),
     }
 
 

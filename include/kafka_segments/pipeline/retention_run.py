@@ -102,4 +102,5 @@ def run_retention(
         gc,
         compaction=result.compaction,
         ended=ended.outcome,
+        previous_now_ms=result.previous_now_ms,
     )

@@ -31,6 +31,8 @@ class RunResult:
     compaction: CompactionResult = field(default_factory=CompactionResult)
     ended: RunOutcome | None = None
     """How the run ended (``None``: staged, not ended yet)."""
+    previous_now_ms: int | None = None
+    """The ``now`` of the version the run builds on (``None``: the lake had none)."""
 
     @property
     def outcome(self) -> RunOutcome:

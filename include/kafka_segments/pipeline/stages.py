@@ -208,6 +208,7 @@ def execute_run(
         adoption,
         changes.plan,
         compaction=changes.compaction,
+        previous_now_ms=None if txn.base is None else txn.base.now_ms,
     )
     staged = StagedRun(request, result, changed, engine.name)
     txn.write_file(STAGED, _staged_document(staged))

@@ -88,9 +88,24 @@ class PartitionPlan:
             base,
             log_start_offset=self.new_log_start_offset,
             segments=self.kept,
-            open_transactions=_clamped(base.open_transactions, self.new_log_start_offset),
+            open_transactions=_clamped(
+                _still_held(base.open_transactions, self.kept), self.new_log_start_offset
+            ),
             run_id=run_id,
         )
+
+
+def _still_held(
+    transactions: tuple[OpenTransaction, ...], kept: tuple[SegmentEntry, ...]
+) -> tuple[OpenTransaction, ...]:
+    """The open transactions whose last data batch may still be in the ``kept`` segments: no later load of
+    the log can replay the others' (``PartitionState.loaded_open_transactions``), so they go."""
+    first = kept[0].base_offset if kept else None
+    return tuple(
+        txn
+        for txn in transactions
+        if txn.last_offset is None or (first is not None and txn.last_offset >= first)
+    )
 
 
 def _clamped(transactions: tuple[OpenTransaction, ...], log_start_offset: int) -> tuple[OpenTransaction, ...]:

@@ -6,7 +6,7 @@ base offset is the active segment."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
@@ -71,6 +71,10 @@ class OpenTransaction:
     producer_id: int
     producer_epoch: int
     first_offset: int
+    last_offset: int | None = field(default=None, compare=False)
+    """The last offset of its last data batch, which decides whether Kafka's log loading still knows it
+    (``open_after_load``); ``None`` in manifests written before the field (then it is always known).
+    Not part of equality: it follows from the segments, the transaction is the same."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,9 +108,15 @@ class PartitionState:
         return self.log_end_offset
 
     @property
+    def loaded_open_transactions(self) -> tuple[OpenTransaction, ...]:
+        """The open transactions Kafka knows after loading this log (``open_after_load``)."""
+        return open_after_load(self.open_transactions, self.segments, self.log_start_offset)
+
+    @property
     def last_stable_offset(self) -> int:
-        """The first offset of the earliest open transaction, else the high watermark."""
-        firsts = [txn.first_offset for txn in self.open_transactions]
+        """The first offset of the earliest open transaction Kafka knows after loading the log, at least the
+        log start offset (``UnifiedLog.maybeIncrementFirstUnstableOffset``), else the high watermark."""
+        firsts = [max(txn.first_offset, self.log_start_offset) for txn in self.loaded_open_transactions]
         return min([*firsts, self.high_watermark])
 
     def as_read(self) -> PartitionState:
@@ -193,3 +203,35 @@ def sort_partitions(states: Iterator[PartitionState] | list[PartitionState]) -> 
     return tuple(
         sorted(states, key=lambda state: (state.topic_partition.topic, state.topic_partition.partition))
     )
+
+
+def first_replayed(segments: Sequence[SegmentEntry], log_start_offset: int) -> SegmentEntry | None:
+    """The first segment Kafka's load replays: the first whose next offset is above the log start offset."""
+    for segment in segments:
+        if segment.next_offset > log_start_offset:
+            return segment
+    return None
+
+
+def open_after_load(
+    transactions: Iterable[OpenTransaction], segments: Sequence[SegmentEntry], log_start_offset: int
+) -> tuple[OpenTransaction, ...]:
+    """The recorded open ``transactions`` Kafka still knows after loading ``segments`` as after an unclean
+    shutdown, with the first offset its replay gives them; in the recorded order (docs/compaction.md, "The
+    last stable offset").
+
+    Recovering a segment replays all its batches and snapshots the producer state at its next offset
+    (``LogLoader.recoverSegment``); every reload deletes the snapshots at or below the log start offset
+    (``ProducerStateManager.truncateAndReload``) and replays from it (``UnifiedLog.rebuildProducerState``).
+    So only the segments from ``first_replayed`` on count: a transaction whose last data batch is below them
+    is forgotten, one that began below them restarts in them (Kafka: at its first batch there; here: at the
+    first replayed segment's base offset, never above Kafka's). Without a recorded ``last_offset`` (an older
+    manifest) it is kept, as a running broker keeps it: the last stable offset is then never above Kafka's."""
+    replayed = first_replayed(segments, log_start_offset)
+    known: list[OpenTransaction] = []
+    for txn in transactions:
+        if txn.last_offset is None:
+            known.append(txn)
+        elif replayed is not None and txn.last_offset >= replayed.base_offset:
+            known.append(replace(txn, first_offset=max(txn.first_offset, replayed.base_offset)))
+    return tuple(known)

@@ -67,7 +67,7 @@ class PartitionDescription:
             largest_timestamp_max_ms=max(timestamps) if timestamps else None,
             cleaner_checkpoint=state.cleaner_checkpoint,
             last_stable_offset=state.last_stable_offset,
-            open_transactions=len(state.open_transactions),
+            open_transactions=len(state.loaded_open_transactions),
             run_id=state.run_id,
             compaction=compaction,
         )

@@ -54,6 +54,8 @@ class PartitionCompaction:
     dirty_ratio_after: float = 0.0
     compaction_delay_ms: int = 0
     """Kafka's ``maxCompactionDelay``: how far past max.compaction.lag.ms the dirty section is."""
+    cleanable_bytes: int = 0
+    """Bytes of the dirty section (``calculateCleanableBytes``), before the round."""
     end_offset: int | None = None
     """The round's end offset (``map.latestOffset + 1``); every segment below it was recopied."""
     segments: tuple[SegmentEntry, ...] = ()
@@ -87,6 +89,7 @@ class PartitionCompaction:
             dirty_ratio_before=candidate.cleanable_ratio,
             dirty_ratio_after=candidate.cleanable_ratio,
             compaction_delay_ms=candidate.compaction_delay_ms,
+            cleanable_bytes=0 if cleanable is None else cleanable.cleanable_bytes,
         )
 
     @property
@@ -124,6 +127,7 @@ class PartitionCompaction:
             "dirty_ratio": {"before": self.dirty_ratio_before, "after": self.dirty_ratio_after},
             "max_compaction_delay_ms": self.compaction_delay_ms,
             "max_compaction_delay_secs": self.compaction_delay_ms / 1000,
+            "cleanable_bytes": self.cleanable_bytes,
             "segments_replaced": [segment.key for segment in self.replaced],
             "segments_written": [s.key for s in self.segments if s.key not in self.kept],
             "segments_kept": sorted(self.kept),

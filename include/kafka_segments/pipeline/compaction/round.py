@@ -21,7 +21,7 @@ from kafka_segments.compaction.results import CleanedSegment, RoundResult
 from kafka_segments.compaction.rewrite import clean_round
 from kafka_segments.compaction.source import SourceSegment, aborted_from_markers
 from kafka_segments.compaction.stats import CleanerStats, PhaseTimes
-from kafka_segments.config.model import TopicConfig
+from kafka_segments.config.model import OffsetMapCapacity, TopicConfig
 from kafka_segments.errors import (
     CorruptRecordError,
     SegmentObjectMismatchError,
@@ -104,15 +104,18 @@ def _compact(
     kept = {segment.key for segment in output} & sources_replaced
     replaced = tuple(s for s in state.segments if s.key in sources_replaced - kept)
     dirty = segments_between(state.segments, cleanable.first_dirty_offset, cleanable.first_uncleanable_offset)
-    stats = CleanerStats.of(
-        result,
-        bytes_read=sum(source.size for source in sources if source.base_offset < result.end_offset),
-        map_bytes_read=sum(segment.size for segment in dirty),
-        map_keys=result.map_keys,
-        bytes_written=sum(segment.size for segment in output),
-        segments_written=len(output) - len(kept),
-        segments_kept=len(kept),
-        times=PhaseTimes(read_done - started, clean_done - read_done, write_done - clean_done),
+    stats = replace(
+        CleanerStats.of(
+            result,
+            bytes_read=sum(source.size for source in sources if source.base_offset < result.end_offset),
+            map_bytes_read=sum(segment.size for segment in dirty),
+            map_keys=result.map_keys,
+            bytes_written=sum(segment.size for segment in output),
+            segments_written=len(output) - len(kept),
+            segments_kept=len(kept),
+            times=PhaseTimes(read_done - started, clean_done - read_done, write_done - clean_done),
+        ),
+        buffer_utilization=result.map_keys / _map_slots(config),
     )
     cleaned = PartitionCompaction(
         topic_partition=state.topic_partition,
@@ -125,6 +128,7 @@ def _compact(
         first_uncleanable_offset=cleanable.first_uncleanable_offset,
         dirty_ratio_before=cleanable.cleanable_ratio,
         compaction_delay_ms=candidate.compaction_delay_ms,
+        cleanable_bytes=cleanable.cleanable_bytes,
         end_offset=result.end_offset,
         segments=output,
         replaced=replaced,
@@ -135,6 +139,19 @@ def _compact(
     return replace(
         cleaned, dirty_ratio_after=cleanable_range(after, config, now_ms=run.now_ms).cleanable_ratio
     )
+
+
+KAFKA_DEDUPE_BUFFER_SIZE = 134_217_728
+"""Kafka's default ``log.cleaner.dedupe.buffer.size`` (128 MiB): what an unbounded map's utilization is of."""
+
+
+def _map_slots(config: TopicConfig) -> int:
+    capacity = config.offset_map_capacity or OffsetMapCapacity.of(
+        buffer_size=KAFKA_DEDUPE_BUFFER_SIZE,
+        load_factor=config.dedupe_buffer_load_factor,
+        threads=config.cleaner_threads,
+    )
+    return max(capacity.slots, 1)
 
 
 def _sources(

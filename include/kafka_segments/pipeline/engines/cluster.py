@@ -12,7 +12,8 @@ from kafka_segments.lake.runs import RunRecord
 from kafka_segments.pipeline.compaction.results import PartitionCompaction
 from kafka_segments.pipeline.compaction.task import CompactionTask
 from kafka_segments.pipeline.engines.base import TaskRunner, TopicPlanTask
-from kafka_segments.pipeline.engines.tasks import compaction_task, plan_topic, read_jobs
+from kafka_segments.pipeline.engines.tasks import compaction_task, plan_topic, read_jobs, task_bytes
+from kafka_segments.progress import phase
 from kafka_segments.retention.plan import PartitionPlan
 
 
@@ -35,7 +36,12 @@ class ClusterEngine:
         return partial(read_jobs, self.runner, self.lake, run)
 
     def compact(self, tasks: Sequence[CompactionTask]) -> list[PartitionCompaction]:
-        return self.runner.map(compaction_task, tasks)
+        """The rounds on the executors; progress counts them as their results come back together."""
+        with phase("compact (executors)", items=len(tasks), nbytes=sum(map(task_bytes, tasks))) as progress:
+            done = self.runner.map(compaction_task, tasks)
+            for task in tasks:
+                progress.advance(str(task.state.topic_partition), nbytes=task_bytes(task))
+        return done
 
     def plan(self, tasks: Sequence[TopicPlanTask]) -> list[tuple[PartitionPlan, ...]]:
         return self.runner.map(plan_topic, tasks)

@@ -10,7 +10,8 @@ from kafka_segments.lake.runs import RunRecord
 from kafka_segments.pipeline.compaction.results import PartitionCompaction
 from kafka_segments.pipeline.compaction.task import CompactionTask
 from kafka_segments.pipeline.engines.base import TopicPlanTask
-from kafka_segments.pipeline.engines.tasks import compact_task_on, plan_topic
+from kafka_segments.pipeline.engines.tasks import compact_task_on, plan_topic, task_bytes
+from kafka_segments.progress import phase
 from kafka_segments.retention.plan import PartitionPlan
 from kafka_segments.storage.base import ObjectStore
 
@@ -27,7 +28,13 @@ class InlineEngine:
         return None
 
     def compact(self, tasks: Sequence[CompactionTask]) -> list[PartitionCompaction]:
-        return [compact_task_on(self.store, task) for task in tasks]
+        total = sum(task_bytes(task) for task in tasks)
+        with phase("compact", items=len(tasks), nbytes=total) as progress:
+            done = []
+            for task in tasks:
+                done.append(compact_task_on(self.store, task))
+                progress.advance(str(task.state.topic_partition), nbytes=task_bytes(task))
+        return done
 
     def plan(self, tasks: Sequence[TopicPlanTask]) -> list[tuple[PartitionPlan, ...]]:
         return [plan_topic(task) for task in tasks]

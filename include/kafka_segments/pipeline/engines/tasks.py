@@ -14,6 +14,7 @@ from kafka_segments.pipeline.compaction.results import PartitionCompaction
 from kafka_segments.pipeline.compaction.round import compact_partition
 from kafka_segments.pipeline.compaction.task import CompactionTask
 from kafka_segments.pipeline.engines.base import TaskRunner, TopicPlanTask
+from kafka_segments.progress import phase
 from kafka_segments.retention.plan import PartitionPlan, plan_retention
 from kafka_segments.storage.base import ObjectStore
 
@@ -47,8 +48,16 @@ def read_task(task: ReadTask) -> ReadResult:
 
 
 def read_jobs(runner: TaskRunner, lake: str, run: RunRecord, jobs: Sequence[ReadJob]) -> list[ReadResult]:
-    """An adoption's reads on ``runner`` (the ``reader`` of ``adopt_objects``)."""
-    return runner.map(read_task, [ReadTask(lake, run, job) for job in jobs])
+    """An adoption's reads on ``runner`` (the ``reader`` of ``adopt_objects``); progress counts them as their
+    results come back together."""
+    total = sum(job.meta.size for job in jobs)
+    with phase(
+        "adopt: reading new segments (executors)", items=len(jobs), nbytes=total, unit="segments"
+    ) as p:
+        results = runner.map(read_task, [ReadTask(lake, run, job) for job in jobs])
+        for job in jobs:
+            p.advance(job.key, nbytes=job.meta.size)
+    return results
 
 
 def compaction_task(task: CompactionTask) -> PartitionCompaction:
@@ -59,6 +68,11 @@ def compaction_task(task: CompactionTask) -> PartitionCompaction:
 def compact_task_on(store: ObjectStore, task: CompactionTask) -> PartitionCompaction:
     """``compact_partition`` of ``task`` on ``store``."""
     return compact_partition(store, task.run, task.state, task.config, task.candidate, write=task.write)
+
+
+def task_bytes(task: CompactionTask) -> int:
+    """The bytes of the partition a round reads (its progress weight)."""
+    return sum(segment.size for segment in task.state.segments)
 
 
 def plan_topic(task: TopicPlanTask) -> tuple[PartitionPlan, ...]:

@@ -1,0 +1,140 @@
+"""Records as Arrow record batches with the schema of Spark's Kafka source, built in bulk from the decoded
+columns (``records.fast.RecordColumns``): keys and values are gathered by Arrow's ``take`` over one binary
+array that spans the segment's buffer, never record by record. Only headers (``includeHeaders``) are read per
+record that has any.
+
+``timestamp`` is Spark's timestamp (microseconds, UTC); ``timestampType`` Kafka's id: 0 CreateTime,
+1 LogAppendTime, -1 for a v0 message (no timestamp)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from kafka_segments.records.attributes import TIMESTAMP_TYPE_MASK
+from kafka_segments.records.fast import RecordColumns
+from kafka_segments.records.fast.columns import read_headers
+
+I64 = npt.NDArray[np.int64]
+
+SPARK_SCHEMA = (
+    "key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
+    "timestampType int"
+)
+"""The schema of Spark's Kafka source, as a DDL string (``headers`` is added with includeHeaders)."""
+SPARK_HEADERS = "headers array<struct<key: string, value: binary>>"
+
+NO_TIMESTAMP_TYPE = -1
+
+
+def arrow_schema(*, include_headers: bool) -> Any:
+    """The Arrow schema of the records (a ``pyarrow.Schema``)."""
+    import pyarrow as pa
+
+    fields = [
+        pa.field("key", pa.binary()),
+        pa.field("value", pa.binary()),
+        pa.field("topic", pa.string()),
+        pa.field("partition", pa.int32()),
+        pa.field("offset", pa.int64()),
+        pa.field("timestamp", pa.timestamp("us", tz="UTC")),
+        pa.field("timestampType", pa.int32()),
+    ]
+    if include_headers:
+        header = pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())])
+        fields.append(pa.field("headers", pa.list_(header)))
+    return pa.schema(fields)
+
+
+def spark_schema(*, include_headers: bool) -> str:
+    """The schema of Spark's Kafka source as DDL."""
+    return f"{SPARK_SCHEMA}, {SPARK_HEADERS}" if include_headers else SPARK_SCHEMA
+
+
+def record_batch(
+    columns: RecordColumns, rows: I64, *, topic: str, partition: int, include_headers: bool
+) -> Any:
+    """The records ``rows`` (indexes into ``columns``, ascending) as a ``pyarrow.RecordBatch``."""
+    import pyarrow as pa
+
+    count = len(rows)
+    keys, values = _keys_and_values(columns, rows)
+    batches = columns.batches
+    batch_rows = columns.batch_index[rows]
+    timestamp_type = np.where(
+        batches.magic[batch_rows] == 0,
+        NO_TIMESTAMP_TYPE,
+        (batches.attributes[batch_rows] & TIMESTAMP_TYPE_MASK) != 0,
+    ).astype(np.int32)
+    arrays = [
+        keys,
+        values,
+        pa.repeat(pa.scalar(topic, pa.string()), count),
+        pa.repeat(pa.scalar(partition, pa.int32()), count),
+        pa.array(columns.offset[rows]),
+        pa.array(columns.timestamp[rows] * 1000).cast(pa.timestamp("us", tz="UTC")),
+        pa.array(timestamp_type),
+    ]
+    if include_headers:
+        arrays.append(_headers(columns, rows))
+    return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema(include_headers=include_headers))
+
+
+def _keys_and_values(columns: RecordColumns, rows: I64) -> tuple[Any, Any]:
+    """Keys and values of ``rows``: one binary array whose elements alternate key, gap, value, gap over the
+    buffer (spans are in buffer order), then every key and every value taken from it by Arrow."""
+    import pyarrow as pa
+
+    count = len(rows)
+    if count == 0:
+        return pa.array([], type=pa.binary()), pa.array([], type=pa.binary())
+    key_start = columns.key_start[rows]
+    key_length = columns.key_length[rows].astype(np.int64)
+    value_start = columns.value_start[rows]
+    value_length = columns.value_length[rows].astype(np.int64)
+    bounds = np.empty(4 * count, dtype=np.int64)
+    bounds[0::4] = key_start
+    bounds[1::4] = key_start + np.maximum(key_length, 0)
+    bounds[2::4] = value_start
+    bounds[3::4] = value_start + np.maximum(value_length, 0)
+    if count > 1 and bool(np.any(np.diff(bounds) < 0)):  # not in buffer order: gather one by one
+        return _gathered(columns, rows)
+    valid = np.ones(4 * count - 1, dtype=np.bool_)
+    valid[0::4] = key_length >= 0
+    valid[2::4] = value_length >= 0
+    spans = pa.LargeBinaryArray.from_buffers(
+        pa.large_binary(),
+        4 * count - 1,
+        [
+            pa.py_buffer(np.packbits(valid, bitorder="little")),
+            pa.py_buffer(bounds),
+            pa.py_buffer(columns.buffer),
+        ],
+    )
+    picks = np.arange(0, 4 * count, 4, dtype=np.int64)
+    keys = spans.take(pa.array(picks)).cast(pa.binary())
+    values = spans.take(pa.array(picks + 2)).cast(pa.binary())
+    return keys, values
+
+
+def _gathered(columns: RecordColumns, rows: I64) -> tuple[Any, Any]:
+    import pyarrow as pa
+
+    keys = [columns.key(int(row)) for row in rows]
+    values = [columns.value(int(row)) for row in rows]
+    return pa.array(keys, type=pa.binary()), pa.array(values, type=pa.binary())
+
+
+def _headers(columns: RecordColumns, rows: I64) -> Any:
+    import pyarrow as pa
+
+    header_type = arrow_schema(include_headers=True).field("headers").type
+    counts = columns.headers_count[rows]
+    lists: list[list[dict[str, Any]]] = [[] for _ in range(len(rows))]
+    for index in np.flatnonzero(counts > 0).tolist():
+        row = int(rows[index])
+        start = int(columns.value_start[row]) + max(int(columns.value_length[row]), 0)
+        lists[index] = [{"key": h.key, "value": h.value} for h in read_headers(columns.buffer, start)]
+    return pa.array(lists, type=header_type)

@@ -1,0 +1,46 @@
+"""A lake read planned on one committed manifest: the options parsed, the state chosen (head or time
+travel), the partitions and their offset ranges resolved, and the tasks that read them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from kafka_segments.reading.options import ReadOptions, View, parse_options
+from kafka_segments.reading.ranges import PartitionRange, resolve_ranges, selected_states
+from kafka_segments.reading.tasks import SegmentTask, segment_tasks
+from kafka_segments.reading.timetravel import check_objects_exist, manifest_as_of
+from kafka_segments.storage.base import ObjectStore
+
+
+@dataclass(frozen=True, slots=True)
+class ReadPlan:
+    """What a read covers: the manifest version, each partition's offsets, and the tasks."""
+
+    version: int
+    options: ReadOptions
+    ranges: tuple[PartitionRange, ...]
+    tasks: tuple[SegmentTask, ...]
+
+
+def as_options(options: Mapping[str, str] | ReadOptions) -> ReadOptions:
+    return options if isinstance(options, ReadOptions) else parse_options(options)
+
+
+def plan_read(store: ObjectStore, options: Mapping[str, str] | ReadOptions) -> ReadPlan:
+    """The plan of a read of ``store`` with ``options`` (Spark's Kafka option names).
+
+    Raises:
+        ReadOptionError: a bad option; DataLossError: a requested offset the lake does not hold (with
+            failOnDataLoss); NoCommittedStateError, ManifestVersionNotFoundError: no such state;
+        VersionGoneError: a time-travel read of a version whose segments were deleted.
+    """
+    parsed = as_options(options)
+    travelling = parsed.version is not None or parsed.timestamp_as_of is not None
+    manifest = manifest_as_of(store, version=parsed.version, timestamp_ms=parsed.timestamp_as_of)
+    states = selected_states(manifest, parsed)
+    if travelling:
+        check_objects_exist(store, manifest, states)
+    ranges = resolve_ranges(store, states, parsed)
+    drop_aborted = parsed.read_committed or parsed.view is View.LATEST
+    return ReadPlan(manifest.version, parsed, ranges, tuple(segment_tasks(ranges, drop_aborted=drop_aborted)))

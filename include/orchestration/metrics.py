@@ -1,0 +1,49 @@
+"""The run report's ``metrics`` (``kafka_segments.pipeline.metrics``) emitted as gauges through Airflow's
+metrics (``airflow.sdk.observability.stats``): StatsD, Datadog or OpenTelemetry, whichever the deployment's
+``[metrics]`` section turns on (nothing when none is). Names and tags: docs/metrics.md.
+
+StatsD has no tags, so what a tag says is also in the name: ``kafka_segments.<Kafka name>`` per run,
+``kafka_segments.retention.<pass>.<name>`` per pass and ``kafka_segments.log.<topic>.<partition>.<name>`` per
+partition (``statsd_prefix``, ``airflow`` by default, in front of each)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from kafka_segments.pipeline.metrics import LOG_CLEANER, LOG_CLEANER_MANAGER, PARTITION_GAUGES, RUN_RETENTION
+
+PREFIX = "kafka_segments"
+
+
+def metric_gauges(metrics: Mapping[str, Any], *, lake: str) -> Iterator[tuple[str, float, dict[str, str]]]:
+    """``(name, value, tags)`` of every gauge of a report's ``metrics``; gauges without a value (the first
+    run's ``time-since-last-run-ms``) are left out."""
+    cleaner = metrics["log_cleaner"]
+    for name in (*LOG_CLEANER, *LOG_CLEANER_MANAGER):
+        if cleaner[name] is not None:
+            yield f"{PREFIX}.{name}", cleaner[name], {"lake": lake}
+    retention = metrics["retention"]
+    for name in RUN_RETENTION:
+        yield f"{PREFIX}.retention.{name}", retention[name], {"lake": lake}
+    for reason, deleted in retention["passes"].items():
+        for name in RUN_RETENTION:
+            yield f"{PREFIX}.retention.{reason}.{name}", deleted[name], {"lake": lake, "pass": reason}
+    for partition in metrics["partitions"]:
+        tags = {"lake": lake, "topic": partition["topic"], "partition": str(partition["partition"])}
+        where = f"{PREFIX}.log.{partition['topic']}.{partition['partition']}"
+        for name in PARTITION_GAUGES:
+            yield f"{where}.{name}", partition[name], tags
+
+
+def emit_metrics(metrics: Mapping[str, Any] | None, *, lake: str) -> int:
+    """Send every gauge of a report's ``metrics`` through Airflow's stats; returns how many were sent."""
+    if metrics is None:
+        return 0
+    from airflow.sdk.observability import stats
+
+    sent = 0
+    for name, value, tags in metric_gauges(metrics, lake=lake):
+        stats.gauge(stats.normalize_name_for_stats(name), value, tags=tags)
+        sent += 1
+    return sent
