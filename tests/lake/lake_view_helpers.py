@@ -66,6 +66,7 @@ def build_view_lake(root: Path) -> ViewLake:
             ],
         },
         "plan": {"totals": {"by_reason": {"log-start-offset": {"segments": 1, "bytes": gone.size}}}},
+        "metrics": {"log_cleaner": {"max-dirty-percent": 100, "uncleanable-partitions-count": 1}},
     }
     store.put(run_prefix(head.run_id) + "report.json", json.dumps(report).encode())
     now_ms = clock() + 1

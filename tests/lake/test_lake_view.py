@@ -84,6 +84,8 @@ def test_history_has_one_point_per_version_with_each_commits_passes(lake: ViewLa
         1,
         gone.size,
     )
+    assert history.commits[1].cleaner == {"max-dirty-percent": 100, "uncleanable-partitions-count": 1}
+    assert history.commits[0].cleaner == {}  # adopt leaves no report
     payments = history.topics["payments"]
     assert [p.version for p in payments] == [1, 2]
     assert [p.log_start_offsets for p in payments] == [(3, 40), (6, 40)]
@@ -143,6 +145,7 @@ def test_the_page_shows_describes_numbers(lake: ViewLake) -> None:
         for v in (1, 2)
     }
     assert sorted(set(numbers.groups)) == ["audit", "billing"]
+    assert "max-dirty-percent 100, uncleanable-partitions-count 1" in render_html([view])
 
 
 def test_the_page_is_self_contained(lake: ViewLake) -> None:

@@ -57,6 +57,8 @@ class Commit:
     committed_at_ms: int
     outcome: str
     deleted: tuple[Deleted, ...]
+    cleaner: Mapping[str, object]
+    """Kafka's cleaner gauges of the run (the report's ``metrics.log_cleaner``: docs/metrics.md)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +167,7 @@ def _commit(manifest: VersionSummary, report: Mapping[str, Any] | None) -> Commi
         committed_at_ms=manifest.committed_at_ms,
         outcome=outcome,
         deleted=() if report is None else deleted_by_pass(report),
+        cleaner={} if report is None else dict(_mapping(_mapping(report.get("metrics")).get("log_cleaner"))),
     )
 
 

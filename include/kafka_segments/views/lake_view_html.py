@@ -175,7 +175,7 @@ def _history(view: LakeView, table_id: str) -> str:
         '<span class="o">&#9632; log start offsets (sum over partitions)</span></p>'
     )
     rows = [_commit_row(c) for c in reversed(history.commits)]
-    headers = ("Version", "Committed", "Run", "Operation", "Outcome", "Deleted")
+    headers = ("Version", "Committed", "Run", "Operation", "Outcome", "Deleted", "Cleaner metrics")
     return (
         "<h3>History</h3>" + legend + "".join(charts) + "<h3>Commits</h3>" + _table(table_id, headers, rows)
     )
@@ -183,10 +183,11 @@ def _history(view: LakeView, table_id: str) -> str:
 
 def _commit_row(commit: Commit) -> str:
     deleted = "; ".join(f"{d.name}: {d.segments} segment(s), {_bytes(d.size_bytes)}" for d in commit.deleted)
+    cleaner = ", ".join(f"{name} {value}" for name, value in commit.cleaner.items())
     return (
         f'<tr data-version="{commit.version}">{_cell("version", commit.version)}'
         f"{_td(_time_text(commit.committed_at_ms))}{_td(commit.run_id)}{_td(commit.operation)}"
-        f"{_td(commit.outcome)}{_td(deleted or '-')}</tr>"
+        f"{_td(commit.outcome)}{_td(deleted or '-')}{_td(cleaner or '-')}</tr>"
     )
 
 
