@@ -63,8 +63,8 @@ def add_parsers(commands: Commands) -> None:
         "--html",
         metavar="OUT",
         help=(
-            "also write the lake view to OUT: one self-contained HTML page (partitions, consumer groups, "
-            "history over the committed versions; docs/lake-view.md)"
+            "also write the lake view to OUT: one self-contained HTML page of every topic (partitions, "
+            "consumer groups, history over the committed versions; docs/lake-view.md)"
         ),
     )
     sub.set_defaults(handler=run_describe)
