@@ -14,10 +14,27 @@ from kafka_segments.errors import KafkaSegmentsError
 if TYPE_CHECKING:
     from fastapi import FastAPI
     from kafka_segments.views.lake_view import LakeView
+    from starlette.types import Receive, Scope, Send
 
 URL_PREFIX = "/kafka-segments"
 """Where the API server mounts the app (the navigation link opens it)."""
 TITLE = "Kafka segments: lake view"
+
+
+class LakeViewApp:
+    """The ASGI app the plugin declares: it builds ``create_app``'s FastAPI app on its first request.
+
+    Every Airflow component imports plugin files (the scheduler, the DAG processor, task processes), and
+    importing FastAPI and the API server's security module costs seconds there; only the API server ever
+    calls this."""
+
+    def __init__(self) -> None:
+        self._app: FastAPI | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._app is None:
+            self._app = create_app()
+        await self._app(scope, receive, send)
 
 
 def create_app() -> FastAPI:

@@ -99,6 +99,26 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         api_server.stop()
 
 
+def test_importing_the_plugin_is_cheap() -> None:
+    """Every Airflow component imports plugin files: the plugin's app is built on its first request, so
+    neither FastAPI nor the API server's security module (seconds of imports) loads with it."""
+    probe = (
+        "import sys; import kafka_segments_plugin as p; "
+        "assert p.KafkaSegmentsPlugin.fastapi_apps[0]['url_prefix'] == '/kafka-segments'; "
+        "print(sorted(m for m in ('fastapi', 'airflow.api_fastapi.core_api.security') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=ROOT / "plugins",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "[]"  # after Airflow's own log lines
+
+
 def test_an_anonymous_request_is_refused(stack: Stack) -> None:
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(f"{stack.api}{URL_PREFIX}/", timeout=30)
