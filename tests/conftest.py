@@ -19,6 +19,18 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 
 
 @pytest.fixture(scope="session")
+def kafka_segments_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``$KAFKA_SEGMENTS_CACHE_DIR`` of the tests that run Spark jobs: the library archive and the kernels
+    numba compiles for it, built once for the whole session (with xdist, in the folder the workers share:
+    compiling the kernels in a Spark worker takes tens of seconds on a loaded machine), never in the user's
+    cache folder. Both are written to a temporary name and renamed, so workers may share them."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "kafka-segments-cache"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="session")
 def s3_server() -> Iterator[EmbeddedS3]:
     """moto's S3 server on loopback for the whole session, bucket ``s3_fixtures.BUCKET`` created."""
     yield from s3_server_fixture()

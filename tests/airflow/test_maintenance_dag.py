@@ -2,8 +2,10 @@
 ``local[*]`` → GX validation → commit → gc → report, on moto's S3 server through the ``aws_default``
 connection.
 
-Three Spark submits in all: a committing run, a manual dry run, and a run whose staged output is corrupted
-between the Spark job and the validation. A run with an unusable lake fails at once, without Spark.
+Three DAG runs with a Spark submit: a committing run, a manual dry run (read by two tests: what it reports,
+and that the command line's dry runs, inline and on Spark, report the same), and a run whose staged output
+is corrupted between the Spark job and the validation. A run with an unusable lake fails at once, without
+Spark.
 """
 
 from __future__ import annotations
@@ -59,10 +61,43 @@ class Lake:
 
 
 @pytest.fixture
-def lake(s3_server: EmbeddedS3, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Lake:
+def lake(
+    s3_server: EmbeddedS3, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kafka_segments_cache: Path
+) -> Lake:
     """Segments [0-4] [5-9] [10-14] in t-0 and c-0 on a fresh S3 prefix, the Variables and the
     ``aws_default`` connection pointing at them; the process's own AWS settings removed, so the tasks reach
     S3 only through the connection (and the Spark job through the settings the operator passes on)."""
+    return new_lake(s3_server, tmp_path, monkeypatch, cache=kafka_segments_cache)
+
+
+@dataclasses.dataclass(frozen=True)
+class ManualRun:
+    """A manual trigger with the form's defaults (a dry run) on a fresh ``lake``, and the lake's committed
+    state before it."""
+
+    lake: Lake
+    before: dict[str, bytes]
+    run: Any
+
+
+@pytest.fixture(scope="module")
+def manual_run(
+    s3_server: EmbeddedS3, tmp_path_factory: pytest.TempPathFactory, kafka_segments_cache: Path
+) -> ManualRun:
+    """One manual dry run of the DAG, which two tests read (each DAG run costs a Spark job and a
+    validation): what it reports and leaves, and that the other doors report the same for it."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        lake = new_lake(
+            s3_server, tmp_path_factory.mktemp("manual-run"), monkeypatch, cache=kafka_segments_cache
+        )
+        before = _committed_state(lake.store, set())
+        run = run_dag(DAG_ID, {"offsets_source": str(lake.snapshot)})
+    return ManualRun(lake, before, run)
+
+
+def new_lake(s3_server: EmbeddedS3, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, cache: Path) -> Lake:
+    """What the ``lake`` fixture returns, with the environment set through ``monkeypatch`` (the library
+    archive and its kernels cached in ``cache``, the session's, so the kernels are compiled once)."""
     store = new_s3_store(s3_server)
     now = int(time.time() * 1000)
     for tp, stamps in (
@@ -89,7 +124,7 @@ def lake(s3_server: EmbeddedS3, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.delenv("AIRFLOW_VAR_KAFKA_SEGMENTS_OFFSETS_SOURCE", raising=False)
     monkeypatch.setenv("AIRFLOW_CONN_AWS_DEFAULT", json.dumps(connection))
     monkeypatch.delenv("AIRFLOW_CONN_SPARK_DEFAULT", raising=False)
-    monkeypatch.setenv("KAFKA_SEGMENTS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("KAFKA_SEGMENTS_CACHE_DIR", str(cache))
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL", "AWS_PROFILE"):
         monkeypatch.delenv(name, raising=False)
     return Lake(store, uri, snapshot)
@@ -160,10 +195,10 @@ def _assert_metrics_received(statsd: StatsdListener, report: dict[str, Any]) -> 
     assert "airflow.kafka_segments.max-dirty-percent" in received
 
 
-def test_a_manual_trigger_is_a_dry_run_that_commits_nothing(lake: Lake) -> None:
+def test_a_manual_trigger_is_a_dry_run_that_commits_nothing(manual_run: ManualRun) -> None:
     from orchestration.assets import lake_asset
 
-    run = run_dag(DAG_ID, {"offsets_source": str(lake.snapshot)})
+    lake, run = manual_run.lake, manual_run.run
 
     assert run.state == "success", task_states(run)
     report = return_value(run, "report")
@@ -262,15 +297,21 @@ def _committed_state(store: S3Store, dry_run_ids: set[str]) -> dict[str, bytes]:
 
 
 def test_a_dry_run_means_the_same_through_every_door(
-    lake: Lake, s3_server: EmbeddedS3, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    manual_run: ManualRun,
+    s3_server: EmbeddedS3,
+    kafka_segments_cache: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The DAG's manual trigger, ``run --dry-run`` inline and ``run --dry-run --engine spark``: the same lake,
     configuration, offsets and ``now`` give the same report, and the lake's committed state stays
     byte-identical (docs/lake.md, "Dry runs")."""
     from kafka_segments.cli.main import main
 
-    before = _committed_state(lake.store, set())
-    dag_report = return_value(run_dag(DAG_ID, {"offsets_source": str(lake.snapshot)}), "report")
+    lake, before = manual_run.lake, manual_run.before
+    dag_report = return_value(manual_run.run, "report")
+    monkeypatch.setenv("KAFKA_SEGMENTS_CACHE_DIR", str(kafka_segments_cache))
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
     monkeypatch.setenv("AWS_ENDPOINT_URL", s3_server.endpoint_url)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", EMBEDDED_CREDENTIALS["aws_access_key_id"])
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", EMBEDDED_CREDENTIALS["aws_secret_access_key"])

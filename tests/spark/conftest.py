@@ -71,9 +71,9 @@ def lake(request: pytest.FixtureRequest, tmp_path: Path) -> Lake:
 
 
 @pytest.fixture(scope="session")
-def archive_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where the tests' library archives are cached (never the user's cache folder)."""
-    return tmp_path_factory.mktemp("cache")
+def archive_cache_dir(kafka_segments_cache: Path) -> Path:
+    """Where the tests' library archives and their kernels are cached (never the user's cache folder)."""
+    return kafka_segments_cache
 
 
 @pytest.fixture(autouse=True)

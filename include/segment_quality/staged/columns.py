@@ -85,7 +85,7 @@ COMPACTION_COLUMNS: Mapping[str, ColumnKind] = MappingProxyType(
         "old_log_start_offset": _INT,
         "new_log_start_offset": _INT,
         "log_end_offset": _INT,  # input state
-        "last_stable_offset": _INT,  # input state: first offset of the earliest open transaction, else LEO
+        "last_stable_offset": _INT,  # input state: PartitionState.last_stable_offset (docs/compaction.md)
         "active_segment_base_offset": _INT,  # input state: base offset of the last segment
         "segments_deleted": _INT,  # this run's retired entries of the deletion passes
         "segments_replaced": _INT,  # this run's retired entries with the reason compaction
