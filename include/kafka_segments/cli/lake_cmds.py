@@ -59,6 +59,14 @@ def add_parsers(commands: Commands) -> None:
     )
     add_now(sub, help="with --config: the time of the compaction and retention views (default: now)")
     add_json(sub)
+    sub.add_argument(
+        "--html",
+        metavar="OUT",
+        help=(
+            "also write the lake view to OUT: one self-contained HTML page of every topic (partitions, "
+            "consumer groups, history over the committed versions; docs/lake-view.md)"
+        ),
+    )
     sub.set_defaults(handler=run_describe)
 
     sub = commands.add_parser(
@@ -127,6 +135,10 @@ def run_describe(args: argparse.Namespace) -> int:
         from kafka_segments.cli.consumed_view import consumed_view
 
         text += consumed_view(store, manifest, args, document, config=context.config, now_ms=context.now_ms)
+    if getattr(args, "html", None):
+        from kafka_segments.cli.lake_page import write_lake_page
+
+        write_lake_page(store, args, context, out=args.html)
     if args.json:
         print_json(document)
     else:

@@ -1,0 +1,165 @@
+"""The lake view: one page of what a lake holds, did and will do, from data only (docs/lake-view.md).
+
+Built from the manifests, the runs' reports, the offsets snapshot pinned in the lake (for ``now`` or the
+newest earlier time) and, when given, the configuration: no segment is read. ``describe --html`` renders
+it as a static file (``views.lake_view_html``); the Airflow plugin serves the same page. The partitions
+are ``describe``'s (``views.describe``: the same numbers as ``describe --json``); with a configuration,
+each also gets what the next run's retention would do (``retention.plan``), and the groups the partition
+the next run stops at."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kafka_segments.config import Config
+from kafka_segments.lake.reader import resolve_manifest
+from kafka_segments.offsets.snapshot_store import read_pin_at_or_before, read_snapshot
+from kafka_segments.retention.plan import PartitionPlan, plan_retention
+from kafka_segments.state import Manifest, OffsetSnapshot
+from kafka_segments.storage.base import ObjectStore
+from kafka_segments.topic_partition import TopicPartition
+from kafka_segments.views.describe import LakeDescription, describe_manifest
+from kafka_segments.views.describe_compaction import CompactionContext
+from kafka_segments.views.lake_view_groups import GroupView, group_views
+from kafka_segments.views.lake_view_history import History, read_history, read_report
+
+DEFAULT_HISTORY_VERSIONS = 100
+"""How many of the newest retained manifest versions the history shows by default (one GET each)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NextRetention:
+    """What the next run's retention would do to one partition (``describe --config``'s ``next_run``)."""
+
+    deleted_segments: int
+    deleted_bytes: int
+    log_start_offset: int
+    passes: tuple[str, ...]
+    holder: str | None
+    """The consumer group holding consumed retention back here (KIP-68), if any."""
+
+
+@dataclass(frozen=True, slots=True)
+class Uncleanable:
+    """A partition the head's run quarantined (adoption) or could not clean (compaction), with why."""
+
+    topic: str
+    partition: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class LakeView:
+    """Everything the page shows about one lake at ``now_ms``."""
+
+    description: LakeDescription
+    now_ms: int
+    max_compaction_lag_ms: Mapping[str, int]
+    """Per compacted topic, with a configuration (empty without)."""
+    retention: Mapping[TopicPartition, NextRetention]
+    """With a configuration (empty without)."""
+    uncleanable: tuple[Uncleanable, ...]
+    offsets_taken_at_ms: int | None
+    offsets_source: str | None
+    """The offsets snapshot's source, ``None`` when the lake holds none at or before ``now``."""
+    groups: tuple[GroupView, ...]
+    history: History
+
+
+def build_lake_view(
+    store: ObjectStore,
+    *,
+    now_ms: int,
+    version: int | None = None,
+    compaction: CompactionContext | None = None,
+    snapshot: OffsetSnapshot | None = None,
+    history_versions: int | None = DEFAULT_HISTORY_VERSIONS,
+) -> LakeView:
+    """The view of the lake at ``version`` (the head when ``None``) at ``now_ms``.
+
+    ``compaction`` carries the configuration (its time should be ``now_ms``); ``snapshot`` replaces the
+    one pinned in the lake (``latest_pinned_snapshot``); ``history_versions``: how many versions the
+    history shows (``None``: all).
+
+    Raises:
+        NoCommittedStateError, ManifestVersionNotFoundError: see ``reader.resolve_manifest``.
+        ManifestFormatError: a manifest is not valid.
+    """
+    manifest = resolve_manifest(store, version)
+    if snapshot is None:
+        snapshot = latest_pinned_snapshot(store, now_ms)
+    config = None if compaction is None else compaction.config
+    retention = {} if config is None else next_retention(manifest, config, now_ms=now_ms, snapshot=snapshot)
+    holders = {tp: r.holder for tp, r in retention.items() if r.holder is not None}
+    topics = {state.topic_partition.topic for state in manifest.partitions}
+    configs = {} if config is None else {topic: config.for_topic(topic) for topic in topics}
+    return LakeView(
+        description=describe_manifest(manifest, location=store.describe(), compaction=compaction),
+        now_ms=now_ms,
+        max_compaction_lag_ms={t: c.max_compaction_lag_ms for t, c in sorted(configs.items()) if c.compact},
+        retention=retention,
+        uncleanable=uncleanable(read_report(store, manifest.run_id)),
+        offsets_taken_at_ms=None if snapshot is None else snapshot.taken_at_ms,
+        offsets_source=None if snapshot is None else snapshot.source,
+        groups=()
+        if snapshot is None
+        else group_views(
+            snapshot,
+            manifest,
+            now_ms=now_ms,
+            retention_ms={t: c.offsets_retention_ms for t, c in configs.items()},
+            holders=holders,
+        ),
+        history=read_history(store, limit=history_versions, head=manifest),
+    )
+
+
+def latest_pinned_snapshot(store: ObjectStore, now_ms: int) -> OffsetSnapshot | None:
+    """The snapshot pinned for ``now_ms``, else for the newest earlier time (the offsets last seen): what
+    the lake holds at ``now_ms`` (``offsets.snapshot_store.read_pin_at_or_before``)."""
+    pin = read_pin_at_or_before(store, now_ms)
+    return None if pin is None else read_snapshot(store, pin.snapshot_id)
+
+
+def next_retention(
+    manifest: Manifest, config: Config, *, now_ms: int, snapshot: OffsetSnapshot | None
+) -> dict[TopicPartition, NextRetention]:
+    """Per partition, the next run's retention at ``now_ms`` (the plan ``describe --config`` shows)."""
+    topics = sorted({state.topic_partition.topic for state in manifest.partitions})
+    plan = plan_retention(
+        manifest.partitions, [config.for_topic(t) for t in topics], now_ms=now_ms, snapshot=snapshot
+    )
+    return {p.topic_partition: _next(p) for p in plan.partitions}
+
+
+def _next(plan: PartitionPlan) -> NextRetention:
+    return NextRetention(
+        deleted_segments=len(plan.deletions),
+        deleted_bytes=plan.bytes_deleted,
+        log_start_offset=plan.new_log_start_offset,
+        passes=tuple(reason.value for reason in plan.passes),
+        holder=None if plan.holder is None else plan.holder.group_id,
+    )
+
+
+def uncleanable(report: Mapping[str, Any] | None) -> tuple[Uncleanable, ...]:
+    """The partitions a run's report names as quarantined by adoption or by a failed cleaning round."""
+    if report is None:
+        return ()
+    adoption = report.get("adoption")
+    compaction = report.get("compaction")
+    quarantined = adoption.get("quarantined", []) if isinstance(adoption, dict) else []
+    rounds = compaction.get("partitions", []) if isinstance(compaction, dict) else []
+    found = [
+        Uncleanable(str(q.get("topic")), int(q.get("partition", -1)), f"adoption: {q.get('reason')}")
+        for q in quarantined
+        if isinstance(q, dict)
+    ]
+    found += [
+        Uncleanable(str(r.get("topic")), int(r.get("partition", -1)), f"uncleanable: {r.get('error')}")
+        for r in rounds
+        if isinstance(r, dict) and r.get("status") == "quarantined"
+    ]
+    return tuple(sorted(found, key=lambda u: (u.topic, u.partition)))

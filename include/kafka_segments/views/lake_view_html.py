@@ -1,0 +1,257 @@
+"""The lake view as one self-contained HTML page: inline CSS, inline SVG charts, no network; readable with
+JavaScript off (a few lines of inline script only sort and filter the tables). Times are ISO-8601 UTC.
+
+Every number cell carries ``data-key`` (the ``describe --json`` key it shows) and ``data-value`` (the raw
+number), so a reader, a test or a script can check the page against ``describe --json``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from html import escape
+
+from kafka_segments.config.catalogue import LONG_MAX
+from kafka_segments.timefmt import iso_utc
+from kafka_segments.topic_partition import TopicPartition
+from kafka_segments.views.describe import PartitionDescription
+from kafka_segments.views.lake_view import LakeView
+from kafka_segments.views.lake_view_groups import GroupView
+from kafka_segments.views.lake_view_history import Commit
+from kafka_segments.views.lake_view_svg import topic_chart
+
+STYLE = """
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#1f2328}
+h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}table{border-collapse:collapse;margin:.5em 0}
+th,td{border:1px solid #d0d7de;padding:2px 6px;text-align:left}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+th{background:#f6f8fa;cursor:pointer}small{color:#57606a}.bad{color:#d1242f}figure{margin:.5em 0}
+.legend span{margin-right:1em}.b{color:#1f6feb}.o{color:#d1242f}
+"""
+SCRIPT = """
+document.querySelectorAll('input.filter').forEach(function(box){box.addEventListener('input',function(){
+var t=document.getElementById(box.dataset.table),q=box.value.toLowerCase();
+t.querySelectorAll('tbody tr').forEach(function(r){
+r.style.display=r.textContent.toLowerCase().indexOf(q)<0?'none':''})})});
+document.querySelectorAll('table.sortable th').forEach(function(th,i){th.addEventListener('click',function(){
+var b=th.closest('table').tBodies[0],rows=Array.from(b.rows),d=th.dataset.dir==='a'?-1:1;
+th.dataset.dir=d>0?'a':'d';
+rows.sort(function(x,y){var p=x.cells[i],q=y.cells[i],u=p.dataset.value,v=q.dataset.value;
+if(u!==undefined&&v!==undefined&&u!==''&&v!=='')return d*(parseFloat(u)-parseFloat(v));
+return d*p.textContent.localeCompare(q.textContent)});rows.forEach(function(r){b.appendChild(r)})})});
+"""
+TOTALS = {"topics": "topics", "partitions": "partitions", "segments": "live segments",
+          "size_bytes": "live bytes", "record_count": "records"}  # fmt: skip
+"""The labels of ``LakeDescription.totals``' keys."""
+UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+
+
+def render_html(views: Sequence[LakeView], *, title: str = "kafka-segments: lake view") -> str:
+    """The page for ``views`` (one section per lake)."""
+    return _page(title, "".join(lake_section(view, index) for index, view in enumerate(views)))
+
+
+def render_problem(title: str, problem: str) -> str:
+    """A page saying why there is no view (no lake configured, a lake that cannot be read)."""
+    return _page(title, f'<p class="bad">{escape(problem)}</p>')
+
+
+def _page(title: str, body: str) -> str:
+    return (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
+        f'<meta name="viewport" content="width=device-width"><style>{STYLE}</style></head><body>'
+        f"<h1>{escape(title)}</h1>{body}<script>{SCRIPT}</script></body></html>\n"
+    )
+
+
+def lake_section(view: LakeView, index: int) -> str:
+    d = view.description
+    totals = d.totals()
+    return "".join(
+        [
+            f'<section class="lake" data-lake="{escape(d.location)}" data-now-ms="{view.now_ms}">'
+            f"<h2>Lake {escape(d.location)}</h2>",
+            f'<p>Manifest version <b data-key="version" data-value="{d.version}">{d.version}</b>, '
+            f"committed {_time(d.committed_at_ms)} by run {_code(d.run_id)} ({escape(d.operation)}). "
+            f"Shown at {_time(view.now_ms)}; {_offsets(view)}.</p>",
+            "<p>" + ", ".join(f"{_num(k, v)} {TOTALS[k]}" for k, v in totals.items()) + "</p>",
+            _partitions(view, f"partitions-{index}"),
+            _uncleanable(view),
+            _groups(view.groups, f"groups-{index}", view.now_ms),
+            _history(view, f"commits-{index}"),
+            "</section>",
+        ]
+    )
+
+
+def _offsets(view: LakeView) -> str:
+    if view.offsets_source is None:
+        return "no offsets snapshot pinned in the lake"
+    return f"offsets snapshot from {escape(view.offsets_source)}, taken {_time(view.offsets_taken_at_ms)}"
+
+
+def _partitions(view: LakeView, table_id: str) -> str:
+    headers = (
+        "Topic", "Partition", "Log start offset", "Log end offset", "Segments", "Live bytes", "Records",
+        "Dirty ratio", "Compaction delay (ms)", "max.compaction.lag.ms", "Next compaction",
+        "Next retention", "Held back by",
+    )  # fmt: skip
+    rows = [_partition_row(view, p) for p in view.description.partitions]
+    configured = view.description.compaction_now_ms is not None
+    caption = "" if configured else "Compaction and retention columns need a configuration (--config)."
+    return "<h3>Partitions</h3>" + _filter(table_id) + _table(table_id, headers, rows, caption=caption)
+
+
+def _partition_row(view: LakeView, p: PartitionDescription) -> str:
+    outlook = p.compaction
+    retention = view.retention.get(_tp(p))
+    lag = view.max_compaction_lag_ms.get(p.topic)
+    delay = None if outlook is None else outlook.compaction_delay_ms
+    cells = [
+        _td(p.topic),
+        _cell("partition", p.partition),
+        _cell("log_start_offset", p.log_start_offset),
+        _cell("log_end_offset", p.log_end_offset),
+        _cell("segment_count", p.segment_count),
+        _cell("size_bytes", p.size_bytes, _bytes_note(p.size_bytes)),
+        _cell("record_count", p.record_count),
+        _cell("dirty_ratio", None if outlook is None else outlook.dirty_ratio),
+        _cell("compaction_delay_ms", delay, _duration(delay) if delay else ""),
+        _cell("max_compaction_lag_ms", lag, "none" if lag == LONG_MAX else _duration(lag) if lag else ""),
+        _td("-" if outlook is None else f"{outlook.next_run.value} ({outlook.eligibility.value})"),
+        _td("-" if retention is None else _retention_text(retention.deleted_segments, retention.deleted_bytes,
+                                                          retention.log_start_offset, retention.passes)),
+        _td("-" if retention is None or retention.holder is None else retention.holder),
+    ]  # fmt: skip
+    return f'<tr data-topic="{escape(p.topic)}" data-partition="{p.partition}">{"".join(cells)}</tr>'
+
+
+def _retention_text(segments: int, size: int, start: int, passes: Sequence[str]) -> str:
+    if not segments:
+        return "nothing to delete"
+    return f"delete {segments} segment(s), {_bytes(size)} ({', '.join(passes)}); log start offset → {start}"
+
+
+def _uncleanable(view: LakeView) -> str:
+    if not view.uncleanable:
+        return "<h3>Uncleanable partitions</h3><p>None in the last commit's run.</p>"
+    rows = [
+        f"<tr>{_td(u.topic)}{_cell('partition', u.partition)}{_td(u.reason, 'bad')}</tr>"
+        for u in view.uncleanable
+    ]
+    return "<h3>Uncleanable partitions</h3>" + _table("", ("Topic", "Partition", "Reason"), rows)
+
+
+def _groups(groups: Sequence[GroupView], table_id: str, now_ms: int) -> str:
+    if not groups:
+        return "<h3>Consumer groups</h3><p>No offsets snapshot pinned in the lake at or before this time.</p>"
+    headers = ("Group", "State", "Topic", "Partition", "Committed offset", "Lag (records)", "Lag (bytes)",
+               "Offsets expire", "Holds back the next run")  # fmt: skip
+    rows = [
+        f'<tr data-group="{escape(g.group_id)}">{_td(g.group_id)}{_td(g.state)}{_td(r.topic)}'
+        f"{_cell('partition', r.partition)}{_cell('committed_offset', r.committed_offset)}"
+        f"{_cell('lag_records', r.lag_records)}{_cell('lag_bytes', r.lag_bytes, _bytes_note(r.lag_bytes))}"
+        f"{_td(_expiry(r.expires_at_ms, r.expiry_why, now_ms))}"
+        f"{_td('yes' if r.holds_back else '')}</tr>"
+        for g in groups
+        for r in g.partitions
+    ]
+    return "<h3>Consumer groups</h3>" + _filter(table_id) + _table(table_id, headers, rows)
+
+
+def _expiry(expires_at_ms: int | None, why: str, now_ms: int) -> str:
+    if expires_at_ms is None:
+        return f"never: {why}"
+    return f"{'expired' if expires_at_ms <= now_ms else 'expires'} {_time_text(expires_at_ms)}"
+
+
+def _history(view: LakeView, table_id: str) -> str:
+    history = view.history
+    charts = [
+        f'<figure data-topic="{escape(topic)}"><figcaption>{escape(topic)}</figcaption>'
+        f"{topic_chart(topic, points)}</figure>"
+        for topic, points in history.topics.items()
+    ]
+    legend = (
+        '<p class="legend"><span class="b">&#9632; live bytes</span>'
+        '<span class="o">&#9632; log start offsets (sum over partitions)</span></p>'
+    )
+    rows = [_commit_row(c) for c in reversed(history.commits)]
+    headers = ("Version", "Committed", "Run", "Operation", "Outcome", "Deleted", "Cleaner metrics")
+    return (
+        "<h3>History</h3>" + legend + "".join(charts) + "<h3>Commits</h3>" + _table(table_id, headers, rows)
+    )
+
+
+def _commit_row(commit: Commit) -> str:
+    deleted = "; ".join(f"{d.name}: {d.segments} segment(s), {_bytes(d.size_bytes)}" for d in commit.deleted)
+    cleaner = ", ".join(f"{name} {value}" for name, value in commit.cleaner.items())
+    return (
+        f'<tr data-version="{commit.version}">{_cell("version", commit.version)}'
+        f"{_td(_time_text(commit.committed_at_ms))}{_td(commit.run_id)}{_td(commit.operation)}"
+        f"{_td(commit.outcome)}{_td(deleted or '-')}{_td(cleaner or '-')}</tr>"
+    )
+
+
+def _table(table_id: str, headers: Iterable[str], rows: Sequence[str], *, caption: str = "") -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    ident = f' id="{table_id}"' if table_id else ""
+    cap = f"<caption><small>{escape(caption)}</small></caption>" if caption else ""
+    body = "".join(rows)
+    return f'<table class="sortable"{ident}>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _filter(table_id: str) -> str:
+    return f'<input class="filter" type="search" placeholder="filter" data-table="{table_id}">'
+
+
+def _td(text: str, css: str = "") -> str:
+    return f"<td{f' class={css!r}' if css else ''}>{escape(text)}</td>"
+
+
+def _cell(key: str, value: int | float | None, note: str = "") -> str:
+    if value is None:
+        return f'<td class="n" data-key="{key}" data-value="">-</td>'
+    shown = f"{value:.4f}" if isinstance(value, float) else str(value)
+    extra = f" <small>{escape(note)}</small>" if note else ""
+    return f'<td class="n" data-key="{key}" data-value="{value!r}">{shown}{extra}</td>'
+
+
+def _num(key: str, value: int) -> str:
+    return f'<b data-key="{key}" data-value="{value}">{value}</b>'
+
+
+def _bytes(size: int) -> str:
+    value = float(size)
+    for unit in UNITS:
+        if abs(value) < 1024 or unit == UNITS[-1]:
+            return f"{size} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"
+
+
+def _duration(ms: int) -> str:
+    """``ms`` in the largest unit of days, hours, minutes or seconds it fills."""
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("min", 60_000)):
+        if ms >= size:
+            return f"{ms / size:.1f} {unit}"
+    return f"{ms / 1000:.1f} s"
+
+
+def _bytes_note(size: int) -> str:
+    """The size in binary units beside a raw byte count of 1 KiB or more."""
+    return _bytes(size) if size >= 1024 else ""
+
+
+def _time(ms: int | None) -> str:
+    return f'<time datetime="{_time_text(ms)}">{_time_text(ms)}</time>'
+
+
+def _time_text(ms: int | None) -> str:
+    return iso_utc(ms) or "-"
+
+
+def _code(text: str) -> str:
+    return f"<code>{escape(text)}</code>"
+
+
+def _tp(p: PartitionDescription) -> TopicPartition:
+    return TopicPartition(p.topic, p.partition)

@@ -1,0 +1,180 @@
+"""The lake view in Airflow's UI, in a real browser (headless Chromium driven by Playwright): a VIEWER logs
+in to a test Airflow (SQLite, SimpleAuthManager), opens the view from the navigation (Browse), and the
+numbers shown — log start / end offsets, live bytes, dirty ratio, a history point — are ``describe --json``'s
+for the same lake and time. A request without Airflow's login is refused.
+
+Only the API server runs (the plugin is served by it; no DAG runs here). The page is screenshotted to the
+test's folder, or to ``$KAFKA_SEGMENTS_LAKE_VIEW_SCREENSHOT`` (how docs/images/lake-view.png is made)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lake.lake_view_helpers import ViewLake, build_view_lake, expected_numbers, page_numbers
+from orchestration.demo_stack import (
+    Component,
+    StackSettings,
+    airflow_environment,
+    free_port,
+    log_tail,
+    run_step,
+    wait_until,
+)
+from orchestration.lake_view_app import URL_PREFIX
+from orchestration.rest_api import api_healthy
+
+pytestmark = pytest.mark.airflow
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = Path(sys.executable).parent / "kafka-segments"
+VIEWER, PASSWORD = "victor", "victor-secret"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",  # without these Chromium hangs on a closed network
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+NAV_LINK = "Kafka segments lake"
+
+
+def chromium() -> str:
+    """Debian's Chromium (``scripts/setup-browser``), or ``$KAFKA_SEGMENTS_CHROMIUM``; skips without one."""
+    found = os.environ.get("KAFKA_SEGMENTS_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(found).is_file():
+        pytest.skip(f"no Chromium at {found}: run scripts/setup-browser or set KAFKA_SEGMENTS_CHROMIUM")
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Stack:
+    api: str
+    lake: ViewLake
+    log: Path
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """The view's test lake; Airflow's API server (with the plugins folder) and a VIEWER account."""
+    home = tmp_path_factory.mktemp("lake-view-ui")
+    lake = build_view_lake(home / "lake")
+    passwords = home / "passwords.json"
+    passwords.write_text(json.dumps({VIEWER: PASSWORD}))
+    port = free_port()
+    settings = StackSettings(
+        project=ROOT,
+        airflow_home=home / "airflow-home",
+        lake_uri=str(lake.root),
+        s3_endpoint=None,
+        config=lake.config,
+        offsets_source=None,
+        api_port=port,
+        extra={
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{VIEWER}:VIEWER",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
+        },
+    )
+    env = airflow_environment(settings)
+    log = home / "airflow.log"
+    run_step("airflow db migrate", ["airflow", "db", "migrate"], env=env, log=log)
+    api_server = Component("api-server", ["airflow", "api-server", "--port", str(port)], env=env, log=log)
+    try:
+        api = f"http://127.0.0.1:{port}"
+        wait_until("api-server health", lambda: api_healthy(api), timeout_s=180, alive=api_server.running)
+        yield Stack(api, lake, log)
+    finally:
+        api_server.stop()
+
+
+def test_importing_the_plugin_is_cheap() -> None:
+    """Every Airflow component imports plugin files: the plugin's app is built on its first request, so
+    neither FastAPI nor the API server's security module (seconds of imports) loads with it."""
+    probe = (
+        "import sys; import kafka_segments_plugin as p; "
+        "assert p.KafkaSegmentsPlugin.fastapi_apps[0]['url_prefix'] == '/kafka-segments'; "
+        "print(sorted(m for m in ('fastapi', 'airflow.api_fastapi.core_api.security') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=ROOT / "plugins",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "[]"  # after Airflow's own log lines
+
+
+def test_an_anonymous_request_is_refused(stack: Stack) -> None:
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(f"{stack.api}{URL_PREFIX}/", timeout=30)
+    refused.value.close()
+    assert refused.value.code == 401
+
+
+def test_a_viewer_sees_describes_numbers_from_the_navigation(stack: Stack, tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    executable = chromium()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1700})
+            page.goto(stack.api + "/")
+            page.fill("input[name=username]", VIEWER)
+            page.fill("input[name=password]", PASSWORD)
+            page.get_by_role("button", name="Sign in").click()
+            page.wait_for_url(lambda url: "/auth/login" not in url)
+            page.get_by_role("button", name="Browse").click()
+            page.get_by_role("menuitem", name=NAV_LINK).click()
+            view = page.frame_locator("iframe").first
+            view.locator("tr[data-topic]").first.wait_for(timeout=60_000)
+            html = view.locator("html").evaluate("element => element.outerHTML")
+            shown = view.locator('tr[data-topic="orders"][data-partition="1"] td[data-key="dirty_ratio"]')
+            dirty_text = shown.inner_text()
+            page.screenshot(path=os.environ.get("KAFKA_SEGMENTS_LAKE_VIEW_SCREENSHOT", tmp_path / "view.png"))
+        finally:
+            browser.close()
+    numbers = page_numbers(html)
+    now_ms = int(html.split('data-now-ms="', 1)[1].split('"', 1)[0])
+    document = describe_json(stack, now_ms)
+    expected = expected_numbers(document)
+    assert {tp: {k: row[k] for k in expected[tp]} for tp, row in numbers.partitions.items()} == expected
+    assert dirty_text == f"{document_partition(document, 'orders', 1)['dirty_ratio']:.4f}"
+    payments = [p for p in document["partitions"] if p["topic"] == "payments"]
+    head_point = (sum(p["size_bytes"] for p in payments), sum(p["log_start_offset"] for p in payments))
+    assert numbers.points["payments"][document["version"]] == head_point, log_tail(stack.log)
+
+
+def describe_json(stack: Stack, now_ms: int) -> dict[str, Any]:
+    lake, config = str(stack.lake.root), str(stack.lake.config)
+    result = subprocess.run(
+        [str(CLI), "describe", "--lake", lake, "--config", config, "--now", str(now_ms), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    document: dict[str, Any] = json.loads(result.stdout)
+    return document
+
+
+def document_partition(document: dict[str, Any], topic: str, partition: int) -> dict[str, Any]:
+    found: dict[str, Any] = next(
+        p for p in document["partitions"] if (p["topic"], p["partition"]) == (topic, partition)
+    )
+    return found

@@ -1,0 +1,60 @@
+"""``kafka-segments describe --html OUT`` as a user runs it: the page's numbers are ``describe --json``'s
+(without a browser: the cells' ``data-value``), with a history point per version, and nothing else."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from kafka_segments.lake.history import read_manifest
+from kafka_segments.storage import LocalStore
+from lake.lake_view_helpers import ViewLake, build_view_lake, expected_numbers, page_numbers
+
+pytestmark = pytest.mark.e2e
+
+CLI = Path(sys.executable).parent / "kafka-segments"
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory: pytest.TempPathFactory) -> ViewLake:
+    return build_view_lake(tmp_path_factory.mktemp("cli-lake-view") / "lake")
+
+
+def describe(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(CLI), "describe", *args], capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_the_page_shows_describe_jsons_numbers(lake: ViewLake, tmp_path: Path) -> None:
+    out = tmp_path / "lake.html"
+    common = ("--lake", str(lake.root), "--config", str(lake.config), "--now", str(lake.now_ms))
+    result = describe(*common, "--json", "--html", str(out))
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document == json.loads(describe(*common, "--json").stdout)  # --html adds nothing to --json
+    numbers = page_numbers(out.read_text())
+    expected = expected_numbers(document)
+    assert {tp: {k: row[k] for k in expected[tp]} for tp, row in numbers.partitions.items()} == expected
+    assert numbers.partitions[("orders", 0)]["dirty_ratio"] != ""  # a compacted topic, with --config
+    store = LocalStore(lake.root)
+    for version in (1, 2):
+        orders = [p for p in read_manifest(store, version).partitions if p.topic_partition.topic == "orders"]
+        point = (sum(p.size_bytes for p in orders), sum(p.log_start_offset for p in orders))
+        assert numbers.points["orders"][version] == point
+    page = out.read_text()
+    assert "https://" not in page
+    assert "http://" not in page
+
+
+def test_without_a_configuration_the_page_has_no_outlook(lake: ViewLake, tmp_path: Path) -> None:
+    out = tmp_path / "plain.html"
+    result = describe("--lake", str(lake.root), "--now", str(lake.now_ms), "--html", str(out))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("TOPIC")  # the table as without --html
+    numbers = page_numbers(out.read_text())
+    assert numbers.partitions[("orders", 0)]["dirty_ratio"] == ""
+    assert "need a configuration" in out.read_text()
