@@ -123,12 +123,16 @@ class Lake:
 
         return boto3.client("s3", endpoint_url=self.endpoint, region_name=DEFAULT_REGION)
 
-    def env(self) -> dict[str, str]:
+    def env(self, pycache: Path) -> dict[str, str]:
+        """The product's environment: Python's bytecode cache in ``pycache`` (as a user's Python keeps
+        one), and for S3 the endpoint."""
+        env = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
         if self.endpoint is None:
-            return dict(os.environ)
+            return env
         from kafka_segments.demo import DEFAULT_REGION
 
-        return {**os.environ, "AWS_ENDPOINT_URL": self.endpoint, "AWS_DEFAULT_REGION": DEFAULT_REGION}
+        return {**env, "AWS_ENDPOINT_URL": self.endpoint, "AWS_DEFAULT_REGION": DEFAULT_REGION}
 
     def discard(self, lake: str) -> None:
         if self.endpoint is None:
@@ -147,7 +151,7 @@ def product_side(log_dir: Path, work: Path, lake_at: Lake, serial: int) -> dict[
     config, report = work / "config.yaml", work / "report.json"
     config.write_text(CONFIG)
     argv = [str(CLI), "run", "--lake", lake, "--config", str(config), "--now", str(NOW_MS), "--engine"]
-    env = lake_at.env()
+    env = lake_at.env(work.parent / "pycache")
     measured = measure([*argv, "inline", "--json", "--report", str(report)], stdout=work / "run.out", env=env)
     result = json.loads(report.read_text())
     export = work / "export"
