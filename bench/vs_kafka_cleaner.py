@@ -252,7 +252,7 @@ def markdown(results: list[dict[str, Any]], header: str) -> str:
 
 
 def specs(args: argparse.Namespace) -> list[InputSpec]:
-    shapes = [(size, codec) for size in args.value_sizes for codec in args.codecs]
+    shapes = [(size, codec) for codec in args.codecs for size in args.value_sizes]
     genlog = (
         [InputSpec(args.records, size, codec, "genlog") for size, codec in shapes] if args.launcher else []
     )
@@ -306,15 +306,24 @@ def main(argv: list[str] | None = None) -> int:
         if endpoint is not None:
             lakes["s3"] = Lake(endpoint)
         warm_up(args, lakes)
-        results = []
+        results: list[dict[str, Any]] = []
         for spec in specs(args):
             log_dir = input_dir(spec, args.data_dir, launcher=args.launcher, cwd=ROOT)
             results.append(bench_input(spec, log_dir, args, lakes))
+            table = write_report(args, results, started=started, load_before=load_before)
+    print(table)
+    return 0 if all(r["local"].get("identical", True) for r in results) else 1
+
+
+def write_report(
+    args: argparse.Namespace, results: list[dict[str, Any]], *, started: dt.datetime, load_before: Any
+) -> str:
+    """The JSON report and the table so far (rewritten after each input: a stopped run keeps them)."""
     load = f"load average {load_before[0]:.2f} before, {os.getloadavg()[0]:.2f} after"
     header = (
         f"**kafka-segments `run` vs Kafka's cleaner** ({args.records:,} records, median of {args.repeats}; "
     )
-    print(markdown(results, header + f"{started:%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cores, {load})"))
+    table = markdown(results, header + f"{started:%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cores, {load})")
     report = {"date": started.isoformat(), "load_before": load_before, "load_after": os.getloadavg()}
     report |= {
         "records": args.records,
@@ -324,7 +333,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=1))
-    return 0 if all(r["local"].get("identical", True) for r in results) else 1
+    args.json.with_suffix(".md").write_text(table + "\n")
+    return table
 
 
 def moto_lake(enabled: bool) -> Any:
