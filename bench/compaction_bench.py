@@ -10,12 +10,10 @@ end to end:
    segment (``first_dirty`` 0, the upper bound = the active segment's base);
 3. PUT the result to S3.
 
-What a worker keeps between rounds (allocated and touched once, before any timing; ``--fresh-memory`` turns
-both off): the **input buffer** the kafka-segments routes GET each segment into (``streamed_source``,
-``read_segment_into``) and hand to the round as a ``memoryview`` slice, and the decompression **arena**.
-Fresh pages cost ~1 GB/s to touch on this VM, as much as the transfer itself, so a worker that cleaned
-segment after segment would keep both rather than receive new ``bytes`` every round (a lake round today
-allocates both per segment: ``pipeline.compaction.sources``).
+The kafka-segments routes read and clean as a lake round does (``pipeline.compaction.round``): the input
+buffer and the decompression arena are allocated for each segment (``pipeline.compaction.sources``); no
+buffer is reused across rounds (an earlier ``--fresh-memory`` switch chose between this and a reused buffer
+and arena that no command uses; it went with issue 22). Fresh pages cost ~1 GB/s to touch on this VM.
 
 Routes, run round-robin (each repeat runs every route once, so ratios compare runs made side by side; the
 order rotates between repeats, so no route always follows the reference's heap churn):
@@ -29,9 +27,9 @@ order rotates between repeats, so no route always follows the reference's heap c
   ``compaction.output.cleaned_segment_files`` (the ``.log`` plus the rebuilt ``.index`` and ``.timeindex``),
   the three PUT concurrently (one thread each).
 * ``kafka-segments, read then compact``: the same without the overlap — the whole segment read first, as a
-  lake round reads a segment it does not decode while reading (``lake.reader.read_segment_into``: the sha256
-  checked against the manifest entry's), then the round decodes it (with ``--fresh-memory`` both of ours do
-  this).
+  lake round reads a segment it does not decode while reading (``pipeline.compaction.sources.plain_source``:
+  ``lake.reader.read_segment``, the sha256 checked against the manifest entry's), then the round decodes
+  it.
 * ``kafka-python`` (the reference): ``store.get``, then a straightforward compactor — read every batch with
   ``kafka.record`` (``MemoryRecords``), a dict key -> latest offset, then every batch again, rebuilding the
   kept records with kafka-python's ``DefaultRecordBatchBuilder`` (same codec, base offset patched back); only
@@ -73,8 +71,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
 from codec_bench import machine  # bench/ is sys.path[0] when run as a script
 from gen_data import DATA_DIR, SegmentSpec, segment
 from kafka_segments.compaction.output import cleaned_segment_files
@@ -83,7 +79,6 @@ from kafka_segments.compaction.source import SourceSegment
 from kafka_segments.config.model import TopicConfig
 from kafka_segments.demo import DEFAULT_REGION, EMBEDDED_CREDENTIALS, embedded_s3_server
 from kafka_segments.lake.reader import read_segment as lake_read_segment
-from kafka_segments.lake.reader import read_segment_into
 from kafka_segments.lake.scan import summarize_segment
 from kafka_segments.pipeline.compaction.sources import streamed_source
 from kafka_segments.state import SegmentEntry, SegmentOrigin
@@ -103,7 +98,6 @@ TARGETS_MB_S = {  # the issue's point 11, per core, S3 to S3
     (1024, "zstd"): 100.0,
     (100, "none"): 300.0,
 }
-KAFKA_CLEANER_MB_S = 87.0  # one cleaner thread, ~115 B records (its source: bench/RESULTS.md)
 
 
 def topic_config() -> TopicConfig:
@@ -135,25 +129,16 @@ def topic_config() -> TopicConfig:
 # --- the routes: bytes in, (output objects, retained records) out ---
 
 
-ARENA: list[npt.NDArray[np.uint8]] = []
-"""The worker's reused decompression buffer (empty: fresh memory every round)."""
-
-
 SEGMENT_NAME = "00000000000000000000.log"
 
 
 def kafka_segments_compact(
     data: bytes | memoryview | SourceSegment, records: int, config: TopicConfig
 ) -> tuple[dict[str, bytes], int]:
-    """``data``: the segment's bytes, or the segment decoded while it was read (its records then occupy
-    the arena)."""
-    streamed = isinstance(data, SourceSegment)
+    """``data``: the segment's bytes, or the segment decoded while it was read."""
     first = data if isinstance(data, SourceSegment) else SourceSegment(SEGMENT_NAME, 0, data)
     segments = [first, SourceSegment("active", records, b"")]
-    arena = ARENA[0] if ARENA and not streamed else None
-    result = clean_round(
-        segments, first_dirty=0, end_offset=records, config=config, now_ms=NOW_MS, arena=arena
-    )
+    result = clean_round(segments, first_dirty=0, end_offset=records, config=config, now_ms=NOW_MS)
     (cleaned,) = result.segments
     files = cleaned_segment_files(cleaned, config)
     objects = {
@@ -226,9 +211,6 @@ class Sample:
         return self.get_s + self.compact_s + self.put_s
 
 
-INPUT: list[npt.NDArray[np.uint8]] = []
-"""The worker's reused input buffer (empty: ``--fresh-memory``, every GET returns new bytes)."""
-
 PUT_WORKERS = 4
 MOTO_KEY_BUFFER_BYTES = 4 << 30
 """Objects up to this size stay in moto's memory (its default spools those over 5 MiB to a temporary file)."""
@@ -246,31 +228,21 @@ charge its client. With these, the copy lands on pages the previous GET already 
 after ~0.09 s instead of ~0.5 s. The compactor's process is not affected."""
 
 
-def reserve_input(size: int) -> None:
-    """Grow the input buffer to ``size`` bytes if it is smaller (touched now: start-up, not a round)."""
-    if INPUT and len(INPUT[0]) < size:
-        buffer = np.empty(size, dtype=np.uint8)
-        buffer.fill(0)
-        INPUT[0] = buffer
-
-
-def read_and_decode(store: S3Store, entry: SegmentEntry) -> SourceSegment:
-    """The segment read into the input buffer as a lake round reads the segments it decodes
-    (``pipeline.compaction.sources.streamed_source``: the manifest's object version, its batches decoded into
-    the arena, their CRC-32C checked and their keys grouped between two chunks of the read)."""
-    source = streamed_source(store, entry, buffer=INPUT[0], arena=ARENA[0])
+def read_and_decode(store: S3Store, entry: SegmentEntry, config: TopicConfig) -> SourceSegment:
+    """The segment read as a lake round reads the segments it decodes
+    (``pipeline.compaction.sources.streamed_source``: the manifest's object version into a new buffer, its
+    batches decoded into a new arena, their CRC-32C checked and their keys grouped between two chunks of the
+    read)."""
+    source = streamed_source(store, entry, max_batch_bytes=config.max_batch_decompressed_bytes)
     if source.decoded is None:
         raise SystemExit(f"{entry.key}: the streamed read fell back to a plain read")
     return source
 
 
-def read_segment(store: S3Store, entry: SegmentEntry) -> bytes | memoryview:
+def read_segment(store: S3Store, entry: SegmentEntry) -> bytes:
     """The segment, read and checked as the lake reads a segment it does not decode while reading (its
-    sha256 against the manifest's): into the input buffer (a view of it) or, with fresh memory, as bytes
-    (``lake.reader.read_segment``)."""
-    if not INPUT:
-        return lake_read_segment(store, entry)
-    return read_segment_into(store, entry, INPUT[0])
+    sha256 against the manifest's: ``pipeline.compaction.sources.plain_source``)."""
+    return lake_read_segment(store, entry)
 
 
 def lake_entry(key: str, data: bytes, *, etag: str) -> SegmentEntry:
@@ -302,14 +274,14 @@ def put_objects(store: S3Store, route: str, key: str, objects: dict[str, bytes])
 def run_route(route: str, store: S3Store, entry: SegmentEntry, records: int, config: TopicConfig) -> Sample:
     key = entry.key
     t0 = time.perf_counter()
-    if route == "kafka-segments" and INPUT and ARENA:
-        segment = read_and_decode(store, entry)
+    if route == "kafka-segments":
+        segment = read_and_decode(store, entry, config)
         t1 = time.perf_counter()
         objects, retained = kafka_segments_compact(segment, records, config)
     else:
         data = store.get(key) if route == "kafka-python" else read_segment(store, entry)
         t1 = time.perf_counter()
-        objects, retained = ROUTES[route](data, records, config)  # data: bytes, or a memoryview of INPUT
+        objects, retained = ROUTES[route](data, records, config)
     t2 = time.perf_counter()
     put_objects(store, route, key, objects)
     t3 = time.perf_counter()
@@ -406,7 +378,6 @@ def bench_segment(
     data = seg.path.read_bytes()
     key = seg.path.name
     entry = lake_entry(key, data, etag=store.put(key, data).etag)
-    reserve_input(len(data))
     expected = seg.truth["distinct_keys"]
     samples: dict[str, list[Sample]] = {route: [] for route in ROUTES}
     names = list(ROUTES)
@@ -460,7 +431,6 @@ def warm_up(store: S3Store, data_dir: Path, config: TopicConfig) -> float:
         seg = segment(SegmentSpec(records=500, value_size=100, codec=codec), data_dir=data_dir)
         data = seg.path.read_bytes()
         entry = lake_entry(f"warm-{codec}", data, etag=store.put(f"warm-{codec}", data).etag)
-        reserve_input(len(data))
         for route in ROUTES:
             run_route(route, store, entry, 500, config)
     return time.perf_counter() - t0
@@ -469,9 +439,8 @@ def warm_up(store: S3Store, data_dir: Path, config: TopicConfig) -> float:
 def table(results: list[dict[str, Any]]) -> str:
     lines = [
         "| segment | MB stored | kafka-segments MB/s (GET / compact / PUT s) | compute-only MB/s | M rec/s "
-        "| read then compact MB/s (GET / compact / PUT s) | kafka-python MB/s | ratio | target "
-        "| vs Kafka cleaner 87 MB/s |",
-        "|---|---:|---|---:|---:|---|---:|---:|---:|---:|",
+        "| read then compact MB/s (GET / compact / PUT s) | kafka-python MB/s | ratio | target |",
+        "|---|---:|---|---:|---:|---|---:|---:|---:|",
     ]
     for r in results:
         ours, ref = r["routes"]["kafka-segments"], r["routes"]["kafka-python"]
@@ -485,8 +454,7 @@ def table(results: list[dict[str, Any]]) -> str:
             f"({ours['get_s']:.2f} / {ours['compact_s']:.2f} / {ours['put_s']:.2f}) "
             f"| {ours['compute_mb_per_s']:,.0f} | {ours['records_per_s'] / 1e6:.2f} "
             f"| {seq['mb_per_s']:,.0f} ({seq['get_s']:.2f} / {seq['compact_s']:.2f} / {seq['put_s']:.2f}) "
-            f"| {ref['mb_per_s']:,.1f} | {r['ratio']:.1f}x | {verdict} "
-            f"| {ours['mb_per_s'] / KAFKA_CLEANER_MB_S:.1f}x |"
+            f"| {ref['mb_per_s']:,.1f} | {r['ratio']:.1f}x | {verdict} |"
         )
     return "\n".join(lines)
 
@@ -502,9 +470,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR)
     parser.add_argument("--json", type=Path, default=None, help="default: <data-dir>/compaction_bench.json")
     parser.add_argument("--quick", action="store_true", help="3,000 records, 100 B values, 1 repeat")
-    parser.add_argument(
-        "--fresh-memory", action="store_true", help="no reused input buffer or decompression arena"
-    )
     parser.add_argument(
         "--s3",
         choices=("process", "thread"),
@@ -529,11 +494,6 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(v) for v in args.value_sizes.split(",")]
     codecs = args.codecs.split(",")
     results = []
-    if not args.fresh_memory:
-        arena = np.empty(args.records * (max(sizes) + 64), dtype=np.uint8)
-        arena.fill(0)  # touched once: part of the worker's start-up, not of any round
-        ARENA.append(arena)
-        INPUT.append(np.empty(0, dtype=np.uint8))  # grown to each segment's size before its timed runs
     with s3_store(args.s3) as store:
         warm_s = warm_up(store, args.data_dir, config)
         for size in sizes:
@@ -549,7 +509,7 @@ def main(argv: list[str] | None = None) -> int:
         f"**Compaction, S3 (moto) to S3, per core** ({args.records:,} records per segment, median of "
         f"{args.repeats} after {args.segment_warm_ups} untimed round(s) per segment; "
         f"warm-up {warm_s:.1f} s excluded; "
-        f"{'fresh memory every round' if args.fresh_memory else 'reused input buffer and arena'}; "
+        "buffers allocated per segment as a lake round does; "
         f"kafka-segments PUTs {PUT_WORKERS} at a time"
         f"{'; moto keeps objects in memory' if args.s3 == 'process' else ''})"
     )
@@ -562,7 +522,6 @@ def main(argv: list[str] | None = None) -> int:
         "repeats": args.repeats,
         "segment_warm_ups": args.segment_warm_ups,
         "warm_up_s": warm_s,
-        "reused_arena": not args.fresh_memory,
         "moto_key_buffer_bytes": MOTO_KEY_BUFFER_BYTES if args.s3 == "process" else None,
         "moto_malloc_env": MOTO_MALLOC_ENV if args.s3 == "process" else None,
         "results": results,

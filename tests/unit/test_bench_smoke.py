@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -144,3 +146,38 @@ def test_quick_scale_bench_runs_every_step_at_two_sizes(tmp_path: Path) -> None:
     report = json.loads(out.read_text())
     assert [row["partitions"] for row in report["sizes"]] == [20, 40]
     assert all(set(row["steps"]) == {"plan", "run", "gc", "describe"} for row in report["sizes"])
+
+
+VS_KAFKA_BENCH = BENCH.parent / "vs_kafka_cleaner.py"
+
+
+def _vs_kafka(tmp_path: Path, env: dict[str, str], *extra: str) -> tuple[str, dict[str, Any]]:
+    out = tmp_path / "vs_kafka.json"
+    argv = [sys.executable, str(VS_KAFKA_BENCH), "--quick", "--data-dir", str(tmp_path), "--json", str(out)]
+    result = subprocess.run([*argv, *extra], capture_output=True, text=True, env=env, check=True, timeout=600)
+    report: dict[str, Any] = json.loads(out.read_text())
+    return result.stdout, report
+
+
+def test_vs_kafka_bench_without_the_oracle_measures_the_product_alone(tmp_path: Path) -> None:
+    env = {name: value for name, value in os.environ.items() if name != "KAFKA_ORACLE"}
+    table, report = _vs_kafka(tmp_path, env)
+    assert "KAFKA_ORACLE is not set" in table
+    assert "| 100 B lz4 (kafka-python) | 0 | — | — |" in table
+    (result,) = report["results"]
+    assert result["spec"] == {"records": 2_000, "value_bytes": 100, "codec": "lz4", "builder": "kafka-python"}
+    assert set(result["samples"]) == {"local"}
+    assert result["local"]["wall_s"] > result["local"]["total_s"] > 0
+    assert result["local"]["messages_written"] == 400  # 2,000 records over 400 keys (the active one apart)
+
+
+@pytest.mark.skipif(not os.environ.get("KAFKA_ORACLE"), reason="KAFKA_ORACLE does not name Kafka's harness")
+def test_vs_kafka_bench_writes_kafkas_bytes_locally_and_on_s3(tmp_path: Path) -> None:
+    table, report = _vs_kafka(tmp_path, dict(os.environ), "--s3")
+    assert [r["input"] for r in report["results"]] == ["100 B none", "100 B lz4 (kafka-python)"]
+    for result in report["results"]:
+        assert set(result["samples"]) == {"kafka", "local", "s3"}
+        assert result["local"]["identical"]
+        assert result["s3"]["identical"]
+        assert result["local"]["messages_written"] == result["kafka"]["messages_written"]
+    assert table.count("| yes |") == 4

@@ -119,19 +119,29 @@ class LocalStore:
         ``readinto`` straight from the file, whose size comes from the open descriptor: an object replaced
         meanwhile is read whole, old or new, as ``get`` reads it. A local file keeps no checksum, so
         ``verify_checksum`` changes nothing here. ``if_match`` is compared with the sha256 (the etag) of
-        the bytes read, after the read."""
-        size = self._read_into(key, out, progress)
+        the bytes read, after the read; the file this store listed or described unchanged since (same
+        inode, size, mtime and ctime before and after the read) has the etag it computed then, and is not
+        hashed again."""
+        size, unchanged = self._read_into(key, out, progress)
         if if_match is not None:
             location = str(self._path(key))
-            read = writable_view(out, location=location)[:size]
-            etag_mismatch(if_match, hashlib.sha256(read).hexdigest(), location=location)
+            cached = self._etags.get(key)
+            if cached is not None and cached[0] == unchanged:
+                etag = cached[1]
+            else:
+                etag = hashlib.sha256(writable_view(out, location=location)[:size]).hexdigest()
+            etag_mismatch(if_match, etag, location=location)
         return size
 
-    def _read_into(self, key: str, out: WritableBuffer, progress: Progress | None) -> int:
+    def _read_into(
+        self, key: str, out: WritableBuffer, progress: Progress | None
+    ) -> tuple[int, _StatKey | None]:
+        """The size read, and the file's stat key if it did not change while read."""
         path = self._readable(key)
         view = writable_view(out, location=str(path))
         with self._os_errors(path), path.open("rb", buffering=0) as f:
-            size = os.fstat(f.fileno()).st_size
+            before = os.fstat(f.fileno())
+            size = before.st_size
             check_fits(size, len(view), location=str(path))
             filled = 0
             chunk = size if progress is None else PROGRESS_CHUNK_BYTES
@@ -144,7 +154,8 @@ class LocalStore:
                     progress(filled)
             if f.read(1):
                 raise ObjectStoreError(f"file grew past {size} bytes while read", location=str(path))
-        return size
+            after = _stat_key(os.fstat(f.fileno()))
+        return size, after if after == _stat_key(before) else None
 
     def head(self, key: str) -> ObjectMeta:
         path = self._readable(key)
