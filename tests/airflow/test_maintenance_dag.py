@@ -29,7 +29,7 @@ from kafka_segments.topic_partition import TopicPartition
 from lake.helpers import upload_segment
 from lake.retention_helpers import bases, group, partition, single_record_batch, write_snapshot
 from s3_fixtures import BUCKET, new_s3_store
-from statsd_listener import StatsdListener, airflow_metrics_to_statsd
+from statsd_listener import StatsdListener
 
 pytestmark = [pytest.mark.airflow, *(pytest.mark.filterwarnings(w) for w in AIRFLOW_WARNINGS)]
 
@@ -99,11 +99,13 @@ def _partitions(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {f"{p['topic']}-{p['partition']}": p for p in report["plan"]["partitions"]}
 
 
-def test_a_committing_run_applies_retention_and_publishes_its_report(lake: Lake) -> None:
+def test_a_committing_run_applies_retention_and_publishes_its_report(
+    lake: Lake, statsd: StatsdListener
+) -> None:
     from orchestration.assets import lake_asset
 
-    with airflow_metrics_to_statsd() as statsd:
-        run = run_dag(DAG_ID, {"dry_run": False, "offsets_source": str(lake.snapshot)})
+    sent_before = statsd.mark()
+    run = run_dag(DAG_ID, {"dry_run": False, "offsets_source": str(lake.snapshot)})
 
     assert run.state == "success", task_states(run)
     assert head_version(lake.store) == 1
@@ -138,14 +140,14 @@ def test_a_committing_run_applies_retention_and_publishes_its_report(lake: Lake)
     assert [(e["extra"]["version"], e["extra"]["run_id"], e["source_run_id"]) for e in events] == [
         (1, report["run_id"], run.run_id)
     ]
-    _assert_metrics_received(statsd, report)
+    statsd.settle()
+    _assert_metrics_received(statsd.gauges(since=sent_before), report)
 
 
-def _assert_metrics_received(statsd: StatsdListener, report: dict[str, Any]) -> None:
+def _assert_metrics_received(received: dict[str, float], report: dict[str, Any]) -> None:
     """The report's metrics reached StatsD through Airflow's metrics, under the names of docs/metrics.md."""
     from orchestration.metrics import metric_gauges
 
-    received = statsd.gauges()
     sent = {f"airflow.{name}": float(value) for name, value, _ in metric_gauges(report["metrics"], lake="")}
     assert {name: received.get(name) for name in sent} == sent
     holder = _partitions(report)["c-0"]["holder"]
