@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dag_helpers import AIRFLOW_WARNINGS, asset_events, return_value, run_dag, task_states, try_numbers
+from dag_helpers import (
+    AIRFLOW_WARNINGS,
+    asset_events,
+    lineage_outputs,
+    return_value,
+    run_dag,
+    task_states,
+    try_numbers,
+)
 from kafka_segments.demo import DEFAULT_REGION, EMBEDDED_CREDENTIALS, EmbeddedS3
 from kafka_segments.lake.checkpoint_files import checkpoint_files_match
 from kafka_segments.lake.history import head_version
@@ -100,9 +108,10 @@ def _partitions(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_a_committing_run_applies_retention_and_publishes_its_report(
-    lake: Lake, statsd: StatsdListener
+    lake: Lake, statsd: StatsdListener, openlineage_events: Path
 ) -> None:
     from orchestration.assets import lake_asset
+    from orchestration.lineage import topic_asset
 
     sent_before = statsd.mark()
     run = run_dag(DAG_ID, {"dry_run": False, "offsets_source": str(lake.snapshot)})
@@ -140,6 +149,15 @@ def test_a_committing_run_applies_retention_and_publishes_its_report(
     assert [(e["extra"]["version"], e["extra"]["run_id"], e["source_run_id"]) for e in events] == [
         (1, report["run_id"], run.run_id)
     ]
+    for topic in ("c", "t"):
+        [event] = asset_events(topic_asset(lake.uri, topic).uri)
+        assert (event["extra"]["version"], event["source_run_id"]) == (1, run.run_id)
+    # OpenLineage (docs/airflow.md, "Lineage"): the commit's outputs are the lake and the topics it changed
+    assert set(lineage_outputs(openlineage_events, run, "commit")) == {
+        (f"s3://{BUCKET}", lake.store.prefix.rstrip("/")),
+        (f"s3://{BUCKET}", f"{lake.store.prefix.rstrip('/')}/c"),
+        (f"s3://{BUCKET}", f"{lake.store.prefix.rstrip('/')}/t"),
+    }
     statsd.settle()
     _assert_metrics_received(statsd.gauges(since=sent_before), report)
 
