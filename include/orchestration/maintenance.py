@@ -124,11 +124,12 @@ def validate(context: Context, prepared: Mapping[str, Any]) -> dict[str, Any]:
                 _log_validation_file(store, handle.run_id)
                 raise
     log.info(
-        "validation %s for lake run %s; results: %s; Data Docs: %s",
+        "validation %s for lake run %s; results: %s; Data Docs: %s; readable offline: %s",
         "passed" if report.success else "FAILED",
         handle.run_id,
         report.validation_key,
         report.data_docs_location,
+        report.page_location,
     )
     return {
         "run_id": report.run_id,
@@ -136,6 +137,8 @@ def validate(context: Context, prepared: Mapping[str, Any]) -> dict[str, Any]:
         "validation_key": report.validation_key,
         "data_docs_key": report.data_docs_key,
         "data_docs_location": report.data_docs_location,
+        "page_key": report.page_key,
+        "page_location": report.page_location,
     }
 
 
@@ -254,7 +257,8 @@ def _log_validation_file(store: Any, run_id: str) -> None:
     for suite in document.get("suites", []):
         log.error("suite %s: %s", suite.get("name"), "passed" if suite.get("success") else "FAILED")
     log.error(
-        "validation results: %s; Data Docs: %s",
+        "validation results: %s; Data Docs: %s; readable offline: %s",
         location_of(store, run_file_key(run_id, VALIDATION)),
         document.get("data_docs"),
+        document.get("page_location"),
     )
