@@ -143,6 +143,8 @@ def test_a_committing_run_applies_retention_and_publishes_its_report(
     assert report["plan"]["totals"]["by_reason"]["retention.ms"]["bytes"] > 0
     assert report["validation"]["success"] is True
     assert report["validation"]["data_docs"].endswith("index.html")
+    assert report["validation"]["page"] == run_file_key(report["run_id"], "validation.html")  # offline page
+    assert b"<script" not in lake.store.get(report["validation"]["page"])
     assert report["gc"]["dry_run"] is False
     assert json.loads(lake.store.get(report["report_key"])) == report
     events = asset_events(lake_asset(lake.uri).uri)
