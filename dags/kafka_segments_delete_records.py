@@ -22,7 +22,6 @@ from __future__ import annotations
 from typing import Any
 
 from airflow.sdk import dag, get_current_context, task
-from orchestration.assets import lakes_alias
 from orchestration.declarations import (
     DELETE_RECORDS_DAG_ID,
     START_DATE,
@@ -32,6 +31,7 @@ from orchestration.declarations import (
     delete_records_access_control,
     delete_records_params,
 )
+from orchestration.lineage import committing_outlets
 
 
 @dag(
@@ -48,7 +48,7 @@ from orchestration.declarations import (
     doc_md=__doc__,
 )
 def kafka_segments_delete_records() -> None:
-    @task(outlets=[lakes_alias()])
+    @task(outlets=committing_outlets())
     def delete_records() -> dict[str, Any]:
         from orchestration.delete_records import delete_records_run
 

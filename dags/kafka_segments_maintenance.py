@@ -18,7 +18,8 @@ commit → gc → report.
   fails the task at once with the reason. The report (last task's XCom, and `report.json` in the lake run's
   folder) lists per partition the log start offsets before and after, what was deleted and why, and the
   consumer group holding the partition back. Each commit emits an event for the lake's Asset through the
-  alias `kafka_segments_lakes`.
+  alias `kafka_segments_lakes` (and one per changed topic through `kafka_segments_topics`), which the
+  OpenLineage provider reports as the commit's output datasets when a transport is configured.
 
 See docs/airflow.md.
 """
@@ -28,7 +29,6 @@ from __future__ import annotations
 from typing import Any
 
 from airflow.sdk import dag, get_current_context, task
-from orchestration.assets import lakes_alias
 from orchestration.declarations import (
     MAINTENANCE_DAG_ID,
     START_DATE,
@@ -38,6 +38,7 @@ from orchestration.declarations import (
     maintenance_schedule,
     task_result,
 )
+from orchestration.lineage import committing_outlets
 from orchestration.recover_sensor import RecoverInTurnSensor
 from orchestration.spark_operator import RetentionSparkSubmitOperator
 
@@ -73,7 +74,7 @@ def kafka_segments_maintenance() -> None:
 
         return validate_run(get_current_context(), prepared)
 
-    @task(outlets=[lakes_alias()])
+    @task(outlets=committing_outlets())
     def commit(prepared: dict[str, Any]) -> dict[str, Any]:
         from orchestration.maintenance import commit as commit_run
 

@@ -279,6 +279,9 @@ def finish(
     say(f"  report:    {lake / first['report_key']}")
     docs = (first.get("validation") or {}).get("data_docs")
     say(f"  Data Docs: {(lake / docs).as_uri() if docs else '(none: the run has no validation result)'}")
+    page = (first.get("validation") or {}).get("page")
+    if page:
+        say(f"  offline:   {(lake / page).as_uri()}   (the validation results without a network)")
     say(f"  the lake:  {lake}   (.venv/bin/kafka-segments describe --lake {lake})")
     say(f"  log:       {output / LOG_NAME}   (Airflow and Spark output)")
 

@@ -31,14 +31,14 @@ REPORT = "report.json"
 
 def delete_records_run(context: Context) -> dict[str, Any]:
     """Task ``delete_records``: apply the request (or preview it in a dry run), write and return the report;
-    a commit emits an event for the lake's Asset through the ``kafka_segments_lakes`` alias."""
+    a commit emits events for the lake's Asset and the topics it changed (``orchestration.lineage``)."""
     from kafka_segments.lake.history import location_of
     from kafka_segments.pipeline.delete_records_run import delete_records
     from kafka_segments.pipeline.offsets_input import OffsetsChoice, resolve_offsets
     from kafka_segments.pipeline.run_files import run_file_key, write_run_file
     from kafka_segments.retention.delete_records import parse_delete_records_value
 
-    from orchestration.assets import record_lake_event
+    from orchestration.lineage import committed_topics, record_commit_lineage
 
     params = context["params"]
     dag_run = context["dag_run"]
@@ -74,14 +74,21 @@ def delete_records_run(context: Context) -> dict[str, Any]:
             document["report_key"] = run_file_key(report_run_id, REPORT)
             write_run_file(store, report_run_id, REPORT, document)
             where = location_of(store, document["report_key"])
+            version = outcome.committed_version
+            topics = [] if version is None else committed_topics(store, version)
     _log_results(outcome, dry_run=dry_run)
     if outcome.committed_version is not None:
-        asset = record_lake_event(
+        assets = record_commit_lineage(
             context["outlet_events"],
             settings.lake,
+            topics,
             extra={"run_id": outcome.run_id, "version": outcome.committed_version, "now_ms": now_ms},
         )
-        log.info("asset event for %s (version %d)", asset.uri, outcome.committed_version)
+        log.info(
+            "asset events for %s (version %d)",
+            ", ".join(asset.uri for asset in assets),
+            outcome.committed_version,
+        )
     log.info("report: %s", where)
     return document
 

@@ -124,11 +124,12 @@ def validate(context: Context, prepared: Mapping[str, Any]) -> dict[str, Any]:
                 _log_validation_file(store, handle.run_id)
                 raise
     log.info(
-        "validation %s for lake run %s; results: %s; Data Docs: %s",
+        "validation %s for lake run %s; results: %s; Data Docs: %s; readable offline: %s",
         "passed" if report.success else "FAILED",
         handle.run_id,
         report.validation_key,
         report.data_docs_location,
+        report.page_location,
     )
     return {
         "run_id": report.run_id,
@@ -136,29 +137,38 @@ def validate(context: Context, prepared: Mapping[str, Any]) -> dict[str, Any]:
         "validation_key": report.validation_key,
         "data_docs_key": report.data_docs_key,
         "data_docs_location": report.data_docs_location,
+        "page_key": report.page_key,
+        "page_location": report.page_location,
     }
 
 
 def commit(context: Context, prepared: Mapping[str, Any]) -> dict[str, Any]:
     """Task ``commit``: one conditional PUT of the staged manifest, only after a successful validation
     (``stages.commit_staged``); a dry run or a run with nothing to change ends without a commit. A
-    commit emits an event for the lake's Asset through the ``kafka_segments_lakes`` alias."""
+    commit emits events for the lake's Asset and for each topic it changed (``orchestration.lineage``)."""
     from kafka_segments.lake.transaction import RunOutcome
     from kafka_segments.pipeline.stages import commit_staged
 
-    from orchestration.assets import record_lake_event
+    from orchestration.lineage import committed_topics, record_commit_lineage
 
     handle = RunHandle.from_dict(prepared)
+    topics: list[str] = []
     with task_failures("commit"), lake_store(handle.lake) as store:
         outcome = commit_staged(store, handle.run_id)
+        if outcome.outcome is RunOutcome.COMMITTED and outcome.version is not None:
+            topics = committed_topics(store, outcome.version)
     if outcome.outcome is RunOutcome.COMMITTED:
-        asset = record_lake_event(
+        assets = record_commit_lineage(
             context["outlet_events"],
             handle.lake,
+            topics,
             extra={"run_id": handle.run_id, "version": outcome.version, "now_ms": handle.now_ms},
         )
         log.info(
-            "lake run %s committed version %s; asset event for %s", handle.run_id, outcome.version, asset.uri
+            "lake run %s committed version %s; asset events for %s",
+            handle.run_id,
+            outcome.version,
+            ", ".join(asset.uri for asset in assets),
         )
     else:
         log.info("lake run %s: %s; nothing committed", handle.run_id, outcome.outcome)
@@ -247,7 +257,8 @@ def _log_validation_file(store: Any, run_id: str) -> None:
     for suite in document.get("suites", []):
         log.error("suite %s: %s", suite.get("name"), "passed" if suite.get("success") else "FAILED")
     log.error(
-        "validation results: %s; Data Docs: %s",
+        "validation results: %s; Data Docs: %s; readable offline: %s",
         location_of(store, run_file_key(run_id, VALIDATION)),
         document.get("data_docs"),
+        document.get("page_location"),
     )

@@ -65,6 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _out(report.summary())
         _out(f"result: {report.validation_location}")
         _out(f"Data Docs: {report.data_docs_location}")
+        _out(f"readable offline: {report.page_location}")
     return EXIT_PASSED
 
 

@@ -75,6 +75,10 @@ class ValidationReport:
     """Where ``validation.json`` is (``s3://…`` or a local path)."""
     note: str = field(default="")
     """E.g. that nothing was staged and the suites passed trivially."""
+    page_key: str | None = None
+    """Key of ``validation.html``, the results readable without a network (``segment_quality.page``)."""
+    page_location: str | None = None
+    """Where a person opens it (``s3://…`` or a local path)."""
 
     @property
     def failed(self) -> tuple[tuple[str, ExpectationOutcome], ...]:
@@ -88,6 +92,7 @@ class ValidationReport:
     def summary(self) -> str:
         """One line: the verdict, the failed expectations, and where to look."""
         where = f"; Data Docs: {self.data_docs_location}" if self.data_docs_location else ""
+        where += f"; offline page: {self.page_location}" if self.page_location else ""
         if self.success:
             checked = sum(len(suite.expectations) for suite in self.suites)
             note = f" ({self.note})" if self.note else ""
@@ -105,4 +110,6 @@ class ValidationReport:
             "data_docs": self.data_docs_key,
             "data_docs_location": self.data_docs_location,
             "note": self.note,
+            "page": self.page_key,
+            "page_location": self.page_location,
         }

@@ -17,6 +17,7 @@ from kafka_segments.pipeline.stages import reject_run
 from kafka_segments.storage.base import ObjectStore
 
 from segment_quality.docs import upload_site
+from segment_quality.page import PAGE, write_page
 from segment_quality.results import NOTHING_STAGED, SuiteResult, ValidationReport
 from segment_quality.staged.frames import quality_frames
 from segment_quality.suites import SuiteSpec, suite_specs
@@ -64,7 +65,9 @@ def validate_run(
         )
         docs_key = upload_site(store, run_id, Path(folder))
     report = _report(store, run_id, suites, docs_key, note="" if frames.staged else NOTHING_STAGED)
-    write_run_file(store, run_id, VALIDATION, report.to_document())
+    document = report.to_document()
+    write_page(store, run_id, document)
+    write_run_file(store, run_id, VALIDATION, document)
     if report.success:
         log.info("%s; result: %s", report.summary(), report.validation_location)
         return report
@@ -77,6 +80,7 @@ def _report(
     store: ObjectStore, run_id: str, suites: tuple[SuiteResult, ...], docs_key: str, *, note: str
 ) -> ValidationReport:
     key = run_file_key(run_id, VALIDATION)
+    page_key = run_file_key(run_id, PAGE)
     return ValidationReport(
         run_id=run_id,
         success=all(suite.success for suite in suites),
@@ -86,4 +90,6 @@ def _report(
         data_docs_location=location_of(store, docs_key),
         validation_location=location_of(store, key),
         note=note,
+        page_key=page_key,
+        page_location=location_of(store, page_key),
     )

@@ -87,3 +87,17 @@ def asset_events(uri: str) -> list[dict[str, Any]]:
             }
             for event in sorted(events, key=lambda e: e.id)
         ]
+
+
+def lineage_outputs(events_file: Path, dag_run: Any, task_id: str) -> list[tuple[str, str]]:
+    """``(namespace, name)`` of the output datasets of the OpenLineage COMPLETE event of ``task_id`` in
+    ``dag_run`` (the provider's file transport, one event a line)."""
+    job = f"{dag_run.dag_id}.{task_id}"
+    outputs: list[tuple[str, str]] = []
+    lines = events_file.read_text().splitlines() if events_file.exists() else []
+    for line in lines:
+        event = json.loads(line)
+        of_run = dag_run.run_id in line  # the run's id is in the event's Airflow run facets
+        if event.get("eventType") == "COMPLETE" and event["job"]["name"] == job and of_run:
+            outputs.extend((d["namespace"], d["name"]) for d in event.get("outputs", []))
+    return outputs

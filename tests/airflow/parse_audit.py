@@ -67,6 +67,10 @@ def main(folder: str) -> int:
     # chain), and every database access must open a new connection (an audited sqlite3.connect).
     os.environ["_AIRFLOW_PROCESS_CONTEXT"] = "server"
     import airflow.sdk  # noqa: F401  (configuration, logging, providers: before the hook)
+
+    # the OpenLineage client (imported by the Spark provider's operator when the OpenLineage provider is
+    # installed) reads its HTTP library's package metadata on import: a library's start-up, not DAG code
+    import openlineage.client  # noqa: F401
     from airflow import settings
     from airflow.dag_processing.dagbag import DagBag
 

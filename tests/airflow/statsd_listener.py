@@ -1,46 +1,14 @@
-"""A StatsD server on loopback for the DAG tests: a UDP socket that keeps every gauge it receives, and
-Airflow's metrics (``airflow.sdk.observability.stats``) pointed at it as a deployment with
-``[metrics] statsd_on`` would be, through Airflow's own ``SafeStatsdLogger`` (its validators, name handler and
-prefix ``airflow``).
-
-The ``statsd`` package Airflow's StatsD logger wraps is not installed here (docs/metrics.md), so the wire
-client is ``LoopbackStatsClient``: the part of ``statsd.StatsClient`` the logger calls, in the StatsD line
-format (``<prefix>.<name>:<value>|g``)."""
+"""A StatsD server on loopback for the DAG tests: a UDP socket that keeps every line it receives. The test
+Airflow stack (``conftest.py``) turns ``[metrics] statsd_on`` on and points ``statsd_host`` and
+``statsd_port`` at the session's listener, so Airflow's own StatsD path (the ``statsd`` package's
+``StatsClient`` behind Airflow's ``SafeStatsdLogger``, prefix ``airflow``) sends to it."""
 
 from __future__ import annotations
 
 import contextlib
 import socket
 import threading
-from collections.abc import Iterator
-from typing import Any
-
-
-class LoopbackStatsClient:
-    """``statsd.StatsClient(host, port, prefix, ipv6)``'s gauge, counter and timer calls, over UDP."""
-
-    def __init__(self, host: str, port: int, prefix: str | None, ipv6: bool = False) -> None:
-        self._address = (host, port)
-        self._prefix = f"{prefix}." if prefix else ""
-
-    def _send(self, stat: str, value: Any, kind: str) -> None:
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
-            sender.sendto(f"{self._prefix}{stat}:{value}|{kind}".encode(), self._address)
-
-    def gauge(self, stat: str, value: Any, rate: float = 1, delta: bool = False) -> None:
-        self._send(stat, value, "g")
-
-    def incr(self, stat: str, count: int = 1, rate: float = 1) -> None:
-        self._send(stat, count, "c")
-
-    def decr(self, stat: str, count: int = 1, rate: float = 1) -> None:
-        self._send(stat, -count, "c")
-
-    def timing(self, stat: str, delta: Any, rate: float = 1) -> None:
-        self._send(stat, delta, "ms")
-
-    def timer(self, stat: str, rate: float = 1) -> contextlib.nullcontext[None]:
-        return contextlib.nullcontext()
+import time
 
 
 class StatsdListener:
@@ -52,6 +20,7 @@ class StatsdListener:
         self._socket.settimeout(0.2)
         self.port: int = self._socket.getsockname()[1]
         self.lines: list[str] = []
+        self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._receive, daemon=True)
         self._thread.start()
@@ -62,7 +31,25 @@ class StatsdListener:
                 data = self._socket.recv(65_535)
             except TimeoutError:
                 continue
-            self.lines.extend(data.decode().splitlines())
+            with self._lock:
+                self.lines.extend(data.decode().splitlines())
+
+    def mark(self) -> int:
+        """How many lines were received so far (pass to ``gauges`` to see only what came later)."""
+        with self._lock:
+            return len(self.lines)
+
+    def settle(self, *, quiet_s: float = 0.3, timeout_s: float = 10.0) -> None:
+        """Wait until nothing more arrived for ``quiet_s`` (UDP datagrams sent just now may still be on their
+        way to the receiving thread), at most ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
+        seen = self.mark()
+        while time.monotonic() < deadline:
+            time.sleep(quiet_s)
+            now = self.mark()
+            if now == seen:
+                return
+            seen = now
 
     def close(self) -> None:
         """Stop listening, after reading what is still queued on the socket."""
@@ -73,39 +60,14 @@ class StatsdListener:
                 self.lines.extend(self._socket.recv(65_535).decode().splitlines())
         self._socket.close()
 
-    def gauges(self) -> dict[str, float]:
-        """The last value of every gauge received."""
+    def gauges(self, *, since: int = 0) -> dict[str, float]:
+        """The last value of every gauge received after the first ``since`` lines."""
+        with self._lock:
+            lines = self.lines[since:]
         values: dict[str, float] = {}
-        for line in self.lines:
+        for line in lines:
             name, _, rest = line.partition(":")
             value, _, kind = rest.partition("|")
             if kind == "g":
                 values[name] = float(value)
         return values
-
-
-@contextlib.contextmanager
-def airflow_metrics_to_statsd() -> Iterator[StatsdListener]:
-    """Airflow's stats sent to a fresh listener (as the task runner's ``stats.initialize`` does with StatsD
-    on) for the duration; then Airflow's configured backend again."""
-    import airflow.sdk.serde  # noqa: F401  (its import initializes stats from the configuration: first)
-    from airflow.sdk._shared.observability.metrics import statsd_logger
-    from airflow.sdk.observability import stats
-    from airflow.sdk.observability.metrics.stats_utils import get_stats_factory
-
-    listener = StatsdListener()
-
-    def factory() -> Any:
-        return statsd_logger.get_statsd_logger(
-            stats_class=LoopbackStatsClient,  # type: ignore[arg-type]
-            host="127.0.0.1",
-            port=listener.port,
-            prefix="airflow",
-        )
-
-    stats.initialize(factory=factory, export_legacy_names=False)
-    try:
-        yield listener
-    finally:
-        stats.initialize(factory=get_stats_factory(), export_legacy_names=False)
-        listener.close()

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from dag_helpers import AIRFLOW_WARNINGS, asset_events, return_value, run_dag, task_states
+from dag_helpers import AIRFLOW_WARNINGS, asset_events, lineage_outputs, return_value, run_dag, task_states
 from kafka_segments.lake.history import head_version
 from kafka_segments.storage import LocalStore
 from lake.retention_helpers import TP, bases, partition, upload_fifteen_records
@@ -62,8 +62,11 @@ def test_delete_records_is_a_dry_run_unless_told_otherwise(
     assert "partition: missing-0\terror: UNKNOWN_TOPIC_OR_PARTITION" in caplog.text
 
 
-def test_delete_records_commits_the_new_log_start_offsets_and_emits_a_lake_event(lake: LocalStore) -> None:
-    from orchestration.assets import lake_asset
+def test_delete_records_commits_the_new_log_start_offsets_and_emits_a_lake_event(
+    lake: LocalStore, openlineage_events: Path
+) -> None:
+    from orchestration.assets import lake_asset, lake_asset_uri
+    from orchestration.lineage import topic_asset
 
     run = run_dag(DAG_ID, {"request": REQUEST, "dry_run": False})
 
@@ -80,6 +83,14 @@ def test_delete_records_commits_the_new_log_start_offsets_and_emits_a_lake_event
     ]
     events = asset_events(lake_asset(str(lake.root)).uri)
     assert [(e["extra"]["version"], e["source_run_id"]) for e in events] == [(1, run.run_id)]
+    topic_events = asset_events(topic_asset(str(lake.root), TP.topic).uri)
+    assert [(e["extra"]["version"], e["source_run_id"]) for e in topic_events] == [(1, run.run_id)]
+    # OpenLineage (docs/airflow.md, "Lineage"): the lake and the topic it changed, as local files
+    root = lake_asset_uri(str(lake.root)).removeprefix("file://")
+    assert set(lineage_outputs(openlineage_events, run, "delete_records")) == {
+        ("file", root),
+        ("file", f"{root}/{TP.topic}"),
+    }
 
 
 def test_a_malformed_request_fails_the_run_without_a_retry(lake: LocalStore) -> None:

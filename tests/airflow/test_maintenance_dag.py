@@ -17,7 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dag_helpers import AIRFLOW_WARNINGS, asset_events, return_value, run_dag, task_states, try_numbers
+from dag_helpers import (
+    AIRFLOW_WARNINGS,
+    asset_events,
+    lineage_outputs,
+    return_value,
+    run_dag,
+    task_states,
+    try_numbers,
+)
 from kafka_segments.demo import DEFAULT_REGION, EMBEDDED_CREDENTIALS, EmbeddedS3
 from kafka_segments.lake.checkpoint_files import checkpoint_files_match
 from kafka_segments.lake.history import head_version
@@ -31,7 +39,7 @@ from kafka_segments.topic_partition import TopicPartition
 from lake.helpers import upload_segment
 from lake.retention_helpers import bases, group, partition, single_record_batch, write_snapshot
 from s3_fixtures import BUCKET, new_s3_store
-from statsd_listener import StatsdListener, airflow_metrics_to_statsd
+from statsd_listener import StatsdListener
 
 pytestmark = [pytest.mark.airflow, *(pytest.mark.filterwarnings(w) for w in AIRFLOW_WARNINGS)]
 
@@ -134,11 +142,14 @@ def _partitions(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {f"{p['topic']}-{p['partition']}": p for p in report["plan"]["partitions"]}
 
 
-def test_a_committing_run_applies_retention_and_publishes_its_report(lake: Lake) -> None:
+def test_a_committing_run_applies_retention_and_publishes_its_report(
+    lake: Lake, statsd: StatsdListener, openlineage_events: Path
+) -> None:
     from orchestration.assets import lake_asset
+    from orchestration.lineage import topic_asset
 
-    with airflow_metrics_to_statsd() as statsd:
-        run = run_dag(DAG_ID, {"dry_run": False, "offsets_source": str(lake.snapshot)})
+    sent_before = statsd.mark()
+    run = run_dag(DAG_ID, {"dry_run": False, "offsets_source": str(lake.snapshot)})
 
     assert run.state == "success", task_states(run)
     assert head_version(lake.store) == 1
@@ -167,20 +178,31 @@ def test_a_committing_run_applies_retention_and_publishes_its_report(lake: Lake)
     assert report["plan"]["totals"]["by_reason"]["retention.ms"]["bytes"] > 0
     assert report["validation"]["success"] is True
     assert report["validation"]["data_docs"].endswith("index.html")
+    assert report["validation"]["page"] == run_file_key(report["run_id"], "validation.html")  # offline page
+    assert b"<script" not in lake.store.get(report["validation"]["page"])
     assert report["gc"]["dry_run"] is False
     assert json.loads(lake.store.get(report["report_key"])) == report
     events = asset_events(lake_asset(lake.uri).uri)
     assert [(e["extra"]["version"], e["extra"]["run_id"], e["source_run_id"]) for e in events] == [
         (1, report["run_id"], run.run_id)
     ]
-    _assert_metrics_received(statsd, report)
+    for topic in ("c", "t"):
+        [event] = asset_events(topic_asset(lake.uri, topic).uri)
+        assert (event["extra"]["version"], event["source_run_id"]) == (1, run.run_id)
+    # OpenLineage (docs/airflow.md, "Lineage"): the commit's outputs are the lake and the topics it changed
+    assert set(lineage_outputs(openlineage_events, run, "commit")) == {
+        (f"s3://{BUCKET}", lake.store.prefix.rstrip("/")),
+        (f"s3://{BUCKET}", f"{lake.store.prefix.rstrip('/')}/c"),
+        (f"s3://{BUCKET}", f"{lake.store.prefix.rstrip('/')}/t"),
+    }
+    statsd.settle()
+    _assert_metrics_received(statsd.gauges(since=sent_before), report)
 
 
-def _assert_metrics_received(statsd: StatsdListener, report: dict[str, Any]) -> None:
+def _assert_metrics_received(received: dict[str, float], report: dict[str, Any]) -> None:
     """The report's metrics reached StatsD through Airflow's metrics, under the names of docs/metrics.md."""
     from orchestration.metrics import metric_gauges
 
-    received = statsd.gauges()
     sent = {f"airflow.{name}": float(value) for name, value, _ in metric_gauges(report["metrics"], lake="")}
     assert {name: received.get(name) for name in sent} == sent
     holder = _partitions(report)["c-0"]["holder"]

@@ -268,3 +268,25 @@ def test_a_spark_job_that_exits_75_is_retried_and_any_other_exit_fails_at_once()
     assert policy.evaluate(transient, try_number=1, max_tries=4).action is RetryAction.RETRY
     assert submit_failure(permanent) is permanent
     assert policy.evaluate(permanent, try_number=1, max_tries=4).action is RetryAction.FAIL
+
+
+def test_a_commit_names_the_topics_its_run_changed_and_their_assets_sit_under_the_lake() -> None:
+    from kafka_segments.state.manifest import Manifest, PartitionState
+    from kafka_segments.topic_partition import TopicPartition
+    from orchestration.lineage import changed_topics, topic_asset
+
+    def state(topic: str, partition: int, run_id: str) -> PartitionState:
+        return PartitionState(TopicPartition(topic, partition), 0, 0, (), run_id=run_id)
+
+    manifest = Manifest(
+        version=3,
+        parent_version=2,
+        run_id="r3",
+        operation="run",
+        committed_at_ms=0,
+        now_ms=0,
+        partitions=(state("b", 0, "r3"), state("a", 1, "r3"), state("a", 0, "r2"), state("z", 0, "r1")),
+    )
+    assert changed_topics(manifest) == ["a", "b"]
+    assert topic_asset("s3://lake/prod/", "orders").uri == "s3://lake/prod/orders"
+    assert topic_asset("s3://lake/prod", "orders").uri == "s3://lake/prod/orders"

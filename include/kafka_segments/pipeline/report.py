@@ -187,7 +187,12 @@ def render_report(document: Mapping[str, Any]) -> str:
     if validation is not None:
         verdict = "passed" if validation.get("success") else "FAILED"
         docs = validation.get("data_docs")
-        lines.append(f"validation: {verdict}" + (f"; Data Docs: {docs}" if docs else ""))
+        page = validation.get("page")
+        lines.append(
+            f"validation: {verdict}"
+            + (f"; Data Docs: {docs}" if docs else "")
+            + (f"; offline page: {page}" if page else "")
+        )
     gc = document.get("gc")
     if gc is not None:
         lines.append(

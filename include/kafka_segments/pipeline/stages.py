@@ -327,5 +327,6 @@ def _validation_summary(document: Mapping[str, Any]) -> dict[str, Any]:
             for suite in document.get("suites", [])
         ],
         "data_docs": document.get("data_docs"),
+        "page": document.get("page"),
         "key": run_file_key(str(document.get("run_id")), VALIDATION),
     }
