@@ -24,9 +24,7 @@ from kafka_segments.reading.errors import ReadOptionError
 from kafka_segments.reading.options import ReadOptions, View, parse_options
 from kafka_segments.reading.plan import plan_read
 from kafka_segments.reading.pushdown import Narrowing
-from kafka_segments.reading.reader import read_latest, tasks_by_partition
-from kafka_segments.reading.segment_read import read_task
-from kafka_segments.reading.tasks import SegmentTask
+from kafka_segments.reading.tasks import SegmentTask, tasks_by_partition
 from kafka_segments.storage import open_store
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
@@ -79,6 +77,11 @@ class LakeReader(DataSourceReader):
         return [TaskPartition((task,)) for task in tasks]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
+        # The decoder (numba's kernels, pyarrow) is imported here, in the executors' workers only: Spark asks
+        # the schema and the plan in short-lived Python processes on the driver, which need neither.
+        from kafka_segments.reading.reader import read_latest
+        from kafka_segments.reading.segment_read import read_task
+
         store = open_store(self.lake)
         tasks: tuple[SegmentTask, ...] = partition.value
         include_headers = self.options.include_headers

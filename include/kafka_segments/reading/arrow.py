@@ -8,14 +8,15 @@ record that has any.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from kafka_segments.records.attributes import TIMESTAMP_TYPE_MASK
-from kafka_segments.records.fast import RecordColumns
-from kafka_segments.records.fast.columns import read_headers
+
+if TYPE_CHECKING:  # the decoder loads numba's kernels: the schema alone (a Spark driver's) needs neither
+    from kafka_segments.records.fast import RecordColumns
 
 I64 = npt.NDArray[np.int64]
 
@@ -129,6 +130,8 @@ def _gathered(columns: RecordColumns, rows: I64) -> tuple[Any, Any]:
 
 def _headers(columns: RecordColumns, rows: I64) -> Any:
     import pyarrow as pa
+
+    from kafka_segments.records.fast.columns import read_headers
 
     header_type = arrow_schema(include_headers=True).field("headers").type
     counts = columns.headers_count[rows]

@@ -12,7 +12,7 @@ from kafka_segments.reading.latest import latest_by_key
 from kafka_segments.reading.options import ReadOptions, View
 from kafka_segments.reading.plan import ReadPlan, plan_read
 from kafka_segments.reading.segment_read import read_task
-from kafka_segments.reading.tasks import SegmentTask
+from kafka_segments.reading.tasks import SegmentTask, tasks_by_partition
 from kafka_segments.storage import open_store
 from kafka_segments.storage.base import ObjectStore
 
@@ -51,14 +51,3 @@ def read_latest(store: ObjectStore, tasks: list[SegmentTask], *, include_headers
     schema = arrow_schema(include_headers=include_headers)
     batches = (batch for task in tasks for batch in read_task(store, task, include_headers=include_headers))
     yield from latest_by_key(batches, schema=schema).to_batches()
-
-
-def tasks_by_partition(tasks: tuple[SegmentTask, ...]) -> list[list[SegmentTask]]:
-    """The tasks grouped by partition (they come partition by partition)."""
-    groups: list[list[SegmentTask]] = []
-    for task in tasks:
-        if groups and groups[-1][0].topic_partition == task.topic_partition:
-            groups[-1].append(task)
-        else:
-            groups.append([task])
-    return groups

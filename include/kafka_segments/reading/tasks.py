@@ -46,3 +46,14 @@ def segment_tasks(ranges: Iterable[PartitionRange], *, drop_aborted: bool) -> li
                 )
             )
     return tasks
+
+
+def tasks_by_partition(tasks: tuple[SegmentTask, ...]) -> list[list[SegmentTask]]:
+    """The tasks grouped by partition (they come partition by partition)."""
+    groups: list[list[SegmentTask]] = []
+    for task in tasks:
+        if groups and groups[-1][0].topic_partition == task.topic_partition:
+            groups[-1].append(task)
+        else:
+            groups.append([task])
+    return groups

@@ -13,7 +13,6 @@ import numpy as np
 
 from kafka_segments.lake.history import location_of
 from kafka_segments.lake.reader import read_segment, visible_segments
-from kafka_segments.records.fast import scan_header_table
 from kafka_segments.records.log import read_entry
 from kafka_segments.state import PartitionState
 from kafka_segments.storage.base import ObjectStore
@@ -36,6 +35,8 @@ def offset_for_timestamp(
         return None
     data = read_segment(store, segment)
     where = location_of(store, segment.key)
+    from kafka_segments.records.fast import scan_header_table  # numba's kernels, only to resolve a timestamp
+
     table = scan_header_table(data, segment=where)
     reaching = np.flatnonzero((table.max_timestamp >= timestamp_ms) & (table.last_offset >= log_start))
     if reaching.size == 0:
