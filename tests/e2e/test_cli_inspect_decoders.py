@@ -19,7 +19,9 @@ from unit.coordinator_records import (
     CoordinatorLog,
     Schema,
     _f,
+    consumer_group_metadata,
     consumer_subscription,
+    current_member_assignment,
     encode_key,
     encode_value,
     group_metadata_key,
@@ -162,6 +164,27 @@ def test_offsets_decoder_keeps_subscription_bytes_that_do_not_decode(tmp_path: P
     (line,) = _records(path, "--offsets-decoder")
 
     assert '"subscription":"AAc=","assignment":""' in line
+
+
+def test_offsets_decoder_prints_kip_848_consumer_group_values(tmp_path: Path) -> None:
+    log = CoordinatorLog(timestamp=T)
+    log.append(
+        consumer_group_metadata("g", 5, metadata_hash=3), current_member_assignment("g", "m", member_epoch=5)
+    )
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(log.data())
+
+    lines = _records(path, "--offsets-decoder")
+
+    assert lines[0].endswith(
+        'key: {"type":"3","data":{"groupId":"g"}} '
+        'payload: {"version":"0","data":{"epoch":5,"metadataHash":3}}'
+    )
+    assert lines[1].endswith(
+        'key: {"type":"8","data":{"groupId":"g","memberId":"m"}} payload: {"version":"0","data":'
+        '{"memberEpoch":5,"previousMemberEpoch":-1,"state":0,"assignedPartitions":[{"topicId":'
+        '"AAECAwQFBgcICQoLDA0ODw","partitions":[0,1]}],"partitionsPendingRevocation":[]}}'
+    )
 
 
 def _transaction(transactional_id: str, values: dict[str, object], version: int) -> tuple[bytes, bytes]:

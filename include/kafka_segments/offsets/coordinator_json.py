@@ -10,9 +10,10 @@ classic group of protocol type ``consumer`` shows each member's ``subscription``
 (``ConsumerProtocolSubscription`` / ``ConsumerProtocolAssignment``), their bytes kept if they do not decode.
 
 Schemas: ``group-coordinator/src/main/resources/common/message/{OffsetCommit,GroupMetadata}{Key,Value}.json``,
-``transaction-coordinator/.../TransactionLog{Key,Value}.json``, ``clients/.../ConsumerProtocol*.json``. The
-KIP-848 consumer-group records (types 3-8, 16) print their key; their value is not decoded (README.md,
-``inspect``)."""
+``transaction-coordinator/.../TransactionLog{Key,Value}.json``, ``clients/.../ConsumerProtocol*.json``; the
+KIP-848 consumer-group values (types 3-8, 16) are ``coordinator_schema.CONSUMER_GROUP_VALUES`` (a uuid prints
+as Kafka's ``Uuid.toString``, URL-safe base64 without padding; a null nullable field as ``null``). Share-group
+and streams-group records print as unknown record types (README.md, ``inspect``)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,6 @@ import base64
 import contextlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from kafka_segments.offsets.coordinator_fields import CoordinatorSchemaError, FieldReader
@@ -31,40 +31,10 @@ from kafka_segments.offsets.coordinator_keys import (
     UnknownRecordKey,
     decode_key,
 )
+from kafka_segments.offsets.coordinator_schema import CONSUMER_GROUP_VALUES, Field, Schema, in_versions
 
 DELETE = "<DELETE>"
 _CONSUMER_PROTOCOL_TYPE = "consumer"
-
-
-@dataclass(frozen=True, slots=True)
-class Field:
-    """One field of a message schema: ``versions`` / ``nullable`` as the schema's ``"N+"``, ``"N"``,
-    ``"N-M"`` or ``"none"``; ``tag`` for a tagged field (written in JSON only when not ``default``)."""
-
-    name: str
-    type: str
-    versions: str = "0+"
-    nullable: str = "none"
-    tag: int | None = None
-    default: object = None
-    fields: tuple[Field, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Schema:
-    name: str
-    valid: str
-    flexible: str
-    fields: tuple[Field, ...]
-
-
-def in_versions(spec: str, version: int) -> bool:
-    if spec == "none":
-        return False
-    if spec.endswith("+"):
-        return version >= int(spec[:-1])
-    low, _, high = spec.partition("-")
-    return int(low) <= version <= int(high or low)
 
 
 _TOPIC_PARTITION = (Field("topic", "string"), Field("partitions", "[]int32"))
@@ -196,9 +166,11 @@ def _read_tags(reader: FieldReader, tagged: dict[int, Field], version: int, name
 
 def _read(reader: FieldReader, field: Field, version: int, flexible: bool) -> Any:
     kind = field.type
-    if kind in _INTS:
-        return _INTS[kind](reader, field.name)
+    if kind in _FIXED:
+        return _FIXED[kind](reader, field.name)
     nullable = in_versions(field.nullable, version)
+    if not kind.startswith("[]") and field.fields:
+        return _read_nested(reader, field, version=version, flexible=flexible, nullable=nullable)
     if kind in ("string", "bytes"):
         return _read_variable(reader, field, nullable=nullable, flexible=flexible)
     count = reader.nullable_array_length(field.name, flexible=flexible)
@@ -215,6 +187,15 @@ def _read(reader: FieldReader, field: Field, version: int, flexible: bool) -> An
     ]
 
 
+def _read_nested(
+    reader: FieldReader, field: Field, *, version: int, flexible: bool, nullable: bool
+) -> dict[str, Any] | None:
+    """A struct-typed field: a nullable one is preceded by an int8, negative for null."""
+    if nullable and reader.int8(f"{field.name} presence") < 0:
+        return None
+    return read_struct(reader, field.fields, version=version, flexible=flexible, name=field.name)
+
+
 def _read_variable(reader: FieldReader, field: Field, *, nullable: bool, flexible: bool) -> str | None:
     if field.type == "string":
         read_string = reader.nullable_string if nullable else reader.string
@@ -224,11 +205,17 @@ def _read_variable(reader: FieldReader, field: Field, *, nullable: bool, flexibl
     return None if raw is None else base64.b64encode(raw).decode("ascii")
 
 
-_INTS: dict[str, Callable[[FieldReader, str], int]] = {
+def _uuid(reader: FieldReader, name: str) -> str:
+    """Kafka's ``Uuid.toString``: the 16 bytes in URL-safe base64 without padding."""
+    return base64.urlsafe_b64encode(reader.take(16, name)).rstrip(b"=").decode("ascii")
+
+
+_FIXED: dict[str, Callable[[FieldReader, str], int | str]] = {
     "int8": FieldReader.int8,
     "int16": FieldReader.int16,
     "int32": FieldReader.int32,
     "int64": FieldReader.int64,
+    "uuid": _uuid,
 }
 
 
@@ -280,16 +267,15 @@ def _offsets_record(key: bytes | None, value: bytes | None) -> tuple[str, str | 
                 "partition": decoded.partition,
             },
         )
-        schema: Schema | None = OFFSET_COMMIT_VALUE
+        schema = OFFSET_COMMIT_VALUE
     elif isinstance(decoded, GroupMetadataKey):
         record_type, data, schema = 2, {"group": decoded.group}, GROUP_METADATA_VALUE
     else:
-        record_type, data, schema = decoded.record_type, _consumer_group_key(decoded), None
+        record_type, data = decoded.record_type, _consumer_group_key(decoded)
+        schema = CONSUMER_GROUP_VALUES[record_type]
     key_line = _key_line(record_type, data)
     if value is None:
         return key_line, DELETE
-    if schema is None:
-        return key_line, f"<not decoded: KIP-848 record type {record_type}>"
     version, fields = read_message(value, schema)
     if schema is GROUP_METADATA_VALUE and fields["protocolType"] == _CONSUMER_PROTOCOL_TYPE:
         for member in fields["members"]:

@@ -1,0 +1,121 @@
+"""The message schemas ``kafka-dump-log.sh`` decodes coordinator values with, as data: a ``Schema`` per
+message, a ``Field`` per field, with the versions, nullability and tags of Kafka's JSON definitions
+(``group-coordinator/src/main/resources/common/message/*.json`` at Kafka 4.1). The reader that walks them is
+``coordinator_json.read_message``.
+
+``CONSUMER_GROUP_VALUES`` holds the values of the KIP-848 consumer-group records, by record type (3-8, 16):
+``ConsumerGroupMetadataValue`` (with 4.1's ``MetadataHash``), ``ConsumerGroupPartitionMetadataValue``,
+``ConsumerGroupMemberMetadataValue``, ``ConsumerGroupTargetAssignmentMetadataValue``,
+``ConsumerGroupTargetAssignmentMemberValue``, ``ConsumerGroupCurrentMemberAssignmentValue`` and
+``ConsumerGroupRegularExpressionValue``: one valid version (0), flexible from version 0."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One field of a message schema: ``versions`` / ``nullable`` as the schema's ``"N+"``, ``"N"``,
+    ``"N-M"`` or ``"none"``; ``tag`` for a tagged field (written in JSON only when not ``default``).
+    ``type`` is a primitive (``int8`` ... ``int64``, ``uuid``, ``string``, ``bytes``), ``[]<type>`` for an
+    array, or a struct's name (``fields`` not empty) for a nested struct."""
+
+    name: str
+    type: str
+    versions: str = "0+"
+    nullable: str = "none"
+    tag: int | None = None
+    default: object = None
+    fields: tuple[Field, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Schema:
+    name: str
+    valid: str
+    flexible: str
+    fields: tuple[Field, ...]
+
+
+def in_versions(spec: str, version: int) -> bool:
+    if spec == "none":
+        return False
+    if spec.endswith("+"):
+        return version >= int(spec[:-1])
+    low, _, high = spec.partition("-")
+    return int(low) <= version <= int(high or low)
+
+
+def _kip848(name: str, *fields: Field) -> Schema:
+    return Schema(name, "0", "0+", fields)
+
+
+_TOPIC_PARTITIONS = (Field("topicId", "uuid"), Field("partitions", "[]int32"))
+_CLASSIC_MEMBER_METADATA = (
+    Field("sessionTimeoutMs", "int32"),
+    Field(
+        "supportedProtocols",
+        "[]ClassicProtocol",
+        fields=(Field("name", "string"), Field("metadata", "bytes")),
+    ),
+)
+_TOPIC_METADATA = (
+    Field("topicId", "uuid"),
+    Field("topicName", "string"),
+    Field("numPartitions", "int32"),
+    Field(
+        "partitionMetadata",
+        "[]PartitionMetadata",
+        fields=(Field("partition", "int32"), Field("racks", "[]string")),
+    ),
+)
+CONSUMER_GROUP_VALUES: dict[int, Schema] = {
+    3: _kip848(
+        "ConsumerGroupMetadataValue",
+        Field("epoch", "int32"),
+        Field("metadataHash", "int64", tag=0, default=0),
+    ),
+    4: _kip848(
+        "ConsumerGroupPartitionMetadataValue",
+        Field("topics", "[]TopicMetadata", fields=_TOPIC_METADATA),
+    ),
+    5: _kip848(
+        "ConsumerGroupMemberMetadataValue",
+        Field("instanceId", "string", nullable="0+"),
+        Field("rackId", "string", nullable="0+"),
+        Field("clientId", "string"),
+        Field("clientHost", "string"),
+        Field("subscribedTopicNames", "[]string"),
+        Field("subscribedTopicRegex", "string", nullable="0+"),
+        Field("rebalanceTimeoutMs", "int32"),
+        Field("serverAssignor", "string", nullable="0+"),
+        Field(
+            "classicMemberMetadata",
+            "ClassicMemberMetadata",
+            nullable="0+",
+            tag=0,
+            default=None,
+            fields=_CLASSIC_MEMBER_METADATA,
+        ),
+    ),
+    6: _kip848("ConsumerGroupTargetAssignmentMetadataValue", Field("assignmentEpoch", "int32")),
+    7: _kip848(
+        "ConsumerGroupTargetAssignmentMemberValue",
+        Field("topicPartitions", "[]TopicPartition", fields=_TOPIC_PARTITIONS),
+    ),
+    8: _kip848(
+        "ConsumerGroupCurrentMemberAssignmentValue",
+        Field("memberEpoch", "int32"),
+        Field("previousMemberEpoch", "int32"),
+        Field("state", "int8"),
+        Field("assignedPartitions", "[]TopicPartitions", fields=_TOPIC_PARTITIONS),
+        Field("partitionsPendingRevocation", "[]TopicPartitions", fields=_TOPIC_PARTITIONS),
+    ),
+    16: _kip848(
+        "ConsumerGroupRegularExpressionValue",
+        Field("topics", "[]string"),
+        Field("version", "int64"),
+        Field("timestamp", "int64"),
+    ),
+}
