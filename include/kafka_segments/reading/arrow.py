@@ -131,7 +131,7 @@ def _gathered(columns: RecordColumns, rows: I64) -> tuple[Any, Any]:
 def _headers(columns: RecordColumns, rows: I64) -> Any:
     import pyarrow as pa
 
-    from kafka_segments.records.fast.columns import read_headers
+    from kafka_segments.records.fast import read_headers
 
     header_type = arrow_schema(include_headers=True).field("headers").type
     counts = columns.headers_count[rows]

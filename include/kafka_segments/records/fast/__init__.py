@@ -6,7 +6,7 @@ pure-Python codec beside it (``records.batch``, ``record``, ``builder``, ``log``
 executable specification each entry point is checked against by property tests. Every kernel compiles
 through ``jit.njit`` (cached on disk), without a signature: nothing compiles at import time."""
 
-from kafka_segments.records.fast.columns import HeaderTable, RecordColumns
+from kafka_segments.records.fast.columns import HeaderTable, RecordColumns, read_headers
 from kafka_segments.records.fast.decode import decode_record_columns
 from kafka_segments.records.fast.digests import (
     DigestTable,
@@ -51,6 +51,7 @@ __all__ = [
     "key_digests",
     "key_identities",
     "last_of_each_id",
+    "read_headers",
     "rebuild_batches",
     "relative_last_offsets",
     "scan_header_table",
