@@ -197,6 +197,8 @@ def test_fail_on_data_loss(lake: Lake) -> None:
         ({"subscribe": "orders", "versionAsOf": "v1"}, "option 'versionAsOf'"),
         ({"subscribe": "orders", "view": "compacted"}, "option 'view'"),
         ({"subscribe": "orders", "startingTimestamp": "soon"}, "option 'startingTimestamp'"),
+        ({"subscribe": "orders", "endingTimestamp": "9" * 30}, "option 'endingTimestamp': '999"),
+        ({"subscribe": "orders", "timestampAsOf": "10000-01-01T00:00:00Z"}, "option 'timestampAsOf'"),
         ({"assign": '{"a b":[0]}'}, "option 'assign': Topic name \"a b\" is illegal"),
     ],
 )

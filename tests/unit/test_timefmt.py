@@ -45,3 +45,19 @@ def test_the_command_line_parses_what_a_report_prints(ms: int) -> None:
 def test_parsing_an_iso_time_keeps_every_millisecond(ms: int) -> None:
     """``timestamp() * 1000`` in floating point turned ``…24.568Z`` into …567."""
     assert parse_time_ms(text_time(ms)) == ms
+
+
+def test_one_parser_for_the_command_line_and_the_reader() -> None:
+    """``--now`` and the reader's time options share ``timefmt.parse_time_ms``; the command line's is its
+    argparse wrapper, so both refuse the same texts with the same words."""
+    import argparse
+
+    from kafka_segments import timefmt
+
+    assert timefmt.parse_time_ms("2025-11-21T04:40:00.123") == 1_763_700_000_123
+    for text in ("-5", "soon", "1" * 40):
+        with pytest.raises(timefmt.TimeFormatError) as library:
+            timefmt.parse_time_ms(text)
+        with pytest.raises(argparse.ArgumentTypeError) as command_line:
+            parse_time_ms(text)
+        assert str(library.value) == str(command_line.value)

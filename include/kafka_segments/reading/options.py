@@ -12,13 +12,14 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from enum import Enum
 from typing import Any
 
 from kafka_segments.reading.errors import ReadOptionError
+from kafka_segments.timefmt import TimeFormatError, parse_time_ms
 from kafka_segments.topic_partition import TopicPartition
 
+_LONG_MAX = 2**63 - 1
 EARLIEST = -2
 LATEST = -1
 
@@ -232,6 +233,8 @@ def _timestamp(option: str, value: str) -> int:
     text = value.strip()
     if not text.isdigit():
         raise ReadOptionError(option, f"{value!r} is not a timestamp in epoch milliseconds")
+    if len(text) > 19 or int(text) > _LONG_MAX:  # Spark's source reads it as a Java long
+        raise ReadOptionError(option, f"{value[:40]!r} is beyond a timestamp's range (2^63-1 ms)")
     return int(text)
 
 
@@ -268,18 +271,10 @@ def _time(given: Mapping[str, str], option: str) -> int | None:
     value = given.get(option.lower())
     if value is None:
         return None
-    text = value.strip()
-    if text.isdigit():
-        return int(text)
     try:
-        moment = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
-    except ValueError:
-        raise ReadOptionError(
-            option, f"{value!r} is neither epoch milliseconds nor an ISO-8601 time (2026-01-31T12:00:00Z)"
-        ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return (moment - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)
+        return parse_time_ms(value)
+    except TimeFormatError as error:
+        raise ReadOptionError(option, str(error)) from None
 
 
 def _view(given: Mapping[str, str]) -> View:
