@@ -2,10 +2,11 @@
 
 Import as ``from unit.coordinator_records import ...``. The schemas below are transcriptions of
 ``group-coordinator/src/main/resources/common/message/*.json`` and
-``clients/src/main/resources/common/message/ConsumerProtocolSubscription.json`` (fields, ``versions``,
-``nullableVersions``, tags); a generic encoder writes any of them at any version, non-flexible or flexible
-(compact lengths + tagged fields), as Kafka's generated ``write`` methods do. It shares no code with the
-library's decoder, so the two check each other; the golden-bytes tests check both against hand-written bytes.
+``clients/src/main/resources/common/message/ConsumerProtocolSubscription.json`` at Kafka 4.1 (fields,
+``versions``, ``nullableVersions``, tags); a generic encoder writes any of them at any version,
+non-flexible or flexible (compact lengths + tagged fields), as Kafka's generated ``write`` methods do. It
+shares no code with the library's decoder, so the two check each other; the golden-bytes tests check both
+against hand-written bytes.
 
 ``CoordinatorLog`` assigns offsets and builds batches with the project's ``build_batch`` /
 ``build_end_transaction_marker``, giving ``.log`` bytes or a ``SegmentFiles`` for the lake.
@@ -92,7 +93,6 @@ CONSUMER_GROUP_METADATA_VALUE: Schema = {
     "fields": [
         _f("Epoch", "int32"),
         _f("MetadataHash", "int64", default=0, taggedVersions="0+", tag=0),
-        _f("CreationTimeMs", "int64", default=-1, taggedVersions="0+", tag=1),
     ],
 }
 CONSUMER_GROUP_MEMBER_METADATA_VALUE: Schema = {
@@ -129,12 +129,7 @@ CURRENT_MEMBER_ASSIGNMENT_VALUE: Schema = {
 TARGET_ASSIGNMENT_MEMBER_VALUE: Schema = {
     "validVersions": "0",
     "flexibleVersions": "0+",
-    "fields": [
-        _f("Error", "int8"),
-        _f("TopicPartitions", "[]TopicPartition", fields=TOPIC_PARTITIONS_FIELDS),
-        _f("MetadataVersion", "int16"),
-        _f("MetadataBytes", "bytes"),
-    ],
+    "fields": [_f("TopicPartitions", "[]TopicPartition", fields=TOPIC_PARTITIONS_FIELDS)],
 }
 PARTITION_METADATA_VALUE: Schema = {
     "validVersions": "0",
@@ -143,7 +138,16 @@ PARTITION_METADATA_VALUE: Schema = {
         _f(
             "Topics",
             "[]TopicMetadata",
-            fields=[_f("TopicId", "uuid"), _f("TopicName", "string"), _f("NumPartitions", "int32")],
+            fields=[
+                _f("TopicId", "uuid"),
+                _f("TopicName", "string"),
+                _f("NumPartitions", "int32"),
+                _f(
+                    "PartitionMetadata",
+                    "[]PartitionMetadata",
+                    fields=[_f("Partition", "int32"), _f("Racks", "[]string")],
+                ),
+            ],
         )
     ],
 }
@@ -403,13 +407,9 @@ def target_assignment_metadata(group: str, assignment_epoch: int) -> tuple[bytes
 
 
 def target_assignment_member(group: str, member_id: str) -> tuple[bytes, bytes]:
-    values = {
-        "Error": 0,
-        "TopicPartitions": [{"TopicId": bytes(16), "Partitions": [0]}],
-        "MetadataVersion": 0,
-    }
+    values = {"TopicPartitions": [{"TopicId": bytes(16), "Partitions": [0]}]}
     key = encode_key(7, GROUP_MEMBER_KEY, {"GroupId": group, "MemberId": member_id})
-    return key, encode_value(TARGET_ASSIGNMENT_MEMBER_VALUE, {**values, "MetadataBytes": b""}, version=0)
+    return key, encode_value(TARGET_ASSIGNMENT_MEMBER_VALUE, values, version=0)
 
 
 def current_member_assignment(
@@ -427,7 +427,7 @@ def current_member_assignment(
 
 
 def partition_metadata(group: str) -> tuple[bytes, bytes]:
-    topics = [{"TopicId": bytes(16), "TopicName": "orders", "NumPartitions": 3}]
+    topics = [{"TopicId": bytes(16), "TopicName": "orders", "NumPartitions": 3, "PartitionMetadata": []}]
     return encode_key(4, GROUP_KEY, {"GroupId": group}), encode_value(
         PARTITION_METADATA_VALUE, {"Topics": topics}, version=0
     )

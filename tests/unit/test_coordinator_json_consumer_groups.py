@@ -1,8 +1,8 @@
 """``kafka-dump-log.sh --offsets-decoder`` lines for the KIP-848 consumer-group records (types 3-8, 16).
 
 The values are written by the test-side encoder (``unit.coordinator_records``) from its transcriptions of
-``group-coordinator/src/main/resources/common/message/ConsumerGroup*Value.json`` (Kafka 4.1's partition
-metadata and target assignment member values are transcribed below, the module's are older); the expected
+``group-coordinator/src/main/resources/common/message/ConsumerGroup*Value.json`` at Kafka 4.1
+(``test_the_transcriptions_agree_with_the_library`` keeps them in step with the library's); the expected
 lines follow the generated ``*JsonConverter.write`` methods ``CoordinatorRecordJsonConverters`` calls: JSON
 field names in schema order, ``{"version":"0","data":{...}}``, a tagged field only when not its default, a
 null nullable field as ``null``, a uuid as ``Uuid.toString`` (URL-safe base64, no padding), int8 as a
@@ -21,7 +21,9 @@ from unit.coordinator_records import (
     GROUP_KEY,
     GROUP_MEMBER_KEY,
     GROUP_REGEX_KEY,
+    PARTITION_METADATA_VALUE,
     REGEX_VALUE,
+    TARGET_ASSIGNMENT_MEMBER_VALUE,
     TARGET_ASSIGNMENT_METADATA_VALUE,
     Schema,
     _f,
@@ -39,29 +41,6 @@ CLASSIC_MEMBER_METADATA = [
     _f("SessionTimeoutMs", "int32"),
     _f("SupportedProtocols", "[]ClassicProtocol", fields=[_f("Name", "string"), _f("Metadata", "bytes")]),
 ]
-
-
-def _v0(*fields: dict[str, Any]) -> Schema:
-    return {"validVersions": "0", "flexibleVersions": "0+", "fields": list(fields)}
-
-
-PARTITION_METADATA = _v0(
-    _f(
-        "Topics",
-        "[]TopicMetadata",
-        fields=[
-            _f("TopicId", "uuid"),
-            _f("TopicName", "string"),
-            _f("NumPartitions", "int32"),
-            _f(
-                "PartitionMetadata",
-                "[]PartitionMetadata",
-                fields=[_f("Partition", "int32"), _f("Racks", "[]string")],
-            ),
-        ],
-    )
-)
-TARGET_ASSIGNMENT_MEMBER = _v0(_f("TopicPartitions", "[]TopicPartition", fields=TOPIC_PARTITIONS))
 
 
 def _line(key: bytes, value: bytes | None) -> tuple[str, str | None]:
@@ -97,7 +76,7 @@ def test_partition_metadata_prints_topics_with_uuids_and_racks() -> None:
     ]
 
     _, value = _line(
-        encode_key(4, GROUP_KEY, {"GroupId": "g"}), _value(PARTITION_METADATA, {"Topics": topics})
+        encode_key(4, GROUP_KEY, {"GroupId": "g"}), _value(PARTITION_METADATA_VALUE, {"Topics": topics})
     )
 
     assert value == (
@@ -154,7 +133,9 @@ def test_target_assignment_records_print_the_epoch_and_the_member_s_partitions()
     )
     member = _line(
         encode_key(7, GROUP_MEMBER_KEY, {"GroupId": "g", "MemberId": "m1"}),
-        _value(TARGET_ASSIGNMENT_MEMBER, {"TopicPartitions": [{"TopicId": TOPIC_ID, "Partitions": [0, 2]}]}),
+        _value(
+            TARGET_ASSIGNMENT_MEMBER_VALUE, {"TopicPartitions": [{"TopicId": TOPIC_ID, "Partitions": [0, 2]}]}
+        ),
     )
 
     assert metadata == ('{"type":"6","data":{"groupId":"g"}}', '{"version":"0","data":{"assignmentEpoch":4}}')
@@ -207,3 +188,54 @@ def test_an_unknown_tag_is_skipped_and_a_bad_version_is_an_error() -> None:
         "Error at offset 0, skipping. Can't read version 1 of ConsumerGroupTargetAssignmentMetadataValue",
         None,
     )
+
+
+def _fields(fields: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    return [
+        (
+            spec["name"][0].lower() + spec["name"][1:],
+            spec["type"],
+            spec["versions"],
+            spec.get("tag"),
+            tuple(_fields(spec.get("fields", []))),
+        )
+        for spec in fields
+    ]
+
+
+def _library_fields(fields: tuple[Any, ...], *, written: set[str]) -> list[tuple[Any, ...]]:
+    return [
+        (
+            field.name,
+            field.type,
+            field.versions,
+            field.tag,
+            tuple(_library_fields(field.fields, written=written)),
+        )
+        for field in fields
+        if field.tag is None or field.name in written
+    ]
+
+
+def test_the_transcriptions_agree_with_the_library() -> None:
+    """The test writer's KIP-848 value schemas and ``offsets.coordinator_schema``'s (Kafka 4.1) list the same
+    fields, types, versions and tags, so neither drifts to another Kafka version unnoticed (the encoder and
+    the decoder stay separate code). The writer leaves out only the tagged nullable struct it writes as raw
+    tagged bytes (``ClassicMemberMetadata``)."""
+    from kafka_segments.offsets.coordinator_schema import CONSUMER_GROUP_VALUES
+
+    written = {"metadataHash"}
+    ours = {
+        3: CONSUMER_GROUP_METADATA_VALUE,
+        4: PARTITION_METADATA_VALUE,
+        5: CONSUMER_GROUP_MEMBER_METADATA_VALUE,
+        6: TARGET_ASSIGNMENT_METADATA_VALUE,
+        7: TARGET_ASSIGNMENT_MEMBER_VALUE,
+        8: CURRENT_MEMBER_ASSIGNMENT_VALUE,
+        16: REGEX_VALUE,
+    }
+    assert set(ours) == set(CONSUMER_GROUP_VALUES)
+    for record_type, schema in ours.items():
+        library = CONSUMER_GROUP_VALUES[record_type]
+        assert (schema["validVersions"], schema["flexibleVersions"]) == (library.valid, library.flexible)
+        assert _fields(schema["fields"]) == _library_fields(library.fields, written=written), library.name
