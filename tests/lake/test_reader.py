@@ -17,7 +17,6 @@ from kafka_segments.lake.reader import (
     iter_visible_batches,
     partition_state,
     read_segment,
-    read_segment_into,
     read_segment_version_into,
     resolve_manifest,
 )
@@ -45,17 +44,7 @@ pytestmark = pytest.mark.lake
 TP = TopicPartition("orders", 0)
 
 
-def read_into_buffer(store: ObjectStore, entry: SegmentEntry) -> bytes:
-    """``read_segment_into`` a buffer of the entry's size, with its progress checked on the way."""
-    out = np.zeros(entry.size, dtype=np.uint8)
-    seen: list[int] = []
-    view = read_segment_into(store, entry, out, progress=seen.append)
-    assert seen == sorted(seen)
-    assert not seen or seen[-1] <= entry.size
-    return bytes(view)
-
-
-READERS = pytest.mark.parametrize("read", [read_segment, read_into_buffer], ids=["read_segment", "into"])
+READERS = pytest.mark.parametrize("read", [read_segment], ids=["read_segment"])
 Read = Callable[[ObjectStore, SegmentEntry], bytes]
 
 
@@ -121,18 +110,6 @@ def test_changed_bytes_are_a_mismatch(store: ObjectStore, clock: FakeClock, read
         read(store, entry)
     assert entry.sha256 in str(caught.value)
     assert key in str(caught.value)
-
-
-def test_a_buffered_read_checks_the_sha256_instead_of_the_stores_checksum(
-    store: ObjectStore, clock: FakeClock
-) -> None:
-    """The manifest's sha256 covers the bytes S3's CRC-32 would: the read does not hash them twice."""
-    log, _ = one_segment_lake(store, clock, adopted=False)
-    entry = resolve_manifest(store).partitions[0].segments[0]
-    recording = ReadRecordingStore(store)
-
-    assert read_into_buffer(recording, entry) == log
-    assert recording.calls == [(None, False)]
 
 
 def test_a_version_read_pins_the_manifests_etag_and_does_not_hash(

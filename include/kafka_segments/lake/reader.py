@@ -7,7 +7,6 @@ skipped, as a consumer drops them)."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -26,7 +25,7 @@ from kafka_segments.records.log import Entry, iter_batches
 from kafka_segments.records.record import Record
 from kafka_segments.state import Manifest, PartitionState, SegmentEntry
 from kafka_segments.storage.base import ObjectStore, Progress, WritableBuffer
-from kafka_segments.storage.buffers import BufferTooSmallError, check_fits, read_into, writable_view
+from kafka_segments.storage.buffers import check_fits, read_into, writable_view
 from kafka_segments.topic_partition import TopicPartition
 
 NO_STATE_HINT = "no committed state yet — run `kafka-segments adopt`"
@@ -140,56 +139,15 @@ def read_segment(store: ObjectStore, entry: SegmentEntry) -> bytes:
     return data
 
 
-def read_segment_into(
-    store: ObjectStore, entry: SegmentEntry, out: WritableBuffer, *, progress: Progress | None = None
-) -> memoryview:
-    """``read_segment`` into the caller's buffer (at least ``entry.size`` bytes), reporting progress.
-
-    ``progress`` is called between chunks with the bytes read so far, so a caller can work on them meanwhile;
-    they are checked (length, sha256) only when this returns. An object larger than ``out`` (a regrown active
-    segment) is read whole, then copied. The store's own checksum is not asked for: the sha256 checks the same
-    bytes, and more (bench/RESULTS.md). Returns ``out[:entry.size]``.
-
-    Raises:
-        SegmentObjectMismatchError, ObjectStoreError: as ``read_segment``.
-        BufferTooSmallError: ``out`` is shorter than ``entry.size``.
-    """
-    location = location_of(store, entry.key)
-    view = writable_view(out, location=location)
-    check_fits(entry.size, len(view), location=location)
-    digest = hashlib.sha256()
-    hashed = 0
-
-    def arrived(filled: int) -> None:
-        nonlocal hashed
-        upto = min(filled, entry.size)
-        digest.update(view[hashed:upto])
-        hashed = upto
-        if progress is not None:
-            progress(upto)
-
-    try:
-        size = read_into(store, entry.key, view, verify_checksum=False, progress=arrived)
-    except ObjectNotFoundError:
-        raise _missing(entry, location) from None
-    except BufferTooSmallError:
-        data = read_segment(store, entry)
-        view[: entry.size] = data
-        if progress is not None:
-            progress(entry.size)
-        return view[: entry.size]
-    _check_bytes(entry, min(size, entry.size), digest.hexdigest(), location)
-    return view[: entry.size]
-
-
 def read_segment_version_into(
     store: ObjectStore, entry: SegmentEntry, out: WritableBuffer, *, progress: Progress | None = None
 ) -> memoryview:
     """The object version ``entry`` names (``If-Match`` its etag) into ``out[:entry.size]``, *not hashed*.
 
-    For a caller that checks every batch's CRC-32C as it uses the bytes (the compaction round): the sha256
-    of ``read_segment_into`` costs as much as decoding. A regrown or replaced object is a
-    ``PreconditionFailedError``; ``read_segment_into`` then reads and checks the prefix the manifest lists.
+    For a caller that checks every batch's CRC-32C as it uses the bytes (the compaction round): a sha256
+    of the bytes costs as much as decoding them. A regrown or replaced object is a
+    ``PreconditionFailedError``; the caller then falls back to ``read_segment``, which reads and checks
+    the prefix the manifest lists.
 
     Raises:
         PreconditionFailedError: the object is no longer the version the manifest recorded.
