@@ -86,3 +86,63 @@ def test_a_run_over_decompression_bombs_stays_within_the_budget(tmp_path: Path) 
         ) in output
     assert "orders-2: cleaned" in output
     assert peak < control + BUDGET + OVERHEAD, f"peak RSS {peak >> 20} MiB, control {control >> 20} MiB"
+
+
+def _peak(argv: list[str]) -> tuple[int, int, str]:
+    measured = subprocess.run(
+        [sys.executable, "-c", PEAK_RSS, str(CLI), *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    code, peak = (int(value) for value in measured.stdout.split())
+    return code, peak, measured.stderr
+
+
+DEFAULT_LIMIT = 256 << 20
+
+
+def test_inspect_and_adopt_refuse_bombs_within_the_default_limit(tmp_path: Path) -> None:
+    """Not only the cleaner: ``inspect`` decoding a 1 GiB zstd batch, and ``adopt`` scanning a legacy gzip
+    wrapper whose message set inflates to 512 MiB (a wrapper is decompressed to read its header), stop at the
+    default limit (256 MiB) with one line naming the object and byte, and stay within it in memory."""
+    from unit.compaction_helpers import legacy_message
+    from unit.test_decompression_default_limit import gzip_wrapper_bomb
+
+    small = tmp_path / "small.log"
+    small.write_bytes(build_batch(records(0, 2)))
+    zstd_file = tmp_path / "zstd.log"
+    zstd_file.write_bytes(zstd_bomb(1 << 30))
+    lake = tmp_path / "lake"
+    (lake / "orders-0").mkdir(parents=True)
+    legacy = legacy_message(1, 0, b"k", b"v") + gzip_wrapper_bomb(1, 512 << 20)
+    (lake / "orders-0" / "00000000000000000000.log").write_bytes(legacy)
+    (lake / "orders-1").mkdir()
+    (lake / "orders-1" / "00000000000000000000.log").write_bytes(write_segment([small.read_bytes()]).log)
+
+    _, control, _ = _peak(["inspect", "--records", str(small)])
+    code, peak, output = _peak(["inspect", "--records", str(zstd_file)])
+    assert code == 1
+    assert "Traceback" not in output
+    assert (
+        f"kafka-segments inspect: {zstd_file} at byte 0 (offset 0): zstd records inflate past the "
+        f"decompression limit of {DEFAULT_LIMIT} bytes"
+    ) in output
+    assert peak < control + DEFAULT_LIMIT + OVERHEAD, (
+        f"peak RSS {peak >> 20} MiB, control {control >> 20} MiB"
+    )
+
+    calm = tmp_path / "calm"
+    (calm / "orders-1").mkdir(parents=True)
+    (calm / "orders-1" / "00000000000000000000.log").write_bytes(write_segment([small.read_bytes()]).log)
+    _, control, _ = _peak(["adopt", "--lake", str(calm)])
+    code, peak, output = _peak(["adopt", "--lake", str(lake)])
+    assert code == 1
+    assert "Traceback" not in output
+    assert (
+        "orders-0/00000000000000000000.log at byte 36: DecompressionLimitError: the wrapper's message set"
+        in (output)
+    )
+    assert "kafka-segments adopt: 1 partition(s) quarantined: orders-0" in output
+    assert peak < control + DEFAULT_LIMIT + OVERHEAD, f"{peak >> 20} MiB peak, control {control >> 20} MiB"

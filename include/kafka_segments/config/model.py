@@ -6,11 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from kafka_segments.records.compression import MAX_INFLATED_BATCH_BYTES
+
 CLEANUP_DELETE = "delete"
 CLEANUP_COMPACT = "compact"
-DEFAULT_MAX_BATCH_DECOMPRESSED_BYTES = 256 << 20
+DEFAULT_MAX_BATCH_DECOMPRESSED_BYTES = MAX_INFLATED_BATCH_BYTES
 """256 MiB: far above any batch a producer sends (``max.message.bytes`` bounds them compressed, 1 MiB by
-default), far below the memory of a worker."""
+default), far below the memory of a worker; every other decode of records uses the same bound."""
 MAP_BYTES_PER_ENTRY = 24
 """``SkimpyOffsetMap.bytesPerEntry`` with the cleaner's MD5 (Kafka 4.1 ``CleanerConfig.HASH_ALGORITHM``): a
 16-byte digest and an 8-byte offset per slot."""

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from kafka_segments.errors import CorruptRecordError, InvalidCrcError
+from kafka_segments.errors import CorruptRecordError, DecompressionLimitError, InvalidCrcError
 from kafka_segments.records.attributes import (
     COMPRESSION_CODEC_MASK,
     CONTROL_FLAG_MASK,
@@ -22,7 +22,7 @@ from kafka_segments.records.attributes import (
     CompressionType,
     TimestampType,
 )
-from kafka_segments.records.compression import decompress
+from kafka_segments.records.compression import MAX_INFLATED_BATCH_BYTES, DecompressedSizeError, decompress
 from kafka_segments.records.crc import crc32c
 from kafka_segments.records.record import Record, RecordFormatError, decode_records
 
@@ -164,14 +164,23 @@ def unpack_header(buf: Buffer, pos: int) -> BatchHeader:
 class RecordBatch:
     """A v2 record batch over its bytes (a memoryview slice of the segment, not a copy).
 
-    ``segment`` and ``position`` name where the batch lives, for error messages."""
+    ``segment`` and ``position`` name where the batch lives, for error messages. ``max_inflated``: the most
+    bytes its records may decompress to (``None``: no limit)."""
 
-    __slots__ = ("__dict__", "_buf", "header", "segment")
+    __slots__ = ("__dict__", "_buf", "header", "max_inflated", "segment")
 
-    def __init__(self, buf: Buffer, header: BatchHeader, *, segment: str = "<memory>") -> None:
+    def __init__(
+        self,
+        buf: Buffer,
+        header: BatchHeader,
+        *,
+        segment: str = "<memory>",
+        max_inflated: int | None = MAX_INFLATED_BATCH_BYTES,
+    ) -> None:
         self._buf = memoryview(buf)
         self.header = header
         self.segment = segment
+        self.max_inflated = max_inflated
 
     @classmethod
     def from_bytes(cls, data: Buffer, *, segment: str = "<memory>", position: int = 0) -> RecordBatch:
@@ -208,7 +217,12 @@ class RecordBatch:
             )
 
     def records_payload(self) -> bytes:
-        """The uncompressed records stream."""
+        """The uncompressed records stream.
+
+        Raises:
+            DecompressionLimitError: it would inflate past ``max_inflated`` bytes.
+            CorruptRecordError: an unknown codec, or a damaged compressed stream.
+        """
         codec_id = self.header.attributes & COMPRESSION_CODEC_MASK
         try:
             codec = CompressionType(codec_id)
@@ -216,7 +230,16 @@ class RecordBatch:
             raise self._corrupt(f"unknown compression codec id {codec_id}") from None
         body = self._buf[RECORDS_OFFSET:]
         try:
-            return decompress(codec, body, magic=self.header.magic)
+            return decompress(codec, body, magic=self.header.magic, max_size=self.max_inflated)
+        except DecompressedSizeError as exc:
+            header = self.header
+            raise DecompressionLimitError(
+                str(exc),
+                segment=self.segment,
+                position=header.position,
+                offset=header.base_offset,
+                limit=exc.limit,
+            ) from None
         except ValueError as exc:
             raise self._corrupt(f"cannot decompress {codec.name} records: {exc}") from exc
 

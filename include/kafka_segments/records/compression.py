@@ -66,6 +66,12 @@ ZSTD_SLICES_PER_BUDGET = 8
 budget (the output so far plus one slice's)."""
 ZSTD_MIN_SLICE = 64
 
+MAX_INFLATED_BATCH_BYTES = 256 << 20
+"""The most bytes one compressed batch (or legacy wrapper) may inflate to when a caller sets no other limit:
+every decode of records is bounded by it (dump, inspect, reading, offsets, the cleaner), so a decompression
+bomb is one named error, never memory without bound. The cleaner's is a config setting
+(``kafka_segments.compaction.max.batch.decompressed.bytes``, docs/configuration.md) with this default."""
+
 _threads = threading.local()  # per-thread zstd contexts: zstandard objects must not be shared by threads
 
 

@@ -12,7 +12,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from kafka_segments.errors import CorruptRecordError, InvalidCrcError
+from kafka_segments.errors import CorruptRecordError, DecompressionLimitError, InvalidCrcError
 from kafka_segments.records.attributes import COMPRESSION_CODEC_MASK, TIMESTAMP_TYPE_MASK, CompressionType
 from kafka_segments.records.batch import (
     LOG_OVERHEAD,
@@ -24,7 +24,7 @@ from kafka_segments.records.batch import (
     NO_TIMESTAMP,
     BatchHeader,
 )
-from kafka_segments.records.compression import decompress
+from kafka_segments.records.compression import MAX_INFLATED_BATCH_BYTES, DecompressedSizeError, decompress
 from kafka_segments.records.crc import crc32
 from kafka_segments.records.record import Record
 
@@ -95,7 +95,9 @@ class LegacyEntry:
             )
 
 
-def read_legacy_entry(entry: memoryview, *, segment: str, position: int) -> LegacyEntry:
+def read_legacy_entry(
+    entry: memoryview, *, segment: str, position: int, max_inflated: int | None = MAX_INFLATED_BATCH_BYTES
+) -> LegacyEntry:
     """Parse the whole entry ``entry`` (offset/size prefix included; magic 0 or 1) found at ``position``.
 
     A compressed wrapper is decompressed here: its header's base offset and record count need the inner
@@ -103,6 +105,8 @@ def read_legacy_entry(entry: memoryview, *, segment: str, position: int) -> Lega
 
     Raises:
         CorruptRecordError: the entry is malformed (InvalidCrcError when its CRC does not match either).
+        DecompressionLimitError: a wrapper's message set inflates past ``max_inflated`` bytes (``None``: no
+            limit).
     """
     view = memoryview(entry)
     if len(view) < LOG_OVERHEAD + RECORD_OVERHEAD_V0:
@@ -120,7 +124,15 @@ def read_legacy_entry(entry: memoryview, *, segment: str, position: int) -> Lega
                 f"entry size field {size} disagrees with the {len(view) - LOG_OVERHEAD} bytes given"
             )
         message = _parse_message(view, 0, len(view))
-        header, records = _decode(message, size, stored_crc, position)
+        header, records = _decode(message, size, stored_crc, position, max_inflated)
+    except DecompressedSizeError as exc:
+        raise DecompressionLimitError(
+            f"the wrapper's message set: {exc}",
+            segment=segment,
+            position=position,
+            offset=offset,
+            limit=exc.limit,
+        ) from None
     except _MalformedError as exc:
         computed = crc32(view[CRC_COVERAGE_START:])
         if computed != stored_crc:
@@ -134,13 +146,15 @@ def read_legacy_entry(entry: memoryview, *, segment: str, position: int) -> Lega
     return LegacyEntry(header, segment, view, records)
 
 
-def _decode(message: _Message, size: int, crc: int, position: int) -> tuple[BatchHeader, list[Record]]:
+def _decode(
+    message: _Message, size: int, crc: int, position: int, max_inflated: int | None
+) -> tuple[BatchHeader, list[Record]]:
     """The header and records of a parsed outer message (decompressing a wrapper)."""
     codec = message.attributes & COMPRESSION_CODEC_MASK
     if codec == CompressionType.NONE:
         records = [Record(message.offset, message.timestamp, _bytes(message.key), _bytes(message.value))]
         return _header(message, size, crc, position, message.offset, 1), records
-    inner = _inner_messages(message, codec)
+    inner = _inner_messages(message, codec, max_inflated)
     log_append_time = (
         message.timestamp
         if message.magic == MAGIC_VALUE_V1 and message.attributes & TIMESTAMP_TYPE_MASK
@@ -185,8 +199,8 @@ def _header(
     )
 
 
-def _inner_messages(wrapper: _Message, codec: int) -> list[_Message]:
-    """Decompress a wrapper's value and parse its inner message set."""
+def _inner_messages(wrapper: _Message, codec: int, max_inflated: int | None) -> list[_Message]:
+    """Decompress a wrapper's value (at most ``max_inflated`` bytes) and parse its inner message set."""
     if codec == CompressionType.ZSTD:
         raise _MalformedError(
             f"zstd compression is not valid in a magic {wrapper.magic} message (v2 batches only)"
@@ -197,7 +211,9 @@ def _inner_messages(wrapper: _Message, codec: int) -> list[_Message]:
     if wrapper.value is None:
         raise _MalformedError(f"compressed ({name}) wrapper message has a null value")
     try:
-        payload = memoryview(decompress(codec, wrapper.value, magic=wrapper.magic))
+        payload = memoryview(decompress(codec, wrapper.value, magic=wrapper.magic, max_size=max_inflated))
+    except DecompressedSizeError:
+        raise
     except ValueError as exc:
         raise _MalformedError(f"cannot decompress the {name} message set: {exc}") from exc
     messages: list[_Message] = []

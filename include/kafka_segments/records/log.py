@@ -26,6 +26,7 @@ from kafka_segments.records.batch import (
     RecordBatch,
     unpack_header,
 )
+from kafka_segments.records.compression import MAX_INFLATED_BATCH_BYTES
 from kafka_segments.records.legacy import RECORD_OVERHEAD_V0, LegacyEntry, read_legacy_entry
 from kafka_segments.records.record import MIN_RECORD_SIZE, Record
 
@@ -53,15 +54,26 @@ class SegmentScan:
         return self.damage is None
 
 
-def iter_batches(data: Buffer, *, segment: str = "<memory>", verify_crc: bool = True) -> Iterator[Entry]:
+def iter_batches(
+    data: Buffer,
+    *,
+    segment: str = "<memory>",
+    verify_crc: bool = True,
+    max_inflated: int | None = MAX_INFLATED_BATCH_BYTES,
+) -> Iterator[Entry]:
     """Every entry of the segment, as a ``RecordBatch`` (magic 2) or a ``LegacyEntry`` (magic 0/1).
+    ``max_inflated``: the most bytes one compressed entry may decompress to (``None``: no limit).
 
     Raises:
-        CorruptRecordError: at the first damaged entry (everything before it has been yielded).
+        CorruptRecordError: at the first damaged entry (everything before it has been yielded);
+            ``DecompressionLimitError`` for an entry past ``max_inflated`` (a v2 batch's when its records
+            are read).
     """
     view = memoryview(data)
     for position, size, magic in _walk(view, segment):
-        yield _entry_at(view, position, size, magic, segment, verify_crc=verify_crc)
+        yield _entry_at(
+            view, position, size, magic, segment, verify_crc=verify_crc, max_inflated=max_inflated
+        )
 
 
 def scan_headers(
@@ -158,17 +170,27 @@ def _check_entry(view: memoryview, position: int, segment: str) -> tuple[int, in
 
 
 def _entry_at(
-    view: memoryview, position: int, size: int, magic: int, segment: str, *, verify_crc: bool
+    view: memoryview,
+    position: int,
+    size: int,
+    magic: int,
+    segment: str,
+    *,
+    verify_crc: bool,
+    max_inflated: int | None = MAX_INFLATED_BATCH_BYTES,
 ) -> Entry:
     """The entry at ``position``; with ``verify_crc`` a damaged checksum is reported before anything else."""
     end = position + LOG_OVERHEAD + size
     if magic == MAGIC_VALUE_V2:
-        batch = RecordBatch(view[position:end], unpack_header(view, position), segment=segment)
+        header = unpack_header(view, position)
+        batch = RecordBatch(view[position:end], header, segment=segment, max_inflated=max_inflated)
         if verify_crc:
             batch.verify_crc()
         _checked_v2_header(batch.header, segment)
         return batch
-    entry = read_legacy_entry(view[position:end], segment=segment, position=position)
+    entry = read_legacy_entry(
+        view[position:end], segment=segment, position=position, max_inflated=max_inflated
+    )
     if verify_crc:
         entry.verify_crc()
     return entry

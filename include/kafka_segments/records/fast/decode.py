@@ -17,7 +17,11 @@ import numpy.typing as npt
 from kafka_segments.errors import CorruptRecordError, DecompressionLimitError
 from kafka_segments.records.attributes import TIMESTAMP_TYPE_MASK, CompressionType
 from kafka_segments.records.batch import RECORDS_OFFSET, BatchHeader, RecordBatch
-from kafka_segments.records.compression import DecompressedSizeError, batch_decompressors
+from kafka_segments.records.compression import (
+    MAX_INFLATED_BATCH_BYTES,
+    DecompressedSizeError,
+    batch_decompressors,
+)
 from kafka_segments.records.fast import decode_kernels as _k
 from kafka_segments.records.fast.columns import I64, U8, HeaderTable, RecordColumns, allocate_record_columns
 from kafka_segments.records.fast.lz4_into import decode_frames_into, frame_block_max, native_decoder
@@ -52,7 +56,7 @@ def decode_record_columns(
     segment: str = "<memory>",
     verify_crc: bool = True,
     arena: U8 | None = None,
-    max_batch_bytes: int | None = None,
+    max_batch_bytes: int | None = MAX_INFLATED_BATCH_BYTES,
 ) -> RecordColumns:
     """Every record of a ``.log`` buffer as columns (control records included, ``is_control`` set): equal to
     the records of ``log.iter_batches(data, segment=segment, verify_crc=verify_crc)``.
@@ -61,7 +65,8 @@ def decode_record_columns(
         arena: a writable uint8 array to decompress into, reused segment after segment (touched memory is
             several times faster than fresh); the result's ``buffer`` may be a view of it, so it must not be
             reused while the result is in use. Uncompressed segments are decoded in place.
-        max_batch_bytes: the most bytes one compressed batch may inflate to (``None``: no limit).
+        max_batch_bytes: the most bytes one compressed batch may inflate to (``None``: no limit; by default
+            ``compression.MAX_INFLATED_BATCH_BYTES``).
 
     Raises:
         CorruptRecordError: at the first damaged entry, as ``iter_batches`` and ``RecordBatch.records``
@@ -77,7 +82,7 @@ def decode_record_columns(
     array = as_read_only_array(data)
     full, stop, status = walk(array)
     if status == _k.SCAN_LEGACY:
-        return _decode_via_entries(data, segment=segment, verify_crc=verify_crc)
+        return _decode_via_entries(data, segment=segment, verify_crc=verify_crc, max_inflated=max_batch_bytes)
     view = as_view(data)
 
     # The records of the entries before the first damaged frame, header or CRC can still fail first.
@@ -217,7 +222,9 @@ def _append(arena: U8, used: int, piece: bytes | memoryview) -> U8:
     return arena
 
 
-def _decode_via_entries(data: Buffer, *, segment: str, verify_crc: bool) -> RecordColumns:
+def _decode_via_entries(
+    data: Buffer, *, segment: str, verify_crc: bool, max_inflated: int | None
+) -> RecordColumns:
     """Legacy-bearing segments: decode in Python, then lay the records out as v2 bytes for the columns."""
     headers: list[BatchHeader] = []
     pieces: list[bytes] = []
@@ -225,7 +232,8 @@ def _decode_via_entries(data: Buffer, *, segment: str, verify_crc: bool) -> Reco
     timestamps: list[int] = []
     entry_of: list[int] = []
     # records are decoded entry by entry, so that damage is met in the order iter_batches meets it
-    for index, entry in enumerate(iter_batches(data, segment=segment, verify_crc=verify_crc)):
+    entries = iter_batches(data, segment=segment, verify_crc=verify_crc, max_inflated=max_inflated)
+    for index, entry in enumerate(entries):
         headers.append(entry.header)
         for record in entry.records:
             pieces.append(encode_record(record, base_offset=record.offset, base_timestamp=record.timestamp))
