@@ -11,8 +11,8 @@ metadata hash and Kafka 4.1 has no definition of it, so its dump-log prints it a
 and 1 ``ShareUpdate`` (``share-coordinator/src/main/resources/common/message/Share{Snapshot,Update}*.json``).
 
 Kafka marks these schemas "in development, subject to non-backwards-compatible changes"; the fields here are
-those of Kafka's trunk from the 4.1 branch on, read from Kafka's source (docs/inspect.md says which could
-not be pinned to the 4.1 release commit by commit)."""
+taken as 4.1's from Kafka's source before and after the 4.1 branch (docs/inspect.md says how, and which
+fields could not be pinned to the 4.1 release commit by commit)."""
 
 from __future__ import annotations
 
