@@ -3,7 +3,10 @@
 
 It renders ``kafka_segments.views.lake_view``'s page for the lake the DAGs maintain (the Variables
 ``kafka_segments_lake`` and ``kafka_segments_config``, with the ``aws_default`` connection: docs/airflow.md,
-"Settings") at the time of the request. A lake that cannot be read shows its error on the page."""
+"Settings") at the time of the request. A lake that cannot be read shows its error on the page.
+
+With more lakes (the Variable ``kafka_segments_lakes``: ``orchestration.lake_view_lakes``), ``GET /`` lists
+them, one row each (``kafka_segments.views.lake_list``), and ``GET /lakes/<name>`` is a lake's page."""
 
 from __future__ import annotations
 
@@ -13,8 +16,11 @@ from kafka_segments.errors import KafkaSegmentsError
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
+    from kafka_segments.views.lake_list import LakeSummary
     from kafka_segments.views.lake_view import LakeView
     from starlette.types import Receive, Scope, Send
+
+    from orchestration.lake_view_lakes import ConfiguredLake
 
 URL_PREFIX = "/kafka-segments"
 """Where the API server mounts the app (the navigation link opens it)."""
@@ -38,7 +44,9 @@ class LakeViewApp:
 
 
 def create_app() -> FastAPI:
-    """The app: ``GET /`` is the page; a request without Airflow's session or token gets 401."""
+    """The app: ``GET /`` is the page (the list of lakes when there are several), ``GET /lakes/<name>`` a
+    lake's page (404 for a name not configured); a request without Airflow's session or token gets 401.
+    Read-only: only GETs."""
     from airflow.api_fastapi.core_api.security import get_user
     from fastapi import Depends, FastAPI
     from fastapi.responses import HTMLResponse
@@ -49,24 +57,97 @@ def create_app() -> FastAPI:
     def lake_page() -> HTMLResponse:
         return HTMLResponse(render_configured_lakes())
 
+    @app.get("/lakes/{name}", response_class=HTMLResponse, dependencies=[Depends(get_user)])
+    def one_lake_page(name: str) -> HTMLResponse:
+        page = render_named_lake(name)
+        return HTMLResponse(page, status_code=200) if page else HTMLResponse(_unknown(name), status_code=404)
+
     return app
 
 
 def render_configured_lakes() -> str:
-    """The page for the configured lake, or one saying what is missing or what went wrong."""
-    from airflow.models import Variable
+    """The page for the configured lake, the list of lakes when there are several, or a page saying what is
+    missing or what went wrong."""
+    from kafka_segments.views.lake_view_html import render_lake_list, render_problem
+
+    from orchestration.settings import LAKE_VARIABLE
+
+    try:
+        lakes = read_configured_lakes()
+    except KafkaSegmentsError as error:
+        return render_problem(TITLE, str(error))
+    if not lakes:
+        return render_problem(TITLE, f"No lake configured: set the Airflow Variable {LAKE_VARIABLE}.")
+    if len(lakes) == 1:
+        return _lake_page(lakes[0], title=TITLE)
+    summaries = [lake_summary(lake) for lake in lakes]
+    return render_lake_list(summaries, title=TITLE, href=lake_href)
+
+
+def render_named_lake(name: str) -> str | None:
+    """The page of the configured lake named ``name`` (``None``: no such lake)."""
+    from kafka_segments.views.lake_view_html import render_problem
+
+    try:
+        lakes = read_configured_lakes()
+    except KafkaSegmentsError as error:
+        return render_problem(TITLE, str(error))
+    found = next((lake for lake in lakes if lake.name == name), None)
+    return None if found is None else _lake_page(found, title=f"{TITLE}: {name}", back="../")
+
+
+def lake_href(name: str) -> str:
+    """A lake's page, relative to the list's (``/kafka-segments/``)."""
+    from urllib.parse import quote
+
+    return "lakes/" + quote(name, safe="")
+
+
+def _unknown(name: str) -> str:
+    from kafka_segments.views.lake_view_html import render_problem
+
+    return render_problem(TITLE, f"No lake named {name!r} is configured.")
+
+
+def _lake_page(lake: ConfiguredLake, *, title: str, back: str | None = None) -> str:
     from kafka_segments.views.lake_view_html import render_html, render_problem
 
+    try:
+        return render_html([lake_view(lake.lake, lake.config_path)], title=title, back=back)
+    except (KafkaSegmentsError, OSError) as error:
+        return render_problem(title, f"{lake.lake}: {error}")
+
+
+def read_configured_lakes() -> list[ConfiguredLake]:
+    """The lakes of the Variables ``kafka_segments_lake`` (+ ``kafka_segments_config``) and
+    ``kafka_segments_lakes``, read now.
+
+    Raises:
+        LakeListError: ``kafka_segments_lakes`` is not a JSON object of lakes.
+    """
+    from airflow.models import Variable
+
+    from orchestration.lake_view_lakes import LAKES_VARIABLE, configured_lakes
     from orchestration.settings import CONFIG_VARIABLE, LAKE_VARIABLE
 
-    lake = (Variable.get(LAKE_VARIABLE, default_var=None) or "").strip()
-    if not lake:
-        return render_problem(TITLE, f"No lake configured: set the Airflow Variable {LAKE_VARIABLE}.")
-    config_path = (Variable.get(CONFIG_VARIABLE, default_var=None) or "").strip() or None
+    return configured_lakes(
+        Variable.get(LAKE_VARIABLE, default_var=None),
+        Variable.get(CONFIG_VARIABLE, default_var=None),
+        Variable.get(LAKES_VARIABLE, default_var=None),
+    )
+
+
+def lake_summary(lake: ConfiguredLake) -> LakeSummary:
+    """``lake``'s row on the list (its head manifest and run report only)."""
+    from kafka_segments.views.lake_list import LakeSummary, summarize_lake
+
+    from orchestration.settings import lake_store
+
     try:
-        return render_html([lake_view(lake, config_path)], title=TITLE)
-    except (KafkaSegmentsError, OSError) as error:
-        return render_problem(TITLE, f"{lake}: {error}")
+        with lake_store(lake.lake) as store:
+            return summarize_lake(store, name=lake.name)
+    except (KafkaSegmentsError, OSError) as error:  # the store cannot even be opened
+        return LakeSummary(lake.name, lake.lake, None, None, None, problem=str(error))
 
 
 def lake_view(lake: str, config_path: str | None) -> LakeView:

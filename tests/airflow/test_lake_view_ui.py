@@ -1,10 +1,13 @@
 """The lake view in Airflow's UI, in a real browser (headless Chromium driven by Playwright): a VIEWER logs
 in to a test Airflow (SQLite, SimpleAuthManager), opens the view from the navigation (Browse), and the
 numbers shown — log start / end offsets, live bytes, dirty ratio, a history point — are ``describe --json``'s
-for the same lake and time. A request without Airflow's login is refused.
+for the same lake and time. A request without Airflow's login is refused. With a second lake configured
+(the Variable ``kafka_segments_lakes``), the view lists both lakes with ``describe --json``'s version and live
+bytes, and each name opens that lake's page.
 
 Only the API server runs (the plugin is served by it; no DAG runs here). The page is screenshotted to the
-test's folder, or to ``$KAFKA_SEGMENTS_LAKE_VIEW_SCREENSHOT`` (how docs/images/lake-view.png is made)."""
+test's folder, or to ``$KAFKA_SEGMENTS_LAKE_VIEW_SCREENSHOT`` (how docs/images/lake-view.png is made); the
+list of lakes to ``$KAFKA_SEGMENTS_LAKE_LIST_SCREENSHOT`` (docs/images/lake-view-lakes.png)."""
 
 from __future__ import annotations
 
@@ -21,7 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kafka_segments.storage import LocalStore
+from lake.helpers import FakeClock
 from lake.lake_view_helpers import ViewLake, build_view_lake, expected_numbers, page_numbers
+from lake.read_helpers import rich_lake
 from orchestration.demo_stack import (
     Component,
     StackSettings,
@@ -32,6 +38,7 @@ from orchestration.demo_stack import (
     wait_until,
 )
 from orchestration.lake_view_app import URL_PREFIX
+from orchestration.lake_view_lakes import LAKES_VARIABLE
 from orchestration.rest_api import api_healthy
 
 pytestmark = pytest.mark.airflow
@@ -63,6 +70,7 @@ class Stack:
     api: str
     lake: ViewLake
     log: Path
+    env: dict[str, str]
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +102,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     try:
         api = f"http://127.0.0.1:{port}"
         wait_until("api-server health", lambda: api_healthy(api), timeout_s=180, alive=api_server.running)
-        yield Stack(api, lake, log)
+        yield Stack(api, lake, log, dict(env))
     finally:
         api_server.stop()
 
@@ -134,14 +142,7 @@ def test_a_viewer_sees_describes_numbers_from_the_navigation(stack: Stack, tmp_p
         browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1700})
-            page.goto(stack.api + "/")
-            page.fill("input[name=username]", VIEWER)
-            page.fill("input[name=password]", PASSWORD)
-            page.get_by_role("button", name="Sign in").click()
-            page.wait_for_url(lambda url: "/auth/login" not in url)
-            page.get_by_role("button", name="Browse").click()
-            page.get_by_role("menuitem", name=NAV_LINK).click()
-            view = page.frame_locator("iframe").first
+            view = open_view(page, stack)
             view.locator("tr[data-topic]").first.wait_for(timeout=60_000)
             html = view.locator("html").evaluate("element => element.outerHTML")
             shown = view.locator('tr[data-topic="orders"][data-partition="1"] td[data-key="dirty_ratio"]')
@@ -160,10 +161,74 @@ def test_a_viewer_sees_describes_numbers_from_the_navigation(stack: Stack, tmp_p
     assert numbers.points["payments"][document["version"]] == head_point, log_tail(stack.log)
 
 
-def describe_json(stack: Stack, now_ms: int) -> dict[str, Any]:
-    lake, config = str(stack.lake.root), str(stack.lake.config)
+def test_a_viewer_sees_every_configured_lake_and_opens_each(stack: Stack, tmp_path: Path) -> None:
+    """Two lakes: the DAGs' (``kafka_segments_lake``) and one more in ``kafka_segments_lakes``. The list
+    shows each with ``describe --json``'s version and live bytes; a lake's name opens its page."""
+    from playwright.sync_api import sync_playwright
+
+    second = tmp_path / "second-lake"
+    rich_lake(LocalStore(second), FakeClock())
+    lakes = json.dumps({"second": str(second)})
+    run_step(
+        "set lakes", ["airflow", "variables", "set", LAKES_VARIABLE, lakes], env=stack.env, log=stack.log
+    )
+    executable = chromium()
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 500})
+                view = open_view(page, stack)
+                view.locator("tr[data-lake]").nth(1).wait_for(timeout=60_000)
+                rows = {
+                    name: {
+                        key: view.locator(f'tr[data-lake="{name}"] td[data-key="{key}"]').get_attribute(
+                            "data-value"
+                        )
+                        for key in ("version", "size_bytes")
+                    }
+                    for name in ("default", "second")
+                }
+                shot = os.environ.get("KAFKA_SEGMENTS_LAKE_LIST_SCREENSHOT", tmp_path / "lakes.png")
+                page.screenshot(path=shot)
+                view.get_by_role("link", name="second").click()
+                view.locator("tr[data-topic]").first.wait_for(timeout=60_000)
+                opened = view.locator("section.lake").get_attribute("data-lake")
+            finally:
+                browser.close()
+    finally:
+        run_step(
+            "unset lakes", ["airflow", "variables", "delete", LAKES_VARIABLE], env=stack.env, log=stack.log
+        )
+    expected = {
+        name: {
+            "version": str(doc["version"]),
+            "size_bytes": str(sum(p["size_bytes"] for p in doc["partitions"])),
+        }
+        for name, doc in (
+            ("default", describe_lake_json(stack.lake.root)),
+            ("second", describe_lake_json(second)),
+        )
+    }
+    assert rows == expected, log_tail(stack.log)
+    assert opened == str(second)
+
+
+def open_view(page: Any, stack: Stack) -> Any:
+    """Log the viewer in and open the view from the navigation (Browse); the view's frame."""
+    page.goto(stack.api + "/")
+    page.fill("input[name=username]", VIEWER)
+    page.fill("input[name=password]", PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(lambda url: "/auth/login" not in url)
+    page.get_by_role("button", name="Browse").click()
+    page.get_by_role("menuitem", name=NAV_LINK).click()
+    return page.frame_locator("iframe").first
+
+
+def describe_lake_json(lake: Path, *options: str) -> dict[str, Any]:
     result = subprocess.run(
-        [str(CLI), "describe", "--lake", lake, "--config", config, "--now", str(now_ms), "--json"],
+        [str(CLI), "describe", "--lake", str(lake), *options, "--json"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -171,6 +236,10 @@ def describe_json(stack: Stack, now_ms: int) -> dict[str, Any]:
     )
     document: dict[str, Any] = json.loads(result.stdout)
     return document
+
+
+def describe_json(stack: Stack, now_ms: int) -> dict[str, Any]:
+    return describe_lake_json(stack.lake.root, "--config", str(stack.lake.config), "--now", str(now_ms))
 
 
 def document_partition(document: dict[str, Any], topic: str, partition: int) -> dict[str, Any]:

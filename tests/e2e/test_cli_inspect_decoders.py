@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from e2e.test_cli import cli
 from unit.coordinator_records import (
+    GROUP_KEY,
     CoordinatorLog,
     Schema,
     _f,
@@ -30,6 +31,7 @@ from unit.coordinator_records import (
     offset_commit_key,
     offset_commit_value,
 )
+from unit.coordinator_records_groups import RECORDS, SHARE_PARTITION_KEY, SHARE_STATE_RECORDS
 
 pytestmark = pytest.mark.e2e
 
@@ -252,3 +254,70 @@ def test_decoders_imply_records_and_add_the_decoded_texts_to_json(tmp_path: Path
     }
     assert "key_base64" in record
     assert cli("inspect", "--offsets-decoder", "--transaction-log-decoder", str(path)).returncode == 2
+
+
+def _group_record(record_type: int, key: dict[str, object], value: dict[str, object]) -> tuple[bytes, bytes]:
+    key_schema, value_schema = RECORDS[record_type]
+    return encode_key(record_type, key_schema, key), encode_value(value_schema, value, version=0)
+
+
+def test_offsets_decoder_prints_share_and_streams_group_records(tmp_path: Path) -> None:
+    log = CoordinatorLog(timestamp=T)
+    log.append(
+        _group_record(11, {"GroupId": "sg"}, {"Epoch": 2, "MetadataHash": 9}),
+        _group_record(20, {"GroupId": "app"}, {"AssignmentEpoch": 4}),
+        (encode_key(9, GROUP_KEY, {"GroupId": "sg"}), b"\x00\x00\x00\x00"),
+    )
+    log.append((encode_key(23, GROUP_KEY, {"GroupId": "app"}), None))
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(log.data())
+
+    lines = _records(path, "--offsets-decoder")
+
+    assert lines[0].endswith(
+        'key: {"type":"11","data":{"groupId":"sg"}} '
+        'payload: {"version":"0","data":{"epoch":2,"metadataHash":9}}'
+    )
+    assert lines[1].endswith(
+        'key: {"type":"20","data":{"groupId":"app"}} payload: {"version":"0","data":{"assignmentEpoch":4}}'
+    )
+    assert lines[2].endswith("key: Unknown record type 9 at offset 2, skipping.")
+    assert lines[3].endswith('key: {"type":"23","data":{"groupId":"app"}} payload: <DELETE>')
+
+
+def _state_record(record_type: int, key: dict[str, object], value: dict[str, object]) -> tuple[bytes, bytes]:
+    encoded = encode_value(SHARE_STATE_RECORDS[record_type][1], value, version=0)
+    return encode_key(record_type, SHARE_PARTITION_KEY, key), encoded
+
+
+def test_share_group_state_decoder_prints_share_snapshots_and_updates(tmp_path: Path) -> None:
+    key = {"GroupId": "sg", "TopicId": bytes(range(16)), "Partition": 0}
+    batch = {"FirstOffset": 0, "LastOffset": 4, "DeliveryState": 2, "DeliveryCount": 1}
+    snapshot = {
+        "SnapshotEpoch": 0,
+        "StateEpoch": 0,
+        "LeaderEpoch": 1,
+        "StartOffset": 0,
+        "CreateTimestamp": T,
+        "WriteTimestamp": T,
+        "StateBatches": [batch],
+    }
+    update = {"SnapshotEpoch": 0, "LeaderEpoch": 1, "StartOffset": 5, "StateBatches": []}
+    log = CoordinatorLog(timestamp=T)
+    log.append(_state_record(0, key, snapshot), _state_record(1, key, update))
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(log.data())
+
+    lines = _records(path, "--share-group-state-decoder")
+
+    key_text = '{"groupId":"sg","topicId":"AAECAwQFBgcICQoLDA0ODw","partition":0}'
+    assert lines[0].endswith(
+        f'key: {{"type":"0","data":{key_text}}} payload: {{"version":"0","data":{{"snapshotEpoch":0,'
+        f'"stateEpoch":0,"leaderEpoch":1,"startOffset":0,"createTimestamp":{T},"writeTimestamp":{T},'
+        '"stateBatches":[{"firstOffset":0,"lastOffset":4,"deliveryState":2,"deliveryCount":1}]}}'
+    )
+    assert lines[1].endswith(
+        f'key: {{"type":"1","data":{key_text}}} payload: {{"version":"0","data":{{"snapshotEpoch":0,'
+        '"leaderEpoch":1,"startOffset":5,"stateBatches":[]}}'
+    )
+    assert cli("inspect", "--offsets-decoder", "--share-group-state-decoder", str(path)).returncode == 2

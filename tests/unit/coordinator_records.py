@@ -196,7 +196,7 @@ def uvarint(value: int) -> bytes:
     return bytes(out)
 
 
-_FIXED = {"int8": ">b", "int16": ">h", "int32": ">i", "int64": ">q"}
+_FIXED = {"int8": ">b", "int16": ">h", "uint16": ">H", "int32": ">i", "int64": ">q"}
 
 
 def _length(length: int, *, flexible: bool, wide: bool) -> bytes:
@@ -218,20 +218,38 @@ def _encode_field(type_: str, value: Any, spec: Mapping[str, Any], version: int,
             return _length(-1, flexible=flexible, wide=type_ == "bytes")
         data = value.encode() if type_ == "string" else bytes(value)
         return _length(len(data), flexible=flexible, wide=type_ == "bytes") + data
-    if type_.startswith("[]") and value is None:
+    if type_.startswith("[]"):
+        return _encode_array(type_[2:], value, spec, version, flexible)
+    if "fields" in spec:
+        return _encode_nested(value, spec, version, flexible)
+    raise ValueError(f"unknown type {type_}")
+
+
+def _encode_array(inner: str, value: Any, spec: Mapping[str, Any], version: int, flexible: bool) -> bytes:
+    if value is None:
         if not in_versions(spec.get("nullableVersions"), version):
             raise ValueError(f"{spec['name']} is not nullable at version {version}")
         return _length(-1, flexible=flexible, wide=True)
-    if type_.startswith("[]"):
-        inner = type_[2:]
-        parts = [_length(len(value), flexible=flexible, wide=True)]
-        for item in value:
-            if inner in _FIXED or inner in ("string", "bytes", "uuid"):
-                parts.append(_encode_field(inner, item, spec, version, flexible))
-            else:
-                parts.append(encode_struct(spec["fields"], item, version=version, flexible=flexible))
-        return b"".join(parts)
-    raise ValueError(f"unknown type {type_}")
+    parts = [_length(len(value), flexible=flexible, wide=True)]
+    for item in value:
+        if inner in _FIXED or inner in ("string", "bytes", "uuid"):
+            parts.append(_encode_field(inner, item, spec, version, flexible))
+        else:
+            parts.append(encode_struct(spec["fields"], item, version=version, flexible=flexible))
+    return b"".join(parts)
+
+
+def _encode_nested(value: Any, spec: Mapping[str, Any], version: int, flexible: bool) -> bytes:
+    """A struct-typed field (not an array). Nullable: an int8 presence first (-1 null, 1 present), as
+    ``MessageDataGenerator`` writes an untagged nullable struct; a tagged one is written by
+    ``encode_struct`` (an unsigned varint 1 before the struct, and nothing at all when null)."""
+    nullable = in_versions(spec.get("nullableVersions"), version)
+    if value is None:
+        if not nullable:
+            raise ValueError(f"{spec['name']} is not nullable at version {version}")
+        return struct.pack(">b", -1)
+    body = encode_struct(spec["fields"], value, version=version, flexible=flexible)
+    return (struct.pack(">b", 1) if nullable else b"") + body
 
 
 def encode_struct(
@@ -253,7 +271,7 @@ def encode_struct(
         value = values.get(spec["name"], spec.get("default"))
         if "tag" in spec:
             if flexible and value != spec.get("default"):
-                tags[spec["tag"]] = _encode_field(spec["type"], value, spec, version, flexible)
+                tags[spec["tag"]] = _encode_tagged(value, spec, version)
             continue
         body.append(_encode_field(spec["type"], value, spec, version, flexible))
     if flexible:
@@ -263,6 +281,14 @@ def encode_struct(
     elif extra_tags:
         raise ValueError("tagged fields need a flexible version")
     return b"".join(body)
+
+
+def _encode_tagged(value: Any, spec: Mapping[str, Any], version: int) -> bytes:
+    """A tagged field's payload; a nullable struct's starts with an unsigned varint 1 (its presence)."""
+    if "fields" in spec and not spec["type"].startswith("[]"):
+        presence = uvarint(1) if in_versions(spec.get("nullableVersions"), version) else b""
+        return presence + encode_struct(spec["fields"], value, version=version, flexible=True)
+    return _encode_field(spec["type"], value, spec, version, True)
 
 
 def encode_key(record_type: int, schema: Schema, values: Mapping[str, Any]) -> bytes:

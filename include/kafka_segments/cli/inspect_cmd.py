@@ -15,7 +15,11 @@ from typing import Any
 from kafka_segments.cli.common import EXIT_OK, EXIT_PROBLEM, Commands, add_json
 from kafka_segments.cli.index_dump import dump_index_file
 from kafka_segments.errors import CorruptRecordError
-from kafka_segments.offsets.coordinator_json import parse_offsets_record, parse_transaction_log_record
+from kafka_segments.offsets.coordinator_json import (
+    parse_offsets_record,
+    parse_share_group_state_record,
+    parse_transaction_log_record,
+)
 from kafka_segments.records.batch import NO_SEQUENCE, BatchHeader, increment_sequence
 from kafka_segments.records.control import (
     ControlKey,
@@ -34,6 +38,7 @@ Decoder = Callable[..., tuple[str, str | None]]
 DECODERS: dict[str, Decoder] = {
     "offsets": parse_offsets_record,
     "transaction_log": parse_transaction_log_record,
+    "share_group_state": parse_share_group_state_record,
 }
 
 
@@ -64,6 +69,14 @@ def add_parsers(commands: Commands) -> None:
         action="store_const",
         const="transaction_log",
         help="decode records as __transaction_state records, as kafka-dump-log.sh does (implies --records)",
+    )
+    decoders.add_argument(
+        "--share-group-state-decoder",
+        dest="decoder",
+        action="store_const",
+        const="share_group_state",
+        help="decode records as __share_group_state records (share groups' ShareSnapshot and ShareUpdate), "
+        "as kafka-dump-log.sh does (implies --records)",
     )
     add_json(sub)
     sub.add_argument(

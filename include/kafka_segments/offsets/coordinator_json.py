@@ -12,15 +12,17 @@ classic group of protocol type ``consumer`` shows each member's ``subscription``
 Schemas: ``group-coordinator/src/main/resources/common/message/{OffsetCommit,GroupMetadata}{Key,Value}.json``,
 ``transaction-coordinator/.../TransactionLog{Key,Value}.json``, ``clients/.../ConsumerProtocol*.json``; the
 KIP-848 consumer-group values (types 3-8, 16) are ``coordinator_schema.CONSUMER_GROUP_VALUES`` (a uuid prints
-as Kafka's ``Uuid.toString``, URL-safe base64 without padding; a null nullable field as ``null``). Share-group
-and streams-group records print as unknown record types (README.md, ``inspect``)."""
+as Kafka's ``Uuid.toString``, URL-safe base64 without padding; a null nullable field as ``null``); the
+share-group (10-15) and streams-group (17, 19-23) records are ``coordinator_schema_share.SHARE_GROUP_RECORDS``
+and ``coordinator_schema_streams.STREAMS_GROUP_RECORDS``, and ``__share_group_state``'s records
+(``--share-group-state-decoder``) ``coordinator_schema_share.SHARE_STATE_RECORDS`` (docs/inspect.md)."""
 
 from __future__ import annotations
 
 import base64
 import contextlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kafka_segments.offsets.coordinator_fields import CoordinatorSchemaError, FieldReader
@@ -31,7 +33,16 @@ from kafka_segments.offsets.coordinator_keys import (
     UnknownRecordKey,
     decode_key,
 )
-from kafka_segments.offsets.coordinator_schema import CONSUMER_GROUP_VALUES, Field, Schema, in_versions
+from kafka_segments.offsets.coordinator_schema import (
+    CONSUMER_GROUP_VALUES,
+    Field,
+    RecordSchemas,
+    Schema,
+    coordinator_key,
+    in_versions,
+)
+from kafka_segments.offsets.coordinator_schema_share import SHARE_GROUP_RECORDS, SHARE_STATE_RECORDS
+from kafka_segments.offsets.coordinator_schema_streams import STREAMS_GROUP_RECORDS
 
 DELETE = "<DELETE>"
 _CONSUMER_PROTOCOL_TYPE = "consumer"
@@ -117,6 +128,13 @@ TRANSACTION_LOG_VALUE = Schema(
     ),
 )
 TRANSACTION_LOG_RECORD_TYPE = 0
+TRANSACTION_LOG_RECORDS = {
+    TRANSACTION_LOG_RECORD_TYPE: RecordSchemas(
+        coordinator_key("TransactionLogKey", Field("transactionalId", "string", "0")), TRANSACTION_LOG_VALUE
+    )
+}
+GROUP_RECORDS: dict[int, RecordSchemas] = {**SHARE_GROUP_RECORDS, **STREAMS_GROUP_RECORDS}
+"""The ``__consumer_offsets`` record types read from their schemas alone (share and streams groups)."""
 
 
 # ------------------------------------------------------------------------------------------------ reading
@@ -190,10 +208,18 @@ def _read(reader: FieldReader, field: Field, version: int, flexible: bool) -> An
 def _read_nested(
     reader: FieldReader, field: Field, *, version: int, flexible: bool, nullable: bool
 ) -> dict[str, Any] | None:
-    """A struct-typed field: a nullable one is preceded by an int8, negative for null."""
-    if nullable and reader.int8(f"{field.name} presence") < 0:
+    """A struct-typed field. A nullable one is preceded by its presence, as ``MessageDataGenerator`` writes
+    and reads it: an int8 (-1 null, 1 present; negative reads as null), but inside a tagged field an unsigned
+    varint (the writer writes 1 and leaves out a null tagged struct; zero or less reads as null)."""
+    if nullable and _is_null(reader, field):
         return None
     return read_struct(reader, field.fields, version=version, flexible=flexible, name=field.name)
+
+
+def _is_null(reader: FieldReader, field: Field) -> bool:
+    if field.tag is not None:
+        return reader.uvarint(f"{field.name} presence") <= 0
+    return reader.int8(f"{field.name} presence") < 0
 
 
 def _read_variable(reader: FieldReader, field: Field, *, nullable: bool, flexible: bool) -> str | None:
@@ -210,9 +236,14 @@ def _uuid(reader: FieldReader, name: str) -> str:
     return base64.urlsafe_b64encode(reader.take(16, name)).rstrip(b"=").decode("ascii")
 
 
+def _uint16(reader: FieldReader, name: str) -> int:
+    return int.from_bytes(reader.take(2, name), "big")
+
+
 _FIXED: dict[str, Callable[[FieldReader, str], int | str]] = {
     "int8": FieldReader.int8,
     "int16": FieldReader.int16,
+    "uint16": _uint16,
     "int32": FieldReader.int32,
     "int64": FieldReader.int64,
     "uuid": _uuid,
@@ -257,7 +288,7 @@ def parse_offsets_record(key: bytes | None, value: bytes | None, *, offset: int)
 def _offsets_record(key: bytes | None, value: bytes | None) -> tuple[str, str | None]:
     decoded = decode_key(key)
     if isinstance(decoded, UnknownRecordKey):
-        raise _UnknownRecordTypeError(decoded.record_type)
+        return _schema_record(key, value, GROUP_RECORDS)
     if isinstance(decoded, OffsetCommitKey):
         record_type, data = (
             decoded.record_type,
@@ -307,15 +338,32 @@ def parse_transaction_log_record(
     return _guarded(offset, lambda: _transaction_record(key, value))
 
 
+def parse_share_group_state_record(
+    key: bytes | None, value: bytes | None, *, offset: int
+) -> tuple[str, str | None]:
+    """The ``key:`` and ``payload:`` texts of one ``__share_group_state`` record
+    (``ShareGroupStateMessageParser``, ``kafka-dump-log.sh --share-group-state-decoder``)."""
+    return _guarded(offset, lambda: _schema_record(key, value, SHARE_STATE_RECORDS))
+
+
 def _transaction_record(key: bytes | None, value: bytes | None) -> tuple[str, str | None]:
+    return _schema_record(key, value, TRANSACTION_LOG_RECORDS)
+
+
+def _schema_record(
+    key: bytes | None, value: bytes | None, records: Mapping[int, RecordSchemas]
+) -> tuple[str, str | None]:
+    """A record whose type's key and value ``records`` define (``CoordinatorRecordSerde.deserialize``)."""
     if key is None:
         raise CoordinatorSchemaError("the record has no key (every coordinator record has one)")
     reader = FieldReader(bytes(key))
     record_type = reader.int16("record type")
-    if record_type != TRANSACTION_LOG_RECORD_TYPE:
+    schemas = records.get(record_type)
+    if schemas is None:
         raise _UnknownRecordTypeError(record_type)
-    key_line = _key_line(record_type, {"transactionalId": reader.string("transactionalId", flexible=False)})
+    data = read_struct(reader, schemas.key.fields, version=0, flexible=False, name=schemas.key.name)
+    key_line = _key_line(record_type, data)
     if value is None:
         return key_line, DELETE
-    version, fields = read_message(value, TRANSACTION_LOG_VALUE)
+    version, fields = read_message(value, schemas.value)
     return key_line, _value_line(version, fields)

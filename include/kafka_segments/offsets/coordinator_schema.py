@@ -38,6 +38,25 @@ class Schema:
     fields: tuple[Field, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class RecordSchemas:
+    """One coordinator record type (a ``coordinator-key`` / ``coordinator-value`` pair of Kafka's JSON
+    definitions, the type being their ``apiKey``): the key struct, read after the ``int16`` record type and
+    never flexible, and the value schema, read after its ``int16`` version."""
+
+    key: Schema
+    value: Schema
+
+
+GROUP_ID = Field("groupId", "string", "0")
+MEMBER_ID = Field("memberId", "string", "0")
+
+
+def coordinator_key(name: str, *fields: Field) -> Schema:
+    """A ``coordinator-key`` message: valid version 0, not flexible."""
+    return Schema(name, "0", "none", fields)
+
+
 def in_versions(spec: str, version: int) -> bool:
     if spec == "none":
         return False
@@ -47,7 +66,8 @@ def in_versions(spec: str, version: int) -> bool:
     return int(low) <= version <= int(high or low)
 
 
-def _kip848(name: str, *fields: Field) -> Schema:
+def value_v0(name: str, *fields: Field) -> Schema:
+    """A ``coordinator-value`` message with one valid version (0), flexible from version 0."""
     return Schema(name, "0", "0+", fields)
 
 
@@ -71,16 +91,16 @@ _TOPIC_METADATA = (
     ),
 )
 CONSUMER_GROUP_VALUES: dict[int, Schema] = {
-    3: _kip848(
+    3: value_v0(
         "ConsumerGroupMetadataValue",
         Field("epoch", "int32"),
         Field("metadataHash", "int64", tag=0, default=0),
     ),
-    4: _kip848(
+    4: value_v0(
         "ConsumerGroupPartitionMetadataValue",
         Field("topics", "[]TopicMetadata", fields=_TOPIC_METADATA),
     ),
-    5: _kip848(
+    5: value_v0(
         "ConsumerGroupMemberMetadataValue",
         Field("instanceId", "string", nullable="0+"),
         Field("rackId", "string", nullable="0+"),
@@ -99,12 +119,12 @@ CONSUMER_GROUP_VALUES: dict[int, Schema] = {
             fields=_CLASSIC_MEMBER_METADATA,
         ),
     ),
-    6: _kip848("ConsumerGroupTargetAssignmentMetadataValue", Field("assignmentEpoch", "int32")),
-    7: _kip848(
+    6: value_v0("ConsumerGroupTargetAssignmentMetadataValue", Field("assignmentEpoch", "int32")),
+    7: value_v0(
         "ConsumerGroupTargetAssignmentMemberValue",
         Field("topicPartitions", "[]TopicPartition", fields=_TOPIC_PARTITIONS),
     ),
-    8: _kip848(
+    8: value_v0(
         "ConsumerGroupCurrentMemberAssignmentValue",
         Field("memberEpoch", "int32"),
         Field("previousMemberEpoch", "int32"),
@@ -112,7 +132,7 @@ CONSUMER_GROUP_VALUES: dict[int, Schema] = {
         Field("assignedPartitions", "[]TopicPartitions", fields=_TOPIC_PARTITIONS),
         Field("partitionsPendingRevocation", "[]TopicPartitions", fields=_TOPIC_PARTITIONS),
     ),
-    16: _kip848(
+    16: value_v0(
         "ConsumerGroupRegularExpressionValue",
         Field("topics", "[]string"),
         Field("version", "int64"),

@@ -6,13 +6,14 @@ number), so a reader, a test or a script can check the page against ``describe -
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from html import escape
 
 from kafka_segments.config.catalogue import LONG_MAX
 from kafka_segments.timefmt import iso_utc
 from kafka_segments.topic_partition import TopicPartition
 from kafka_segments.views.describe import PartitionDescription
+from kafka_segments.views.lake_list import LakeSummary
 from kafka_segments.views.lake_view import LakeView
 from kafka_segments.views.lake_view_groups import GroupView
 from kafka_segments.views.lake_view_history import Commit
@@ -44,9 +45,32 @@ TOTALS = {"topics": "topics", "partitions": "partitions", "segments": "live segm
 UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 
 
-def render_html(views: Sequence[LakeView], *, title: str = "kafka-segments: lake view") -> str:
-    """The page for ``views`` (one section per lake)."""
-    return _page(title, "".join(lake_section(view, index) for index, view in enumerate(views)))
+def render_html(
+    views: Sequence[LakeView], *, title: str = "kafka-segments: lake view", back: str | None = None
+) -> str:
+    """The page for ``views`` (one section per lake); ``back``: a link to the list of lakes above them."""
+    nav = "" if back is None else f'<p><a class="back" href="{escape(back)}">&#8592; all lakes</a></p>'
+    return _page(title, nav + "".join(lake_section(view, index) for index, view in enumerate(views)))
+
+
+def render_lake_list(lakes: Sequence[LakeSummary], *, title: str, href: Callable[[str], str]) -> str:
+    """The page listing ``lakes``, one row each, the name linking to ``href(name)`` (that lake's page)."""
+    headers = ("Lake", "Location", "Version", "Last commit", "Run", "Operation", "Outcome", "Live bytes")
+    rows = [_lake_row(lake, href(lake.name)) for lake in lakes]
+    return _page(title, _filter("lakes") + _table("lakes", headers, rows))
+
+
+def _lake_row(lake: LakeSummary, href: str) -> str:
+    name = f'<td><a href="{escape(href)}">{escape(lake.name)}</a></td>{_td(lake.location)}'
+    commit = lake.commit
+    if commit is None or lake.size_bytes is None:
+        problem = f'<td colspan="6" class="bad">{escape(lake.problem or "no committed state")}</td>'
+        return f'<tr data-lake="{escape(lake.name)}">{name}{problem}</tr>'
+    return (
+        f'<tr data-lake="{escape(lake.name)}">{name}{_cell("version", commit.version)}'
+        f"{_td(_time_text(commit.committed_at_ms))}{_td(commit.run_id)}{_td(commit.operation)}"
+        f"{_td(commit.outcome)}{_cell('size_bytes', lake.size_bytes, _bytes_note(lake.size_bytes))}</tr>"
+    )
 
 
 def render_problem(title: str, problem: str) -> str:
