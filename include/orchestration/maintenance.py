@@ -109,6 +109,25 @@ def prepare(context: Context, snapshot: Mapping[str, Any]) -> dict[str, Any]:
     return handle.to_dict()
 
 
+def execute_inline(handle: RunHandle) -> None:
+    """Task ``spark_retention`` with the Variable ``kafka_segments_engine`` set to ``inline``: the run's
+    execute stage (``stages.execute_run``: adopt, compact, plan, stage the new manifest) in this process,
+    with the engine of ``kafka-segments run --engine inline``, instead of a Spark job."""
+    from kafka_segments.pipeline.stages import execute_run
+
+    with task_failures("spark_retention"), lake_store(handle.lake) as store:
+        staged = execute_run(store, load_run_config(handle.config_path), handle.run_id)
+    log.info(
+        "lake run %s executed inline (Variable kafka_segments_engine): %s; adopted %d segment(s), "
+        "%d quarantined; planned %d partition(s)",
+        handle.run_id,
+        "staged a new manifest" if staged.changed else "nothing to change",
+        len(staged.result.adoption.adopted),
+        len(staged.result.adoption.quarantined),
+        len(staged.result.plan.partitions),
+    )
+
+
 def validate(context: Context, prepared: Mapping[str, Any]) -> dict[str, Any]:
     """Task ``validate``: the expectation suites over the staged output (``segment_quality.validate_run``,
     which writes ``validation.json`` and, on failure, ends the run without a commit)."""

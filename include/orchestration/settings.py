@@ -1,6 +1,7 @@
 """Where a run works and with what: Airflow Variables and Connections, read when a task runs, never at parse
 (docs/airflow.md, "Settings"): ``kafka_segments_lake``, ``kafka_segments_config``,
-``kafka_segments_offsets_source``, and the ``aws_default`` and ``spark_default`` Connections.
+``kafka_segments_offsets_source``, ``kafka_segments_engine``, and the ``aws_default`` and ``spark_default``
+Connections.
 
 The library reads the standard ``AWS_*`` environment, so a task applies the connection by setting those
 variables for the duration of its work (``lake_store``), and the Spark step passes them to ``spark-submit``.
@@ -23,6 +24,12 @@ if TYPE_CHECKING:
 LAKE_VARIABLE = "kafka_segments_lake"
 CONFIG_VARIABLE = "kafka_segments_config"
 OFFSETS_SOURCE_VARIABLE = "kafka_segments_offsets_source"
+ENGINE_VARIABLE = "kafka_segments_engine"
+SPARK_ENGINE = "spark"
+INLINE_ENGINE = "inline"
+ENGINES = (SPARK_ENGINE, INLINE_ENGINE)
+"""Where the maintenance DAG's ``spark_retention`` task runs the retention step: ``spark`` (the default, a
+Spark job through ``spark-submit``) or ``inline`` (in the task's own process, as ``run --engine inline``)."""
 AWS_CONN_ID = "aws_default"
 PROVIDER_EXTRA_KEYS = ("role_arn", "assume_role_method", "profile_name")
 """Extra fields only the Amazon provider's ``AwsBaseHook`` can resolve (STS, web identity, profiles)."""
@@ -92,6 +99,20 @@ def read_lake_settings() -> LakeSettings:
         config_path=_optional_text(Variable.get(CONFIG_VARIABLE, default=None)),
         offsets_source=_optional_text(Variable.get(OFFSETS_SOURCE_VARIABLE, default=None)),
     )
+
+
+def read_engine() -> str:
+    """The Variable ``kafka_segments_engine`` (``spark`` when unset or empty). Raises ``SettingsError`` for a
+    value that is not one of ``ENGINES``."""
+    from airflow.sdk import Variable
+
+    engine = (_optional_text(Variable.get(ENGINE_VARIABLE, default=None)) or SPARK_ENGINE).lower()
+    if engine not in ENGINES:
+        raise SettingsError(
+            f"unknown engine {engine!r}: use one of {', '.join(ENGINES)}",
+            location=f"Airflow Variable {ENGINE_VARIABLE}",
+        )
+    return engine
 
 
 def read_aws_settings() -> AwsSettings | None:

@@ -4,7 +4,9 @@ lake run (``spark_jobs/retention_job.py``).
 The job's spec is known only when the task runs, so the operator fills its fields in at execute time from
 ``spark_submit.retention_job_spec``; such fields are not rendered templates, so the connection's secret never
 lands in the rendered-fields table. Without a ``spark_default`` Connection the job runs on ``local[*]`` (the
-provider would fall back to ``yarn``). Imported at DAG parse time: the library is imported when it runs."""
+provider would fall back to ``yarn``). With the Variable ``kafka_segments_engine`` set to ``inline`` the task
+runs the step in its own process instead (``maintenance.execute_inline``), with no Spark job. Imported at DAG
+parse time: the library is imported when it runs."""
 
 from __future__ import annotations
 
@@ -42,12 +44,18 @@ class RetentionSparkSubmitOperator(SparkSubmitOperator):
     def execute(self, context: Context) -> None:
         from orchestration.failures import task_failures
         from orchestration.handover import RunHandle
+        from orchestration.settings import INLINE_ENGINE, read_engine
 
         with task_failures(self.task_id):
             prepared = context["ti"].xcom_pull(task_ids=self.prepare_task_id)
             if not isinstance(prepared, Mapping):
                 raise RuntimeError(f"task {self.prepare_task_id!r} left no run handle in XCom")
             handle = RunHandle.from_dict(prepared)
+            if read_engine() == INLINE_ENGINE:
+                from orchestration.maintenance import execute_inline
+
+                execute_inline(handle)
+                return
             spec, env = retention_job(handle.lake, handle.run_id, handle.config_path)
             self.application = spec.application
             self.application_args = list(spec.application_args)

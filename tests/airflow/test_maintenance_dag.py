@@ -1,11 +1,11 @@
-"""The maintenance DAG for real (``dag.test()``): recover → snapshot → prepare → spark-submit on
-``local[*]`` → GX validation → commit → gc → report, on moto's S3 server through the ``aws_default``
-connection.
+"""The maintenance DAG for real (``dag.test()``): recover → snapshot → prepare → the retention step →
+GX validation → commit → gc → report, on moto's S3 server through the ``aws_default`` connection.
 
-Three DAG runs with a Spark submit: a committing run, a manual dry run (read by two tests: what it reports,
-and that the command line's dry runs, inline and on Spark, report the same), and a run whose staged output
-is corrupted between the Spark job and the validation. A run with an unusable lake fails at once, without
-Spark.
+A committing run, with the retention step as a Spark job (spark-submit on ``local[*]``: the one Airflow test
+of the Spark job end to end); a manual dry run (read by two tests: what it reports, and that the command
+line's dry runs, inline and on Spark, report the same) and a run whose staged output is corrupted between
+the retention step and the validation, both with the step inline (Variable ``kafka_segments_engine``: their
+claims are the DAG's, not Spark's). A run with an unusable lake fails at once.
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ topics:
     retention.commitoffset.ms: 0
 """
 AFTER_VALIDATE = ("commit", "gc", "report")
+ENGINE_VARIABLE = "AIRFLOW_VAR_KAFKA_SEGMENTS_ENGINE"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,7 +75,8 @@ def lake(
 ) -> Lake:
     """Segments [0-4] [5-9] [10-14] in t-0 and c-0 on a fresh S3 prefix, the Variables and the
     ``aws_default`` connection pointing at them; the process's own AWS settings removed, so the tasks reach
-    S3 only through the connection (and the Spark job through the settings the operator passes on)."""
+    S3 only through the connection (and the Spark job through the settings the operator passes on). The
+    retention step runs inline unless a test sets the engine Variable to ``spark``."""
     return new_lake(s3_server, tmp_path, monkeypatch, cache=kafka_segments_cache)
 
 
@@ -92,8 +94,8 @@ class ManualRun:
 def manual_run(
     s3_server: EmbeddedS3, tmp_path_factory: pytest.TempPathFactory, kafka_segments_cache: Path
 ) -> ManualRun:
-    """One manual dry run of the DAG, which two tests read (each DAG run costs a Spark job and a
-    validation): what it reports and leaves, and that the other doors report the same for it."""
+    """One manual dry run of the DAG, which two tests read (each DAG run costs a validation): what it
+    reports and leaves, and that the other doors report the same for it."""
     with pytest.MonkeyPatch.context() as monkeypatch:
         lake = new_lake(
             s3_server, tmp_path_factory.mktemp("manual-run"), monkeypatch, cache=kafka_segments_cache
@@ -133,6 +135,7 @@ def new_lake(s3_server: EmbeddedS3, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("AIRFLOW_CONN_AWS_DEFAULT", json.dumps(connection))
     monkeypatch.delenv("AIRFLOW_CONN_SPARK_DEFAULT", raising=False)
     monkeypatch.setenv("KAFKA_SEGMENTS_CACHE_DIR", str(cache))
+    monkeypatch.setenv(ENGINE_VARIABLE, "inline")
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL", "AWS_PROFILE"):
         monkeypatch.delenv(name, raising=False)
     return Lake(store, uri, snapshot)
@@ -143,11 +146,12 @@ def _partitions(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_a_committing_run_applies_retention_and_publishes_its_report(
-    lake: Lake, statsd: StatsdListener, openlineage_events: Path
+    lake: Lake, statsd: StatsdListener, openlineage_events: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from orchestration.assets import lake_asset
     from orchestration.lineage import topic_asset
 
+    monkeypatch.setenv(ENGINE_VARIABLE, "spark")  # the DAG's Spark job, end to end
     sent_before = statsd.mark()
     run = run_dag(DAG_ID, {"dry_run": False, "offsets_source": str(lake.snapshot)})
 
@@ -166,6 +170,7 @@ def test_a_committing_run_applies_retention_and_publishes_its_report(
 
     report = return_value(run, "report")
     assert report["outcome"] == "committed"
+    assert report["engine"] == "spark"
     assert report["committed_version"] == 1
     assert report["now_ms"] == int(run.run_after.timestamp() * 1000)  # a manual run's now: its trigger time
     assert report["labels"]["airflow_run_id"] == run.run_id
@@ -225,6 +230,7 @@ def test_a_manual_trigger_is_a_dry_run_that_commits_nothing(manual_run: ManualRu
     assert run.state == "success", task_states(run)
     report = return_value(run, "report")
     assert report["outcome"] == "dry run"
+    assert report["engine"] == "inline"  # the Variable kafka_segments_engine: no Spark job
     assert report["dry_run"] is True
     assert report["committed_version"] is None
     assert report["validation"]["success"] is True

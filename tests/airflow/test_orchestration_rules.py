@@ -290,3 +290,20 @@ def test_a_commit_names_the_topics_its_run_changed_and_their_assets_sit_under_th
     assert changed_topics(manifest) == ["a", "b"]
     assert topic_asset("s3://lake/prod/", "orders").uri == "s3://lake/prod/orders"
     assert topic_asset("s3://lake/prod", "orders").uri == "s3://lake/prod/orders"
+
+
+def test_the_engine_variable_says_where_the_retention_step_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``kafka_segments_engine``: ``spark`` when unset (a Spark job), ``inline`` in the task's process; any
+    other value fails naming the Variable."""
+    from orchestration.settings import ENGINE_VARIABLE, SettingsError, read_engine
+
+    variable = f"AIRFLOW_VAR_{ENGINE_VARIABLE.upper()}"
+    monkeypatch.delenv(variable, raising=False)
+    assert read_engine() == "spark"
+    for value, engine in ((" Inline ", "inline"), ("spark", "spark"), (" ", "spark")):
+        monkeypatch.setenv(variable, value)
+        assert read_engine() == engine, value
+    monkeypatch.setenv(variable, "flink")
+    with pytest.raises(SettingsError, match="unknown engine 'flink'") as refused:
+        read_engine()
+    assert refused.value.location == f"Airflow Variable {ENGINE_VARIABLE}"

@@ -9,7 +9,9 @@ LocalExecutor, SimpleAuthManager with an ADMIN, a USER and a VIEWER account) ove
   changes nothing, its dry run works, a VIEWER cannot trigger at all.
 
 The scheduler's job schedule is off here (no scheduled run of "now" on the test lake); that the DAGs are
-active is read from the API (``is_paused``), and ``tests/airflow/test_backfill.py`` runs scheduled runs.
+active is read from the API (``is_paused``), and ``tests/airflow/test_backfill_turns.py`` runs a scheduled
+run. The maintenance run's retention step runs inline (Variable ``kafka_segments_engine``): the claims are
+about triggers, and ``tests/airflow/test_maintenance_dag.py`` runs the DAG's Spark job.
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
             "AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE": "False",
             "KAFKA_SEGMENTS_LAKE_TURN_POKE_SECONDS": "10",
+            "AIRFLOW_VAR_KAFKA_SEGMENTS_ENGINE": "inline",
         },
     )
     log = home / "airflow.log"
@@ -153,6 +156,7 @@ def test_the_maintenance_trigger_form_unchanged_starts_a_dry_run_and_nothing_els
     report = xcom(stack, MAINTENANCE, run_id, "report")
     assert report["outcome"] == "dry run"
     assert report["dry_run"] is True
+    assert report["engine"] == "inline"
     assert head_version(stack.lake) == before
     runs = stack.request("admin", f"/api/v2/dags/{MAINTENANCE}/dagRuns")["dag_runs"]
     assert [r["dag_run_id"] for r in runs] == [run_id]  # the click set off no other run
