@@ -1,0 +1,63 @@
+"""A local file's bytes as a memory map (``LocalStore.get_mapped``): a round or an adoption reads a segment of
+a local lake straight from the page cache, without copying it into fresh memory first.
+
+Copying 1 GB into a new buffer costs more CPU than decoding it (the new pages fault in one by one:
+bench/RESULTS.md, "Against Kafka's own cleaner"). The map is private (``MAP_PRIVATE``): a write into it stays
+in this process and never reaches the file, and it is writable, so numba's kernels see the array type of any
+other input buffer. The file's inode is mapped: a file *replaced* meanwhile (``os.replace``, as every
+writer of this project does) leaves the mapped version whole. A file rewritten *in place*
+changes under the map: ``LocalStore.mapped_unchanged`` tells (inode, size, mtime and ctime), and a file
+truncated in place while mapped stops the process (``SIGBUS``): a lake's objects are replaced, never
+rewritten (docs/lake.md, "A local lake")."""
+
+from __future__ import annotations
+
+import mmap
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+StatKey = tuple[int, int, int, int]
+"""A file's inode, size, mtime and ctime (ns): what changes whenever its content can have changed."""
+
+
+def stat_key(st: os.stat_result) -> StatKey:
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+@dataclass(frozen=True, slots=True)
+class MappedObject:
+    """One version of a local object, mapped."""
+
+    key: str
+    data: memoryview
+    """The object's bytes (a writable view of a private map: writes never reach the file)."""
+    version: StatKey
+    """The mapped file's stat key when it was opened."""
+    sha256: str | None
+    """The content's sha256 (its etag), when the store knew it without hashing; else ``None``."""
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+
+def map_file(path: Path) -> tuple[memoryview, StatKey]:
+    """``path``'s bytes, privately mapped, and its stat key at the open.
+
+    Raises:
+        FileNotFoundError: the file is missing, or is not a regular file.
+        OSError: it cannot be opened or mapped.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise FileNotFoundError(f"{path} is not a file")
+        if st.st_size == 0:  # mmap refuses an empty file
+            return memoryview(bytearray()), stat_key(st)
+        mapped = mmap.mmap(fd, st.st_size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    finally:
+        os.close(fd)  # the map keeps its own reference to the file
+    return memoryview(mapped), stat_key(st)
