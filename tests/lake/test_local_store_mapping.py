@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from kafka_segments.cli import run_cmds
 from kafka_segments.errors import ObjectNotFoundError, PreconditionFailedError
 from kafka_segments.lake import adoption_reads, scan
 from kafka_segments.lake.adopt_run import adopt
@@ -188,3 +189,18 @@ def test_a_segment_rewritten_while_decoded_is_read_again(
 
     assert plain == [entry.key]
     assert source.decoded is None  # the plain read's bytes, for the round to decode
+
+
+def test_run_lists_a_local_lake_while_it_loads_its_modules(tmp_path: Path, hashed: list[int]) -> None:
+    (tmp_path / "t-0").mkdir()
+    (tmp_path / "t-0" / "0.log").write_bytes(b"x" * 5000)
+    store = LocalStore(tmp_path)
+
+    wait = run_cmds._listed_meanwhile(store)
+    wait()
+
+    assert len(hashed) == 1  # hashed once, on the thread
+    hashed.clear()
+    assert [meta.etag for meta in store.list()] == [hashlib.sha256(b"x" * 5000).hexdigest()]
+    assert hashed == []  # the run's own listing finds it done
+    run_cmds._listed_meanwhile(CountingStore(store))()  # another store: nothing to do
