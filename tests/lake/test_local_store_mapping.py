@@ -204,3 +204,26 @@ def test_run_lists_a_local_lake_while_it_loads_its_modules(tmp_path: Path, hashe
     assert [meta.etag for meta in store.list()] == [hashlib.sha256(b"x" * 5000).hexdigest()]
     assert hashed == []  # the run's own listing finds it done
     run_cmds._listed_meanwhile(CountingStore(store))()  # another store: nothing to do
+
+
+def test_a_map_holds_no_file_descriptor_and_goes_with_its_last_view(tmp_path: Path) -> None:
+    """A round keeps every segment of its partition mapped: a thousand segments must not take a thousand
+    descriptors (Python's own ``mmap`` keeps one per map)."""
+    store = LocalStore(tmp_path)
+    store.put("a.log", b"abc")
+    path = str(tmp_path / "a.log")
+
+    def maps() -> int:
+        with open("/proc/self/maps") as f:
+            return sum(path in line for line in f)
+
+    descriptors = len(os.listdir("/proc/self/fd"))
+    views = [store.get_mapped("a.log").data for _ in range(2000)]
+    assert len(os.listdir("/proc/self/fd")) <= descriptors
+    assert maps() == 2000
+    array = np.frombuffer(views[0], dtype=np.uint8)
+    del views
+    assert maps() == 1  # the array still uses its map
+    assert bytes(array) == b"abc"
+    del array
+    assert maps() == 0

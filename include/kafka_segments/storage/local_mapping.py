@@ -12,11 +12,18 @@ rewritten (docs/lake.md, "A local lake")."""
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import mmap
 import os
 import stat
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
 
 StatKey = tuple[int, int, int, int]
 """A file's inode, size, mtime and ctime (ns): what changes whenever its content can have changed."""
@@ -44,7 +51,9 @@ class MappedObject:
 
 
 def map_file(path: Path) -> tuple[memoryview, StatKey]:
-    """``path``'s bytes, privately mapped, and its stat key at the open.
+    """``path``'s bytes, privately mapped, and its stat key at the open. The map keeps no file descriptor
+    (Python's ``mmap`` keeps one per map until 3.13: a round over a partition of a thousand segments would
+    run out of them); it is unmapped when the last view of it is gone.
 
     Raises:
         FileNotFoundError: the file is missing, or is not a regular file.
@@ -57,7 +66,52 @@ def map_file(path: Path) -> tuple[memoryview, StatKey]:
             raise FileNotFoundError(f"{path} is not a file")
         if st.st_size == 0:  # mmap refuses an empty file
             return memoryview(bytearray()), stat_key(st)
-        mapped = mmap.mmap(fd, st.st_size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        return _mapped(fd, st.st_size), stat_key(st)
     finally:
-        os.close(fd)  # the map keeps its own reference to the file
-    return memoryview(mapped), stat_key(st)
+        os.close(fd)  # the map does not need it
+
+
+def _mapped(fd: int, size: int) -> memoryview:
+    libc = _libc()
+    address = libc.mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE, fd, 0)
+    if address is None or address == _MAP_FAILED:
+        error = ctypes.get_errno()
+        raise OSError(error, f"mmap: {os.strerror(error)}")
+    import numpy as np
+
+    owner = _Map(address, size)
+    weakref.finalize(owner, libc.munmap, address, size)  # once the last view of it is gone
+    return memoryview(cast("Buffer", np.asarray(owner)))  # numpy's stubs: buffer protocol from 3.12
+
+
+class _Map:
+    """One map's owner: the array numpy makes of it keeps it alive (an ``__array_interface__``, not a ctypes
+    array type: ctypes would keep one new type per size for good)."""
+
+    def __init__(self, address: int, size: int) -> None:
+        self.__array_interface__ = {
+            "data": (address, False),
+            "shape": (size,),
+            "typestr": "|u1",
+            "version": 3,
+        }
+
+
+_MAP_FAILED = ctypes.c_void_p(-1).value
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    """The C library's ``mmap`` and ``munmap`` (loaded on the first map)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_size_t,
+        ctypes.c_int,
+        ctypes.c_int,
+        ctypes.c_int,
+        ctypes.c_long,
+    ]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    return libc
