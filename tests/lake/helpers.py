@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
+import types
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
+import pytest
 from kafka_segments.records.builder import build_batch
 from kafka_segments.records.record import Record
 from kafka_segments.segment.files import FileKind, segment_file_name
 from kafka_segments.segment.writer import SegmentFiles, write_segment
-from kafka_segments.storage import ObjectStore
+from kafka_segments.storage import ObjectStore, local
 from kafka_segments.topic_partition import TopicPartition
 
 T = TypeVar("T")
@@ -97,3 +100,15 @@ def keys_outside_run(store: ObjectStore, run_id: str) -> list[str]:
         for meta in store.list()
         if not meta.key.startswith(own_folder) and f"-{run_id}." not in meta.key.rsplit("/", 1)[-1]
     )
+
+
+def record_local_hashes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes of what ``LocalStore`` hashes from now on (``hashlib.sha256(data)`` calls)."""
+    sizes: list[int] = []
+
+    def sha256(data: Any = b"") -> Any:
+        sizes.append(len(data))
+        return hashlib.sha256(data)
+
+    monkeypatch.setattr(local, "hashlib", types.SimpleNamespace(sha256=sha256))
+    return sizes

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import types
 from pathlib import Path
-from typing import Any
 
 import pytest
 from kafka_segments.errors import PreconditionFailedError
-from kafka_segments.storage import LocalStore, local
+from kafka_segments.storage import LocalStore
+
+from lake.helpers import record_local_hashes
 
 pytestmark = pytest.mark.lake
 
@@ -19,14 +19,7 @@ pytestmark = pytest.mark.lake
 @pytest.fixture
 def hashed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The sizes of what the local store hashes from now on."""
-    sizes: list[int] = []
-
-    def sha256(data: Any = b"") -> Any:
-        sizes.append(len(data))
-        return hashlib.sha256(data)
-
-    monkeypatch.setattr(local, "hashlib", types.SimpleNamespace(sha256=sha256))
-    return sizes
+    return record_local_hashes(monkeypatch)
 
 
 def test_a_listed_unchanged_file_is_not_hashed_again(tmp_path: Path, hashed: list[int]) -> None:

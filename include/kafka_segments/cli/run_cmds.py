@@ -4,9 +4,14 @@ with ``kafka-delete-records.sh``'s file); docs/retention.md. Input errors exit 2
 from __future__ import annotations
 
 import argparse
+import collections
+import contextlib
 import json
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kafka_segments.cli.common import (
     EXIT_OK,
@@ -20,6 +25,9 @@ from kafka_segments.cli.common import (
     quarantined_partitions,
 )
 from kafka_segments.cli.output import emit
+
+if TYPE_CHECKING:
+    from kafka_segments.storage.base import ObjectStore
 
 ENGINES = ("inline", "spark")
 
@@ -87,6 +95,30 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     sub.set_defaults(handler=run_delete_records)
 
 
+def _usage_error(args: argparse.Namespace, exc: Exception) -> int:
+    print(f"kafka-segments {args.command}: {exc}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _listed_meanwhile(store: ObjectStore) -> Callable[[], None]:
+    """A local lake listed on a thread while the run loads its modules (numba's kernels among them, about a
+    second): the listing hashes every file it has not met (its etag: ``storage.local``), ~1 s per GB, which
+    the run's own listing then finds done. Returns the wait for it (a failure is left to the run's own
+    listing to raise)."""
+    from kafka_segments.storage import LocalStore
+
+    if not isinstance(store, LocalStore):
+        return lambda: None
+    thread = threading.Thread(target=_list_quietly, args=(store,), name="local-listing", daemon=True)
+    thread.start()
+    return thread.join
+
+
+def _list_quietly(store: ObjectStore) -> None:
+    with contextlib.suppress(Exception):
+        collections.deque(store.list(), maxlen=0)
+
+
 def _input_errors() -> tuple[type[Exception], ...]:
     from kafka_segments.config import ConfigError
     from kafka_segments.offsets.snapshot_fields import SnapshotFormatError
@@ -105,19 +137,26 @@ def run_plan(args: argparse.Namespace) -> int:
 
 def _retention(args: argparse.Namespace, *, dry_run: bool) -> int:
     from kafka_segments.cli.lake_cmds import open_lake
-    from kafka_segments.config import load_config
-    from kafka_segments.lake.runs import wall_clock_ms
-    from kafka_segments.pipeline.offsets_input import OffsetsChoice
-    from kafka_segments.pipeline.report import render_text, run_to_dict
-    from kafka_segments.pipeline.retention_run import RunOptions, run_retention
 
     if args.engine == "spark":
         from kafka_segments.cli.spark_engine import run_spark_engine
 
         return run_spark_engine(args, dry_run=dry_run)
+    from kafka_segments.config import load_config
+
     try:
         config = load_config(args.config)
-        store = open_lake(args.lake)
+    except _input_errors() as exc:
+        return _usage_error(args, exc)
+    store = open_lake(args.lake)
+    listed = _listed_meanwhile(store)
+    from kafka_segments.lake.runs import wall_clock_ms
+    from kafka_segments.pipeline.offsets_input import OffsetsChoice
+    from kafka_segments.pipeline.report import render_text, run_to_dict
+    from kafka_segments.pipeline.retention_run import RunOptions, run_retention
+
+    try:
+        listed()
         options = RunOptions(
             now_ms=args.now if args.now is not None else wall_clock_ms(),
             offsets=OffsetsChoice(
@@ -132,8 +171,7 @@ def _retention(args: argparse.Namespace, *, dry_run: bool) -> int:
         )
         result = run_retention(store, config, options)
     except _input_errors() as exc:
-        print(f"kafka-segments {args.command}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return _usage_error(args, exc)
     document = run_to_dict(result)
     if args.report:
         Path(args.report).write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")

@@ -24,10 +24,10 @@ from kafka_segments.errors import (
 from kafka_segments.lake.adoption_report import Ignored, Quarantine
 from kafka_segments.lake.history import location_of
 from kafka_segments.lake.runs import RunRecord
-from kafka_segments.lake.scan import sha256_hex, summarize_segment
+from kafka_segments.lake.scan import Buffer, sha256_hex, summarize_segment
 from kafka_segments.progress import Phase, phase
 from kafka_segments.state import SegmentEntry, SegmentOrigin
-from kafka_segments.storage.base import ObjectMeta, ObjectStore
+from kafka_segments.storage.base import MappingStore, ObjectMeta, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 
 if TYPE_CHECKING:
@@ -98,7 +98,7 @@ def _advanced(progress: Phase, job: ReadJob, result: ReadResult) -> ReadResult:
 def read_one(store: ObjectStore, run: RunRecord, job: ReadJob) -> ReadResult:  # noqa: PLR0911 - one early return per verdict on an object (missing, changed, foreign, corrupt, …), each with its reason
     """Read and judge one object (see the module docstring)."""
     try:
-        data = store.get(job.key)
+        data, sha256 = _read(store, job.key)
     except ForeignObjectError as exc:  # a symbolic link in a local lake: never read through
         if job.live is not None:
             problem = Quarantine(job.topic_partition, job.key, None, exc.reason, type(exc).__name__)
@@ -114,10 +114,19 @@ def read_one(store: ObjectStore, run: RunRecord, job: ReadJob) -> ReadResult:  #
     if len(data) != job.meta.size:
         return ReadResult(job.key, len(data), problem=_changed_while_read(job, len(data)))
     if job.live is None:
-        return _candidate(store, run, job, data)
+        return _candidate(store, run, job, data, sha256)
     if len(data) == job.live.size:
-        return _same_size(job, job.live, data)
-    return _regrown(store, run, job, job.live, data)
+        return _same_size(job, job.live, data, sha256)
+    return _regrown(store, run, job, job.live, data, sha256)
+
+
+def _read(store: ObjectStore, key: str) -> tuple[Buffer, str | None]:
+    """The object's bytes (mapped, not copied, from a store that maps its objects: ``MappingStore``), and
+    their sha256 when the store knows it without hashing them again."""
+    if isinstance(store, MappingStore):
+        mapped = store.get_mapped(key)
+        return mapped.data, mapped.sha256
+    return store.get(key), None
 
 
 def missing_live_object(topic_partition: TopicPartition, entry: SegmentEntry) -> Quarantine:
@@ -183,9 +192,13 @@ def _damage(job: ReadJob, exc: CorruptRecordError) -> Quarantine:
     )
 
 
-def _candidate(store: ObjectStore, run: RunRecord, job: ReadJob, data: bytes) -> ReadResult:
+def _candidate(
+    store: ObjectStore, run: RunRecord, job: ReadJob, data: Buffer, sha256: str | None
+) -> ReadResult:
     try:
-        summary = summarize_segment(data, key=location_of(store, job.key), base_offset=job.base_offset)
+        summary = summarize_segment(
+            data, key=location_of(store, job.key), base_offset=job.base_offset, sha256=sha256
+        )
     except CorruptRecordError as exc:
         return ReadResult(job.key, len(data), problem=_damage(job, exc))
     entry = summary.entry(
@@ -199,22 +212,24 @@ def _candidate(store: ObjectStore, run: RunRecord, job: ReadJob, data: bytes) ->
     return ReadResult(job.key, len(data), entry=entry, table=summary.table)
 
 
-def _same_size(job: ReadJob, live: SegmentEntry, data: bytes) -> ReadResult:
-    if sha256_hex(data) == live.sha256:
+def _same_size(job: ReadJob, live: SegmentEntry, data: Buffer, sha256: str | None) -> ReadResult:
+    if (sha256 or sha256_hex(data)) == live.sha256:
         return ReadResult(job.key, len(data))  # same bytes under another etag
     return ReadResult(
         job.key, len(data), problem=_changed(job.topic_partition, live, "has other bytes of the same size")
     )
 
 
-def _regrown(store: ObjectStore, run: RunRecord, job: ReadJob, live: SegmentEntry, data: bytes) -> ReadResult:
+def _regrown(
+    store: ObjectStore, run: RunRecord, job: ReadJob, live: SegmentEntry, data: Buffer, sha256: str | None
+) -> ReadResult:
     view = memoryview(data)
     if sha256_hex(view[: live.size]) != live.sha256:
         how = f"grew from {live.size} to {len(data)} bytes, but its first {live.size} bytes changed"
         return ReadResult(job.key, len(data), problem=_changed(job.topic_partition, live, how))
     location = location_of(store, job.key)
     try:
-        summary = summarize_segment(data, key=location, base_offset=live.base_offset)
+        summary = summarize_segment(data, key=location, base_offset=live.base_offset, sha256=sha256)
     except CorruptRecordError as exc:
         return ReadResult(job.key, len(data), problem=_damage(job, exc))
     from kafka_segments.records.fast import scan_header_table  # numba: loaded only when segments are scanned

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kafka_segments.errors import (
     LakeError,
@@ -24,9 +25,12 @@ from kafka_segments.records.batch import BatchHeader
 from kafka_segments.records.log import Entry, iter_batches
 from kafka_segments.records.record import Record
 from kafka_segments.state import Manifest, PartitionState, SegmentEntry
-from kafka_segments.storage.base import ObjectStore, Progress, WritableBuffer
+from kafka_segments.storage.base import MappingStore, ObjectStore, Progress, WritableBuffer
 from kafka_segments.storage.buffers import check_fits, read_into, writable_view
 from kafka_segments.topic_partition import TopicPartition
+
+if TYPE_CHECKING:
+    from kafka_segments.storage.local_mapping import MappedObject
 
 NO_STATE_HINT = "no committed state yet — run `kafka-segments adopt`"
 
@@ -165,12 +169,39 @@ def read_segment_version_into(
     except ObjectNotFoundError:
         raise _missing(entry, location) from None
     if size != entry.size:
-        raise SegmentObjectMismatchError(
-            f"segment object {entry.key!r} has {size} bytes under etag {entry.etag}, the manifest records "
-            f"{entry.size}",
-            location=location,
-        )
+        raise _other_size(entry, size, location)
     return view[:size]
+
+
+def map_segment_version(store: ObjectStore, entry: SegmentEntry) -> MappedObject | None:
+    """``read_segment_version_into`` without the copy: the object version ``entry`` names, mapped, where the
+    store maps its objects (a local lake: ``MappingStore``), else ``None``. The caller checks every batch's
+    CRC-32C as it uses the bytes, then ``store.mapped_unchanged``; on any failure it reads the segment with
+    ``read_segment``.
+
+    Raises:
+        PreconditionFailedError: the object is no longer the version the manifest recorded.
+        SegmentObjectMismatchError: the object is missing, or has another size under the same etag.
+        ObjectStoreError: as ``read_segment``.
+    """
+    if not isinstance(store, MappingStore):
+        return None
+    location = location_of(store, entry.key)
+    try:
+        mapped = store.get_mapped(entry.key, if_match=entry.etag)
+    except ObjectNotFoundError:
+        raise _missing(entry, location) from None
+    if mapped.size != entry.size:
+        raise _other_size(entry, mapped.size, location)
+    return mapped
+
+
+def _other_size(entry: SegmentEntry, size: int, location: str) -> SegmentObjectMismatchError:
+    return SegmentObjectMismatchError(
+        f"segment object {entry.key!r} has {size} bytes under etag {entry.etag}, the manifest records "
+        f"{entry.size}",
+        location=location,
+    )
 
 
 def _missing(entry: SegmentEntry, location: str) -> SegmentObjectMismatchError:

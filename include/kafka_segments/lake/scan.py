@@ -87,8 +87,11 @@ def sha256_hex(data: Buffer) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def summarize_segment(data: Buffer, *, key: str, base_offset: int) -> SegmentSummary:
-    """Scan ``data`` (a whole ``.log``) and summarize it.
+def summarize_segment(
+    data: Buffer, *, key: str, base_offset: int, sha256: str | None = None
+) -> SegmentSummary:
+    """Scan ``data`` (a whole ``.log``) and summarize it; ``sha256``: the bytes' sha256 when the caller
+    knows it (a local store's etag of an unchanged file), else they are hashed.
 
     Raises:
         CorruptRecordError: a damaged or truncated entry (``TruncatedSegmentError``, ``InvalidCrcError``),
@@ -99,7 +102,8 @@ def summarize_segment(data: Buffer, *, key: str, base_offset: int) -> SegmentSum
 
     table = scan_header_table(data, segment=key, verify_crc=True)
     _check_layout(table, key=key, base_offset=base_offset)
-    return SegmentSummary(size=len(data), sha256=sha256_hex(data), facts=header_facts(table), table=table)
+    digest = sha256 or sha256_hex(data)
+    return SegmentSummary(size=len(data), sha256=digest, facts=header_facts(table), table=table)
 
 
 @dataclass(frozen=True, slots=True)

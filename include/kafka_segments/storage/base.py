@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from kafka_segments.storage.local_mapping import MappedObject
+
 # Key segments starting with this are reserved for a backend's own files (temp files, lock file).
 RESERVED_SEGMENT_PREFIX = ".kafka-segments"
 
@@ -128,6 +130,21 @@ class ReadIntoStore(ObjectStore, Protocol):
         which are unverified until this returns; an exception it raises stops the read. ``if_match``: read
         only that etag's version, else ``PreconditionFailedError``. Raises ``BufferTooSmallError`` (``out``
         unchanged), ``ObjectNotFoundError``, ``TypeError`` (``out`` not a writable, C-contiguous buffer)."""
+        ...
+
+
+@runtime_checkable
+class MappingStore(ObjectStore, Protocol):
+    """An ``ObjectStore`` whose objects are local files it can map instead of copying (``LocalStore``;
+    ``storage.local_mapping``)."""
+
+    def get_mapped(self, key: str, *, if_match: str | None = None) -> MappedObject:
+        """The object's bytes mapped, with its sha256 when known without hashing. ``if_match``: only that
+        etag's version, else ``PreconditionFailedError``. Raises ``ObjectNotFoundError``."""
+        ...
+
+    def mapped_unchanged(self, mapped: MappedObject) -> bool:
+        """Whether the object ``mapped`` maps is unchanged since (its bytes are the version mapped)."""
         ...
 
 

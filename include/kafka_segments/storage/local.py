@@ -42,11 +42,13 @@ from kafka_segments.storage.base import (
     validate_prefix,
 )
 from kafka_segments.storage.buffers import check_fits, etag_mismatch, writable_view
+from kafka_segments.storage.local_mapping import MappedObject, map_file
+from kafka_segments.storage.local_mapping import StatKey as _StatKey
+from kafka_segments.storage.local_mapping import stat_key as _stat_key
 
 TEMP_PREFIX = f"{RESERVED_SEGMENT_PREFIX}-tmp-"
 LOCK_NAME = f"{RESERVED_SEGMENT_PREFIX}.lock"
 _CHUNK = 1 << 20
-_StatKey = tuple[int, int, int, int]
 
 
 def _write_fully(fd: int, data: bytes) -> None:
@@ -62,10 +64,6 @@ def _fsync_dir(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-
-
-def _stat_key(st: os.stat_result) -> _StatKey:
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 class LocalStore:
@@ -157,6 +155,32 @@ class LocalStore:
             after = _stat_key(os.fstat(f.fileno()))
         return size, after if after == _stat_key(before) else None
 
+    def get_mapped(self, key: str, *, if_match: str | None = None) -> MappedObject:
+        """The object's bytes as a private memory map (``storage.local_mapping``), not copied.
+
+        ``sha256`` is the etag this store computed for the file unchanged since (listing, ``head``, ``put``),
+        else ``None``; with ``if_match`` the mapped bytes are hashed when it is not known, and a mismatch is
+        a ``PreconditionFailedError``. Raises ``ObjectNotFoundError``, ``ForeignObjectError`` (a link)."""
+        path = self._readable(key)
+        with self._os_errors(path):
+            data, version = map_file(path)
+        cached = self._etags.get(key)
+        known = cached[1] if cached is not None and cached[0] == version else None
+        if if_match is not None:
+            if known is None:
+                known = hashlib.sha256(data).hexdigest()
+                self._etags[key] = (version, known)
+            etag_mismatch(if_match, known, location=str(path))
+        return MappedObject(key=key, data=data, version=version, sha256=known)
+
+    def mapped_unchanged(self, mapped: MappedObject) -> bool:
+        """Whether the file ``mapped`` maps is still there with the stat key it had when mapped (no write
+        in place, no replacement)."""
+        try:
+            return _stat_key(self._readable(mapped.key).stat()) == mapped.version
+        except (OSError, ForeignObjectError):
+            return False
+
     def head(self, key: str) -> ObjectMeta:
         path = self._readable(key)
         with self._os_errors(path):
@@ -215,7 +239,7 @@ class LocalStore:
         etag = hashlib.sha256(data).hexdigest()
         with self._os_errors(path):
             path.parent.mkdir(parents=True, exist_ok=True)
-            temp = self._write_temp(path, data)
+            temp, inode = self._write_temp(path, data)
             try:
                 if isinstance(mode, Create):
                     try:
@@ -232,7 +256,18 @@ class LocalStore:
                 _fsync_dir(path.parent)
             finally:
                 temp.unlink(missing_ok=True)
+        self._remember(key, path, inode, etag)
         return PutResult(key=key, etag=etag)
+
+    def _remember(self, key: str, path: Path, inode: int, etag: str) -> None:
+        """Cache the etag of the file just written, if ``path`` is still that file (a ``head`` or listing
+        of it then hashes nothing)."""
+        try:
+            st = path.stat()
+        except OSError:
+            return
+        if st.st_ino == inode:
+            self._etags[key] = (_stat_key(st), etag)
 
     def _check_etag(self, path: Path, expected: str) -> None:
         try:
@@ -246,18 +281,20 @@ class LocalStore:
                 f"etag mismatch: expected {expected}, found {current}", location=str(path)
             )
 
-    def _write_temp(self, path: Path, data: bytes) -> Path:
+    def _write_temp(self, path: Path, data: bytes) -> tuple[Path, int]:
+        """The fsynced temp file holding ``data``, and its inode."""
         temp = path.with_name(f"{TEMP_PREFIX}{uuid.uuid4().hex}")
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             _write_fully(fd, data)
             os.fsync(fd)
+            inode = os.fstat(fd).st_ino
         except BaseException:
             os.close(fd)
             temp.unlink(missing_ok=True)
             raise
         os.close(fd)
-        return temp
+        return temp, inode
 
     def delete(self, key: str) -> None:
         path = self._path(key)

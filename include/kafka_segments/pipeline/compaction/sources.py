@@ -10,6 +10,7 @@ the read. When any of it fails, or the records cannot be decoded, the segment is
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -17,10 +18,10 @@ import numpy.typing as npt
 from kafka_segments.compaction.source import SourceSegment
 from kafka_segments.compaction.streamed import StreamedSegment
 from kafka_segments.errors import CorruptRecordError, PreconditionFailedError, UnsupportedCodecError
-from kafka_segments.lake.reader import read_segment, read_segment_version_into
+from kafka_segments.lake.reader import map_segment_version, read_segment, read_segment_version_into
 from kafka_segments.lake.scan import HeaderFacts, header_facts
 from kafka_segments.state import SegmentEntry
-from kafka_segments.storage.base import ObjectStore
+from kafka_segments.storage.base import PROGRESS_CHUNK_BYTES, MappingStore, ObjectStore
 from kafka_segments.storage.buffers import BufferTooSmallError
 
 __all__ = ["ARENA_PER_STORED_BYTE", "plain_source", "streamed_source"]
@@ -50,28 +51,46 @@ def streamed_source(
     """The segment decoded, and its keys grouped, while it is read (module docstring).
 
     ``buffer`` (at least ``entry.size`` bytes) and ``arena`` (decompressed records) are allocated for the
-    segment unless given: a worker that reads segment after segment may keep its own. ``max_batch_bytes``:
-    as ``decode_record_columns`` (a batch past it leaves the segment to the round, which refuses it).
+    segment unless given: a worker that reads segment after segment may keep its own. Without ``buffer``, a
+    store that maps its objects (a local lake) hands over the file's bytes mapped instead of copied
+    (``lake.reader.map_segment_version``), decoded step by step all the same. ``max_batch_bytes``: as
+    ``decode_record_columns`` (a batch past it leaves the segment to the round, which refuses it).
 
     Raises:
         SegmentObjectMismatchError, ObjectStoreError: as ``plain_source``.
     """
-    if buffer is None:
-        buffer = np.empty(entry.size, dtype=np.uint8)
     if arena is None:
         arena = _reserve_arena(entry.size)
-    reading = StreamedSegment(
-        buffer, name=entry.key, arena=arena, verify_crc=True, max_batch_bytes=max_batch_bytes
-    )
     try:
-        data = read_segment_version_into(store, entry, buffer, progress=reading.feed)
+        mapped = map_segment_version(store, entry) if buffer is None else None
+        if mapped is not None:
+            buffer = np.frombuffer(mapped.data, dtype=np.uint8)
+        elif buffer is None:
+            buffer = np.empty(entry.size, dtype=np.uint8)
+        reading = StreamedSegment(
+            buffer, name=entry.key, arena=arena, verify_crc=True, max_batch_bytes=max_batch_bytes
+        )
+        if mapped is None:
+            data = read_segment_version_into(store, entry, buffer, progress=reading.feed)
+        else:
+            data = _feed_mapped(mapped.data, reading)
         decoded = reading.finish(entry.size)
     except (PreconditionFailedError, BufferTooSmallError, CorruptRecordError, UnsupportedCodecError):
         return plain_source(store, entry)
     if header_facts(decoded.columns.batches) != HeaderFacts.of_entry(entry):
         return plain_source(store, entry)
+    if mapped is not None and not cast("MappingStore", store).mapped_unchanged(mapped):
+        return plain_source(store, entry)  # rewritten in place while decoded: read the manifest's bytes
     plain = SourceSegment(entry.key, entry.base_offset, data, last_modified_ms=entry.last_modified_ms)
     return replace(plain, decoded=decoded)
+
+
+def _feed_mapped(data: memoryview, reading: StreamedSegment) -> memoryview:
+    """Hand a mapped segment to ``reading`` in the steps a read would (each chunk decoded and its keys
+    grouped while its pages are fresh in the cache)."""
+    for end in range(PROGRESS_CHUNK_BYTES, len(data) + PROGRESS_CHUNK_BYTES, PROGRESS_CHUNK_BYTES):
+        reading.feed(min(end, len(data)))
+    return data
 
 
 def _reserve_arena(size: int) -> U8 | None:
