@@ -139,7 +139,7 @@ def spark_rows(store: LocalStore, root: Path, records: int, args: argparse.Names
         "Spark, Parquet": lambda: spark.read.parquet(str(root / "t.parquet")),
         "Spark, ready Arrow batches (API ceiling)": lambda: (
             spark.read.format("ready-arrow")
-            .option("parquet", str(root / "t.parquet"))
+            .option("rows", str(records))
             .option("partitions", str(args.segments))
             .load()
         ),
