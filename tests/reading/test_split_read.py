@@ -247,3 +247,23 @@ def test_an_s3_ranged_read_is_pinned_to_the_etag(s3_server: Any) -> None:
     store.put("t-0/a.log", b"abcdefghij")
     with pytest.raises(PreconditionFailedError, match=first):
         store.get_range("t-0/a.log", start=2, end=5, if_match=first)
+
+
+def test_time_travel_reads_the_old_version_in_spans_too() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        store = LocalStore(Path(folder))
+        _lake(store)
+        state = resolve_manifest(store).partitions[0]
+        _recommit(
+            store,
+            dataclasses.replace(
+                state, segments=state.segments[1:], log_start_offset=state.segments[1].base_offset
+            ),
+        )
+        for options in (
+            {"versionAsOf": "1"},
+            {"versionAsOf": "1", "kafka.isolation.level": "read_committed"},
+        ):
+            old = _unsplit(store, options)
+            assert old != _unsplit(store, {})
+            assert _split(store, options, 3000) == old
