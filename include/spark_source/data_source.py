@@ -25,7 +25,7 @@ from kafka_segments.reading.options import ReadOptions, View, parse_options
 from kafka_segments.reading.plan import plan_read
 from kafka_segments.reading.pushdown import Narrowing
 from kafka_segments.reading.tasks import SegmentTask, tasks_by_partition
-from kafka_segments.storage import open_store
+from kafka_segments.storage import ObjectStore, open_store
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ class LakeReader(DataSourceReader):
         from kafka_segments.reading.reader import read_latest
         from kafka_segments.reading.segment_read import read_task
 
-        store = open_store(self.lake)
+        store = worker_store(self.lake)
         tasks: tuple[SegmentTask, ...] = partition.value
         include_headers = self.options.include_headers
         if self.options.view is View.LATEST:
@@ -90,6 +90,18 @@ class LakeReader(DataSourceReader):
             return
         for task in tasks:
             yield from read_task(store, task, include_headers=include_headers)
+
+
+_WORKER_STORES: dict[str, ObjectStore] = {}
+
+
+def worker_store(lake: str) -> ObjectStore:
+    """The lake's store, opened once per Python worker (Spark reuses workers across tasks): a local lake's
+    etags (its files' sha256, which a span's read is pinned to) are then hashed once per file and worker,
+    not once per task."""
+    if lake not in _WORKER_STORES:
+        _WORKER_STORES[lake] = open_store(lake)
+    return _WORKER_STORES[lake]
 
 
 class KafkaSegmentsDataSource(DataSource):

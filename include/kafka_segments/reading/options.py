@@ -65,6 +65,10 @@ class Subscription:
         return topic_partition.topic in self.topics
 
 
+DEFAULT_MAX_BYTES_PER_PARTITION = 128 << 20
+"""The default of ``maxBytesPerPartition`` (Spark's ``spark.sql.files.maxPartitionBytes``)."""
+
+
 class View(Enum):
     ALL = "all"
     """Every record of the range (a topic's log)."""
@@ -87,6 +91,8 @@ class ReadOptions:
     view: View = View.ALL
     starting_strategy_latest: bool = False
     """``startingOffsetsByTimestampStrategy=latest``: a timestamp no record reaches starts at latest."""
+    max_bytes_per_partition: int = DEFAULT_MAX_BYTES_PER_PARTITION
+    """``maxBytesPerPartition``: a larger segment is split into byte spans of about this size."""
 
 
 _SUBSCRIPTIONS = ("subscribe", "subscribepattern", "assign")
@@ -112,6 +118,7 @@ def parse_options(options: Mapping[str, str]) -> ReadOptions:
         timestamp_as_of=_time(given, "timestampAsOf"),
         view=_view(given),
         starting_strategy_latest=_strategy(given),
+        max_bytes_per_partition=_max_bytes(given),
     )
 
 
@@ -290,6 +297,15 @@ def _strategy(given: Mapping[str, str]) -> bool:
     if value not in ("error", "latest"):
         raise ReadOptionError("startingOffsetsByTimestampStrategy", f"{value!r} is neither error nor latest")
     return value == "latest"
+
+
+def _max_bytes(given: Mapping[str, str]) -> int:
+    value = given.get("maxbytesperpartition")
+    if value is None:
+        return DEFAULT_MAX_BYTES_PER_PARTITION
+    if not value.strip().isdigit() or int(value) == 0:
+        raise ReadOptionError("maxBytesPerPartition", f"{value!r} is not a positive number of bytes")
+    return int(value)
 
 
 def _name(lowered: str) -> str:

@@ -8,8 +8,10 @@ from dataclasses import dataclass
 
 from kafka_segments.reading.options import ReadOptions, View, parse_options
 from kafka_segments.reading.ranges import PartitionRange, resolve_ranges, selected_states
-from kafka_segments.reading.tasks import SegmentTask, segment_tasks
+from kafka_segments.reading.spans import ByteSpan, segment_spans
+from kafka_segments.reading.tasks import SegmentTask, SpansOf, segment_tasks
 from kafka_segments.reading.timetravel import check_objects_exist, manifest_as_of
+from kafka_segments.state import SegmentEntry
 from kafka_segments.storage.base import ObjectStore
 
 
@@ -43,4 +45,16 @@ def plan_read(store: ObjectStore, options: Mapping[str, str] | ReadOptions) -> R
         check_objects_exist(store, manifest, states)
     ranges = resolve_ranges(store, states, parsed)
     drop_aborted = parsed.read_committed or parsed.view is View.LATEST
-    return ReadPlan(manifest.version, parsed, ranges, tuple(segment_tasks(ranges, drop_aborted=drop_aborted)))
+    tasks = segment_tasks(ranges, drop_aborted=drop_aborted, spans_of=_spans_of(store, parsed))
+    return ReadPlan(manifest.version, parsed, ranges, tuple(tasks))
+
+
+def _spans_of(store: ObjectStore, options: ReadOptions) -> SpansOf | None:
+    """How a large segment is split; the compacted view reads each partition in one task: not split."""
+    if options.view is View.LATEST:
+        return None
+
+    def spans_of(segment: SegmentEntry) -> tuple[ByteSpan, ...]:
+        return segment_spans(store, segment, max_bytes=options.max_bytes_per_partition)
+
+    return spans_of

@@ -1,7 +1,8 @@
 """Filters Spark pushes down (``DataSourceReader.pushFilters``) used to skip work: tasks of other topics and
-partitions, offsets outside the filtered range, and segments whose largest timestamp is below a lower
-bound on ``timestamp``. Spark still evaluates every filter on the rows (all are handed back), so a bound
-only has to be safe, never exact. The compacted view only skips topics and partitions: an offset or
+partitions, offsets outside the filtered range (and the byte spans of a split segment that cannot hold
+them), and segments whose largest timestamp is below a lower bound on ``timestamp``. Spark still
+evaluates every filter on the rows (all are handed back), so a bound only has to be safe, never exact.
+The compacted view only skips topics and partitions: an offset or
 timestamp filter applies to its rows, after the latest record of each key is chosen."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from kafka_segments.reading.tasks import SegmentTask
+from kafka_segments.reading.tasks import SegmentTask, link_tasks
 
 LARGEST_UTC_OFFSET_MS = 14 * 3_600_000
 
@@ -88,8 +89,10 @@ class Narrowing:
             minimum = self.timestamp_min_ms
             if start >= end or (minimum is not None and task.segment.max_timestamp_ms < minimum):
                 continue
+            if task.span is not None and not task.span.meets(start, end):
+                continue
             kept.append(dataclasses.replace(task, start=start, end=end))
-        return kept
+        return link_tasks(kept)
 
 
 def _bounds(kind: str, values: tuple[Any, ...], value: Any) -> tuple[Any, Any]:

@@ -1,36 +1,25 @@
-"""One task's records: its segment read as the manifest pins it, decoded whole into columns, and the
-records a consumer of ``[start, end)`` receives turned into Arrow batches: never control records, never an
-offset outside the range (so never below the log start offset), and no aborted data when ``drop_aborted``."""
+"""One task's records: its segment (or its byte span) read as the manifest pins it, decoded into columns
+(``span_read``), and the records a consumer of ``[start, end)`` receives turned into Arrow batches: never
+control records, never an offset outside the range (so never below the log start offset), and no aborted
+data when ``drop_aborted``."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from kafka_segments.lake.history import location_of
-from kafka_segments.lake.reader import read_segment
 from kafka_segments.reading.aborted import aborted_rows
 from kafka_segments.reading.arrow import record_batch
+from kafka_segments.reading.span_read import decode_segment, task_columns
 from kafka_segments.reading.tasks import SegmentTask
-from kafka_segments.records.fast import RecordColumns, decode_record_columns
-from kafka_segments.state import SegmentEntry
+from kafka_segments.records.fast import RecordColumns
 from kafka_segments.storage.base import ObjectStore
 
 DEFAULT_BATCH_ROWS = 65_536
 """Rows per Arrow batch handed on (Spark's ``spark.sql.execution.arrow.maxRecordsPerBatch`` is 10,000)."""
-
-
-def decode_segment(store: ObjectStore, segment: SegmentEntry) -> tuple[RecordColumns, str]:
-    """The segment's records as columns, and its location for messages.
-
-    Raises:
-        SegmentObjectMismatchError: the object is not what the manifest recorded.
-        CorruptRecordError: a batch is damaged.
-    """
-    where = location_of(store, segment.key)
-    return decode_record_columns(read_segment(store, segment), segment=where), where
 
 
 def read_task(
@@ -41,12 +30,16 @@ def read_task(
     Raises:
         SegmentObjectMismatchError, CorruptRecordError: as ``decode_segment`` (for this or a later segment).
     """
-    columns, where = decode_segment(store, task.segment)
+    chosen = task_columns(store, task)
+    columns, where = chosen.columns, chosen.where
     wanted = (~columns.is_control) & (columns.offset >= task.start) & (columns.offset < task.end)
+    if chosen.owned is not None:
+        wanted &= chosen.owned
     if task.drop_aborted:
 
         def following() -> Iterator[tuple[RecordColumns, str]]:
-            return (decode_segment(store, segment) for segment in task.following)
+            later = (decode_segment(store, segment) for segment in task.following)
+            return itertools.chain(chosen.rest(), later)
 
         wanted &= ~aborted_rows(columns, segment=where, following=following)
     rows = np.flatnonzero(wanted)

@@ -193,20 +193,23 @@ class S3Store:
 
         return self._retried(attempt)
 
-    def get_range(self, key: str, *, start: int, end: int) -> bytes:
+    def get_range(self, key: str, *, start: int, end: int, if_match: str | None = None) -> bytes:
+        """Bytes ``[start, end)`` (``ObjectStore.get_range``); ``if_match``: of that etag's version only,
+        else ``PreconditionFailedError`` (S3's ``If-Match`` on a ranged GET)."""
         check_range(start, end)
         full = self._full_key(key)
         if start == end:  # an empty range cannot be expressed in a Range header
             self.head(key)
             return b""
+        conditions = {} if if_match is None else {"IfMatch": if_match}
 
         def attempt() -> bytes:
-            with self._translated(full):
+            with self._translated(full, expected_etag=if_match):
                 from botocore.exceptions import ClientError
 
                 try:
                     response = self.client().get_object(
-                        Bucket=self.bucket, Key=full, Range=f"bytes={start}-{end - 1}"
+                        Bucket=self.bucket, Key=full, Range=f"bytes={start}-{end - 1}", **conditions
                     )
                 except ClientError as exc:
                     if exc.response.get("Error", {}).get("Code") == "InvalidRange":

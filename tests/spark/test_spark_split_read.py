@@ -1,0 +1,66 @@
+"""The ``kafka-segments`` Spark data source over a lake whose segments are split into byte spans
+(``maxBytesPerPartition``): one input partition per span, the rows of the unsplit ``read_lake``, and a pushed
+offset filter leaves only the spans that may hold it (on moto S3: ranged reads pinned with If-Match)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from kafka_segments.reading import plan_read
+from kafka_segments.storage import ObjectStore
+from lake.helpers import FakeClock
+from reading.split_helpers import TP, commit_events, event_batches, rows
+from s3_fixtures import new_s3_store
+from spark_source import register
+
+if TYPE_CHECKING:
+    from kafka_segments.demo import EmbeddedS3
+    from pyspark.sql import DataFrame, SparkSession
+
+pytestmark = pytest.mark.spark
+
+SPLIT = {"subscribe": TP.topic, "maxBytesPerPartition": "6000"}
+
+
+@pytest.fixture(scope="module")
+def lake(s3_server: EmbeddedS3) -> tuple[ObjectStore, str]:
+    store = new_s3_store(s3_server)
+    commit_events(store, event_batches(3, count=300), cut=220, log_start=5, clock=FakeClock())
+    return store, store.describe().rstrip("/")
+
+
+def _frame(spark: SparkSession, lake: str, options: dict[str, str]) -> DataFrame:
+    reader = spark.read.format("kafka-segments").option("lake", lake)
+    for name, value in options.items():
+        reader = reader.option(name, value)
+    return reader.load()
+
+
+def _keys(found: list[Any]) -> list[tuple[Any, ...]]:
+    return [(bytes(r.key) if r.key is not None else None, r.offset) for r in found]
+
+
+@pytest.mark.parametrize("isolation", ["read_uncommitted", "read_committed"])
+def test_a_split_lake_reads_as_the_unsplit_one(
+    spark: SparkSession, lake: tuple[ObjectStore, str], isolation: str
+) -> None:
+    register(spark)
+    store, uri = lake
+    options = {**SPLIT, "kafka.isolation.level": isolation}
+    frame = _frame(spark, uri, options)
+    tasks = plan_read(store, options).tasks
+    assert frame.rdd.getNumPartitions() == len(tasks) > 4
+    want = [(r["key"], r["offset"]) for r in rows(store, {**options, "maxBytesPerPartition": str(1 << 40)})]
+    assert sorted(_keys(frame.select("key", "offset").collect()), key=repr) == sorted(want, key=repr)
+
+
+def test_a_pushed_offset_filter_keeps_the_spans_that_hold_it(
+    spark: SparkSession, lake: tuple[ObjectStore, str]
+) -> None:
+    register(spark)
+    store, uri = lake
+    narrowed = _frame(spark, uri, SPLIT).where("offset >= 500 AND offset < 530")
+    assert narrowed.rdd.getNumPartitions() <= 3 < len(plan_read(store, SPLIT).tasks)
+    want = [(r["key"], r["offset"]) for r in rows(store, {"subscribe": TP.topic}) if 500 <= r["offset"] < 530]  # type: ignore[operator]
+    assert _keys(narrowed.select("key", "offset").orderBy("offset").collect()) == want
