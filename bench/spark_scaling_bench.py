@@ -173,8 +173,16 @@ class Timed:
         before, start = resource.getrusage(resource.RUSAGE_SELF), time.time()
         result = self.fn(item)
         after, end = resource.getrusage(resource.RUSAGE_SELF), time.time()
-        cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-        return result, {"pid": os.getpid(), "start": start, "end": end, "wall_s": end - start, "cpu_s": cpu}
+        cpu_before, cpu_after = before.ru_utime + before.ru_stime, after.ru_utime + after.ru_stime
+        return result, {
+            "pid": os.getpid(),
+            "start": start,
+            "end": end,
+            "wall_s": end - start,
+            "cpu_s": cpu_after - cpu_before,
+            "process_cpu_before_s": cpu_before,
+            "process_cpu_after_s": cpu_after,
+        }
 
 
 @dataclass
