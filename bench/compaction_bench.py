@@ -323,8 +323,9 @@ def s3_store(mode: str = "process") -> Iterator[S3Store]:
 
 
 @contextmanager
-def moto_process() -> Iterator[str]:
-    """``moto_server`` in a child process on the last CPU, this process on the others; yields its URL."""
+def moto_process(*, pin: bool = True) -> Iterator[str]:
+    """``moto_server`` in a child process on the last CPU, this process on the others (``pin=False``: both
+    where the scheduler puts them); yields its URL."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -340,7 +341,7 @@ def moto_process() -> Iterator[str]:
         },
     )
     cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) > 1:
+    if pin and len(cpus) > 1:
         os.sched_setaffinity(child.pid, {cpus[-1]})
         os.sched_setaffinity(0, set(cpus[:-1]))
     try:

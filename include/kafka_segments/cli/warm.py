@@ -7,8 +7,9 @@ codec (none, gzip, snappy, lz4, zstd), each with tombstones, a committed transac
 so adoption's header scan, the streamed read, the cleaning round, the rebuilt batches and the indexes all
 call their kernels. ``--archive`` does the same in a fresh Python that imports the package from the Spark
 job's library archive (``spark_submit.library_archive``), whose kernels numba caches under the archive's name
-in the user's cache folder (``records.fast.jit``): a Spark worker on this machine then loads them instead of
-compiling."""
+in the user's cache folder (``records.fast.jit``), then builds the archive again with those kernels in it: a
+Spark worker on this machine loads them from the cache, and one on another machine (same CPU) from the
+archive, instead of compiling."""
 
 from __future__ import annotations
 
@@ -89,7 +90,8 @@ def warm(work: Path) -> None:
 
 
 def warm_archive() -> Path:
-    """The warm-up in a fresh Python importing the package from the Spark job's library archive."""
+    """The warm-up in a fresh Python importing the package from the Spark job's library archive; the
+    archive that carries the kernels it compiled (or loaded)."""
     from kafka_segments.pipeline.engines.spark_submit import library_archive
 
     archive = library_archive()
@@ -103,7 +105,7 @@ def warm_archive() -> Path:
     )
     if done.returncode != 0:
         raise WarmUpError(f"the warm-up from {archive} exited {done.returncode}: {done.stderr[-2000:]}")
-    return archive
+    return library_archive()
 
 
 def main(argv: list[str] | None = None) -> int:

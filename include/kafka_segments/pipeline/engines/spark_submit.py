@@ -8,22 +8,43 @@ inherit the launcher's environment (prefer instance roles to keys)."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
-import zipfile
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from kafka_segments.errors import LocatedError
-from kafka_segments.user_cache import user_cache_dir
+from kafka_segments.pipeline.engines.library_archive import (
+    SparkJobNotFoundError,
+    library_archive,
+    package_dir,
+)
+
+__all__ = [
+    "DEFAULT_LOCAL_IP",
+    "OUTPUT_TAIL_LINES",
+    "RETENTION_JOB_NAME",
+    "RETENTION_JOB_SCRIPT",
+    "SPARK_JOBS_ENV",
+    "SparkJobError",
+    "SparkJobNotFoundError",
+    "SparkJobResult",
+    "SparkJobSpec",
+    "find_spark_submit",
+    "job_conf",
+    "launcher_env",
+    "library_archive",
+    "retention_job_spec",
+    "run_spark_submit",
+    "spark_jobs_dir",
+    "spark_submit_argv",
+]
 
 RETENTION_JOB_NAME = "kafka-segments-retention"
 """The retention job's Spark application name; the job's one-line summary and errors start with it."""
@@ -32,14 +53,7 @@ SPARK_JOBS_ENV = "KAFKA_SEGMENTS_SPARK_JOBS"
 """Where the ``spark_jobs`` folder is when the project does not run from its source tree."""
 DEFAULT_LOCAL_IP = "127.0.0.1"
 OUTPUT_TAIL_LINES = 40
-_ARCHIVE_SUFFIXES = (".py", ".typed")
-_ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 _URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-
-
-class SparkJobNotFoundError(LocatedError):
-    """A job script, the ``spark_jobs`` folder, the library's source or ``spark-submit`` is not where it must
-    be (``location``: the path looked at)."""
 
 
 class SparkJobError(LocatedError):
@@ -90,7 +104,7 @@ def spark_jobs_dir() -> Path:
         folder = Path(configured).expanduser().resolve()
         where = f"${SPARK_JOBS_ENV}"
     else:
-        folder = _package_dir().parents[1] / "spark_jobs"
+        folder = package_dir().parents[1] / "spark_jobs"
         where = "the project's source tree"
     if not folder.is_dir():
         raise SparkJobNotFoundError(
@@ -98,41 +112,6 @@ def spark_jobs_dir() -> Path:
             location=str(folder),
         )
     return folder
-
-
-def library_archive(*, cache_dir: Path | None = None) -> Path:
-    """A zip of the ``kafka_segments`` package (``.py`` and ``py.typed`` files only) for ``--py-files``.
-
-    Its name carries a hash of the content, so an archive is built once per version of the source and then
-    reused; it is written to a temporary file and renamed, so a reader never sees a partial archive. The zip
-    is deterministic (sorted entries, fixed timestamps)."""
-    package = _package_dir()
-    files = _archive_files(package)
-    digest = hashlib.sha256()
-    for relative, path in files:
-        data = path.read_bytes()
-        digest.update(relative.encode() + b"\0" + len(data).to_bytes(8, "big") + data)
-    folder = _cache_dir(cache_dir)
-    target = folder / f"kafka_segments-{digest.hexdigest()[:20]}.zip"
-    if target.is_file():
-        return target
-    handle, temporary = tempfile.mkstemp(prefix=".kafka_segments-", suffix=".zip.tmp", dir=folder)
-    try:
-        with os.fdopen(handle, "wb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as archive:
-            for folder_name in _folders(files):
-                entry = zipfile.ZipInfo(f"kafka_segments/{folder_name}", date_time=_ZIP_EPOCH)
-                entry.external_attr = (0o40755 << 16) | 0x10
-                archive.writestr(entry, b"")
-            for relative, path in files:
-                info = zipfile.ZipInfo(f"kafka_segments/{relative}", date_time=_ZIP_EPOCH)
-                info.compress_type = zipfile.ZIP_DEFLATED
-                info.external_attr = 0o644 << 16
-                archive.writestr(info, path.read_bytes())
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return target
 
 
 def retention_job_spec(
@@ -289,41 +268,3 @@ def _aws_settings(environ: Mapping[str, str]) -> dict[str, str]:
 
 def _absolute_lake(lake: str) -> str:
     return lake if _URI_SCHEME.match(lake) else os.path.abspath(lake)
-
-
-def _package_dir() -> Path:
-    import kafka_segments
-
-    package = Path(kafka_segments.__file__).resolve().parent
-    if not package.is_dir():
-        raise SparkJobNotFoundError(
-            "the kafka_segments package is not a source directory (imported from an archive?)",
-            location=str(package),
-        )
-    return package
-
-
-def _archive_files(package: Path) -> list[tuple[str, Path]]:
-    files = [
-        (path.relative_to(package).as_posix(), path)
-        for path in package.rglob("*")
-        if path.is_file() and path.suffix in _ARCHIVE_SUFFIXES and "__pycache__" not in path.parts
-    ]
-    return sorted(files)
-
-
-def _folders(files: list[tuple[str, Path]]) -> list[str]:
-    """Every folder of the archive as a directory entry (``name/``): ``zipimport`` finds a namespace package
-    (a folder without ``__init__.py``, e.g. ``kafka_segments/retention``) only through its entry."""
-    folders = {""}
-    for relative, _path in files:
-        parts = relative.split("/")[:-1]
-        folders.update("/".join(parts[: index + 1]) + "/" for index in range(len(parts)))
-    return sorted(folders)
-
-
-def _cache_dir(cache_dir: Path | None) -> Path:
-    """``cache_dir`` as given, else ``$KAFKA_SEGMENTS_CACHE_DIR/spark``, else the user's cache folder."""
-    folder = user_cache_dir("spark") if cache_dir is None else cache_dir
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return folder
