@@ -94,7 +94,7 @@ from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.reader import resolve_manifest
 from kafka_segments.pipeline.compaction.stage import CompactionStatus
 from kafka_segments.pipeline.engines import ClusterEngine, TaskRunner, compaction_task
-from kafka_segments.pipeline.engines.spark_submit import job_conf, library_archive
+from kafka_segments.pipeline.engines.spark_submit import aws_settings, job_conf, library_archive
 from kafka_segments.pipeline.stages import commit_staged, execute_run, prepare_run
 from kafka_segments.records.attributes import CompressionType
 from kafka_segments.records.builder import build_batch
@@ -238,7 +238,7 @@ def open_engine(name: str, *, archive: Path | None) -> Iterator[Engine]:
     start_s = time.perf_counter() - started
     try:
         sc = session.sparkContext
-        runner = TimingRunner(spark_runner.SparkRunner(sc))
+        runner = TimingRunner(spark_runner.SparkRunner(sc, environ=aws_settings(os.environ)))
         yield Engine(name, runner, start_s, sc, sc.defaultParallelism)
     finally:
         session.stop()

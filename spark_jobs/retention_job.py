@@ -16,6 +16,7 @@ unreachable or throttling store, a concurrent conditional write); bad arguments 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -73,11 +74,13 @@ def load_inputs(args: JobArgs) -> tuple[ObjectStore, Config]:
 def run_job(spark: SparkSession, args: JobArgs, store: ObjectStore, config: Config) -> StagedRun:
     """Execute the prepared run with its fan-outs on ``spark``'s executors."""
     from kafka_segments.pipeline.engines.cluster import ClusterEngine
+    from kafka_segments.pipeline.engines.spark_submit import aws_settings
     from kafka_segments.pipeline.stages import execute_run
     from kafka_segments.progress import LineReporter, reporting
     from spark_runner import SparkRunner
 
-    engine = ClusterEngine(SparkRunner(spark.sparkContext), args.lake)
+    runner = SparkRunner(spark.sparkContext, environ=aws_settings(os.environ))
+    engine = ClusterEngine(runner, args.lake)
     progress = LineReporter(lambda line: _say(sys.stdout, f"{RETENTION_JOB_NAME}: {line}"))
     with reporting(progress):
         return execute_run(store, config, args.run_id, engine=engine)

@@ -15,7 +15,7 @@ import them from the ``--py-files`` archive, and nothing of this module needs to
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
@@ -32,15 +32,20 @@ class SparkRunner:
         sc: the SparkContext.
         slices_per_core: how many slices (tasks) per default-parallelism slot at most: several per core
             even out uneven items (a large segment next to small ones). Never more slices than items.
+        environ: settings every task sets in its worker's environment first (the job's ``AWS_*``
+            settings: ``engines.worker_environ``), instead of ``spark.executorEnv.*`` on the command line.
     """
 
     name = "spark"
 
-    def __init__(self, sc: SparkContext, *, slices_per_core: int = 4) -> None:
+    def __init__(
+        self, sc: SparkContext, *, slices_per_core: int = 4, environ: Mapping[str, str] | None = None
+    ) -> None:
         if slices_per_core < 1:
             raise ValueError(f"slices_per_core must be at least 1, got {slices_per_core}")
         self._sc = sc
         self._slices_per_core = slices_per_core
+        self._environ = dict(environ or {})
 
     def slices(self, count: int) -> int:
         """How many slices ``count`` items are cut into."""
@@ -51,10 +56,12 @@ class SparkRunner:
         work = list(items)
         if not work:
             return []
+        from kafka_segments.pipeline.engines.worker_environ import in_worker_environ
+
         name = getattr(fn, "__qualname__", type(fn).__name__)
         self._sc.setJobDescription(f"kafka-segments {name} over {len(work)} item(s)")
         try:
             rdd = self._sc.parallelize(work, numSlices=self.slices(len(work)))
-            return rdd.map(fn).collect()
+            return rdd.map(in_worker_environ(fn, self._environ)).collect()
         finally:
             self._sc.setJobDescription(None)  # type: ignore[arg-type]

@@ -1,7 +1,8 @@
 """Fixtures of the Spark tests: one local SparkSession (``local[2]``) for the whole session, configured as
-``spark-submit`` configures a job (``spark_submit.job_conf``: the workers' Python, ``spark.executorEnv.AWS_*``
-pointing at the session's moto server, no UI), lakes on a local directory and on S3, and the environment of
-a ``kafka-segments`` or ``spark-submit`` process.
+``spark-submit`` configures a job (``spark_submit.job_conf``: the workers' Python, no UI) plus, for the tests
+that map library functions on a bare ``SparkRunner``, ``spark.executorEnv.AWS_*`` pointing at the session's
+moto server (a job's driver passes them with its tasks instead: ``SparkRunner(environ=...)``), lakes on a
+local directory and on S3, and the environment of a ``kafka-segments`` or ``spark-submit`` process.
 
 ``spark_jobs/`` is put on ``sys.path`` so the tests import the job's modules as ``spark-submit`` runs them.
 """
@@ -47,7 +48,8 @@ def spark(s3_server: EmbeddedS3) -> Iterator[SparkSession]:
         from pyspark.sql import SparkSession
 
         builder = SparkSession.builder.master("local[2]").appName("kafka-segments-tests")
-        for key, value in job_conf(environ).items():
+        executors = {f"spark.executorEnv.{key}": value for key, value in s3_environ(s3_server).items()}
+        for key, value in {**job_conf(environ), **executors}.items():
             builder = builder.config(key, value)
         session = builder.getOrCreate()
         session.sparkContext.setLogLevel("ERROR")

@@ -5,6 +5,7 @@ results as Spark's data serializer ships them (the standard ``pickle``)."""
 from __future__ import annotations
 
 import operator
+import os
 import pickle
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -52,6 +53,14 @@ def test_one_job_per_map_and_none_for_no_items(spark: SparkSession) -> None:
         assert len(sc.statusTracker().getJobIdsForGroup("runner-jobs")) == 1
     finally:
         sc.setJobGroup("", "")
+
+
+def test_the_runner_hands_its_settings_to_every_task(spark: SparkSession) -> None:
+    """How a job's ``AWS_*`` settings reach executors without ``spark.executorEnv`` on the command line."""
+    name = "KAFKA_SEGMENTS_TEST_HANDED_SETTING"
+    assert SparkRunner(spark.sparkContext).map(os.getenv, [name]) == [None]
+    runner = SparkRunner(spark.sparkContext, environ={name: "from the driver"})
+    assert runner.map(os.getenv, [name] * 5) == ["from the driver"] * 5
 
 
 def test_slices_never_exceed_the_items(spark: SparkSession) -> None:

@@ -1,7 +1,8 @@
 """The retention job on a real Spark standalone cluster: a master and a worker started from the pyspark wheel
 on loopback (``sbin/spark-daemon.sh`` with the Master/Worker classes: the wheel has no start-master.sh), the
-job submitted in client mode with the spec's ``--py-files`` and ``spark.executorEnv.AWS_*`` (the worker's
-own environment has no AWS settings), on a moto lake. It stages what the inline engine stages."""
+job submitted in client mode with the spec's ``--py-files`` and no AWS setting in its ``conf`` (the worker's
+own environment has none either: the driver hands its settings to the executors with each task), on a moto
+lake. It stages what the inline engine stages."""
 
 from __future__ import annotations
 

@@ -99,8 +99,10 @@ def test_the_retention_job_spec_is_complete(tmp_path: Path, monkeypatch: pytest.
         "SPARK_LOCAL_IP": "127.0.0.1",
         **{k: v for k, v in ENVIRON.items() if k.startswith("AWS_")},
     }
-    executor_env = {k: v for k, v in spec.conf.items() if k.startswith("spark.executorEnv.")}
-    assert executor_env == {f"spark.executorEnv.{k}": v for k, v in ENVIRON.items() if k.startswith("AWS_")}
+    secrets = [v for k, v in ENVIRON.items() if k.startswith("AWS_")]
+    assert secrets
+    assert not [k for k in spec.conf if k.startswith("spark.executorEnv.")]  # the driver passes them instead
+    assert not [v for v in spec.conf.values() if v in secrets]
     assert spec.conf["spark.pyspark.python"] == sys.executable
     assert spec.conf["spark.ui.enabled"] == "false"
 
@@ -144,6 +146,9 @@ def test_the_spark_submit_command_line() -> None:
     confs = [argv[i + 1] for i, arg in enumerate(argv) if arg == "--conf"]
     assert confs == [f"{k}={v}" for k, v in sorted(spec.conf.items())]
     assert argv[-5:] == [spec.application, "--lake", "s3://bucket/lake", "--run-id", "r-3"]
+    # what `ps` shows: no AWS setting, and so never the secret key
+    secret = ENVIRON["AWS_SECRET_ACCESS_KEY"]
+    assert not [arg for arg in argv if "AWS_" in arg or arg.rpartition("=")[2] == secret]
 
 
 def test_a_failing_job_raises_with_its_own_one_line_reason(tmp_path: Path) -> None:

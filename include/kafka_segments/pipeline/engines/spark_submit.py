@@ -2,9 +2,11 @@
 
 Never imports pyspark. A ``SparkJobSpec`` is complete for any launcher (``run --engine spark`` or Airflow's
 ``SparkSubmitOperator``): the entry script in ``spark_jobs/``, a zip of ``kafka_segments`` as ``py_files``
-(executors need not have the project installed), the ``spark-submit`` process's environment, and ``conf``
-repeating the ``AWS_*`` settings as ``spark.executorEnv.*``, since a standalone cluster's executors do not
-inherit the launcher's environment (prefer instance roles to keys)."""
+(executors need not have the project installed), the ``spark-submit`` process's environment (with the
+``AWS_*`` settings), and ``conf``. The settings are never in ``conf``: ``--conf`` arguments are on the
+command line, which every local user sees (``ps``). A standalone cluster's executors do not inherit the
+launcher's environment, so the job's driver hands them its settings with each task
+(``SparkRunner(environ=...)``, ``engines.worker_environ``); prefer instance roles to keys."""
 
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ __all__ = [
     "SparkJobNotFoundError",
     "SparkJobResult",
     "SparkJobSpec",
+    "aws_settings",
     "find_spark_submit",
     "job_conf",
     "launcher_env",
@@ -147,23 +150,21 @@ def launcher_env(environ: Mapping[str, str]) -> dict[str, str]:
         "PYSPARK_DRIVER_PYTHON": environ.get("PYSPARK_DRIVER_PYTHON") or python,
         "SPARK_LOCAL_IP": environ.get("SPARK_LOCAL_IP") or DEFAULT_LOCAL_IP,
     }
-    env.update(_aws_settings(environ))
+    env.update(aws_settings(environ))
     return env
 
 
 def job_conf(environ: Mapping[str, str]) -> dict[str, str]:
-    """The Spark configuration of a job: the workers' Python, the ``AWS_*`` settings for executors, no UI,
-    warnings and errors only in the log."""
+    """The Spark configuration of a job: the workers' Python, no UI, warnings and errors only in the log.
+    Never a secret: it becomes ``--conf`` arguments (see the module docstring)."""
     python = environ.get("PYSPARK_PYTHON") or sys.executable
-    conf = {
+    return {
         "spark.pyspark.python": python,
         "spark.pyspark.driver.python": environ.get("PYSPARK_DRIVER_PYTHON") or python,
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.log.level": "WARN",
     }
-    conf.update({f"spark.executorEnv.{name}": value for name, value in _aws_settings(environ).items()})
-    return conf
 
 
 def find_spark_submit() -> str:
@@ -262,7 +263,8 @@ def _last_line_of(name: str, lines: tuple[str, ...]) -> str | None:
     return next((line for line in reversed(lines) if line.startswith(prefix)), None)
 
 
-def _aws_settings(environ: Mapping[str, str]) -> dict[str, str]:
+def aws_settings(environ: Mapping[str, str]) -> dict[str, str]:
+    """The ``AWS_*`` settings of ``environ`` (non-empty ones): what a job's workers need to open the lake."""
     return {name: value for name, value in sorted(environ.items()) if name.startswith("AWS_") and value}
 
 
