@@ -71,7 +71,8 @@ def value_v0(name: str, *fields: Field) -> Schema:
     return Schema(name, "0", "0+", fields)
 
 
-_TOPIC_PARTITIONS = (Field("topicId", "uuid"), Field("partitions", "[]int32"))
+TOPIC_PARTITIONS = (Field("topicId", "uuid"), Field("partitions", "[]int32"))
+"""A ``TopicPartitions`` struct (topic id, partition numbers), shared by the consumer and share groups."""
 _CLASSIC_MEMBER_METADATA = (
     Field("sessionTimeoutMs", "int32"),
     Field(
@@ -122,15 +123,15 @@ CONSUMER_GROUP_VALUES: dict[int, Schema] = {
     6: value_v0("ConsumerGroupTargetAssignmentMetadataValue", Field("assignmentEpoch", "int32")),
     7: value_v0(
         "ConsumerGroupTargetAssignmentMemberValue",
-        Field("topicPartitions", "[]TopicPartition", fields=_TOPIC_PARTITIONS),
+        Field("topicPartitions", "[]TopicPartition", fields=TOPIC_PARTITIONS),
     ),
     8: value_v0(
         "ConsumerGroupCurrentMemberAssignmentValue",
         Field("memberEpoch", "int32"),
         Field("previousMemberEpoch", "int32"),
         Field("state", "int8"),
-        Field("assignedPartitions", "[]TopicPartitions", fields=_TOPIC_PARTITIONS),
-        Field("partitionsPendingRevocation", "[]TopicPartitions", fields=_TOPIC_PARTITIONS),
+        Field("assignedPartitions", "[]TopicPartitions", fields=TOPIC_PARTITIONS),
+        Field("partitionsPendingRevocation", "[]TopicPartitions", fields=TOPIC_PARTITIONS),
     ),
     16: value_v0(
         "ConsumerGroupRegularExpressionValue",

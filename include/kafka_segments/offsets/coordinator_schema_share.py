@@ -19,13 +19,13 @@ from __future__ import annotations
 from kafka_segments.offsets.coordinator_schema import (
     GROUP_ID,
     MEMBER_ID,
+    TOPIC_PARTITIONS,
     Field,
     RecordSchemas,
     coordinator_key,
     value_v0,
 )
 
-_TOPIC_PARTITIONS = (Field("topicId", "uuid"), Field("partitions", "[]int32"))
 _TOPIC_PARTITIONS_INFO = (
     Field("topicId", "uuid"),
     Field("topicName", "string"),
@@ -57,7 +57,7 @@ SHARE_GROUP_RECORDS: dict[int, RecordSchemas] = {
         coordinator_key("ShareGroupTargetAssignmentMemberKey", GROUP_ID, MEMBER_ID),
         value_v0(
             "ShareGroupTargetAssignmentMemberValue",
-            Field("topicPartitions", "[]TopicPartition", fields=_TOPIC_PARTITIONS),
+            Field("topicPartitions", "[]TopicPartition", fields=TOPIC_PARTITIONS),
         ),
     ),
     14: RecordSchemas(
@@ -67,7 +67,7 @@ SHARE_GROUP_RECORDS: dict[int, RecordSchemas] = {
             Field("memberEpoch", "int32"),
             Field("previousMemberEpoch", "int32"),
             Field("state", "int8"),
-            Field("assignedPartitions", "[]TopicPartitions", fields=_TOPIC_PARTITIONS),
+            Field("assignedPartitions", "[]TopicPartitions", fields=TOPIC_PARTITIONS),
         ),
     ),
     15: RecordSchemas(
