@@ -76,7 +76,7 @@ from kafka_segments.topic_partition import TopicPartition
 from lake.helpers import FakeClock
 from lake.retention_helpers import config
 from s3_fixtures import BUCKET, new_s3_store
-from spark_helpers import PANDAS_WARNING, WALL_CLOCK_FIELDS, normalized
+from spark_helpers import MEASURED_FIELDS, PANDAS_WARNING, WALL_CLOCK_FIELDS, normalized
 from spark_runner import SparkRunner
 
 with warnings.catch_warnings():
@@ -156,13 +156,13 @@ class Copy:
 
 def normalised(document: Any, prefixes: Iterable[str]) -> Any:
     """``document`` with the copies' prefixes replaced by ``<lake>``, wall-clock fields by ``<time>`` and
-    the rounds' phase timings by ``<times>``: everything else must be equal."""
+    the rounds' measured durations by ``<times>``: everything else must be equal."""
     if isinstance(document, dict):
         return {
             key: "<time>"
             if key in WALL_CLOCK_FIELDS
             else "<times>"
-            if key == "times"
+            if key in MEASURED_FIELDS
             else normalised(v, prefixes)
             for key, v in document.items()
         }
@@ -386,13 +386,6 @@ def pairs(*items: tuple[int | None, int | str]) -> list[tuple[bytes | None, byte
 # ------------------------------------------------------------------------------------------------- parity
 
 
-def _untimed(report: dict[str, Any]) -> dict[str, Any]:
-    """The report without ``max-clean-time-secs``, the one wall-clock figure in it (a round's seconds: a
-    first round on a fresh Spark worker may take a second where the inline one took none)."""
-    cleaner = {k: v for k, v in report["metrics"]["log_cleaner"].items() if k != "max-clean-time-secs"}
-    return {**report, "metrics": {**report["metrics"], "log_cleaner": cleaner}}
-
-
 @pytest.mark.parametrize("run_id", list(RUNS))
 def test_spark_stages_the_plan_manifest_and_report_the_inline_engine_stages(
     parity: dict[str, RunPair], run_id: str
@@ -401,7 +394,7 @@ def test_spark_stages_the_plan_manifest_and_report_the_inline_engine_stages(
     assert (inline["engine"], on_spark["engine"]) == ("inline", "spark")
     assert on_spark["plan"] == inline["plan"]
     assert on_spark["manifest"] == inline["manifest"]
-    assert _untimed(on_spark["report"]) == _untimed(inline["report"])
+    assert on_spark["report"] == inline["report"]
     cleaned = [p for p in on_spark["plan"]["compaction"]["partitions"] if p["status"] == "cleaned"]
     assert cleaned, "no round ran: nothing was compared"
 
