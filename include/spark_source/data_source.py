@@ -16,9 +16,11 @@ from __future__ import annotations
 import tempfile
 import zipfile
 from collections.abc import Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kafka_segments.lake.time_pin import time_floor
 from kafka_segments.reading.arrow import spark_schema
 from kafka_segments.reading.errors import ReadOptionError
 from kafka_segments.reading.options import ReadOptions, View, parse_options
@@ -69,9 +71,10 @@ class LakeReader(DataSourceReader):
             yield pushed
 
     def partitions(self) -> Sequence[InputPartition]:
-        plan = plan_read(open_store(self.lake), self.options)
+        store = open_store(self.lake)
+        plan = plan_read(store, self.options)
         latest = self.options.view is View.LATEST
-        tasks = self.narrowing.narrow(plan.tasks, records_too=not latest)
+        tasks = self.narrowing.narrow(plan.tasks, records_too=not latest, floor_of=partial(time_floor, store))
         if latest:
             return [TaskPartition(tuple(group)) for group in tasks_by_partition(tuple(tasks))]
         return [TaskPartition((task,)) for task in tasks]

@@ -6,7 +6,7 @@ offset inside the first segment), each segment staged with its ``.index`` (a den
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import pyarrow as pa
 from forwarding_store import ForwardingStore
@@ -21,6 +21,8 @@ from kafka_segments.lake import (
 )
 from kafka_segments.lake.scan import advance_open_transactions, summarize_segment
 from kafka_segments.reading import arrow_schema, read_lake
+from kafka_segments.reading.segment_read import read_task
+from kafka_segments.reading.tasks import SegmentTask
 from kafka_segments.records.attributes import CompressionType
 from kafka_segments.records.builder import build_batch
 from kafka_segments.records.control import (
@@ -125,6 +127,13 @@ def commit_events(
 def rows(store: ObjectStore, options: Mapping[str, str]) -> list[dict[str, object]]:
     schema = arrow_schema(include_headers=options.get("includeHeaders") == "true")
     return pa.Table.from_batches(list(read_lake(store, options)), schema=schema).to_pylist()
+
+
+def task_rows(store: ObjectStore, tasks: Iterable[SegmentTask]) -> list[dict[str, object]]:
+    """The rows ``tasks`` read from ``store`` (as Spark's tasks of a narrowed plan would)."""
+    return [
+        row for task in tasks for b in read_task(store, task, include_headers=False) for row in b.to_pylist()
+    ]
 
 
 class RangeRecordingStore(ForwardingStore):

@@ -20,14 +20,13 @@ from kafka_segments.lake.reader import resolve_manifest
 from kafka_segments.lake.scan import sha256_hex
 from kafka_segments.reading import ReadOptionError, plan_read
 from kafka_segments.reading.pushdown import Narrowing
-from kafka_segments.reading.segment_read import read_task
 from kafka_segments.segment.offset_index import ENTRY
 from kafka_segments.storage import LocalStore, ObjectStore
 from lake.helpers import FakeClock
 from pyspark.sql.datasource import GreaterThanOrEqual, LessThan
 from s3_fixtures import new_s3_store
 
-from reading.split_helpers import TP, RangeRecordingStore, commit_events, event_batches, rows
+from reading.split_helpers import TP, RangeRecordingStore, commit_events, event_batches, rows, task_rows
 
 pytestmark = pytest.mark.lake
 
@@ -128,12 +127,7 @@ def test_pushed_offset_filters_read_only_the_spans_that_hold_them() -> None:
         tasks = narrowing.narrow(plan.tasks, records_too=True)
         assert 1 <= len(tasks) <= 3
         store = RangeRecordingStore(inner)
-        got = [
-            row
-            for task in tasks
-            for b in read_task(store, task, include_headers=False)
-            for row in b.to_pylist()
-        ]
+        got = task_rows(store, tasks)
         want = [row for row in _unsplit(inner, {}) if low <= row["offset"] < high]  # type: ignore[operator]
         assert got == want
         assert store.log_bytes <= 3 * 4000

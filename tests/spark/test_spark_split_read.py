@@ -10,7 +10,10 @@ import pytest
 from kafka_segments.reading import plan_read
 from kafka_segments.storage import ObjectStore
 from lake.helpers import FakeClock
+from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
 from reading.split_helpers import TP, commit_events, event_batches, rows
+from reading.time_helpers import HOUR_MS, T0, all_rows, as_datetime, click_batches, commit_clicks, in_window
+from reading.time_helpers import TP as CLICKS
 from s3_fixtures import new_s3_store
 from spark_source import register
 
@@ -64,3 +67,19 @@ def test_a_pushed_offset_filter_keeps_the_spans_that_hold_it(
     assert narrowed.rdd.getNumPartitions() <= 3 < len(plan_read(store, SPLIT).tasks)
     want = [(r["key"], r["offset"]) for r in rows(store, {"subscribe": TP.topic}) if 500 <= r["offset"] < 530]  # type: ignore[operator]
     assert _keys(narrowed.select("key", "offset").orderBy("offset").collect()) == want
+
+
+def test_a_pushed_one_hour_filter_starts_inside_the_segment(
+    spark: SparkSession, s3_server: EmbeddedS3
+) -> None:
+    register(spark)
+    store = new_s3_store(s3_server)
+    commit_clicks(store, click_batches(3, hours=6), cuts=(80, 160))
+    options = {"subscribe": CLICKS.topic, "maxBytesPerPartition": "2000"}
+    low, high = T0 + 3 * HOUR_MS + HOUR_MS // 2, T0 + 4 * HOUR_MS + HOUR_MS // 2
+    frame = _frame(spark, store.describe().rstrip("/"), options)
+    hour = frame.where((F.col("timestamp") >= as_datetime(low)) & (F.col("timestamp") < as_datetime(high)))
+    later = frame.where(F.col("timestamp") >= as_datetime(T0 + 2 * HOUR_MS))  # no span starts past the hour
+    assert hour.rdd.getNumPartitions() < later.rdd.getNumPartitions() < len(plan_read(store, options).tasks)
+    want = [(r["key"], r["offset"]) for r in in_window(all_rows(store), low, high)]
+    assert _keys(hour.select("key", "offset").orderBy("offset").collect()) == want

@@ -25,6 +25,7 @@ from kafka_segments.lake.adoption_report import Ignored, Quarantine
 from kafka_segments.lake.history import location_of
 from kafka_segments.lake.runs import RunRecord
 from kafka_segments.lake.scan import Buffer, sha256_hex, summarize_segment
+from kafka_segments.lake.time_pin import stored_time_index_sha256
 from kafka_segments.progress import Phase, phase
 from kafka_segments.state import SegmentEntry, SegmentOrigin
 from kafka_segments.storage.base import MappingStore, ObjectMeta, ObjectStore
@@ -208,6 +209,9 @@ def _candidate(
         last_modified_ms=job.meta.last_modified_ms,
         origin=SegmentOrigin.ADOPTED,
         run_id=run.run_id,
+        time_index_sha256=stored_time_index_sha256(
+            store, job.key, summary.table, base_offset=job.base_offset
+        ),
     )
     return ReadResult(job.key, len(data), entry=entry, table=summary.table)
 
@@ -242,6 +246,9 @@ def _regrown(
         last_modified_ms=live.last_modified_ms,
         origin=SegmentOrigin.ADOPTED,
         run_id=run.run_id,
+        time_index_sha256=stored_time_index_sha256(
+            store, job.key, summary.table, base_offset=live.base_offset
+        ),
     )
     return ReadResult(job.key, len(data), entry=entry, table=tail)
 

@@ -78,7 +78,7 @@ def _open_transaction_to_dict(txn: OpenTransaction) -> dict[str, Any]:
 
 
 def segment_to_dict(segment: SegmentEntry) -> dict[str, Any]:
-    return {
+    fields = {
         "key": segment.key,
         "base_offset": segment.base_offset,
         "last_offset": segment.last_offset,
@@ -93,6 +93,9 @@ def segment_to_dict(segment: SegmentEntry) -> dict[str, Any]:
         "origin": segment.origin.value,
         "run_id": segment.run_id,
     }
+    # added later (optional): absent when unknown, so a state read from an older manifest is written as it was
+    pin = segment.time_index_sha256
+    return fields if pin is None else {**fields, "time_index_sha256": pin}
 
 
 def _retired_to_dict(retired: RetiredObject) -> dict[str, Any]:
@@ -154,6 +157,10 @@ class Reader:
         if not isinstance(value, bool):
             raise self.fail(name, f"must be true or false, got {value!r}")
         return value
+
+    def later_string(self, name: str) -> str | None:
+        """A non-empty string that documents written before the field lack (``None`` then)."""
+        return self.string(name) if name in self._data else None
 
     def string(self, name: str, *, allow_empty: bool = False) -> str:
         value = self._get(name)
@@ -309,6 +316,7 @@ def _read_segment(reader: Reader) -> SegmentEntry:
         last_modified_ms=reader.integer("last_modified_ms"),
         origin=reader.choice("origin", SegmentOrigin),
         run_id=reader.string("run_id"),
+        time_index_sha256=reader.later_string("time_index_sha256"),
     )
 
 

@@ -65,6 +65,7 @@ class SegmentSummary:
         last_modified_ms: int,
         origin: SegmentOrigin,
         run_id: str,
+        time_index_sha256: str | None = None,
     ) -> SegmentEntry:
         return SegmentEntry(
             key=key,
@@ -80,6 +81,7 @@ class SegmentSummary:
             last_modified_ms=last_modified_ms,
             origin=origin,
             run_id=run_id,
+            time_index_sha256=time_index_sha256,
         )
 
 

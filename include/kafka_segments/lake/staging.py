@@ -12,6 +12,7 @@ from kafka_segments.lake.history import head_version, location_of, read_manifest
 from kafka_segments.lake.layout import new_run_id, segment_key, staged_manifest_key
 from kafka_segments.lake.runs import Clock, RunRecord, register_run, wall_clock_ms
 from kafka_segments.lake.scan import summarize_segment
+from kafka_segments.lake.time_pin import checked_time_index_sha256
 from kafka_segments.segment.files import FileKind
 from kafka_segments.state import (
     Manifest,
@@ -79,6 +80,7 @@ def stage_segment(
     for kind in sorted(files, key=lambda kind: kind is FileKind.LOG):
         key = segment_key(topic_partition, base_offset, kind, run_id=run.run_id)
         etag = _create_or_same(store, key, files[kind])
+    time_index = files.get(FileKind.TIME_INDEX)
     return summary.entry(
         key=log_key,
         base_offset=base_offset,
@@ -86,6 +88,9 @@ def stage_segment(
         last_modified_ms=clock() if last_modified_ms is None else last_modified_ms,
         origin=SegmentOrigin.WRITTEN,
         run_id=run.run_id,
+        time_index_sha256=None
+        if time_index is None
+        else checked_time_index_sha256(time_index, summary.table, base_offset=base_offset),
     )
 
 

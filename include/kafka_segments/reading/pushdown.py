@@ -1,7 +1,11 @@
 """Filters Spark pushes down (``DataSourceReader.pushFilters``) used to skip work: tasks of other topics and
 partitions, offsets outside the filtered range (and the byte spans of a split segment that cannot hold
-them), and segments whose largest timestamp is below a lower bound on ``timestamp``. Spark still
-evaluates every filter on the rows (all are handed back), so a bound only has to be safe, never exact.
+them), segments whose largest timestamp is below a lower bound on ``timestamp``, and, inside a segment
+whose ``.timeindex`` the manifest pins, the offsets (and so the spans) before that bound
+(``lake.time_pin``). An upper bound on ``timestamp`` narrows nothing: CreateTime timestamps are not ordered
+along a log, and nothing the lake records bounds a segment's smallest timestamp (docs/reading.md,
+"Timestamps inside a segment"). Spark still evaluates every filter on the rows (all are handed back), so a
+bound only has to be safe, never exact.
 The compacted view only skips topics and partitions: an offset or
 timestamp filter applies to its rows, after the latest record of each key is chosen."""
 
@@ -9,14 +13,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from kafka_segments.reading.tasks import SegmentTask, link_tasks
+from kafka_segments.state import SegmentEntry
 
 LARGEST_UTC_OFFSET_MS = 14 * 3_600_000
+TimeFloor = Callable[[SegmentEntry, int], int]
+"""``(segment, ms)`` -> the first offset of the segment that may hold a timestamp at or after ``ms``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,9 +78,14 @@ class Narrowing:
             narrowed = dataclasses.replace(narrowed, offset_max=min(high, self.offset_max or high))
         return narrowed
 
-    def narrow(self, tasks: Iterable[SegmentTask], *, records_too: bool) -> list[SegmentTask]:
+    def narrow(
+        self, tasks: Iterable[SegmentTask], *, records_too: bool, floor_of: TimeFloor | None = None
+    ) -> list[SegmentTask]:
         """The tasks (clipped to the offset bounds) that may hold a row the filters keep; ``records_too``
-        False keeps only the topic and partition bounds (the compacted view)."""
+        False keeps only the topic and partition bounds (the compacted view). ``floor_of(segment, ms)``: the
+        first offset of the segment that may hold a timestamp at or after ``ms`` (``lake.time_pin``), which
+        clips a lower ``timestamp`` bound's tasks too (asked once per segment)."""
+        floors = _floors(floor_of, self.timestamp_min_ms)
         kept: list[SegmentTask] = []
         for task in tasks:
             tp = task.topic_partition
@@ -87,12 +99,30 @@ class Narrowing:
             start = max(task.start, self.offset_min) if self.offset_min is not None else task.start
             end = min(task.end, self.offset_max + 1) if self.offset_max is not None else task.end
             minimum = self.timestamp_min_ms
-            if start >= end or (minimum is not None and task.segment.max_timestamp_ms < minimum):
+            if minimum is not None and task.segment.max_timestamp_ms < minimum:
+                continue
+            if floors is not None:
+                start = max(start, floors(task.segment))
+            if start >= end:
                 continue
             if task.span is not None and not task.span.meets(start, end):
                 continue
             kept.append(dataclasses.replace(task, start=start, end=end))
         return link_tasks(kept)
+
+
+def _floors(floor_of: TimeFloor | None, minimum: int | None) -> Callable[[SegmentEntry], int] | None:
+    """``floor_of`` at ``minimum``, asked once per segment (its spans share it); ``None`` without both."""
+    if floor_of is None or minimum is None:
+        return None
+    found: dict[str, int] = {}
+
+    def floor(segment: SegmentEntry) -> int:
+        if segment.key not in found:
+            found[segment.key] = floor_of(segment, minimum)
+        return found[segment.key]
+
+    return floor
 
 
 def _bounds(kind: str, values: tuple[Any, ...], value: Any) -> tuple[Any, Any]:

@@ -48,6 +48,11 @@ class SegmentEntry:
     origin: SegmentOrigin
     run_id: str
     """The run that adopted or wrote the object (or last re-adopted it after it grew)."""
+    time_index_sha256: str | None = field(default=None, compare=False)
+    """The sha256 of the segment's ``.timeindex`` object, recorded only when its entries were checked
+    against this ``.log``'s batches (``lake.time_pin``), so a reader may narrow a timestamp range with it;
+    ``None``: none checked (and in manifests written before the field). Not part of equality: the segment is
+    the same."""
 
     @property
     def next_offset(self) -> int:
