@@ -17,16 +17,20 @@ from hypothesis import strategies as st
 from kafka_segments.lake import begin_run, stage_segment
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.codec import segment_to_dict
+from kafka_segments.lake.layout import index_keys
 from kafka_segments.lake.reader import resolve_manifest
 from kafka_segments.lake.scan import sha256_hex, summarize_segment
 from kafka_segments.lake.time_pin import checked_time_index_sha256, time_floor, time_index_key
+from kafka_segments.reading import plan_read
 from kafka_segments.segment.files import FileKind
+from kafka_segments.segment.offset_index import ENTRY as OFFSET_ENTRY
 from kafka_segments.segment.time_index import ENTRY, TimestampOffset, build_time_index
 from kafka_segments.segment.writer import write_segment
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 from lake.helpers import FakeClock, upload_segment
 
+from reading.split_helpers import RangeRecordingStore, rows
 from reading.time_helpers import (
     HOUR_MS,
     T0,
@@ -144,6 +148,16 @@ def test_any_window_gives_the_rows_of_an_unfiltered_read(
         _, whole = pushed_read(store, low, high, max_bytes=max_bytes, time_index=False)
         assert got == in_window(all_rows(store), low, high)
         assert narrowed <= whole
+        by_time = {
+            "subscribe": TP.topic,
+            "startingTimestamp": str(low),
+            "endingTimestamp": str(high),
+            "startingOffsetsByTimestampStrategy": "latest",
+        }
+        resolved = rows(store, by_time)
+        for segment in resolve_manifest(store).partitions[0].segments:
+            store.delete(time_index_key(segment.key))
+        assert rows(store, by_time) == resolved  # resolved by a whole segment's scan now
 
 
 def test_a_pin_survives_the_manifest() -> None:
@@ -181,3 +195,30 @@ def test_adoption_pins_only_a_trimmed_timeindex_that_holds(local_store: LocalSto
     adopted = resolve_manifest(local_store).partitions[0].segments[0]
     low = T0 + HOUR_MS
     assert adopted.base_offset < time_floor(local_store, adopted, low) < adopted.next_offset
+
+
+def test_a_starting_and_ending_timestamp_resolve_from_where_the_timeindex_starts() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        store = LocalStore(Path(folder))
+        _lake(store)
+        low, high = T0 + 3 * HOUR_MS + HOUR_MS // 2, T0 + 4 * HOUR_MS + HOUR_MS // 2
+        options = {"subscribe": TP.topic, "startingTimestamp": str(low), "endingTimestamp": str(high)}
+
+        def resolved() -> tuple[Any, int]:
+            recording = RangeRecordingStore(store)
+            return plan_read(recording, options).ranges, recording.log_bytes
+
+        ranges, narrowed = resolved()
+        segments = resolve_manifest(store).partitions[0].segments
+        index_key = index_keys(segments[1].key)[0]
+        good_index = store.get(index_key)
+        shifted = [(o, p + 1) for o, p in OFFSET_ENTRY.iter_unpack(good_index)]
+        store.put(index_key, b"".join(OFFSET_ENTRY.pack(o, p) for o, p in shifted))  # a wrong .index
+        assert resolved()[0] == ranges
+        store.put(index_key, good_index)
+        for segment in segments[1:]:
+            store.put(time_index_key(segment.key), b"")  # no longer the pinned bytes
+        whole_ranges, whole = resolved()
+        assert whole_ranges == ranges
+        assert narrowed < whole == segments[1].size + segments[2].size
+        assert rows(store, options) == rows(store, {**options, "maxBytesPerPartition": "2000"})

@@ -26,7 +26,8 @@ from kafka_segments.records.log import Entry, iter_batches
 from kafka_segments.records.record import Record
 from kafka_segments.state import Manifest, PartitionState, SegmentEntry
 from kafka_segments.storage.base import MappingStore, ObjectStore, Progress, WritableBuffer
-from kafka_segments.storage.buffers import check_fits, read_into, writable_view
+from kafka_segments.storage.buffers import check_etag, check_fits, read_into, writable_view
+from kafka_segments.storage.s3 import S3Store
 from kafka_segments.topic_partition import TopicPartition
 
 if TYPE_CHECKING:
@@ -256,3 +257,19 @@ def iter_visible_batches(store: ObjectStore, state: PartitionState) -> Iterator[
         for entry in iter_batches(data, segment=location_of(store, segment.key)):
             if entry.header.last_offset >= log_start:
                 yield VisibleBatch(segment=segment, entry=entry, log_start_offset=log_start)
+
+
+def pinned_range(store: ObjectStore, segment: SegmentEntry, *, start: int, end: int) -> bytes:
+    """Bytes ``[start, end)`` of the object version ``segment`` names (its etag).
+
+    Raises:
+        PreconditionFailedError: the object is no longer that version.
+        ObjectNotFoundError: it is gone.
+    """
+    if isinstance(store, S3Store):
+        return store.get_range(segment.key, start=start, end=end, if_match=segment.etag)
+    where = location_of(store, segment.key)
+    check_etag(store, segment.key, segment.etag, location=where)
+    data = store.get_range(segment.key, start=start, end=end)
+    check_etag(store, segment.key, segment.etag, location=where)
+    return data

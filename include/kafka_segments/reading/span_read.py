@@ -30,15 +30,13 @@ import numpy.typing as npt
 
 from kafka_segments.errors import CorruptRecordError, ObjectNotFoundError, PreconditionFailedError
 from kafka_segments.lake.history import location_of
-from kafka_segments.lake.reader import read_segment
+from kafka_segments.lake.reader import pinned_range, read_segment
 from kafka_segments.reading.spans import ByteSpan
 from kafka_segments.reading.tasks import SegmentTask
 from kafka_segments.records.batch import MAGIC_VALUE_V2
 from kafka_segments.records.fast import RecordColumns, decode_record_columns
 from kafka_segments.state import SegmentEntry
-from kafka_segments.storage import S3Store
 from kafka_segments.storage.base import ObjectStore
-from kafka_segments.storage.buffers import check_etag
 
 Bools = npt.NDArray[np.bool_]
 Decoded = tuple[RecordColumns, str]
@@ -95,22 +93,6 @@ def decode_segment(store: ObjectStore, segment: SegmentEntry) -> tuple[RecordCol
     """
     where = location_of(store, segment.key)
     return decode_record_columns(read_segment(store, segment), segment=where), where
-
-
-def pinned_range(store: ObjectStore, segment: SegmentEntry, *, start: int, end: int) -> bytes:
-    """Bytes ``[start, end)`` of the object version ``segment`` names (its etag).
-
-    Raises:
-        PreconditionFailedError: the object is no longer that version.
-        ObjectNotFoundError: it is gone.
-    """
-    if isinstance(store, S3Store):
-        return store.get_range(segment.key, start=start, end=end, if_match=segment.etag)
-    where = location_of(store, segment.key)
-    check_etag(store, segment.key, segment.etag, location=where)
-    data = store.get_range(segment.key, start=start, end=end)
-    check_etag(store, segment.key, segment.etag, location=where)
-    return data
 
 
 def _span_columns(store: ObjectStore, task: SegmentTask, span: ByteSpan, where: str) -> RecordColumns | None:

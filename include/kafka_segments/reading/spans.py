@@ -24,7 +24,7 @@ from kafka_segments.segment.offset_index import OffsetPosition, parse_offset_ind
 from kafka_segments.state import SegmentEntry
 from kafka_segments.storage.base import ObjectStore
 
-__all__ = ["DEFAULT_MAX_BYTES_PER_PARTITION", "ByteSpan", "link_spans", "segment_spans"]
+__all__ = ["DEFAULT_MAX_BYTES_PER_PARTITION", "ByteSpan", "index_entries", "link_spans", "segment_spans"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +56,7 @@ def segment_spans(store: ObjectStore, segment: SegmentEntry, *, max_bytes: int) 
     """
     if segment.is_empty or segment.size <= max_bytes:
         return ()
-    entries = _usable_entries(store, segment)
+    entries = index_entries(store, segment)
     chosen = _split_entries(entries, size=segment.size, max_bytes=max_bytes)
     if not chosen:
         return ()
@@ -67,7 +67,7 @@ def segment_spans(store: ObjectStore, segment: SegmentEntry, *, max_bytes: int) 
     return tuple(ByteSpan(*fields) for fields in zip(starts, ends, firsts, lasts, strict=True))
 
 
-def _usable_entries(store: ObjectStore, segment: SegmentEntry) -> list[OffsetPosition]:
+def index_entries(store: ObjectStore, segment: SegmentEntry) -> list[OffsetPosition]:
     """The ``.index`` entries inside the segment's bytes and offsets (none without a valid index)."""
     key = index_keys(segment.key)[0]
     try:
