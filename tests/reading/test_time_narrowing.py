@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +23,16 @@ from kafka_segments.lake.reader import resolve_manifest
 from kafka_segments.lake.scan import sha256_hex, summarize_segment
 from kafka_segments.lake.time_pin import checked_time_index_sha256, time_floor, time_index_key
 from kafka_segments.reading import plan_read
+from kafka_segments.reading.pushdown import Narrowing
 from kafka_segments.segment.files import FileKind
 from kafka_segments.segment.offset_index import ENTRY as OFFSET_ENTRY
 from kafka_segments.segment.time_index import ENTRY, TimestampOffset, build_time_index
 from kafka_segments.segment.writer import write_segment
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+from lake.adoption_helpers import CountingStore
 from lake.helpers import FakeClock, upload_segment
+from pyspark.sql.datasource import GreaterThanOrEqual
 
 from reading.split_helpers import RangeRecordingStore, rows
 from reading.time_helpers import (
@@ -36,6 +40,7 @@ from reading.time_helpers import (
     T0,
     TP,
     all_rows,
+    as_datetime,
     click_batches,
     commit_clicks,
     in_window,
@@ -222,3 +227,21 @@ def test_a_starting_and_ending_timestamp_resolve_from_where_the_timeindex_starts
         assert whole_ranges == ranges
         assert narrowed < whole == segments[1].size + segments[2].size
         assert rows(store, options) == rows(store, {**options, "maxBytesPerPartition": "2000"})
+
+
+def test_planning_fetches_a_timeindex_only_where_it_can_narrow() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        store = LocalStore(Path(folder))
+        _lake(store)
+        segments = resolve_manifest(store).partitions[0].segments
+        inside_middle = T0 + 3 * HOUR_MS + HOUR_MS // 2
+        for low, max_bytes, fetched in (
+            (T0 - HOUR_MS, 2000, set()),  # older than every segment's first batch
+            (inside_middle, 1 << 40, set()),  # unsplit segments are read whole anyway
+            (inside_middle, 2000, {time_index_key(segments[1].key)}),  # the last one starts after it
+        ):
+            counting = CountingStore(store)
+            plan = plan_read(counting, {"subscribe": TP.topic, "maxBytesPerPartition": str(max_bytes)})
+            narrowing = Narrowing().with_filter(GreaterThanOrEqual(("timestamp",), as_datetime(low)))
+            narrowing.narrow(plan.tasks, records_too=True, floor_of=partial(time_floor, counting))
+            assert set(counting.body_reads(suffix=".timeindex")) == fetched

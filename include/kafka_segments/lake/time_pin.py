@@ -118,11 +118,14 @@ def pinned_time_index(store: ObjectStore, segment: SegmentEntry) -> TimeIndex | 
 def time_floor(store: ObjectStore, segment: SegmentEntry, timestamp_ms: int) -> int:
     """The first offset of ``segment`` that may hold a record whose timestamp is at or after
     ``timestamp_ms``: one past the last entry of its pinned ``.timeindex`` whose timestamp is below it, else
-    the segment's base offset (no trusted index, or no such entry).
+    the segment's base offset (no trusted index, or no such entry: never one when the first batch already
+    reaches ``timestamp_ms``, as an entry's timestamp is the largest so far; the index is not read then).
 
     Raises:
         ObjectStoreError: the store could not be read.
     """
+    if timestamp_ms <= segment.first_batch_max_timestamp_ms:  # every entry's T is at least that: none below
+        return segment.base_offset
     index = pinned_time_index(store, segment)
     if index is None:
         return segment.base_offset

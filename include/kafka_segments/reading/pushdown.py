@@ -84,7 +84,7 @@ class Narrowing:
         """The tasks (clipped to the offset bounds) that may hold a row the filters keep; ``records_too``
         False keeps only the topic and partition bounds (the compacted view). ``floor_of(segment, ms)``: the
         first offset of the segment that may hold a timestamp at or after ``ms`` (``lake.time_pin``), which
-        clips a lower ``timestamp`` bound's tasks too (asked once per segment)."""
+        clips a lower ``timestamp`` bound's tasks of a split segment too (asked once per segment)."""
         floors = _floors(floor_of, self.timestamp_min_ms)
         kept: list[SegmentTask] = []
         for task in tasks:
@@ -101,7 +101,7 @@ class Narrowing:
             minimum = self.timestamp_min_ms
             if minimum is not None and task.segment.max_timestamp_ms < minimum:
                 continue
-            if floors is not None:
+            if floors is not None and task.span is not None:  # an unsplit segment is read whole anyway
                 start = max(start, floors(task.segment))
             if start >= end:
                 continue
