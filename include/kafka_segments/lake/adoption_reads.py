@@ -1,11 +1,13 @@
 """Adoption's reads: one job per object whose bytes adoption needs, run in parallel, never keeping the bytes.
 
-A candidate is summarized (``summarize_segment``); a changed live object of the same size is compared by
-sha256 (a lake copied to another backend has other etags); a grown active segment is re-adopted when its
-recorded prefix still hashes to its sha256. Damage becomes a ``Quarantine`` naming the object and byte
-position; a vanished candidate or a symbolic link (``ForeignObjectError``) is ``Ignored``; an object whose
-size changed since the listing is being written and is quarantined for this run. Other store errors
-propagate. The stores are safe to share between threads (``S3Store`` builds its client once under a lock)."""
+A candidate is summarized (``summarize_segment``; the ``.timeindex`` beside it, and beside a re-adopted
+one, is checked against its batches and pinned when it holds: ``time_pin``); a changed live object of the
+same size is compared by sha256 (a lake copied to another backend has other etags); a grown active segment
+is re-adopted when its recorded prefix still hashes to its sha256. Damage becomes a ``Quarantine`` naming
+the object and byte position; a vanished candidate or a symbolic link (``ForeignObjectError``) is
+``Ignored``; an object whose size changed since the listing is being written and is quarantined for this
+run. Other store errors propagate. The stores are safe to share between threads (``S3Store`` builds its
+client once under a lock)."""
 
 from __future__ import annotations
 
