@@ -51,7 +51,8 @@ def streamed_source(
     """The segment decoded, and its keys grouped, while it is read (module docstring).
 
     ``buffer`` (at least ``entry.size`` bytes) and ``arena`` (decompressed records) are allocated for the
-    segment unless given: a worker that reads segment after segment may keep its own. Without ``buffer``, a
+    segment unless given: a worker that reads segment after segment may keep its own (an arena allocated here
+    is fresh memory, faulted in ahead of the decoder on a helper thread). Without ``buffer``, a
     store that maps its objects (a local lake) hands over the file's bytes mapped instead of copied
     (``lake.reader.map_segment_version``), decoded step by step all the same. ``max_batch_bytes``: as
     ``decode_record_columns`` (a batch past it leaves the segment to the round, which refuses it).
@@ -59,6 +60,7 @@ def streamed_source(
     Raises:
         SegmentObjectMismatchError, ObjectStoreError: as ``plain_source``.
     """
+    fresh = arena is None
     if arena is None:
         arena = _reserve_arena(entry.size)
     try:
@@ -68,13 +70,21 @@ def streamed_source(
         elif buffer is None:
             buffer = np.empty(entry.size, dtype=np.uint8)
         reading = StreamedSegment(
-            buffer, name=entry.key, arena=arena, verify_crc=True, max_batch_bytes=max_batch_bytes
+            buffer,
+            name=entry.key,
+            arena=arena,
+            verify_crc=True,
+            max_batch_bytes=max_batch_bytes,
+            prefault=fresh,
         )
-        if mapped is None:
-            data = read_segment_version_into(store, entry, buffer, progress=reading.feed)
-        else:
-            data = _feed_mapped(mapped.data, reading)
-        decoded = reading.finish(entry.size)
+        try:
+            if mapped is None:
+                data = read_segment_version_into(store, entry, buffer, progress=reading.feed)
+            else:
+                data = _feed_mapped(mapped.data, reading)
+            decoded = reading.finish(entry.size)
+        finally:
+            reading.close()
     except (PreconditionFailedError, BufferTooSmallError, CorruptRecordError, UnsupportedCodecError):
         return plain_source(store, entry)
     if header_facts(decoded.columns.batches) != HeaderFacts.of_entry(entry):
