@@ -18,7 +18,7 @@ from kafka_segments.records.fast import scan_header_table
 from kafka_segments.records.fast.prefault import ArenaPrefaulter
 from kafka_segments.segment.writer import SegmentFiles, write_segment
 from kafka_segments.state import SegmentEntry
-from kafka_segments.storage import ObjectStore
+from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 from unit.compaction_helpers import NOW, legacy_message, legacy_wrapper
 
@@ -152,8 +152,9 @@ class RecordingPrefaulter(ArenaPrefaulter):
 def test_an_arena_of_its_own_is_faulted_in_ahead_and_the_helper_stopped(
     store: ObjectStore, clock: FakeClock, monkeypatch: pytest.MonkeyPatch, flip: bool
 ) -> None:
-    """A fresh arena's pages are faulted in on a helper thread as compressed steps fill it; whatever the
-    read's outcome, the helper is stopped before ``streamed_source`` returns. A lent arena is left alone."""
+    """A fresh arena's pages are faulted in on a helper thread as compressed steps fill it, and so are a
+    fresh input buffer's (not a local lake's: it maps the file) as the transfer fills it; whatever the read's
+    outcome, the helpers are stopped before ``streamed_source`` returns. Lent buffers are left alone."""
     batches = [
         build_batch([Record(o, NOW, b"k%d" % o, b"v" * 300)], base_offset=o, compression=CompressionType.LZ4)
         for o in range(20)
@@ -161,15 +162,20 @@ def test_an_arena_of_its_own_is_faulted_in_ahead_and_the_helper_stopped(
     entry, log = lake_entry(store, clock, write_segment(batches, base_offset=0))
     monkeypatch.setattr(RecordingPrefaulter, "made", [])
     monkeypatch.setattr("kafka_segments.records.fast.stream.ArenaPrefaulter", RecordingPrefaulter)
+    monkeypatch.setattr("kafka_segments.pipeline.compaction.sources.ArenaPrefaulter", RecordingPrefaulter)
     flaky = ReadRecordingStore(store, flip_at=len(log) - 1 if flip else None)
 
     source = streamed_source(flaky, entry)
 
     assert (source.decoded is None) is flip
     assert bytes(source.data) == log
-    [prefaulter] = RecordingPrefaulter.made
-    assert prefaulter.stopped
-    assert bool(prefaulter.marks) is not flip  # a damaged step is not kept: nothing to fault in for it
+    *transfer, arena = RecordingPrefaulter.made  # the input buffer's first, if any
+    assert bool(arena.marks) is not flip  # a damaged step is not kept: nothing to fault in for it
+    assert [p.marks for p in transfer] == [[len(log)]]  # a recording store transfers even a local file
+    assert all(p.stopped for p in RecordingPrefaulter.made)
     assert not [t for t in threading.enumerate() if t.name == "arena-prefault"]
-    streamed_source(store, entry, arena=np.zeros(1 << 16, dtype=np.uint8))
-    assert len(RecordingPrefaulter.made) == 1
+    lent = np.zeros(len(log), dtype=np.uint8)
+    streamed_source(store, entry, buffer=lent, arena=np.zeros(1 << 16, dtype=np.uint8))
+    assert len(RecordingPrefaulter.made) == 2
+    streamed_source(store, entry)  # a local lake maps the file: no input buffer to fault in
+    assert len(RecordingPrefaulter.made) == (3 if isinstance(store, LocalStore) else 4)
