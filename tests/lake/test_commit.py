@@ -4,6 +4,7 @@ unknown outcomes, zombies, and the idempotent steps after the commit."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import pickle
 
 import pytest
@@ -30,6 +31,7 @@ from kafka_segments.lake import (
     stage_segment,
 )
 from kafka_segments.lake import commit as commit_module
+from kafka_segments.lake import scan as scan_module
 from kafka_segments.lake.checkpoint_files import checkpoint_file_contents, checkpoint_files_match
 from kafka_segments.lake.commit import REMOVED_VERSION, commit_manifest
 from kafka_segments.lake.history import head_version, manifest_versions, read_manifest
@@ -42,12 +44,12 @@ from kafka_segments.lake.layout import (
 )
 from kafka_segments.lake.runs import Outcome, read_outcome, read_run
 from kafka_segments.segment.files import FileKind
-from kafka_segments.storage import ObjectStore
+from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 
 from lake.commit_child import TP, stage_appending_run
 from lake.faults import AFTER, Call, FaultyStore
-from lake.helpers import FakeClock, make_segment
+from lake.helpers import FakeClock, make_segment, record_local_hashes
 
 pytestmark = pytest.mark.lake
 
@@ -292,6 +294,29 @@ def test_a_staged_manifest_listing_a_missing_object_commits_nothing(
     assert read_head(store) == base
     assert not faulty.calls_to("put", _is_manifest_put)
     assert resolve_commit(store, run.run_id).taken_by is None
+
+
+def test_a_staged_log_is_hashed_once(
+    store: ObjectStore, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The manifest's sha256 of a written ``.log`` is its bytes' sha256; a local store's etag is that hash, so
+    the bytes are hashed once there, by the store (issue 22), and once by the staging elsewhere."""
+    run, _ = begin_run(store, now_ms=clock(), operation="run", clock=clock)
+    files = make_segment(0, batches=20)
+    by_staging: list[int] = []
+    sha256_hex = scan_module.sha256_hex
+    monkeypatch.setattr(
+        scan_module, "sha256_hex", lambda data: by_staging.append(len(data)) or sha256_hex(data)
+    )
+    by_store = record_local_hashes(monkeypatch)
+
+    entry = stage_segment(store, run, topic_partition=TP, base_offset=0, files={FileKind.LOG: files.log})
+
+    assert entry.sha256 == hashlib.sha256(files.log).hexdigest()
+    local = isinstance(store, LocalStore)
+    assert entry.etag == (entry.sha256 if local else store.head(entry.key).etag)
+    assert [*by_staging, *by_store].count(len(files.log)) == 1
+    assert by_staging == ([] if local else [len(files.log)])
 
 
 def test_staging_a_segment_twice(store: ObjectStore, clock: FakeClock) -> None:

@@ -5,6 +5,8 @@ fails, read again with its sha256 checked, for the round to decode itself."""
 from __future__ import annotations
 
 import dataclasses
+import threading
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -13,9 +15,10 @@ from kafka_segments.lake.reader import resolve_manifest
 from kafka_segments.pipeline.compaction.sources import plain_source, streamed_source
 from kafka_segments.records import CompressionType, Record, build_batch
 from kafka_segments.records.fast import scan_header_table
+from kafka_segments.records.fast.prefault import ArenaPrefaulter
 from kafka_segments.segment.writer import SegmentFiles, write_segment
 from kafka_segments.state import SegmentEntry
-from kafka_segments.storage import ObjectStore
+from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 from unit.compaction_helpers import NOW, legacy_message, legacy_wrapper
 
@@ -125,3 +128,54 @@ def test_a_caller_may_lend_the_buffers(store: ObjectStore, clock: FakeClock) -> 
     assert source.decoded is not None
     assert np.shares_memory(np.frombuffer(source.data, dtype=np.uint8), buffer)
     assert bytes(source.data) == log
+
+
+class RecordingPrefaulter(ArenaPrefaulter):
+    made: ClassVar[list[RecordingPrefaulter]] = []
+
+    def __init__(self, arena: np.ndarray, **options: int) -> None:
+        super().__init__(arena, **options)
+        self.marks: list[int] = []
+        self.stopped = False
+        RecordingPrefaulter.made.append(self)
+
+    def advance(self, written: int) -> None:
+        self.marks.append(written)
+        super().advance(written)
+
+    def stop(self, *, used: int | None = None) -> None:
+        self.stopped = True
+        super().stop(used=used)
+
+
+@pytest.mark.parametrize("flip", [False, True], ids=["intact", "damaged-transfer"])
+def test_an_arena_of_its_own_is_faulted_in_ahead_and_the_helper_stopped(
+    store: ObjectStore, clock: FakeClock, monkeypatch: pytest.MonkeyPatch, flip: bool
+) -> None:
+    """A fresh arena's pages are faulted in on a helper thread as compressed steps fill it, and so are a
+    fresh input buffer's (not a local lake's: it maps the file) as the transfer fills it; whatever the read's
+    outcome, the helpers are stopped before ``streamed_source`` returns. Lent buffers are left alone."""
+    batches = [
+        build_batch([Record(o, NOW, b"k%d" % o, b"v" * 300)], base_offset=o, compression=CompressionType.LZ4)
+        for o in range(20)
+    ]
+    entry, log = lake_entry(store, clock, write_segment(batches, base_offset=0))
+    monkeypatch.setattr(RecordingPrefaulter, "made", [])
+    monkeypatch.setattr("kafka_segments.records.fast.stream.ArenaPrefaulter", RecordingPrefaulter)
+    monkeypatch.setattr("kafka_segments.pipeline.compaction.sources.ArenaPrefaulter", RecordingPrefaulter)
+    flaky = ReadRecordingStore(store, flip_at=len(log) - 1 if flip else None)
+
+    source = streamed_source(flaky, entry)
+
+    assert (source.decoded is None) is flip
+    assert bytes(source.data) == log
+    *transfer, arena = RecordingPrefaulter.made  # the input buffer's first, if any
+    assert bool(arena.marks) is not flip  # a damaged step is not kept: nothing to fault in for it
+    assert [p.marks for p in transfer] == [[len(log)]]  # a recording store transfers even a local file
+    assert all(p.stopped for p in RecordingPrefaulter.made)
+    assert not [t for t in threading.enumerate() if t.name == "arena-prefault"]
+    lent = np.zeros(len(log), dtype=np.uint8)
+    streamed_source(store, entry, buffer=lent, arena=np.zeros(1 << 16, dtype=np.uint8))
+    assert len(RecordingPrefaulter.made) == 2
+    streamed_source(store, entry)  # a local lake maps the file: no input buffer to fault in
+    assert len(RecordingPrefaulter.made) == (3 if isinstance(store, LocalStore) else 4)

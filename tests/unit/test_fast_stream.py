@@ -50,10 +50,13 @@ def streamed(
     step_bytes: int,
     arena: np.ndarray | None,
     verify_crc: bool = False,
+    prefault: bool = False,
 ) -> tuple[StreamDecoder, RecordColumns]:
     """``data`` arriving in a buffer at the ``cuts`` (then whole), fed to a decoder after each arrival."""
     buffer = np.zeros(len(data) + 7, dtype=np.uint8)
-    decoder = StreamDecoder(buffer, segment=NAME, arena=arena, step_bytes=step_bytes, verify_crc=verify_crc)
+    decoder = StreamDecoder(
+        buffer, segment=NAME, arena=arena, step_bytes=step_bytes, verify_crc=verify_crc, prefault=prefault
+    )
     for cut in [*sorted(c % (len(data) + 1) for c in cuts), len(data)]:
         buffer[:cut] = np.frombuffer(data[:cut], dtype=np.uint8)
         decoder.feed(cut)
@@ -66,13 +69,14 @@ def streamed(
     cuts=st.lists(st.integers(0, 10_000), max_size=8),
     step_bytes=st.integers(1, 400),
     with_arena=st.booleans(),
+    prefault=st.booleans(),
 )
 def test_steps_join_into_the_columns_of_the_whole_segment(
-    data: bytes, cuts: list[int], step_bytes: int, with_arena: bool
+    data: bytes, cuts: list[int], step_bytes: int, with_arena: bool, prefault: bool
 ) -> None:
     arena = np.zeros(ARENA_BYTES, dtype=np.uint8) if with_arena else None
     want = outcome(lambda: decode_record_columns(data, segment=NAME, verify_crc=False))
-    got = outcome(lambda: streamed(data, cuts, step_bytes=step_bytes, arena=arena)[1])
+    got = outcome(lambda: streamed(data, cuts, step_bytes=step_bytes, arena=arena, prefault=prefault)[1])
     if want[0] == "error":
         assert got == want
         return

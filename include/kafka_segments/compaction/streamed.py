@@ -47,10 +47,12 @@ class StreamedSegment:
         step_bytes: int = DEFAULT_STEP_BYTES,
         verify_crc: bool = False,
         max_batch_bytes: int | None = None,
+        prefault: bool = False,
     ) -> None:
         """``verify_crc``: check every batch's CRC-32C as it is decoded (``StreamDecoder``); ``finish``
         then raises ``CorruptRecordError`` for a bad one. ``max_batch_bytes``: as ``decode_record_columns``
-        (``finish`` raises ``DecompressionLimitError``)."""
+        (``finish`` raises ``DecompressionLimitError``). ``prefault``: ``arena`` is fresh memory, faulted in
+        ahead of the decoder on a helper thread (``StreamDecoder``) until ``finish`` or ``close``."""
         self._buffer = buffer
         self._name = name
         self._decoder = StreamDecoder(
@@ -61,6 +63,7 @@ class StreamedSegment:
             on_step=self._group_keys,
             verify_crc=verify_crc,
             max_batch_bytes=max_batch_bytes,
+            prefault=prefault,
         )
         self._groups: SpanGroups | None = SpanGroups(1024)
         self._ids: list[I64] = []
@@ -68,6 +71,10 @@ class StreamedSegment:
     def feed(self, available: int) -> None:
         """``buffer[:available]`` has arrived (an ``ObjectStore.get_into`` progress callback)."""
         self._decoder.feed(available)
+
+    def close(self) -> None:
+        """Stop faulting the arena in (``prefault``): a read abandoned before ``finish``."""
+        self._decoder.close()
 
     def finish(self, size: int) -> DecodedSegment:
         """What ``decode_segment`` gives for ``buffer[:size]``, the whole segment, read and verified.

@@ -5,6 +5,7 @@ what happens on each crash point are ``kafka_segments.lake.commit``'s."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from kafka_segments.errors import ObjectAlreadyExistsError, ObjectNotFoundError, RunStateError
 from kafka_segments.lake.codec import manifest_from_json, manifest_to_json
@@ -22,7 +23,7 @@ from kafka_segments.state import (
     SegmentOrigin,
     sort_partitions,
 )
-from kafka_segments.storage.base import Create, ObjectStore, Overwrite
+from kafka_segments.storage.base import Create, MappingStore, ObjectStore, Overwrite
 from kafka_segments.topic_partition import TopicPartition
 
 
@@ -70,16 +71,26 @@ def stage_segment(
     source segment's, ``Cleaner.cleanSegments``); default: the wall clock now.
 
     The indexes go first and the ``.log`` last. Every object is created only if absent; finding one with the
-    same bytes is fine (a retried task), different bytes are a ``RunStateError`` (never overwrite)."""
+    same bytes is fine (a retried task), different bytes are a ``RunStateError`` (never overwrite). The
+    ``.log`` is checked before anything is written; its sha256 is the etag of a local store (which hashes
+    what it writes), else hashed here: one hash per byte written."""
     log = files.get(FileKind.LOG)
     if log is None:
         raise ValueError("a segment needs its FileKind.LOG bytes")
     log_key = segment_key(topic_partition, base_offset, FileKind.LOG, run_id=run.run_id)
-    summary = summarize_segment(log, key=location_of(store, log_key), base_offset=base_offset)
+    etag_is_sha256 = isinstance(store, MappingStore)
+    summary = summarize_segment(
+        log,
+        key=location_of(store, log_key),
+        base_offset=base_offset,
+        sha256=_SHA256_OF_ETAG if etag_is_sha256 else None,
+    )
     etag = ""
     for kind in sorted(files, key=lambda kind: kind is FileKind.LOG):
         key = segment_key(topic_partition, base_offset, kind, run_id=run.run_id)
         etag = _create_or_same(store, key, files[kind])
+    if etag_is_sha256:
+        summary = replace(summary, sha256=etag)
     time_index = files.get(FileKind.TIME_INDEX)
     return summary.entry(
         key=log_key,
@@ -92,6 +103,10 @@ def stage_segment(
         if time_index is None
         else checked_time_index_sha256(time_index, summary.table, base_offset=base_offset),
     )
+
+
+_SHA256_OF_ETAG = "(the etag)"
+"""``summarize_segment``'s sha256 until the ``.log`` is written and its etag known (``stage_segment``)."""
 
 
 def _create_or_same(store: ObjectStore, key: str, data: bytes) -> str:

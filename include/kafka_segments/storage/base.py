@@ -136,7 +136,8 @@ class ReadIntoStore(ObjectStore, Protocol):
 @runtime_checkable
 class MappingStore(ObjectStore, Protocol):
     """An ``ObjectStore`` whose objects are local files it can map instead of copying (``LocalStore``;
-    ``storage.local_mapping``)."""
+    ``storage.local_mapping``). Its etags are its objects' sha256 (hex), as ``head``, ``list`` and ``put``
+    give them."""
 
     def get_mapped(self, key: str, *, if_match: str | None = None) -> MappedObject:
         """The object's bytes mapped, with its sha256 when known without hashing. ``if_match``: only that

@@ -9,6 +9,7 @@ the read. When any of it fails, or the records cannot be decoded, the segment is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import cast
 
@@ -20,6 +21,7 @@ from kafka_segments.compaction.streamed import StreamedSegment
 from kafka_segments.errors import CorruptRecordError, PreconditionFailedError, UnsupportedCodecError
 from kafka_segments.lake.reader import map_segment_version, read_segment, read_segment_version_into
 from kafka_segments.lake.scan import HeaderFacts, header_facts
+from kafka_segments.records.fast import ArenaPrefaulter
 from kafka_segments.state import SegmentEntry
 from kafka_segments.storage.base import PROGRESS_CHUNK_BYTES, MappingStore, ObjectStore
 from kafka_segments.storage.buffers import BufferTooSmallError
@@ -51,30 +53,46 @@ def streamed_source(
     """The segment decoded, and its keys grouped, while it is read (module docstring).
 
     ``buffer`` (at least ``entry.size`` bytes) and ``arena`` (decompressed records) are allocated for the
-    segment unless given: a worker that reads segment after segment may keep its own. Without ``buffer``, a
-    store that maps its objects (a local lake) hands over the file's bytes mapped instead of copied
+    segment unless given: a worker that reads segment after segment may keep its own. What is allocated
+    here is fresh memory, its pages faulted in on a helper thread ahead of the decoder (the arena) or of the
+    transfer (the buffer): ``records.fast.ArenaPrefaulter``. Without ``buffer``, a store that maps its
+    objects (a local lake) hands over the file's bytes mapped instead of copied
     (``lake.reader.map_segment_version``), decoded step by step all the same. ``max_batch_bytes``: as
     ``decode_record_columns`` (a batch past it leaves the segment to the round, which refuses it).
 
     Raises:
         SegmentObjectMismatchError, ObjectStoreError: as ``plain_source``.
     """
+    fresh = arena is None
     if arena is None:
         arena = _reserve_arena(entry.size)
     try:
         mapped = map_segment_version(store, entry) if buffer is None else None
+        filling = None
         if mapped is not None:
             buffer = np.frombuffer(mapped.data, dtype=np.uint8)
         elif buffer is None:
             buffer = np.empty(entry.size, dtype=np.uint8)
+            filling = ArenaPrefaulter(buffer)  # fresh too: its pages faulted in ahead of the transfer
         reading = StreamedSegment(
-            buffer, name=entry.key, arena=arena, verify_crc=True, max_batch_bytes=max_batch_bytes
+            buffer,
+            name=entry.key,
+            arena=arena,
+            verify_crc=True,
+            max_batch_bytes=max_batch_bytes,
+            prefault=fresh,
         )
-        if mapped is None:
-            data = read_segment_version_into(store, entry, buffer, progress=reading.feed)
-        else:
-            data = _feed_mapped(mapped.data, reading)
-        decoded = reading.finish(entry.size)
+        try:
+            if mapped is None:
+                progress = reading.feed if filling is None else _filled(filling, reading)
+                data = read_segment_version_into(store, entry, buffer, progress=progress)
+            else:
+                data = _feed_mapped(mapped.data, reading)
+            decoded = reading.finish(entry.size)
+        finally:
+            reading.close()
+            if filling is not None:
+                filling.stop()
     except (PreconditionFailedError, BufferTooSmallError, CorruptRecordError, UnsupportedCodecError):
         return plain_source(store, entry)
     if header_facts(decoded.columns.batches) != HeaderFacts.of_entry(entry):
@@ -83,6 +101,16 @@ def streamed_source(
         return plain_source(store, entry)  # rewritten in place while decoded: read the manifest's bytes
     plain = SourceSegment(entry.key, entry.base_offset, data, last_modified_ms=entry.last_modified_ms)
     return replace(plain, decoded=decoded)
+
+
+def _filled(filling: ArenaPrefaulter, reading: StreamedSegment) -> Callable[[int], None]:
+    """A read's progress callback: the buffer's next pages faulted in, then the bytes so far decoded."""
+
+    def progress(available: int) -> None:
+        filling.advance(available)
+        reading.feed(available)
+
+    return progress
 
 
 def _feed_mapped(data: memoryview, reading: StreamedSegment) -> memoryview:

@@ -26,6 +26,7 @@ from kafka_segments.records.fast.index_kernels import (
     index_rule,
     relative_last_offsets,
 )
+from kafka_segments.records.fast.prefault import ArenaPrefaulter
 from kafka_segments.records.fast.rebuild import rebuild_batches
 from kafka_segments.records.fast.scan import scan_header_table
 from kafka_segments.records.fast.stream import DEFAULT_STEP_BYTES, StepCallback, StreamDecoder
@@ -35,6 +36,7 @@ __all__ = [
     "DEFAULT_STEP_BYTES",
     "NOT_INCREASING",
     "OFFSETS_OK",
+    "ArenaPrefaulter",
     "DigestTable",
     "HeaderTable",
     "KeyIdentities",

@@ -18,6 +18,7 @@ from kafka_segments.errors import CorruptRecordError
 from kafka_segments.records.fast import decode_kernels as _k
 from kafka_segments.records.fast.columns import RECORD_COLUMNS, TABLE_FIELDS, U8, HeaderTable, RecordColumns
 from kafka_segments.records.fast.decode import decode_record_columns
+from kafka_segments.records.fast.prefault import ArenaPrefaulter
 from kafka_segments.records.fast.scan import as_read_only_array
 
 if TYPE_CHECKING:
@@ -49,13 +50,16 @@ class StreamDecoder:
         on_step: StepCallback | None = None,
         verify_crc: bool = False,
         max_batch_bytes: int | None = None,
+        prefault: bool = False,
     ) -> None:
         """``buffer``: the uint8 array the segment is being read into (from position 0); ``arena``: as
         ``decode_record_columns`` (required for compressed segments to be decoded in steps); ``on_step``:
         called after each step with its columns (positions in the step's own ``buffer``) and the index of its
         first record in the segment, to work on records while they are in the cache. Steps are only final
         if ``steps`` still counts them after ``finish``. ``verify_crc``: every step checks its batches'
-        CRC-32C, and ``finish`` verifies by default. ``max_batch_bytes``: as ``decode_record_columns``."""
+        CRC-32C, and ``finish`` verifies by default. ``max_batch_bytes``: as ``decode_record_columns``.
+        ``prefault``: ``arena`` is fresh memory; once steps decompress into it, its next pages are faulted in
+        on a helper thread (``prefault.ArenaPrefaulter``) until ``finish`` or ``close``."""
         self._buffer = buffer
         self._segment = segment
         self._arena = arena
@@ -71,6 +75,7 @@ class StreamDecoder:
         self._on_step = on_step
         self._verify_crc = verify_crc
         self._max_batch_bytes = max_batch_bytes
+        self._prefault = ArenaPrefaulter(arena) if prefault and arena is not None else None
 
     @property
     def steps(self) -> int:
@@ -99,6 +104,7 @@ class StreamDecoder:
         if not steps_usable or self._gave_up or self._decoded_to != size or not self._steps:
             self._step_count = 0
             self._release()
+            self.close()
             data = _bytes_view(whole)
             return decode_record_columns(
                 data,
@@ -109,7 +115,15 @@ class StreamDecoder:
             )
         joined = self._joined(whole)
         self._release()
+        self.close(used=self._arena_used)
         return joined
+
+    def close(self, *, used: int | None = None) -> None:
+        """Stop faulting the arena in (``prefault``); ``used``: the arena bytes still in use (the pages
+        faulted in past them are given back). ``finish`` closes; call it for a read abandoned before it."""
+        if self._prefault is not None:
+            self._prefault.stop(used=used)
+            self._prefault = None
 
     def _release(self) -> None:
         """Let go of the steps' columns and of ``on_step`` (often a method of the decoder's owner: a
@@ -163,6 +177,8 @@ class StreamDecoder:
             return True
         if in_arena and not self._in_place:
             self._arena_used += len(columns.buffer)
+            if self._prefault is not None:
+                self._prefault.advance(self._arena_used)
             return True
         return False
 
