@@ -6,7 +6,7 @@ its data frameworks.
 
 The modules are the imports written inside the task functions of ``orchestration.maintenance`` (and of
 ``stages.execute_run`` for the inline step), read from the source so that a new lazy import is checked too,
-imported in a fresh interpreter after the DAG file."""
+imported in one fresh interpreter after the DAG file (one interpreter: each costs some 4 s of CPU)."""
 
 from __future__ import annotations
 
@@ -53,36 +53,44 @@ def function_imports(path: Path, *names: str) -> set[str]:
     return modules
 
 
-def loaded_after(modules: set[str]) -> set[str]:
-    """The top-level packages of ``KERNELS`` and ``DATA_FRAMEWORKS`` loaded in a fresh interpreter that
-    imported ``airflow.sdk``, parsed the DAG file and imported ``modules``."""
+@pytest.fixture(scope="module")
+def loaded() -> dict[str, set[str]]:
+    """The watched packages loaded by the light tasks' imports, then also by the inline step's (one fresh
+    interpreter for both, which imports ``airflow.sdk`` and the DAG file first, as a task process does)."""
+    light = function_imports(MAINTENANCE, *LIGHT_TASKS) | {"orchestration.maintenance", *TASK_HELPERS}
+    assert "kafka_segments.pipeline.stages" in light
+    inline = function_imports(MAINTENANCE, "execute_inline") | function_imports(STAGES, "execute_run")
     watched = [KERNELS, *DATA_FRAMEWORKS]
+    report = f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set({watched!r}))))"
     code = "\n".join(
         [
             "import json, runpy, sys, airflow.sdk",
             f"runpy.run_path({str(DAG_FILE)!r})",
-            *(f"import {module}" for module in sorted(modules)),
-            f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set({watched!r}))))",
+            *(f"import {module}" for module in sorted(light)),
+            report,
+            *(f"import {module}" for module in sorted(inline)),
+            report,
         ]
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr[-2000:]
-    return set(json.loads(result.stdout.strip().splitlines()[-1]))
+    after_light, after_inline = (set(json.loads(line)) for line in result.stdout.strip().splitlines()[-2:])
+    return {"light": after_light, "inline": after_inline}
 
 
-def test_a_task_that_neither_compacts_nor_validates_loads_no_kernels_and_no_data_framework() -> None:
-    modules = function_imports(MAINTENANCE, *LIGHT_TASKS) | {"orchestration.maintenance", *TASK_HELPERS}
-    assert "kafka_segments.pipeline.stages" in modules
-    assert loaded_after(modules) == set()
+def test_a_task_that_neither_compacts_nor_validates_loads_no_kernels_and_no_data_framework(
+    loaded: dict[str, set[str]],
+) -> None:
+    assert loaded["light"] == set()
 
 
-def test_the_inline_retention_step_loads_the_kernels_but_no_data_framework() -> None:
-    modules = function_imports(MAINTENANCE, "execute_inline") | function_imports(STAGES, "execute_run")
-    assert loaded_after(modules | {"orchestration.maintenance"}) == {KERNELS}
+def test_the_inline_retention_step_loads_the_kernels_but_no_data_framework(
+    loaded: dict[str, set[str]],
+) -> None:
+    assert loaded["inline"] == {KERNELS}
 
 
 def test_the_rule_sees_a_function_level_import(tmp_path: Path) -> None:
     module = tmp_path / "tasks.py"
     module.write_text("import os\n\ndef task():\n    from numba import njit\n    import pandas\n")
     assert function_imports(module, "task") == {"numba", "pandas"}
-    assert loaded_after({"numba"}) == {KERNELS}
