@@ -36,6 +36,14 @@ DATES = ("2025-11-19", "2025-11-20", "2025-11-21")
 DATE_MS = {date: NOW_MS - (2 - index) * DAY_MS for index, date in enumerate(DATES)}
 PINNED = (DATES[0], DATES[2])
 RUN_TIMEOUT_S = 1200
+LAKE_TURN_POKE_S = 20
+"""Seconds between two looks of a run waiting for its turn (the DAG's default is 30). Every look is a task
+process of its own (about 2 s of CPU with its Execution API calls), and a waiting run takes its turn on
+average half this interval after the run before it ended: 20 s looks half as often as 10 s did (19 looks of
+waiting runs in ``test_backfill.py``) for some 5 s more per handover."""
+POLL_S = 5
+"""Seconds between two looks of a test at its runs (each lists the DAG's runs through the REST API, some
+0.1 s of the API server's time on a loaded machine: every 2 s made 167 requests in ``test_backfill.py``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +74,7 @@ def backfill_stack(s3_server: EmbeddedS3, home: Path) -> Iterator[Stack]:
         extra={
             "KAFKA_SEGMENTS_SCHEDULE": "@daily",
             "AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE": "False",  # no run of "today": the test makes one
-            "KAFKA_SEGMENTS_LAKE_TURN_POKE_SECONDS": "10",
+            "KAFKA_SEGMENTS_LAKE_TURN_POKE_SECONDS": str(LAKE_TURN_POKE_S),
             "AIRFLOW_VAR_KAFKA_SEGMENTS_ENGINE": "inline",  # the claims are the DAG's, not Spark's
         },
     )

@@ -35,6 +35,7 @@ import pytest
 from backfill_stack import (
     DATE_MS,
     DATES,
+    POLL_S,
     RUN_TIMEOUT_S,
     Stack,
     backfill,
@@ -89,7 +90,7 @@ def wait_for_reports(stack: Stack, count: int) -> list[dict[str, Any]]:
         finished = len(runs) == len(DATES) and all(run["state"] == "success" for run in runs)
         return finished and len(lake_reports(stack)) >= count and backfills_completed(stack)
 
-    wait_until("backfill runs", done, timeout_s=RUN_TIMEOUT_S, interval_s=2)
+    wait_until("backfill runs", done, timeout_s=RUN_TIMEOUT_S, interval_s=POLL_S)
     reports = lake_reports(stack)
     assert len(reports) == count
     return reports

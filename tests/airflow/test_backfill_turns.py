@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from backfill_stack import (
+    POLL_S,
     RUN_TIMEOUT_S,
     Stack,
     backfill,
@@ -68,7 +69,7 @@ def test_a_backfill_and_a_scheduled_run_take_turns_on_the_lake_in_date_order(sta
             pytest.fail(f"runs failed: {dict(zip(runs, states, strict=True))}\n{log_tail(stack.log)}")
         return states == ["success"] * len(runs)
 
-    wait_until("backfill and scheduled runs", finished, timeout_s=RUN_TIMEOUT_S, interval_s=2)
+    wait_until("backfill and scheduled runs", finished, timeout_s=RUN_TIMEOUT_S, interval_s=POLL_S)
     tasks = {run: _task_instances(stack, run) for run in runs}
     assert [tasks[run]["commit"]["try_number"] for run in runs] == [1] * len(runs)  # no conflict, no retry
     for earlier, later in itertools.pairwise(runs):  # one at a time, in date order

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_segments.config import Config
 from kafka_segments.errors import LakeError, RunStateError
@@ -23,10 +23,8 @@ from kafka_segments.lake.transaction import LakeTransaction, RunOutcome
 from kafka_segments.offsets.lake_source import CONSUMER_OFFSETS_TOPIC
 from kafka_segments.offsets.snapshot_codec import snapshot_to_json
 from kafka_segments.pipeline.engines.base import Engine
-from kafka_segments.pipeline.engines.inline import InlineEngine
 from kafka_segments.pipeline.offsets_input import OffsetsChoice, ResolvedOffsets, resolve_offsets
 from kafka_segments.pipeline.planning import ALL_PARTITIONS, Selection
-from kafka_segments.pipeline.run_changes import RunChanges, plan_changes
 from kafka_segments.pipeline.run_files import (
     INPUT_MANIFEST,
     OFFSETS,
@@ -44,9 +42,12 @@ from kafka_segments.pipeline.run_files import (
     run_file_key,
     write_run_file,
 )
-from kafka_segments.pipeline.run_result import RunResult
 from kafka_segments.state import Manifest
 from kafka_segments.storage.base import ObjectStore
+
+if TYPE_CHECKING:
+    from kafka_segments.pipeline.run_changes import RunChanges
+    from kafka_segments.pipeline.run_result import RunResult
 
 __all__ = [
     "INPUT_MANIFEST",
@@ -178,6 +179,12 @@ def execute_run(
     Raises:
         RunStateError: the run is not prepared, or already has an outcome.
     """
+    # The stage that compacts: its engine and planning load the compiled kernels (numba), which the
+    # other stages (and so the DAG's other tasks) never import.
+    from kafka_segments.pipeline.engines.inline import InlineEngine
+    from kafka_segments.pipeline.run_changes import plan_changes
+    from kafka_segments.pipeline.run_result import RunResult
+
     request = read_request(store, run_id)
     txn = LakeTransaction.resume(store, run_id, clock=clock)
     if txn.ended() is not None:
