@@ -45,7 +45,8 @@ def _quick_jvm() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def spark(s3_server: EmbeddedS3, _quick_jvm: None) -> Iterator[SparkSession]:
-    """The session's local Spark (``local[2]``, loopback, quiet), executors pointed at moto."""
+    """The session's local Spark (``local[2]``, loopback, quiet, two shuffle partitions), executors pointed
+    at moto."""
     environ = {
         key: value
         for key, value in os.environ.items()
@@ -58,7 +59,9 @@ def spark(s3_server: EmbeddedS3, _quick_jvm: None) -> Iterator[SparkSession]:
         mp.setenv("PYSPARK_DRIVER_PYTHON", sys.executable)
         from pyspark.sql import SparkSession
 
+        # Two shuffle partitions, not 200: the data frames of the tests are a few hundred rows.
         builder = SparkSession.builder.master("local[2]").appName("kafka-segments-tests")
+        builder = builder.config("spark.sql.shuffle.partitions", "2")
         executors = {f"spark.executorEnv.{key}": value for key, value in s3_environ(s3_server).items()}
         for key, value in {**job_conf(environ), **executors}.items():
             builder = builder.config(key, value)
