@@ -12,6 +12,7 @@ from kafka_segments.demo import EmbeddedS3
 from kafka_segments.storage import LocalStore, ObjectStore
 from lake.helpers import FakeClock
 from s3_fixtures import new_s3_store, s3_server_fixture
+from spark_startup import seed_archive_kernels, user_kernel_cache
 
 settings.register_profile("ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=50, deadline=None)
@@ -23,10 +24,12 @@ def kafka_segments_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``$KAFKA_SEGMENTS_CACHE_DIR`` of the tests that run Spark jobs: the library archive and the kernels
     numba compiles for it, built once for the whole session (with xdist, in the folder the workers share:
     compiling the kernels in a Spark worker takes tens of seconds on a loaded machine), never in the user's
-    cache folder. Both are written to a temporary name and renamed, so workers may share them."""
+    cache folder. Both are written to a temporary name and renamed, so workers may share them. The kernels
+    the user's cache already holds for the archive are copied in first (``spark_startup``)."""
     base = tmp_path_factory.getbasetemp()
     folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "kafka-segments-cache"
     folder.mkdir(exist_ok=True)
+    seed_archive_kernels(folder, user_cache=user_kernel_cache())
     return folder
 
 

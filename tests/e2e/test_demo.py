@@ -1,6 +1,7 @@
 """``./scripts/demo``, the quick start's main job, run for real: set-up check, the embedded S3 server, the
 demo lake, Airflow (SQLite) running the maintenance DAG twice with local Spark and Great Expectations, and
-the per-partition summaries it prints; then the lake it leaves behind, read with the library."""
+the per-partition summaries it prints; then the lake it leaves behind, read with the library. Its Spark
+JVMs start as the Spark tests' do (``spark_startup.QUICK_JVM_OPTIONS``: the JIT's quick compiler only)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 from kafka_segments.lake.history import read_head
 from kafka_segments.storage import LocalStore
+from spark_startup import with_quick_jvm
 
 pytestmark = pytest.mark.e2e
 
@@ -23,7 +25,7 @@ DEMO = ROOT / "scripts" / "demo"
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
     output = tmp_path_factory.mktemp("demo") / "out"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "AWS_"))}
+    env = with_quick_jvm({k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "AWS_"))})
     result = subprocess.run(
         [str(DEMO), "--output", str(output)],
         capture_output=True,

@@ -2,7 +2,8 @@
 ``spark-submit`` configures a job (``spark_submit.job_conf``: the workers' Python, no UI) plus, for the tests
 that map library functions on a bare ``SparkRunner``, ``spark.executorEnv.AWS_*`` pointing at the session's
 moto server (a job's driver passes them with its tasks instead: ``SparkRunner(environ=...)``), lakes on a
-local directory and on S3, and the environment of a ``kafka-segments`` or ``spark-submit`` process.
+local directory and on S3, and the environment of a ``kafka-segments`` or ``spark-submit`` process. Every
+Spark JVM of the session starts with ``spark_startup.QUICK_JVM_OPTIONS`` (``SPARK_SUBMIT_OPTS``).
 
 ``spark_jobs/`` is put on ``sys.path`` so the tests import the job's modules as ``spark-submit`` runs them.
 """
@@ -23,6 +24,7 @@ from kafka_segments.storage import LocalStore
 from kafka_segments.user_cache import CACHE_DIR_ENV
 from s3_fixtures import BUCKET, new_s3_store
 from spark_helpers import Lake, s3_environ
+from spark_startup import SUBMIT_OPTS_ENV, with_quick_jvm
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -32,9 +34,19 @@ if str(SPARK_JOBS) not in sys.path:
     sys.path.insert(0, str(SPARK_JOBS))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _quick_jvm() -> Iterator[None]:
+    """``SPARK_SUBMIT_OPTS`` with ``QUICK_JVM_OPTIONS`` for the session: every ``spark-submit`` this process
+    or its children start (the session's Spark, jobs, the benchmark's sessions)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(SUBMIT_OPTS_ENV, with_quick_jvm(os.environ)[SUBMIT_OPTS_ENV])
+        yield
+
+
 @pytest.fixture(scope="session")
-def spark(s3_server: EmbeddedS3) -> Iterator[SparkSession]:
-    """The session's local Spark (``local[2]``, loopback, quiet), executors pointed at moto."""
+def spark(s3_server: EmbeddedS3, _quick_jvm: None) -> Iterator[SparkSession]:
+    """The session's local Spark (``local[2]``, loopback, quiet, two shuffle partitions), executors pointed
+    at moto."""
     environ = {
         key: value
         for key, value in os.environ.items()
@@ -47,7 +59,9 @@ def spark(s3_server: EmbeddedS3) -> Iterator[SparkSession]:
         mp.setenv("PYSPARK_DRIVER_PYTHON", sys.executable)
         from pyspark.sql import SparkSession
 
+        # Two shuffle partitions, not 200: the data frames of the tests are a few hundred rows.
         builder = SparkSession.builder.master("local[2]").appName("kafka-segments-tests")
+        builder = builder.config("spark.sql.shuffle.partitions", "2")
         executors = {f"spark.executorEnv.{key}": value for key, value in s3_environ(s3_server).items()}
         for key, value in {**job_conf(environ), **executors}.items():
             builder = builder.config(key, value)
@@ -84,10 +98,10 @@ def _archive_cache(archive_cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 @pytest.fixture(scope="session")
-def process_env(s3_server: EmbeddedS3, archive_cache_dir: Path) -> dict[str, str]:
+def process_env(s3_server: EmbeddedS3, archive_cache_dir: Path, _quick_jvm: None) -> dict[str, str]:
     """The environment of a ``kafka-segments`` or ``spark-submit`` process: moto's settings, loopback Spark,
-    and the library archive cached in the session's temporary folder."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    the quick JVM, and the library archive cached in the session's temporary folder."""
+    env = with_quick_jvm({k: v for k, v in os.environ.items() if not k.startswith("AWS_")})
     env.update(s3_environ(s3_server))
     env["SPARK_LOCAL_IP"] = "127.0.0.1"
     env[CACHE_DIR_ENV] = str(archive_cache_dir)

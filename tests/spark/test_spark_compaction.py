@@ -14,8 +14,9 @@ wall-clock times and phase timings), the bytes of every object the rounds wrote 
 read them. The Kafka rules themselves are checked on the committed result (docs/compaction.md; Kafka's
 LogCleanerTest).
 
-Last, ``kafka-segments run --engine spark`` (a real ``spark-submit`` and the GX validation stage) on another
-fresh copy commits what the inline engine commits (the slow test of the module: a JVM and a job archive).
+Last, ``kafka-segments run --engine spark`` (a real ``spark-submit`` on ``local[1]`` and the GX validation
+stage) on another fresh copy commits what the inline engine commits (the slow test of the module: a JVM and a
+job archive).
 """
 
 from __future__ import annotations
@@ -599,9 +600,10 @@ def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 def test_cli_run_engine_spark_commits_the_compacted_lake_the_inline_engine_commits(
     s3_server: EmbeddedS3, process_env: dict[str, str], tmp_path: Path
 ) -> None:
-    """``kafka-segments run --engine spark`` (spark-submit on ``local[2]``, validation in its own process)
-    on the compacted lake commits what the inline engine commits on an identical copy, with the same bytes
-    in the rounds' objects; the damaged partition makes it exit 1 as the inline engine does."""
+    """``kafka-segments run --engine spark`` (spark-submit, validation in its own process) on the compacted
+    lake commits what the inline engine commits on an identical copy, with the same bytes in the rounds'
+    objects; the damaged partition makes it exit 1 as the inline engine does. On ``local[1]``: one Python
+    worker to start (the ``parity`` runs clean on two executors, the session's ``local[2]``)."""
     on_spark, inline = new_s3_store(s3_server), new_s3_store(s3_server)
     objects = first_run_objects()
     upload(on_spark, objects)
@@ -609,7 +611,7 @@ def test_cli_run_engine_spark_commits_the_compacted_lake_the_inline_engine_commi
     config_file = tmp_path / "config.yaml"
     config_file.write_text(CONFIG_YAML)
     spark_uri = f"s3://{BUCKET}/{on_spark.prefix.rstrip('/')}"
-    spark_args = ["--lake", spark_uri, "--engine", "spark", "--spark-master", "local[2]"]
+    spark_args = ["--lake", spark_uri, "--engine", "spark", "--spark-master", "local[1]"]
 
     ran = cli("run", "--config", str(config_file), "--now", str(NOW1), *spark_args, "--json", env=process_env)
 

@@ -14,6 +14,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from kafka_segments.topic_partition import TopicPartition
 from lake.helpers import T0, FakeClock
 from lake.retention_helpers import config, record_size, upload_fifteen_records
 from spark_helpers import Lake, staged_documents
+from spark_startup import QUICK_JVM_OPTIONS
 
 pytestmark = pytest.mark.spark
 
@@ -47,7 +49,7 @@ def free_ports(count: int) -> list[int]:
 
 def daemon_env(tmp_path: Path) -> dict[str, str]:
     """The daemons' environment: loopback, their files under ``tmp_path``, and no AWS or PySpark settings
-    (executors must get them from the job's configuration)."""
+    (executors must get them from the job's configuration); the quick JVM (``spark_startup``)."""
     import pyspark
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "PYSPARK_"))}
@@ -59,6 +61,7 @@ def daemon_env(tmp_path: Path) -> dict[str, str]:
         SPARK_LOG_DIR=str(tmp_path / "logs"),
         SPARK_WORKER_DIR=str(tmp_path / "work"),
         SPARK_IDENT_STRING="kafka-segments-test",
+        SPARK_DAEMON_JAVA_OPTS=QUICK_JVM_OPTIONS,
     )
     return env
 
@@ -149,6 +152,7 @@ def test_the_retention_job_on_a_standalone_cluster_stages_what_inline_stages(
     spec = retention_job_spec(
         lake=lake_s3.uri, run_id=on_cluster, config_path=str(config_file), environ=lake_s3.environ
     )
+    spec = replace(spec, conf={**spec.conf, "spark.executor.extraJavaOptions": QUICK_JVM_OPTIONS})
 
     result = run_spark_submit(spec, master=cluster)
 
