@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from file_durations import FileDurations
 from hypothesis import HealthCheck, settings
 from kafka_segments.demo import EmbeddedS3
 from kafka_segments.storage import LocalStore, ObjectStore
@@ -56,3 +57,18 @@ def local_store(tmp_path: Path) -> LocalStore:
 def clock() -> FakeClock:
     """A settable wall clock."""
     return FakeClock()
+
+
+_FILE_DURATIONS = FileDurations()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _FILE_DURATIONS.add(report)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    if config.getoption("durations", None) is None or not _FILE_DURATIONS.seconds:
+        return
+    terminalreporter.write_sep("=", f"slowest {len(_FILE_DURATIONS.lines()) - 1} files (seconds per file)")
+    for line in _FILE_DURATIONS.lines():
+        terminalreporter.write_line(line)
