@@ -23,7 +23,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
     for line in (
         "redaction",
         "errors",
-        "topic_partition nesting timefmt user_cache progress",
+        "topic_partition nesting timefmt user_cache progress libc",
         "records storage",
         "segment checkpoint config",
         "state",

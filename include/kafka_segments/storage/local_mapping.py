@@ -13,7 +13,6 @@ rewritten (docs/lake.md, "A local lake")."""
 from __future__ import annotations
 
 import ctypes
-import functools
 import mmap
 import os
 import stat
@@ -21,6 +20,8 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
+
+from kafka_segments.libc import libc as _libc
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
@@ -73,6 +74,8 @@ def map_file(path: Path) -> tuple[memoryview, StatKey]:
 
 def _mapped(fd: int, size: int) -> memoryview:
     libc = _libc()
+    if libc is None:
+        raise OSError("mmap: no C library to map files with")
     address = libc.mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE, fd, 0)
     if address is None or address == _MAP_FAILED:
         error = ctypes.get_errno()
@@ -98,20 +101,3 @@ class _Map:
 
 
 _MAP_FAILED = ctypes.c_void_p(-1).value
-
-
-@functools.cache
-def _libc() -> ctypes.CDLL:
-    """The C library's ``mmap`` and ``munmap`` (loaded on the first map)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.mmap.restype = ctypes.c_void_p
-    libc.mmap.argtypes = [
-        ctypes.c_void_p,
-        ctypes.c_size_t,
-        ctypes.c_int,
-        ctypes.c_int,
-        ctypes.c_int,
-        ctypes.c_long,
-    ]
-    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-    return libc

@@ -10,13 +10,13 @@ Where the call is missing or refused, the helper stops and the decoder faults it
 
 from __future__ import annotations
 
-import ctypes
-import functools
 import mmap
 import threading
 
 import numpy as np
 import numpy.typing as npt
+
+from kafka_segments.libc import libc as _libc
 
 __all__ = ["DEFAULT_LEAD_BYTES", "ArenaPrefaulter"]
 
@@ -95,16 +95,3 @@ def _page_up(address: int) -> int:
 
 def _page_down(address: int) -> int:
     return address // mmap.PAGESIZE * mmap.PAGESIZE
-
-
-@functools.cache
-def _libc() -> ctypes.CDLL | None:
-    """The C library's ``madvise`` (ctypes calls it without the GIL), or ``None`` where there is none."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        madvise = libc.madvise
-    except (OSError, AttributeError):
-        return None
-    madvise.restype = ctypes.c_int
-    madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    return libc
