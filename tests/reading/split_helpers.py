@@ -19,6 +19,7 @@ from kafka_segments.lake import (
     stage_manifest,
     stage_segment,
 )
+from kafka_segments.lake.runs import RunRecord
 from kafka_segments.lake.scan import advance_open_transactions, summarize_segment
 from kafka_segments.reading import arrow_schema, read_lake
 from kafka_segments.reading.segment_read import read_task
@@ -33,7 +34,7 @@ from kafka_segments.records.control import (
 from kafka_segments.records.record import Header, Record
 from kafka_segments.segment.files import FileKind
 from kafka_segments.segment.writer import write_segment
-from kafka_segments.state import Manifest
+from kafka_segments.state import Manifest, SegmentEntry
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 from lake.helpers import T0, FakeClock
@@ -112,12 +113,29 @@ def commit_events(
         open_txns = advance_open_transactions(
             open_txns, summarize_segment(files.log, key="t", base_offset=files.base_offset).table
         )
+    return commit_partition(
+        store, run, base, TP, entries, log_start=log_start, open_transactions=open_txns, clock=clock
+    )
+
+
+def commit_partition(
+    store: ObjectStore,
+    run: RunRecord,
+    base: int | None,
+    topic_partition: TopicPartition,
+    entries: Sequence[SegmentEntry],
+    *,
+    log_start: int = 0,
+    open_transactions: tuple[OpenTransaction, ...] = (),
+    clock: FakeClock,
+) -> Manifest:
+    """Stage the manifest of ``run`` holding one partition of the staged ``entries``, and commit it."""
     state = PartitionState(
-        topic_partition=TP,
+        topic_partition=topic_partition,
         log_start_offset=log_start,
         log_end_offset=entries[-1].next_offset,
         segments=tuple(entries),
-        open_transactions=open_txns,
+        open_transactions=open_transactions,
         run_id=run.run_id,
     )
     stage_manifest(store, run, build_manifest(run, base=base, partitions=[state]))

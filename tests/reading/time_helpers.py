@@ -13,11 +13,7 @@ from datetime import UTC, datetime
 from functools import partial
 
 from kafka_segments.lake import (
-    PartitionState,
     begin_run,
-    build_manifest,
-    commit_run,
-    stage_manifest,
     stage_segment,
 )
 from kafka_segments.lake.time_pin import time_floor
@@ -34,7 +30,7 @@ from kafka_segments.topic_partition import TopicPartition
 from lake.helpers import T0, FakeClock
 from pyspark.sql.datasource import GreaterThanOrEqual, LessThan
 
-from reading.split_helpers import RangeRecordingStore, rows, task_rows
+from reading.split_helpers import RangeRecordingStore, commit_partition, rows, task_rows
 
 TP = TopicPartition("clicks", 0)
 HOUR_MS = 3_600_000
@@ -96,15 +92,7 @@ def commit_clicks(
                 store, run, topic_partition=TP, base_offset=files.base_offset, files=kinds, clock=clock
             )
         )
-    state = PartitionState(
-        topic_partition=TP,
-        log_start_offset=0,
-        log_end_offset=entries[-1].next_offset,
-        segments=tuple(entries),
-        run_id=run.run_id,
-    )
-    stage_manifest(store, run, build_manifest(run, base=base, partitions=[state]))
-    return commit_run(store, run.run_id, clock=clock)
+    return commit_partition(store, run, base, TP, entries, clock=clock)
 
 
 def as_datetime(ms: int) -> datetime:
