@@ -43,6 +43,9 @@ LAKE_TURN_POKE_ENV = "KAFKA_SEGMENTS_LAKE_TURN_POKE_SECONDS"
 DEFAULT_LAKE_TURN_POKE_S = 30.0
 LAKE_TURN_TIMEOUT_S = 24 * 3600.0
 """How long a maintenance run waits for its turn on the lake before it fails."""
+LAKE_TURN_WATCH_ENV = "KAFKA_SEGMENTS_LAKE_TURN_WATCH_SECONDS"
+"""Seconds one look of the run next in line may watch the holder end (default 300; 0: no watching)."""
+DEFAULT_LAKE_TURN_WATCH_S = 300.0
 
 
 def maintenance_schedule(environ: Mapping[str, str] | None = None) -> str | None:
@@ -61,6 +64,18 @@ def lake_turn_poke_interval(environ: Mapping[str, str] | None = None) -> float:
     except ValueError:
         return DEFAULT_LAKE_TURN_POKE_S
     return seconds if seconds > 0 else DEFAULT_LAKE_TURN_POKE_S
+
+
+def lake_turn_watch_seconds(environ: Mapping[str, str] | None = None) -> float:
+    """Seconds one look of the run next in line may watch the run with the turn, to take the turn as soon as
+    that run ends (``$KAFKA_SEGMENTS_LAKE_TURN_WATCH_SECONDS``, default 300; ``0`` turns watching off; values
+    that are not a number at or above 0 mean the default)."""
+    value = (os.environ if environ is None else environ).get(LAKE_TURN_WATCH_ENV, "").strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        return DEFAULT_LAKE_TURN_WATCH_S
+    return seconds if seconds >= 0 and seconds != float("inf") else DEFAULT_LAKE_TURN_WATCH_S
 
 
 def default_args() -> dict[str, Any]:

@@ -10,12 +10,19 @@ A run takes the turn when no running run has it, no waiting running run has an e
 run of the DAG has an earlier logical date (one that has not looked yet: the runs of a backfill start
 together, and the first to look must not be a later date). A run that is not running loses its turn and its
 place. So a run never waits for itself, the run with the turn never waits for a waiting one, and no running
-run waits for a queued one (which might need its slot of ``max_active_runs``): no deadlock."""
+run waits for a queued one (which might need its slot of ``max_active_runs``): no deadlock.
+
+The run next in line (the holder is its only obstacle) may watch the holder during its look
+(``watch_holder``): it asks for the holder's state every ``WATCH_INTERVAL_S`` seconds, for a bounded time, and
+looks again as soon as the holder has ended, instead of a whole poke interval later. It stops watching at once
+when the holder is back at its own look (a retried or cleared ``recover``), which needs the one slot the
+watcher holds (``max_active_tis_per_dag=1``)."""
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -86,6 +93,8 @@ class TurnDecision:
     granted: bool
     turns: Turns
     blocking: RunRef | None = None
+    next_in_line: bool = False
+    """Waits for the holder only: nothing else would stop the run when the holder ends."""
 
 
 def decide_turn(
@@ -99,13 +108,58 @@ def decide_turn(
     if holder is not None and holder.same_run(me):
         return TurnDecision(True, Turns(holder=me, waiting=others))
     if holder is not None and is_active(holder):
-        return TurnDecision(False, Turns(holder=holder, waiting=tuple(sorted((*others, me)))), holder)
+        waiting = Turns(holder=holder, waiting=tuple(sorted((*others, me))))
+        blocked_later = earlier_running is not None and not (
+            earlier_running.same_run(holder) or earlier_running.same_run(me)
+        )
+        next_in_line = not blocked_later and not any(ref < me for ref in others)
+        return TurnDecision(False, waiting, holder, next_in_line=next_in_line)
     earlier = [ref for ref in others if ref < me]
     if not earlier and earlier_running is not None and not earlier_running.same_run(me):
         earlier = [earlier_running]
     if earlier:
         return TurnDecision(False, Turns(holder=None, waiting=tuple(sorted((*others, me)))), earlier[0])
     return TurnDecision(True, Turns(holder=me, waiting=others))
+
+
+WATCH_INTERVAL_S = 2.0
+"""Seconds between two questions of a watching run about the holder's state."""
+
+
+def watch_holder(
+    holder: RunRef,
+    *,
+    limit_s: float,
+    is_active: Callable[[RunRef], bool],
+    interval_s: float = WATCH_INTERVAL_S,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> bool:
+    """Whether ``holder`` stopped running within ``limit_s`` seconds (asked every ``interval_s``)."""
+    deadline = clock() + limit_s
+    while is_active(holder):
+        left = deadline - clock()
+        if left <= 0:
+            return False
+        sleep(min(interval_s, left))
+    return True
+
+
+def take_turn_watching(context: Context, lake: str, *, now_ms: int, watch_s: float) -> TurnDecision:
+    """``take_turn``; when the run is next in line, watch the holder for up to ``watch_s`` seconds and look
+    again as soon as it has ended."""
+    decision = take_turn(context, lake, now_ms=now_ms)
+    if decision.granted or not decision.next_in_line or decision.blocking is None or watch_s <= 0:
+        return decision
+    task_id = context["ti"].task_id
+
+    def busy(ref: RunRef) -> bool:  # a holder back at its own look (retried, cleared) needs the slot
+        return _run_is_active(ref) and _task_succeeded(ref, task_id)
+
+    log.info("next in line: watching %s for up to %.0f s", decision.blocking, watch_s)
+    if not watch_holder(decision.blocking, limit_s=watch_s, is_active=busy):
+        return decision
+    return take_turn(context, lake, now_ms=now_ms)
 
 
 def turns_variable(lake: str) -> str:
@@ -151,3 +205,17 @@ def _run_is_active(ref: RunRef) -> bool:
     except AirflowRuntimeError:
         return False
     return str(getattr(state, "value", state)) in ACTIVE_RUN_STATES
+
+
+def _task_succeeded(ref: RunRef, task_id: str) -> bool:
+    """Whether the run's task ``task_id`` has succeeded (the holder has its turn and is past its look)."""
+    from airflow.sdk.exceptions import AirflowRuntimeError
+    from airflow.sdk.execution_time.task_runner import RuntimeTaskInstance
+
+    try:
+        count = RuntimeTaskInstance.get_ti_count(
+            dag_id=ref.dag_id, task_ids=[task_id], run_ids=[ref.run_id], states=["success"]
+        )
+    except AirflowRuntimeError:
+        return False
+    return count > 0

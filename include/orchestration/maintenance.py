@@ -24,15 +24,19 @@ log = logging.getLogger(__name__)
 
 
 def recover_in_turn(context: Context) -> PokeReturnValue:
-    """Task ``recover`` (a sensor): wait for the run's turn on the lake (``lake_turns.take_turn``), then
-    ``recover_lake``; the recovery's document is the task's XCom."""
+    """Task ``recover`` (a sensor): wait for the run's turn on the lake (``lake_turns.take_turn_watching``:
+    the run next in line watches the holder end), then ``recover_lake``; the recovery's document is the
+    task's XCom."""
     from airflow.sdk import PokeReturnValue
 
-    from orchestration.lake_turns import take_turn
+    from orchestration.declarations import lake_turn_watch_seconds
+    from orchestration.lake_turns import take_turn_watching
 
     with task_failures("recover"):
         settings = read_lake_settings()
-        decision = take_turn(context, settings.lake, now_ms=run_now_ms(context["dag_run"]))
+        now_ms = run_now_ms(context["dag_run"])
+        watch_s = lake_turn_watch_seconds()
+        decision = take_turn_watching(context, settings.lake, now_ms=now_ms, watch_s=watch_s)
     if not decision.granted:
         return PokeReturnValue(is_done=False)
     return PokeReturnValue(is_done=True, xcom_value=recover_lake(context))
