@@ -28,15 +28,16 @@ Engines (``--engines``):
 
 * ``inline``: the run in this process, ``SequentialRunner()`` (rounds one after the other; the
   reference);
-* ``local[1]`` / ``local[2]``: ``spark_runner.SparkRunner`` on a ``SparkSession`` with that master, configured
-  as ``tests/spark/conftest.py`` configures its session (``spark_submit.job_conf``: the workers' Python, the
-  ``AWS_*`` settings, no UI). The Python workers import ``kafka_segments`` from the job's library archive
-  (``spark_submit.library_archive``, added with ``addPyFile`` as ``spark-submit --py-files`` ships it;
-  ``--library include``: from the repo's ``include/``). One session per engine and repeat;
-  engines run round-robin (each repeat runs every engine once; the order rotates between repeats).
+* ``local[1]`` / ``local[2]``: ``spark_runner.SparkRunner`` on a SparkContext with that master (no
+  SparkSession, as the retention job: no Spark SQL), configured as ``tests/spark/conftest.py`` configures its
+  session (``spark_submit.job_conf``: the workers' Python, the ``AWS_*`` settings, no UI). The Python workers
+  import ``kafka_segments`` from the job's library archive (``spark_submit.library_archive``, added with
+  ``addPyFile`` as ``spark-submit --py-files`` ships it; ``--library include``: from the repo's
+  ``include/``). One context per engine and repeat; engines run round-robin (each repeat runs every engine
+  once; the order rotates between repeats).
 
-Excluded from every number: the session's start, and the **warm-up** of its Python workers, once per
-session. Before timing, a tiny lake (``--partitions`` partitions of 300 records in none / lz4 / zstd batches,
+Excluded from every number: the context's start, and the **warm-up** of its Python workers, once per
+context. Before timing, a tiny lake (``--partitions`` partitions of 300 records in none / lz4 / zstd batches,
 so every task exercises every codec's kernels) is run through the same ``execute_run`` and runner at the
 measured lakes' URI: each worker imports the library, loads the numba kernels, opens the lake's store
 (``engines.worker_store``, cached per process and URI) and its HTTP connection. Spark's first wave launches
@@ -211,15 +212,12 @@ def spark_env(server: EmbeddedS3) -> dict[str, str]:
 
 @contextmanager
 def open_engine(name: str, *, archive: Path | None) -> Iterator[Engine]:
-    """``inline``: a one-thread runner here; ``local[N]``: a fresh SparkSession on that master, its workers
+    """``inline``: a one-thread runner here; ``local[N]``: a fresh SparkContext on that master, its workers
     importing the library from ``archive`` (as ``spark-submit --py-files`` ships it) when given."""
     if name == "inline":
         yield Engine(name, TimingRunner(SequentialRunner()), 0.0)
         return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)  # pyspark 4.3 on pandas 3
-        from pyspark.sql import SparkSession
-    from pyspark import cloudpickle
+    from pyspark import SparkConf, SparkContext, cloudpickle
 
     if str(SPARK_JOBS) not in sys.path:
         sys.path.insert(0, str(SPARK_JOBS))  # as spark-submit and tests/spark/conftest.py import the runner
@@ -228,20 +226,19 @@ def open_engine(name: str, *, archive: Path | None) -> Iterator[Engine]:
         cloudpickle.register_pickle_by_value(sys.modules[__name__])  # type: ignore[no-untyped-call]
 
     started = time.perf_counter()
-    builder = SparkSession.builder.master(name).appName("kafka-segments-scaling-bench")
-    for key, value in job_conf(os.environ).items():
-        builder = builder.config(key, value)
-    session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
+    conf = SparkConf().setMaster(name).setAppName("kafka-segments-scaling-bench")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # pyspark 4.3 on pandas 3 (its first JVM call)
+        sc = SparkContext.getOrCreate(conf.setAll(list(job_conf(os.environ).items())))
+    sc.setLogLevel("ERROR")
     if archive is not None:
-        session.sparkContext.addPyFile(str(archive))
+        sc.addPyFile(str(archive))
     start_s = time.perf_counter() - started
     try:
-        sc = session.sparkContext
         runner = TimingRunner(spark_runner.SparkRunner(sc, environ=aws_settings(os.environ)))
         yield Engine(name, runner, start_s, sc, sc.defaultParallelism)
     finally:
-        session.stop()
+        sc.stop()
 
 
 def probe_task(lake: str) -> int:

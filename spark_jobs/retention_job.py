@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from kafka_segments.config import Config
     from kafka_segments.pipeline.stages import StagedRun
     from kafka_segments.storage.base import ObjectStore
-    from pyspark.sql import SparkSession
+    from pyspark import SparkContext
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -71,15 +71,15 @@ def load_inputs(args: JobArgs) -> tuple[ObjectStore, Config]:
     return store, config
 
 
-def run_job(spark: SparkSession, args: JobArgs, store: ObjectStore, config: Config) -> StagedRun:
-    """Execute the prepared run with its fan-outs on ``spark``'s executors."""
+def run_job(sc: SparkContext, args: JobArgs, store: ObjectStore, config: Config) -> StagedRun:
+    """Execute the prepared run with its fan-outs on ``sc``'s executors."""
     from kafka_segments.pipeline.engines.cluster import ClusterEngine
     from kafka_segments.pipeline.engines.spark_submit import aws_settings
     from kafka_segments.pipeline.stages import execute_run
     from kafka_segments.progress import LineReporter, reporting
     from spark_runner import SparkRunner
 
-    runner = SparkRunner(spark.sparkContext, environ=aws_settings(os.environ))
+    runner = SparkRunner(sc, environ=aws_settings(os.environ))
     engine = ClusterEngine(runner, args.lake)
     progress = LineReporter(lambda line: _say(sys.stdout, f"{RETENTION_JOB_NAME}: {line}"))
     with reporting(progress):
@@ -102,12 +102,15 @@ def summary_line(staged: StagedRun) -> str:
     )
 
 
-def build_session(args: JobArgs) -> SparkSession:
-    from pyspark.sql import SparkSession
+def build_context(args: JobArgs) -> SparkContext:
+    """The job's SparkContext, without a SparkSession: the job maps functions over plain items (RDDs) and
+    never uses Spark SQL, whose session state (catalog, analyzer, optimizer rules) the JVM would otherwise
+    build and JIT-compile before the first task, for nothing."""
+    from pyspark import SparkConf, SparkContext
 
-    spark = SparkSession.builder.appName(f"{RETENTION_JOB_NAME} {args.run_id}").getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
-    return spark
+    sc = SparkContext.getOrCreate(SparkConf().setAppName(f"{RETENTION_JOB_NAME} {args.run_id}"))
+    sc.setLogLevel("WARN")
+    return sc
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -127,9 +130,9 @@ def _execute(args: JobArgs, store: ObjectStore, config: Config) -> int:
     from py4j.protocol import Py4JError
     from pyspark.errors import PySparkException
 
-    spark = build_session(args)
+    sc = build_context(args)
     try:
-        staged = run_job(spark, args, store, config)
+        staged = run_job(sc, args, store, config)
     except KafkaSegmentsError as exc:
         _say(sys.stderr, f"{RETENTION_JOB_NAME}: {exc}")
         return failure_exit(exc)
@@ -139,7 +142,7 @@ def _execute(args: JobArgs, store: ObjectStore, config: Config) -> int:
         _say(sys.stderr, f"{RETENTION_JOB_NAME}: a Spark task failed: {reason}")
         return EXIT_TRANSIENT if names_retriable_error(reason) else EXIT_FAILED
     finally:
-        spark.stop()
+        sc.stop()
     _say(sys.stdout, summary_line(staged))
     return EXIT_OK
 

@@ -1,19 +1,24 @@
-"""``kafka-segments plan|run --engine spark`` as a user runs them, on moto's S3: real processes, a real
-``spark-submit`` (``local[2]``), the validation stage in its own process. The spark run commits what
-``--engine inline`` commits on an identical copy of the lake; the plan changes no committed state. And the
+"""``kafka-segments plan|run --engine spark`` as a user runs them, on moto's S3: the run a real process with a
+real ``spark-submit`` (``local[2]``), the validation stage in its own process. The spark run commits what
+``--engine inline`` commits on an identical copy of the lake; the plan changes no committed state. The plan
+runs in this process, its Spark job the job's own code (``retention_job``) on the session's Spark: the
+``spark-submit`` process itself is the run's to prove, and a second one would prove nothing more. And the
 stages' failure paths in this process: bad input exits 2 before any stage, a run whose validation cannot
 pass ends uncommitted with its report."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+import retention_job
 from kafka_segments.cli import spark_engine
 from kafka_segments.cli.main import main
 from kafka_segments.config import load_config
@@ -30,9 +35,14 @@ from kafka_segments.topic_partition import TopicPartition
 from lake.helpers import T0
 from lake.retention_helpers import group, upload_fifteen_records, write_snapshot
 from s3_fixtures import BUCKET, new_s3_store
-from spark_helpers import normalized
+from spark_helpers import PANDAS_WARNING, normalized
 
-pytestmark = pytest.mark.spark
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from pyspark.sql import SparkSession
+
+pytestmark = [pytest.mark.spark, pytest.mark.filterwarnings(PANDAS_WARNING)]
 
 CLI = Path(sys.executable).parent / "kafka-segments"
 DAY = 86_400_000
@@ -61,6 +71,24 @@ def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     )
 
 
+def job_on(spark: SparkSession) -> Callable[..., SparkJobResult]:
+    """``run_spark_submit`` replaced by the job's own code (``retention_job``: its arguments, inputs, run and
+    summary line) on ``spark``'s context, in this process; its output goes to ``progress`` as
+    ``spark-submit``'s does."""
+
+    def submit(spec: SparkJobSpec, *, master: str, progress: Callable[[str], None]) -> SparkJobResult:
+        args = retention_job.parse_args(spec.application_args)
+        store, config = retention_job.load_inputs(args)
+        with contextlib.redirect_stdout(io.StringIO()) as output:
+            staged = retention_job.run_job(spark.sparkContext, args, store, config)
+        lines = (*output.getvalue().splitlines(), retention_job.summary_line(staged))
+        for line in lines:
+            progress(line)
+        return SparkJobResult(argv=(), exit_code=0, seconds=0.0, output_tail=lines, summary=lines[-1])
+
+    return submit
+
+
 def committed(store: S3Store, run_ids: frozenset[str]) -> Any:
     return normalized(json.loads(manifest_to_json(resolve_manifest(store))), run_ids, wall_clock=True)
 
@@ -70,7 +98,12 @@ def committed(store: S3Store, run_ids: frozenset[str]) -> Any:
     reason="the validation stage (python -m segment_quality) is not installed",
 )
 def test_run_engine_spark_commits_what_inline_commits(
-    s3_server: EmbeddedS3, process_env: dict[str, str], tmp_path: Path
+    s3_server: EmbeddedS3,
+    process_env: dict[str, str],
+    spark: SparkSession,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     on_spark, inline = new_s3_store(s3_server), new_s3_store(s3_server)
     fill(on_spark)
@@ -84,9 +117,14 @@ def test_run_engine_spark_commits_what_inline_commits(
     spark_args = [*common, "--lake", f"s3://{BUCKET}/{on_spark.prefix}", "--engine", "spark"]
     spark_args += ["--spark-master", "local[2]"]
 
-    planned = cli("plan", *spark_args, "--json", env=process_env)
-    assert planned.returncode == 0, planned.stderr
-    plan = json.loads(planned.stdout)
+    with monkeypatch.context() as patch:
+        for name, value in process_env.items():
+            patch.setenv(name, value)
+        patch.setattr(spark_submit, "run_spark_submit", job_on(spark))
+        code = main(["plan", *spark_args, "--json"])
+    planned = capsys.readouterr()
+    assert code == 0, planned.err
+    plan = json.loads(planned.out)
     assert (plan["outcome"], plan["engine"], plan["validation"]["success"]) == ("dry run", "spark", True)
     assert manifest_versions(on_spark) == []  # staged and validated, nothing committed
 

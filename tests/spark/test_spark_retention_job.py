@@ -70,7 +70,7 @@ def test_the_job_executes_a_prepared_run_on_spark(
     args = retention_job.parse_args(["--lake", lake.uri, "--run-id", run_id, "--config", str(config_file)])
 
     store, config = retention_job.load_inputs(args)
-    staged = retention_job.run_job(spark, args, store, config)
+    staged = retention_job.run_job(spark.sparkContext, args, store, config)
 
     assert staged.engine == "spark"
     assert read_run_json(lake.store, run_id, STAGED)["report"]["engine"] == "spark"
@@ -84,6 +84,36 @@ def test_the_job_executes_a_prepared_run_on_spark(
     assert logged[0].endswith("(started)")
     assert any(line.startswith(f"{reading}: 3/3 segments") and line.endswith("(done)") for line in logged)
     assert not any("\r" in line for line in logged)
+
+
+def test_the_job_starts_a_spark_context_and_no_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The job maps functions over plain items: a SparkContext, no SparkSession (whose Spark SQL state the
+    driver's JVM would build before the first task, for nothing)."""
+    import pyspark
+    from pyspark.sql import SparkSession
+
+    started: list[tuple[str | None, str]] = []
+
+    class Context:
+        @classmethod
+        def getOrCreate(cls, conf: pyspark.SparkConf) -> Context:  # noqa: N802 - pyspark's name
+            started.append((conf.get("spark.app.name"), "context"))
+            return cls()
+
+        def setLogLevel(self, level: str) -> None:  # noqa: N802 - pyspark's name
+            started.append((None, level))
+
+    def no_session(*args: object) -> None:
+        raise AssertionError("the job started a SparkSession")
+
+    monkeypatch.setattr(pyspark, "SparkContext", Context)
+    monkeypatch.setattr(SparkSession.Builder, "getOrCreate", no_session)
+    args = retention_job.parse_args(["--lake", "/tmp/lake", "--run-id", "r-1"])
+
+    context = retention_job.build_context(args)
+
+    assert isinstance(context, Context)
+    assert started == [(f"{RETENTION_JOB_NAME} r-1", "context"), (None, "WARN")]
 
 
 def test_an_executor_error_is_reported_by_its_last_line(spark: SparkSession) -> None:

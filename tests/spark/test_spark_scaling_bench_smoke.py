@@ -75,4 +75,4 @@ def test_the_timed_rounds_ran_on_the_warmed_workers(report: dict[str, Any]) -> N
         assert sample["workers_reused"] is True
         assert sample["warm_up_s"] > 0
     spark_workers = [set(s["workers"]) for s in report["samples"] if s["engine"] != "inline"]
-    assert spark_workers[0].isdisjoint(spark_workers[1])  # a fresh session has fresh workers
+    assert spark_workers[0].isdisjoint(spark_workers[1])  # a fresh context has fresh workers
