@@ -5,7 +5,8 @@ for the same lake and time. A request without Airflow's login is refused. With a
 (the Variable ``kafka_segments_lakes``), the view lists both lakes with ``describe --json``'s version and live
 bytes, and each name opens that lake's page.
 
-Only the API server runs (the plugin is served by it; no DAG runs here). The page is screenshotted to the
+Only the API server runs (the plugin is served by it; no DAG runs here), on a copy of the session's migrated
+database. The page is screenshotted to the
 test's folder, or to ``$KAFKA_SEGMENTS_LAKE_VIEW_SCREENSHOT`` (how docs/images/lake-view.png is made); the
 list of lakes to ``$KAFKA_SEGMENTS_LAKE_LIST_SCREENSHOT`` (docs/images/lake-view-lakes.png)."""
 
@@ -28,6 +29,7 @@ from kafka_segments.storage import LocalStore
 from lake.helpers import FakeClock
 from lake.lake_view_helpers import ViewLake, build_view_lake, expected_numbers, page_numbers
 from lake.read_helpers import rich_lake
+from migrated_db import install_migrated_database
 from orchestration.demo_stack import (
     Component,
     StackSettings,
@@ -74,7 +76,7 @@ class Stack:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def stack(tmp_path_factory: pytest.TempPathFactory, migrated_database: Path) -> Iterator[Stack]:
     """The view's test lake; Airflow's API server (with the plugins folder) and a VIEWER account."""
     home = tmp_path_factory.mktemp("lake-view-ui")
     lake = build_view_lake(home / "lake")
@@ -97,7 +99,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     )
     env = airflow_environment(settings)
     log = home / "airflow.log"
-    run_step("airflow db migrate", ["airflow", "db", "migrate"], env=env, log=log)
+    install_migrated_database(migrated_database, settings.airflow_home)
     api_server = Component("api-server", ["airflow", "api-server", "--port", str(port)], env=env, log=log)
     try:
         api = f"http://127.0.0.1:{port}"
