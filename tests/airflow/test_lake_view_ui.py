@@ -6,7 +6,7 @@ for the same lake and time. A request without Airflow's login is refused. With a
 bytes, and each name opens that lake's page.
 
 Only the API server runs (the plugin is served by it; no DAG runs here), on a copy of the session's migrated
-database. The page is screenshotted to the
+database; an ADMIN account sets the Variable through the REST API. The page is screenshotted to the
 test's folder, or to ``$KAFKA_SEGMENTS_LAKE_VIEW_SCREENSHOT`` (how docs/images/lake-view.png is made); the
 list of lakes to ``$KAFKA_SEGMENTS_LAKE_LIST_SCREENSHOT`` (docs/images/lake-view-lakes.png)."""
 
@@ -36,18 +36,18 @@ from orchestration.demo_stack import (
     airflow_environment,
     free_port,
     log_tail,
-    run_step,
     wait_until,
 )
 from orchestration.lake_view_app import URL_PREFIX
 from orchestration.lake_view_lakes import LAKES_VARIABLE
-from orchestration.rest_api import api_healthy
+from orchestration.rest_api import api_healthy, api_request, api_token
 
 pytestmark = pytest.mark.airflow
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = Path(sys.executable).parent / "kafka-segments"
 VIEWER, PASSWORD = "victor", "victor-secret"
+ADMIN, ADMIN_PASSWORD = "admin", "admin-secret"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -72,16 +72,16 @@ class Stack:
     api: str
     lake: ViewLake
     log: Path
-    env: dict[str, str]
+    admin_token: str
 
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory, migrated_database: Path) -> Iterator[Stack]:
-    """The view's test lake; Airflow's API server (with the plugins folder) and a VIEWER account."""
+    """The view's test lake; Airflow's API server (with the plugins folder), a VIEWER and an ADMIN account."""
     home = tmp_path_factory.mktemp("lake-view-ui")
     lake = build_view_lake(home / "lake")
     passwords = home / "passwords.json"
-    passwords.write_text(json.dumps({VIEWER: PASSWORD}))
+    passwords.write_text(json.dumps({VIEWER: PASSWORD, ADMIN: ADMIN_PASSWORD}))
     port = free_port()
     settings = StackSettings(
         project=ROOT,
@@ -93,7 +93,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory, migrated_database: Path) -> 
         api_port=port,
         extra={
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
-            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{VIEWER}:VIEWER",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{VIEWER}:VIEWER,{ADMIN}:ADMIN",
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
         },
     )
@@ -104,7 +104,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory, migrated_database: Path) -> 
     try:
         api = f"http://127.0.0.1:{port}"
         wait_until("api-server health", lambda: api_healthy(api), timeout_s=180, alive=api_server.running)
-        yield Stack(api, lake, log, dict(env))
+        yield Stack(api, lake, log, api_token(api, ADMIN, ADMIN_PASSWORD))
     finally:
         api_server.stop()
 
@@ -171,9 +171,9 @@ def test_a_viewer_sees_every_configured_lake_and_opens_each(stack: Stack, tmp_pa
     second = tmp_path / "second-lake"
     rich_lake(LocalStore(second), FakeClock())
     lakes = json.dumps({"second": str(second)})
-    run_step(
-        "set lakes", ["airflow", "variables", "set", LAKES_VARIABLE, lakes], env=stack.env, log=stack.log
-    )
+    variables = "/api/v2/variables"
+    body = {"key": LAKES_VARIABLE, "value": lakes}
+    api_request(stack.api, variables, method="POST", body=body, token=stack.admin_token)
     executable = chromium()
     try:
         with sync_playwright() as playwright:
@@ -199,9 +199,7 @@ def test_a_viewer_sees_every_configured_lake_and_opens_each(stack: Stack, tmp_pa
             finally:
                 browser.close()
     finally:
-        run_step(
-            "unset lakes", ["airflow", "variables", "delete", LAKES_VARIABLE], env=stack.env, log=stack.log
-        )
+        api_request(stack.api, f"{variables}/{LAKES_VARIABLE}", method="DELETE", token=stack.admin_token)
     expected = {
         name: {
             "version": str(doc["version"]),
