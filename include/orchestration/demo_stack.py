@@ -336,10 +336,10 @@ def wait_until(
     check: Callable[[], bool],
     *,
     timeout_s: float,
-    interval_s: float = 1.0,
+    interval_s: float = 0.25,
     alive: Callable[[], bool] | None = None,
 ) -> None:
-    """Poll ``check`` until it is true.
+    """Poll ``check`` until it is true (by default four times a second: a server's health is cheap to ask).
 
     Raises:
         DemoStackError: ``timeout_s`` passed, or ``alive`` says the process being waited on has died.
