@@ -136,22 +136,34 @@ def test_an_anonymous_request_is_refused(stack: Stack) -> None:
     assert refused.value.code == 401
 
 
-def test_a_viewer_sees_describes_numbers_from_the_navigation(stack: Stack, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless Chromium for the file's browser tests (a launch is seconds of CPU); each test opens a
+    page of its own, in a context of its own (no cookies of another test's login)."""
     from playwright.sync_api import sync_playwright
 
     executable = chromium()
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1700})
-            view = open_view(page, stack)
-            view.locator("tr[data-topic]").first.wait_for(timeout=60_000)
-            html = view.locator("html").evaluate("element => element.outerHTML")
-            shown = view.locator('tr[data-topic="orders"][data-partition="1"] td[data-key="dirty_ratio"]')
-            dirty_text = shown.inner_text()
-            page.screenshot(path=os.environ.get("KAFKA_SEGMENTS_LAKE_VIEW_SCREENSHOT", tmp_path / "view.png"))
+            yield launched
         finally:
-            browser.close()
+            launched.close()
+
+
+def test_a_viewer_sees_describes_numbers_from_the_navigation(
+    stack: Stack, browser: Any, tmp_path: Path
+) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 1700})
+    try:
+        view = open_view(page, stack)
+        view.locator("tr[data-topic]").first.wait_for(timeout=60_000)
+        html = view.locator("html").evaluate("element => element.outerHTML")
+        shown = view.locator('tr[data-topic="orders"][data-partition="1"] td[data-key="dirty_ratio"]')
+        dirty_text = shown.inner_text()
+        page.screenshot(path=os.environ.get("KAFKA_SEGMENTS_LAKE_VIEW_SCREENSHOT", tmp_path / "view.png"))
+    finally:
+        page.context.close()
     numbers = page_numbers(html)
     now_ms = int(html.split('data-now-ms="', 1)[1].split('"', 1)[0])
     document = describe_json(stack, now_ms)
@@ -163,41 +175,38 @@ def test_a_viewer_sees_describes_numbers_from_the_navigation(stack: Stack, tmp_p
     assert numbers.points["payments"][document["version"]] == head_point, log_tail(stack.log)
 
 
-def test_a_viewer_sees_every_configured_lake_and_opens_each(stack: Stack, tmp_path: Path) -> None:
+def test_a_viewer_sees_every_configured_lake_and_opens_each(
+    stack: Stack, browser: Any, tmp_path: Path
+) -> None:
     """Two lakes: the DAGs' (``kafka_segments_lake``) and one more in ``kafka_segments_lakes``. The list
     shows each with ``describe --json``'s version and live bytes; a lake's name opens its page."""
-    from playwright.sync_api import sync_playwright
-
     second = tmp_path / "second-lake"
     rich_lake(LocalStore(second), FakeClock())
     lakes = json.dumps({"second": str(second)})
     variables = "/api/v2/variables"
     body = {"key": LAKES_VARIABLE, "value": lakes}
     api_request(stack.api, variables, method="POST", body=body, token=stack.admin_token)
-    executable = chromium()
     try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-            try:
-                page = browser.new_page(viewport={"width": 1400, "height": 500})
-                view = open_view(page, stack)
-                view.locator("tr[data-lake]").nth(1).wait_for(timeout=60_000)
-                rows = {
-                    name: {
-                        key: view.locator(f'tr[data-lake="{name}"] td[data-key="{key}"]').get_attribute(
-                            "data-value"
-                        )
-                        for key in ("version", "size_bytes")
-                    }
-                    for name in ("default", "second")
+        page = browser.new_page(viewport={"width": 1400, "height": 500})
+        try:
+            view = open_view(page, stack)
+            view.locator("tr[data-lake]").nth(1).wait_for(timeout=60_000)
+            rows = {
+                name: {
+                    key: view.locator(f'tr[data-lake="{name}"] td[data-key="{key}"]').get_attribute(
+                        "data-value"
+                    )
+                    for key in ("version", "size_bytes")
                 }
-                shot = os.environ.get("KAFKA_SEGMENTS_LAKE_LIST_SCREENSHOT", tmp_path / "lakes.png")
-                page.screenshot(path=shot)
-                view.get_by_role("link", name="second").click()
-                view.locator("tr[data-topic]").first.wait_for(timeout=60_000)
-                opened = view.locator("section.lake").get_attribute("data-lake")
-            finally:
-                browser.close()
+                for name in ("default", "second")
+            }
+            shot = os.environ.get("KAFKA_SEGMENTS_LAKE_LIST_SCREENSHOT", tmp_path / "lakes.png")
+            page.screenshot(path=shot)
+            view.get_by_role("link", name="second").click()
+            view.locator("tr[data-topic]").first.wait_for(timeout=60_000)
+            opened = view.locator("section.lake").get_attribute("data-lake")
+        finally:
+            page.context.close()
     finally:
         api_request(stack.api, f"{variables}/{LAKES_VARIABLE}", method="DELETE", token=stack.admin_token)
     expected = {
