@@ -304,12 +304,13 @@ class Component:
 
 @contextlib.contextmanager
 def scheduler_and_api_server(
-    env: Mapping[str, str], *, log: Path, port: int, migrated: bool = False
+    env: Mapping[str, str], *, log: Path, port: int, migrated: bool = False, stop_timeout_s: float = 30
 ) -> Iterator[str]:
     """A migrated metadata database with the DAGs serialized, then Airflow's API server (on ``port``) and
     scheduler for the duration of the block; yields the API's base URL, and stops both afterwards.
     ``migrated``: ``AIRFLOW_HOME`` already holds a migrated database (the tests copy one), so no
-    ``airflow db migrate`` (some 6 s of CPU).
+    ``airflow db migrate`` (some 6 s of CPU). ``stop_timeout_s``: how long each may take to stop before it is
+    killed (a throwaway test stack: 0; a stopping API server spends seconds of CPU tearing Python down).
 
     Raises:
         DemoStackError: a step failed, or the API server did not become healthy.
@@ -328,7 +329,7 @@ def scheduler_and_api_server(
         yield api
     finally:
         for component in reversed(components):
-            component.stop()
+            component.stop(timeout_s=stop_timeout_s)
 
 
 def wait_until(

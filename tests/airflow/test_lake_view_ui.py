@@ -106,7 +106,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory, migrated_database: Path) -> 
         wait_until("api-server health", lambda: api_healthy(api), timeout_s=180, alive=api_server.running)
         yield Stack(api, lake, log, api_token(api, ADMIN, ADMIN_PASSWORD))
     finally:
-        api_server.stop()
+        api_server.stop(timeout_s=0)  # a throwaway stack: killed, not waited for
 
 
 def test_importing_the_plugin_is_cheap() -> None:

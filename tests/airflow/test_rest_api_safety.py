@@ -91,7 +91,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory, migrated_database: Path) -> 
     log = home / "airflow.log"
     install_migrated_database(migrated_database, settings.airflow_home)
     env = airflow_environment(settings)
-    with scheduler_and_api_server(env, log=log, port=port, migrated=True) as api:
+    with scheduler_and_api_server(env, log=log, port=port, migrated=True, stop_timeout_s=0) as api:
         tokens = {user: api_token(api, user, password) for user, password in PASSWORDS.items()}
         yield Stack(api, log, lake, tokens)
 
