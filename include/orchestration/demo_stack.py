@@ -324,8 +324,8 @@ def scheduler_and_api_server(
             Component("api-server", ["airflow", "api-server", "--port", str(port)], env=env, log=log)
         )
         components.append(Component("scheduler", ["airflow", "scheduler"], env=env, log=log))
-        api = f"http://127.0.0.1:{port}"
-        wait_until("api-server health", lambda: api_healthy(api), timeout_s=120, alive=components[0].running)
+        api, alive = f"http://127.0.0.1:{port}", components[0].running
+        wait_until("api-server health", lambda: api_healthy(api), timeout_s=120, interval_s=0.25, alive=alive)
         yield api
     finally:
         for component in reversed(components):
@@ -337,10 +337,10 @@ def wait_until(
     check: Callable[[], bool],
     *,
     timeout_s: float,
-    interval_s: float = 0.25,
+    interval_s: float = 1.0,
     alive: Callable[[], bool] | None = None,
 ) -> None:
-    """Poll ``check`` until it is true (by default four times a second: a server's health is cheap to ask).
+    """Poll ``check`` until it is true.
 
     Raises:
         DemoStackError: ``timeout_s`` passed, or ``alive`` says the process being waited on has died.

@@ -12,6 +12,7 @@ list of lakes to ``$KAFKA_SEGMENTS_LAKE_LIST_SCREENSHOT`` (docs/images/lake-view
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -103,7 +104,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory, migrated_database: Path) -> 
     api_server = Component("api-server", ["airflow", "api-server", "--port", str(port)], env=env, log=log)
     try:
         api = f"http://127.0.0.1:{port}"
-        wait_until("api-server health", lambda: api_healthy(api), timeout_s=180, alive=api_server.running)
+        healthy = functools.partial(api_healthy, api)
+        wait_until("api-server health", healthy, timeout_s=180, interval_s=0.25, alive=api_server.running)
         yield Stack(api, lake, log, api_token(api, ADMIN, ADMIN_PASSWORD))
     finally:
         api_server.stop(timeout_s=0)  # a throwaway stack: killed, not waited for
