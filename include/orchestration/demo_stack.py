@@ -303,14 +303,20 @@ class Component:
 
 
 @contextlib.contextmanager
-def scheduler_and_api_server(env: Mapping[str, str], *, log: Path, port: int) -> Iterator[str]:
+def scheduler_and_api_server(
+    env: Mapping[str, str], *, log: Path, port: int, migrated: bool = False, stop_timeout_s: float = 30
+) -> Iterator[str]:
     """A migrated metadata database with the DAGs serialized, then Airflow's API server (on ``port``) and
     scheduler for the duration of the block; yields the API's base URL, and stops both afterwards.
+    ``migrated``: ``AIRFLOW_HOME`` already holds a migrated database (the tests copy one), so no
+    ``airflow db migrate`` (some 6 s of CPU). ``stop_timeout_s``: how long each may take to stop before it is
+    killed (a throwaway test stack: 0; a stopping API server spends seconds of CPU tearing Python down).
 
     Raises:
         DemoStackError: a step failed, or the API server did not become healthy.
     """
-    run_step("airflow db migrate", ["airflow", "db", "migrate"], env=env, log=log)
+    if not migrated:
+        run_step("airflow db migrate", ["airflow", "db", "migrate"], env=env, log=log)
     run_step("airflow dags reserialize", ["airflow", "dags", "reserialize"], env=env, log=log)
     components: list[Component] = []
     try:
@@ -318,12 +324,12 @@ def scheduler_and_api_server(env: Mapping[str, str], *, log: Path, port: int) ->
             Component("api-server", ["airflow", "api-server", "--port", str(port)], env=env, log=log)
         )
         components.append(Component("scheduler", ["airflow", "scheduler"], env=env, log=log))
-        api = f"http://127.0.0.1:{port}"
-        wait_until("api-server health", lambda: api_healthy(api), timeout_s=120, alive=components[0].running)
+        api, alive = f"http://127.0.0.1:{port}", components[0].running
+        wait_until("api-server health", lambda: api_healthy(api), timeout_s=120, interval_s=0.25, alive=alive)
         yield api
     finally:
         for component in reversed(components):
-            component.stop()
+            component.stop(timeout_s=stop_timeout_s)
 
 
 def wait_until(

@@ -3,7 +3,8 @@
 
 Airflow reads its configuration when it is first imported, so the environment is set here, at import time
 of this conftest (before any test module of this folder imports airflow). ``airflow_db`` resets the
-database once per session (``airflow db reset``); every test in this folder uses it.
+database once per session (``airflow db reset``); every test in this folder uses it. Right after the reset
+it is saved as ``migrated_database``, which the tests' Airflow stacks copy (``migrated_db``).
 
 Airflow's metrics go to StatsD as a deployment with ``[metrics] statsd_on`` sends them: to the session's
 loopback listener (``statsd``), whose port must be in the environment before Airflow reads it. The
@@ -20,12 +21,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from migrated_db import copy_database
 from statsd_listener import StatsdListener
 
 REPO = Path(__file__).resolve().parents[2]
 DAGS = REPO / "dags"
 
 _HOME = tempfile.mkdtemp(prefix="kafka-segments-airflow-")
+_MIGRATED = Path(_HOME) / "migrated-template.db"
 os.environ["AIRFLOW_HOME"] = _HOME
 os.environ["AIRFLOW__CORE__LOAD_EXAMPLES"] = "False"
 os.environ["AIRFLOW__CORE__UNIT_TEST_MODE"] = "True"
@@ -47,10 +50,20 @@ os.environ["AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD"] = "True"
 @pytest.fixture(scope="session", autouse=True)
 def airflow_db() -> Path:
     """A fresh metadata database for the session; returns ``AIRFLOW_HOME``."""
+    from airflow import settings
     from airflow.utils import db
 
     db.resetdb()
+    copy_database(Path(str(settings.get_engine().url.database)), _MIGRATED)
     return Path(_HOME)
+
+
+@pytest.fixture(scope="session")
+def migrated_database(airflow_db: Path) -> Path:
+    """An empty metadata database, migrated (the session's, saved right after its reset): what a test stack
+    copies into its ``AIRFLOW_HOME`` (``migrated_db.install_migrated_database``) instead of running
+    ``airflow db migrate``."""
+    return _MIGRATED
 
 
 @pytest.fixture(scope="session")

@@ -5,12 +5,14 @@ for the same lake and time. A request without Airflow's login is refused. With a
 (the Variable ``kafka_segments_lakes``), the view lists both lakes with ``describe --json``'s version and live
 bytes, and each name opens that lake's page.
 
-Only the API server runs (the plugin is served by it; no DAG runs here). The page is screenshotted to the
+Only the API server runs (the plugin is served by it; no DAG runs here), on a copy of the session's migrated
+database; an ADMIN account sets the Variable through the REST API. The page is screenshotted to the
 test's folder, or to ``$KAFKA_SEGMENTS_LAKE_VIEW_SCREENSHOT`` (how docs/images/lake-view.png is made); the
 list of lakes to ``$KAFKA_SEGMENTS_LAKE_LIST_SCREENSHOT`` (docs/images/lake-view-lakes.png)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -28,24 +30,25 @@ from kafka_segments.storage import LocalStore
 from lake.helpers import FakeClock
 from lake.lake_view_helpers import ViewLake, build_view_lake, expected_numbers, page_numbers
 from lake.read_helpers import rich_lake
+from migrated_db import install_migrated_database
 from orchestration.demo_stack import (
     Component,
     StackSettings,
     airflow_environment,
     free_port,
     log_tail,
-    run_step,
     wait_until,
 )
 from orchestration.lake_view_app import URL_PREFIX
 from orchestration.lake_view_lakes import LAKES_VARIABLE
-from orchestration.rest_api import api_healthy
+from orchestration.rest_api import api_healthy, api_request, api_token
 
 pytestmark = pytest.mark.airflow
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = Path(sys.executable).parent / "kafka-segments"
 VIEWER, PASSWORD = "victor", "victor-secret"
+ADMIN, ADMIN_PASSWORD = "admin", "admin-secret"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -70,16 +73,16 @@ class Stack:
     api: str
     lake: ViewLake
     log: Path
-    env: dict[str, str]
+    admin_token: str
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    """The view's test lake; Airflow's API server (with the plugins folder) and a VIEWER account."""
+def stack(tmp_path_factory: pytest.TempPathFactory, migrated_database: Path) -> Iterator[Stack]:
+    """The view's test lake; Airflow's API server (with the plugins folder), a VIEWER and an ADMIN account."""
     home = tmp_path_factory.mktemp("lake-view-ui")
     lake = build_view_lake(home / "lake")
     passwords = home / "passwords.json"
-    passwords.write_text(json.dumps({VIEWER: PASSWORD}))
+    passwords.write_text(json.dumps({VIEWER: PASSWORD, ADMIN: ADMIN_PASSWORD}))
     port = free_port()
     settings = StackSettings(
         project=ROOT,
@@ -91,20 +94,21 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         api_port=port,
         extra={
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
-            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{VIEWER}:VIEWER",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{VIEWER}:VIEWER,{ADMIN}:ADMIN",
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
         },
     )
     env = airflow_environment(settings)
     log = home / "airflow.log"
-    run_step("airflow db migrate", ["airflow", "db", "migrate"], env=env, log=log)
+    install_migrated_database(migrated_database, settings.airflow_home)
     api_server = Component("api-server", ["airflow", "api-server", "--port", str(port)], env=env, log=log)
     try:
         api = f"http://127.0.0.1:{port}"
-        wait_until("api-server health", lambda: api_healthy(api), timeout_s=180, alive=api_server.running)
-        yield Stack(api, lake, log, dict(env))
+        healthy = functools.partial(api_healthy, api)
+        wait_until("api-server health", healthy, timeout_s=180, interval_s=0.25, alive=api_server.running)
+        yield Stack(api, lake, log, api_token(api, ADMIN, ADMIN_PASSWORD))
     finally:
-        api_server.stop()
+        api_server.stop(timeout_s=0)  # a throwaway stack: killed, not waited for
 
 
 def test_importing_the_plugin_is_cheap() -> None:
@@ -134,22 +138,34 @@ def test_an_anonymous_request_is_refused(stack: Stack) -> None:
     assert refused.value.code == 401
 
 
-def test_a_viewer_sees_describes_numbers_from_the_navigation(stack: Stack, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless Chromium for the file's browser tests (a launch is seconds of CPU); each test opens a
+    page of its own, in a context of its own (no cookies of another test's login)."""
     from playwright.sync_api import sync_playwright
 
     executable = chromium()
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1700})
-            view = open_view(page, stack)
-            view.locator("tr[data-topic]").first.wait_for(timeout=60_000)
-            html = view.locator("html").evaluate("element => element.outerHTML")
-            shown = view.locator('tr[data-topic="orders"][data-partition="1"] td[data-key="dirty_ratio"]')
-            dirty_text = shown.inner_text()
-            page.screenshot(path=os.environ.get("KAFKA_SEGMENTS_LAKE_VIEW_SCREENSHOT", tmp_path / "view.png"))
+            yield launched
         finally:
-            browser.close()
+            launched.close()
+
+
+def test_a_viewer_sees_describes_numbers_from_the_navigation(
+    stack: Stack, browser: Any, tmp_path: Path
+) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 1700})
+    try:
+        view = open_view(page, stack)
+        view.locator("tr[data-topic]").first.wait_for(timeout=60_000)
+        html = view.locator("html").evaluate("element => element.outerHTML")
+        shown = view.locator('tr[data-topic="orders"][data-partition="1"] td[data-key="dirty_ratio"]')
+        dirty_text = shown.inner_text()
+        page.screenshot(path=os.environ.get("KAFKA_SEGMENTS_LAKE_VIEW_SCREENSHOT", tmp_path / "view.png"))
+    finally:
+        page.context.close()
     numbers = page_numbers(html)
     now_ms = int(html.split('data-now-ms="', 1)[1].split('"', 1)[0])
     document = describe_json(stack, now_ms)
@@ -161,45 +177,40 @@ def test_a_viewer_sees_describes_numbers_from_the_navigation(stack: Stack, tmp_p
     assert numbers.points["payments"][document["version"]] == head_point, log_tail(stack.log)
 
 
-def test_a_viewer_sees_every_configured_lake_and_opens_each(stack: Stack, tmp_path: Path) -> None:
+def test_a_viewer_sees_every_configured_lake_and_opens_each(
+    stack: Stack, browser: Any, tmp_path: Path
+) -> None:
     """Two lakes: the DAGs' (``kafka_segments_lake``) and one more in ``kafka_segments_lakes``. The list
     shows each with ``describe --json``'s version and live bytes; a lake's name opens its page."""
-    from playwright.sync_api import sync_playwright
-
     second = tmp_path / "second-lake"
     rich_lake(LocalStore(second), FakeClock())
     lakes = json.dumps({"second": str(second)})
-    run_step(
-        "set lakes", ["airflow", "variables", "set", LAKES_VARIABLE, lakes], env=stack.env, log=stack.log
-    )
-    executable = chromium()
+    variables = "/api/v2/variables"
+    body = {"key": LAKES_VARIABLE, "value": lakes}
+    api_request(stack.api, variables, method="POST", body=body, token=stack.admin_token)
     try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-            try:
-                page = browser.new_page(viewport={"width": 1400, "height": 500})
-                view = open_view(page, stack)
-                view.locator("tr[data-lake]").nth(1).wait_for(timeout=60_000)
-                rows = {
-                    name: {
-                        key: view.locator(f'tr[data-lake="{name}"] td[data-key="{key}"]').get_attribute(
-                            "data-value"
-                        )
-                        for key in ("version", "size_bytes")
-                    }
-                    for name in ("default", "second")
+        page = browser.new_page(viewport={"width": 1400, "height": 500})
+        try:
+            view = open_view(page, stack)
+            view.locator("tr[data-lake]").nth(1).wait_for(timeout=60_000)
+            rows = {
+                name: {
+                    key: view.locator(f'tr[data-lake="{name}"] td[data-key="{key}"]').get_attribute(
+                        "data-value"
+                    )
+                    for key in ("version", "size_bytes")
                 }
-                shot = os.environ.get("KAFKA_SEGMENTS_LAKE_LIST_SCREENSHOT", tmp_path / "lakes.png")
-                page.screenshot(path=shot)
-                view.get_by_role("link", name="second").click()
-                view.locator("tr[data-topic]").first.wait_for(timeout=60_000)
-                opened = view.locator("section.lake").get_attribute("data-lake")
-            finally:
-                browser.close()
+                for name in ("default", "second")
+            }
+            shot = os.environ.get("KAFKA_SEGMENTS_LAKE_LIST_SCREENSHOT", tmp_path / "lakes.png")
+            page.screenshot(path=shot)
+            view.get_by_role("link", name="second").click()
+            view.locator("tr[data-topic]").first.wait_for(timeout=60_000)
+            opened = view.locator("section.lake").get_attribute("data-lake")
+        finally:
+            page.context.close()
     finally:
-        run_step(
-            "unset lakes", ["airflow", "variables", "delete", LAKES_VARIABLE], env=stack.env, log=stack.log
-        )
+        api_request(stack.api, f"{variables}/{LAKES_VARIABLE}", method="DELETE", token=stack.admin_token)
     expected = {
         name: {
             "version": str(doc["version"]),

@@ -28,6 +28,7 @@ import pytest
 from kafka_segments.lake.history import head_version
 from kafka_segments.storage import LocalStore
 from lake.retention_helpers import upload_fifteen_records
+from migrated_db import install_migrated_database
 from orchestration.demo_stack import (
     StackSettings,
     airflow_environment,
@@ -61,8 +62,9 @@ class Stack:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    """A local lake with t-0 = [0-4] [5-9] [10-14]; Airflow's API server and scheduler with three accounts."""
+def stack(tmp_path_factory: pytest.TempPathFactory, migrated_database: Path) -> Iterator[Stack]:
+    """A local lake with t-0 = [0-4] [5-9] [10-14]; Airflow's API server and scheduler with three accounts,
+    on a copy of the session's migrated database."""
     home = tmp_path_factory.mktemp("rest-api")
     lake = LocalStore(home / "lake")
     upload_fifteen_records(lake)
@@ -87,7 +89,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         },
     )
     log = home / "airflow.log"
-    with scheduler_and_api_server(airflow_environment(settings), log=log, port=port) as api:
+    install_migrated_database(migrated_database, settings.airflow_home)
+    env = airflow_environment(settings)
+    with scheduler_and_api_server(env, log=log, port=port, migrated=True, stop_timeout_s=0) as api:
         tokens = {user: api_token(api, user, password) for user, password in PASSWORDS.items()}
         yield Stack(api, log, lake, tokens)
 

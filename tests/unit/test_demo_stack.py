@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil  # type: ignore[import-untyped, unused-ignore]
 import pytest
@@ -159,3 +160,45 @@ def test_the_embedded_s3_password_does_not_mask_the_products_name_in_logs(tmp_pa
     assert masker.redact(line) == line
     masker.add_mask("kafka-segments")  # what the embedded server's password used to be
     assert "***" in masker.redact(line)
+
+
+@pytest.mark.parametrize(
+    ("options", "steps", "timeout_s"),
+    [
+        ({}, ["airflow db migrate", "airflow dags reserialize"], 30),
+        ({"migrated": True, "stop_timeout_s": 0}, ["airflow dags reserialize"], 0),
+    ],
+)
+def test_a_test_stack_skips_the_migration_and_is_killed_at_once(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    options: dict[str, Any],
+    steps: list[str],
+    timeout_s: float,
+) -> None:
+    """``scheduler_and_api_server``: ``migrated`` (a copied database) runs no ``airflow db migrate``, and
+    ``stop_timeout_s`` is how long each component may take to stop; the demo's defaults are unchanged."""
+    from orchestration import demo_stack
+
+    ran: list[str] = []
+    stopped: list[tuple[str, float]] = []
+
+    class Recorded:
+        def __init__(self, name: str, args: list[str], **_: object) -> None:
+            self.name = name
+
+        def running(self) -> bool:
+            return True
+
+        def stop(self, *, timeout_s: float = 30) -> None:
+            stopped.append((self.name, timeout_s))
+
+    monkeypatch.setattr(demo_stack, "run_step", lambda step, *_, **__: ran.append(step))
+    monkeypatch.setattr(demo_stack, "Component", Recorded)
+    monkeypatch.setattr(demo_stack, "api_healthy", lambda _api: True)
+
+    with demo_stack.scheduler_and_api_server({}, log=tmp_path / "log", port=8793, **options) as api:
+        assert api == "http://127.0.0.1:8793"
+
+    assert ran == steps
+    assert stopped == [("scheduler", timeout_s), ("api-server", timeout_s)]
