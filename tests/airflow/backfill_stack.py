@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from kafka_segments.demo import DAY_MS, EmbeddedS3, build_demo_lake, pin_demo_offsets
 from kafka_segments.storage import S3Store
+from migrated_db import install_migrated_database
 from orchestration.demo_stack import (
     MAINTENANCE_DAG_ID,
     StackSettings,
@@ -57,8 +58,9 @@ class Stack:
 
 
 @contextmanager
-def backfill_stack(s3_server: EmbeddedS3, home: Path) -> Iterator[Stack]:
-    """The demo lake with its two pinned snapshots, and Airflow's scheduler and API server in ``home``."""
+def backfill_stack(s3_server: EmbeddedS3, home: Path, *, migrated_database: Path) -> Iterator[Stack]:
+    """The demo lake with its two pinned snapshots, and Airflow's scheduler and API server in ``home``, on a
+    copy of the session's migrated database (``migrated_db``); the stack is killed at the end."""
     store = new_s3_store(s3_server)
     build_demo_lake(store, now_ms=NOW_MS)
     pins = {date: pin_demo_offsets(store, now_ms=NOW_MS, at_ms=DATE_MS[date]).snapshot_id for date in PINNED}
@@ -80,7 +82,8 @@ def backfill_stack(s3_server: EmbeddedS3, home: Path) -> Iterator[Stack]:
     )
     env = airflow_environment(settings)
     log = home / "airflow.log"
-    with scheduler_and_api_server(env, log=log, port=port) as api:
+    install_migrated_database(migrated_database, settings.airflow_home)
+    with scheduler_and_api_server(env, log=log, port=port, migrated=True, stop_timeout_s=0) as api:
         yield Stack(env, api, log, store, pins)
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -56,9 +57,12 @@ REPROCESSED = DATES[:1]
 
 
 @pytest.fixture(scope="module")
-def stack(s3_server: EmbeddedS3, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def stack(
+    s3_server: EmbeddedS3, tmp_path_factory: pytest.TempPathFactory, migrated_database: Path
+) -> Iterator[Stack]:
     """The demo lake with two pinned snapshots, and Airflow's scheduler and API server on a fresh SQLite."""
-    with backfill_stack(s3_server, tmp_path_factory.mktemp("backfill")) as running:
+    home = tmp_path_factory.mktemp("backfill")
+    with backfill_stack(s3_server, home, migrated_database=migrated_database) as running:
         yield running
 
 

@@ -41,9 +41,12 @@ SCHEDULED_RUN = Path(__file__).with_name("scheduled_run.py")
 
 
 @pytest.fixture(scope="module")
-def stack(s3_server: EmbeddedS3, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def stack(
+    s3_server: EmbeddedS3, tmp_path_factory: pytest.TempPathFactory, migrated_database: Path
+) -> Iterator[Stack]:
     """The demo lake with two pinned snapshots, and Airflow's scheduler and API server on a fresh SQLite."""
-    with backfill_stack(s3_server, tmp_path_factory.mktemp("backfill-turns")) as running:
+    home = tmp_path_factory.mktemp("backfill-turns")
+    with backfill_stack(s3_server, home, migrated_database=migrated_database) as running:
         yield running
 
 
