@@ -53,13 +53,24 @@ def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")
 
 
-@pytest.fixture
-def store(proxy: FaultProxy) -> Iterator[S3Store]:
+@pytest.fixture(scope="module")
+def prefix(proxy: FaultProxy) -> str:
+    """The module's prefix, its two objects put once: no test changes them (the write test deletes what it
+    puts). Putting them again per test was a third of the module's time."""
     proxy.clear()
-    store = S3Store(BUCKET, new_s3_prefix(), endpoint_url=proxy.endpoint_url, region=DEFAULT_REGION)
+    prefix = new_s3_prefix()
+    store = S3Store(BUCKET, prefix, endpoint_url=proxy.endpoint_url, region=DEFAULT_REGION)
     store.put("seg.log", DATA)
     store.put("other.log", b"x")
-    yield store
+    return prefix
+
+
+@pytest.fixture
+def store(prefix: str, proxy: FaultProxy) -> Iterator[S3Store]:
+    """A store with its own client per test: botocore's retry quota (standard mode) is per client, and a
+    client shared by the module runs out of it."""
+    proxy.clear()
+    yield S3Store(BUCKET, prefix, endpoint_url=proxy.endpoint_url, region=DEFAULT_REGION)
     proxy.clear()
 
 

@@ -1,20 +1,27 @@
 """``kafka-segments adopt`` / ``run`` / ``describe`` on S3 behind a fault-injecting proxy
-(``tests/fault_proxy.py`` on loopback, in front of moto; the processes reach it through
+(``tests/fault_proxy.py`` on loopback, in front of moto; the commands reach it through
 ``AWS_ENDPOINT_URL``). Whatever the network or S3 does, a command succeeds or fails with one line on
 stderr and a non-zero exit — never a traceback — and the lake's committed state stays whole: every
-segment the head manifest lists is there and reads back."""
+segment the head manifest lists is there and reads back.
+
+The commands run in process (``cli.main.main``, what the console script calls), with the environment a
+process would get and stderr captured whole: an exception escaping ``main`` fails the test as a traceback
+would, and log records reach the captured stderr as Python's last-resort handler would write them
+(``WARNING`` and up). A process per command cost some 1.5 s of CPU in start-up and imports, 15 times."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
+import logging
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fault_proxy import ALWAYS, Fault, FaultProxy, fault_proxy
+from kafka_segments.cli.main import main
 from kafka_segments.demo import DEFAULT_REGION, EMBEDDED_CREDENTIALS, EmbeddedS3
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.history import read_head
@@ -28,7 +35,6 @@ from lake.retention_helpers import upload_fifteen_records
 
 pytestmark = pytest.mark.lake
 
-CLI = Path(sys.executable).parent / "kafka-segments"
 CONFIG = "topics:\n  t:\n    retention.ms: 10000\n    file.delete.delay.ms: 0\n"
 
 FAULTS = {
@@ -49,24 +55,42 @@ def proxy(s3_server: EmbeddedS3) -> Iterator[FaultProxy]:
 
 
 def environment(endpoint: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    env.update(
-        AWS_ACCESS_KEY_ID=EMBEDDED_CREDENTIALS["aws_access_key_id"],
-        AWS_SECRET_ACCESS_KEY=EMBEDDED_CREDENTIALS["aws_secret_access_key"],
-        AWS_DEFAULT_REGION=DEFAULT_REGION,
-        AWS_ENDPOINT_URL=endpoint,
-        AWS_MAX_ATTEMPTS="2",
-    )
-    return env
+    return {
+        "AWS_ACCESS_KEY_ID": EMBEDDED_CREDENTIALS["aws_access_key_id"],
+        "AWS_SECRET_ACCESS_KEY": EMBEDDED_CREDENTIALS["aws_secret_access_key"],
+        "AWS_DEFAULT_REGION": DEFAULT_REGION,
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_MAX_ATTEMPTS": "2",
+    }
 
 
-def cli(*args: str, endpoint: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(CLI), *args], capture_output=True, text=True, timeout=120, check=False, env=environment(endpoint)
-    )
+@dataclasses.dataclass(frozen=True)
+class Result:
+    returncode: int
+    stderr: str
 
 
-def assert_clean_outcome(result: subprocess.CompletedProcess[str], command: str) -> None:
+def cli(*args: str, endpoint: str) -> Result:
+    """``kafka-segments ARGS`` in process, in the environment of ``environment(endpoint)`` alone for AWS."""
+    err = io.StringIO()
+    handler = logging.StreamHandler(err)
+    handler.setLevel(logging.WARNING)
+    root = logging.getLogger()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(io.StringIO()):
+        for name in [name for name in os.environ if name.startswith("AWS_")]:
+            patch.delenv(name)
+        for name, value in environment(endpoint).items():
+            patch.setenv(name, value)
+        root.addHandler(handler)
+        try:
+            with contextlib.redirect_stderr(err):
+                status = main(list(args))
+        finally:
+            root.removeHandler(handler)
+    return Result(status, err.getvalue())
+
+
+def assert_clean_outcome(result: Result, command: str) -> None:
     assert "Traceback" not in result.stderr, result.stderr
     if result.returncode == 0:
         return

@@ -41,6 +41,7 @@ from kafka_segments.storage.base import (
 )
 from kafka_segments.storage.buffers import check_fits, writable_view
 from kafka_segments.storage.s3_errors import READ_ATTEMPTS, retried, translate_s3_error, transport_errors
+from kafka_segments.storage.s3_session import new_session
 
 __all__ = ["DELETE_BATCH_SIZE", "READ_CHUNK_BYTES", "S3Store"]
 
@@ -121,7 +122,6 @@ class S3Store:
     def _build_client(self, **options: str) -> Any:
         if self.client_factory is not None:
             return self.client_factory()
-        import boto3
         from botocore.config import Config
 
         custom_endpoint = (
@@ -132,9 +132,8 @@ class S3Store:
             s3={"addressing_style": "path"} if custom_endpoint else None,
             **options,
         )
-        return boto3.session.Session().client(
-            "s3", endpoint_url=self.endpoint_url, region_name=self.region, config=config
-        )
+        session = new_session()
+        return session.client("s3", endpoint_url=self.endpoint_url, region_name=self.region, config=config)
 
     # -- reads ---------------------------------------------------------------------------------------------
 
