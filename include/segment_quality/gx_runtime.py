@@ -117,9 +117,11 @@ def run_suites(
 def _validation_definition(context: Any, source: Any, spec: SuiteSpec) -> Any:
     mods = _gx()
     batch = source.add_dataframe_asset(spec.name).add_batch_definition_whole_dataframe(spec.frame)
-    suite = context.suites.add(mods.gx.ExpectationSuite(name=spec.name))
+    # Filled before it is added: an added suite writes itself to the store on every add_expectation.
+    suite = mods.gx.ExpectationSuite(name=spec.name)
     for invariant in spec.invariants:
         suite.add_expectation(expectation(invariant))
+    suite = context.suites.add(suite)
     return context.validation_definitions.add(
         mods.gx.ValidationDefinition(name=spec.name, data=batch, suite=suite)
     )
