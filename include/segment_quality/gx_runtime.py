@@ -3,7 +3,8 @@ with 1.24.1): an ephemeral context per validation (so its Data Docs are that run
 validation definition per suite, then the Data Docs site built into a local folder.
 
 GX is imported once per process, inside ``_gx`` (never at module import), with the warnings its import
-triggers silenced. Progress bars are off, and GX's loggers log at ``WARNING`` and above: at ``INFO`` they
+triggers silenced and without its Spark and SQL integrations (``gx_import``: the validation runs on GX's
+pandas engine). Progress bars are off, and GX's loggers log at ``WARNING`` and above: at ``INFO`` they
 wrote some 200 lines per validation into every Airflow task log, burying the report."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from segment_quality.frames import to_dataframe
+from segment_quality.gx_import import engines_hidden
 from segment_quality.results import ExpectationOutcome, SuiteResult
 from segment_quality.spec import Invariant, SuiteSpec, When, conditions_of
 from segment_quality.staged.frames import QualityFrames
@@ -36,7 +38,7 @@ GX_LOG_LEVEL = logging.WARNING
 def _gx() -> SimpleNamespace:
     """The GX modules (imported once per process), with GX's loggers quiet below ``GX_LOG_LEVEL``."""
     logging.getLogger(GX_LOGGER).setLevel(GX_LOG_LEVEL)  # before the import: it logs too
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), engines_hidden():
         warnings.filterwarnings(
             "ignore", message="PySpark does not yet fully support pandas", category=FutureWarning
         )
@@ -115,9 +117,11 @@ def run_suites(
 def _validation_definition(context: Any, source: Any, spec: SuiteSpec) -> Any:
     mods = _gx()
     batch = source.add_dataframe_asset(spec.name).add_batch_definition_whole_dataframe(spec.frame)
-    suite = context.suites.add(mods.gx.ExpectationSuite(name=spec.name))
+    # Filled before it is added: an added suite writes itself to the store on every add_expectation.
+    suite = mods.gx.ExpectationSuite(name=spec.name)
     for invariant in spec.invariants:
         suite.add_expectation(expectation(invariant))
+    suite = context.suites.add(suite)
     return context.validation_definitions.add(
         mods.gx.ValidationDefinition(name=spec.name, data=batch, suite=suite)
     )
