@@ -5,6 +5,7 @@ configuration (no Variables, Connections, files or network: those are read by th
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from collections.abc import Collection, Iterator, Mapping
@@ -58,24 +59,27 @@ def maintenance_schedule(environ: Mapping[str, str] | None = None) -> str | None
 def lake_turn_poke_interval(environ: Mapping[str, str] | None = None) -> float:
     """Seconds between two looks of a run waiting for its turn (``$KAFKA_SEGMENTS_LAKE_TURN_POKE_SECONDS``,
     default 30; values that are not a positive number mean the default)."""
-    value = (os.environ if environ is None else environ).get(LAKE_TURN_POKE_ENV, "").strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        return DEFAULT_LAKE_TURN_POKE_S
-    return seconds if seconds > 0 else DEFAULT_LAKE_TURN_POKE_S
+    seconds = _seconds_setting(environ, LAKE_TURN_POKE_ENV)
+    return seconds if seconds is not None and seconds > 0 else DEFAULT_LAKE_TURN_POKE_S
 
 
 def lake_turn_watch_seconds(environ: Mapping[str, str] | None = None) -> float:
     """Seconds one look of the run next in line may watch the run with the turn, to take the turn as soon as
     that run ends (``$KAFKA_SEGMENTS_LAKE_TURN_WATCH_SECONDS``, default 300; ``0`` turns watching off; values
     that are not a number at or above 0 mean the default)."""
-    value = (os.environ if environ is None else environ).get(LAKE_TURN_WATCH_ENV, "").strip()
+    seconds = _seconds_setting(environ, LAKE_TURN_WATCH_ENV)
+    return seconds if seconds is not None and seconds >= 0 else DEFAULT_LAKE_TURN_WATCH_S
+
+
+def _seconds_setting(environ: Mapping[str, str] | None, name: str) -> float | None:
+    """The finite number of seconds the environment variable ``name`` holds, or None (unset, not a number,
+    NaN or infinite)."""
+    value = (os.environ if environ is None else environ).get(name, "").strip()
     try:
         seconds = float(value)
     except ValueError:
-        return DEFAULT_LAKE_TURN_WATCH_S
-    return seconds if seconds >= 0 and seconds != float("inf") else DEFAULT_LAKE_TURN_WATCH_S
+        return None
+    return seconds if math.isfinite(seconds) else None
 
 
 def default_args() -> dict[str, Any]:
