@@ -18,14 +18,12 @@ from urllib.parse import quote
 
 from kafka_segments.demo import DAY_MS, EmbeddedS3, build_demo_lake, pin_demo_offsets
 from kafka_segments.storage import S3Store
-from migrated_db import install_migrated_database
+from migrated_db import throwaway_stack
 from orchestration.demo_stack import (
     MAINTENANCE_DAG_ID,
     StackSettings,
-    airflow_environment,
     free_port,
     run_step,
-    scheduler_and_api_server,
 )
 from orchestration.rest_api import api_request
 from s3_fixtures import BUCKET, new_s3_store
@@ -80,10 +78,8 @@ def backfill_stack(s3_server: EmbeddedS3, home: Path, *, migrated_database: Path
             "AIRFLOW_VAR_KAFKA_SEGMENTS_ENGINE": "inline",  # the claims are the DAG's, not Spark's
         },
     )
-    env = airflow_environment(settings)
     log = home / "airflow.log"
-    install_migrated_database(migrated_database, settings.airflow_home)
-    with scheduler_and_api_server(env, log=log, port=port, migrated=True, stop_timeout_s=0) as api:
+    with throwaway_stack(settings, migrated_database, log=log) as (env, api):
         yield Stack(env, api, log, store, pins)
 
 

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
+
+from orchestration.demo_stack import StackSettings, airflow_environment, scheduler_and_api_server
 
 DATABASE_NAME = "airflow.db"
 """The file of Airflow's default ``[database] sql_alchemy_conn`` in ``AIRFLOW_HOME``, which the stacks use."""
@@ -52,3 +55,17 @@ def install_migrated_database(template: Path, airflow_home: Path) -> Path:
         MigratedDatabaseError: ``airflow_home`` already has one.
     """
     return copy_database(template, airflow_home / DATABASE_NAME)
+
+
+@contextlib.contextmanager
+def throwaway_stack(
+    settings: StackSettings, template: Path, *, log: Path
+) -> Iterator[tuple[dict[str, str], str]]:
+    """Airflow's scheduler and API server (on ``settings.api_port``) for a test, on a copy of ``template``
+    (no ``airflow db migrate``), killed at the end; yields the stack's environment and the API's base URL."""
+    install_migrated_database(template, settings.airflow_home)
+    env = airflow_environment(settings)
+    with scheduler_and_api_server(
+        env, log=log, port=settings.api_port, migrated=True, stop_timeout_s=0
+    ) as api:
+        yield env, api

@@ -28,13 +28,11 @@ import pytest
 from kafka_segments.lake.history import head_version
 from kafka_segments.storage import LocalStore
 from lake.retention_helpers import upload_fifteen_records
-from migrated_db import install_migrated_database
+from migrated_db import throwaway_stack
 from orchestration.demo_stack import (
     StackSettings,
-    airflow_environment,
     free_port,
     log_tail,
-    scheduler_and_api_server,
     wait_until,
 )
 from orchestration.rest_api import api_request, api_token
@@ -89,9 +87,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory, migrated_database: Path) -> 
         },
     )
     log = home / "airflow.log"
-    install_migrated_database(migrated_database, settings.airflow_home)
-    env = airflow_environment(settings)
-    with scheduler_and_api_server(env, log=log, port=port, migrated=True, stop_timeout_s=0) as api:
+    with throwaway_stack(settings, migrated_database, log=log) as (_, api):
         tokens = {user: api_token(api, user, password) for user, password in PASSWORDS.items()}
         yield Stack(api, log, lake, tokens)
 
