@@ -77,6 +77,14 @@ class StackSettings:
     """Anything else (``KAFKA_SEGMENTS_SCHEDULE``, Airflow settings), applied last."""
 
 
+TASK_PRELOAD_SETTINGS = {
+    "AIRFLOW__SCHEDULER__MP_START_METHOD": "forkserver",
+    "AIRFLOW__SCHEDULER__MP_FORKSERVER_PRELOAD": "orchestration.task_preload",
+}
+"""The scheduler starts its task workers from a fork server that has imported what the tasks import
+(``orchestration.task_preload``; docs/airflow.md "Task start-up")."""
+
+
 def venv_bin(project: Path) -> Path:
     """The ``bin`` folder of the interpreter that runs the stack (the project's ``.venv`` when present)."""
     candidate = project / ".venv" / "bin"
@@ -104,6 +112,7 @@ def airflow_environment(settings: StackSettings, *, base: Mapping[str, str] | No
         AIRFLOW__CORE__LOAD_EXAMPLES="False",
         AIRFLOW__CORE__EXECUTOR="LocalExecutor",
         AIRFLOW__CORE__PARALLELISM="2",
+        **TASK_PRELOAD_SETTINGS,
         AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS="orchestration.sqlite_settings.CONNECT_ARGS",
         AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS="True",
         AIRFLOW__API__HOST="127.0.0.1",  # this machine only

@@ -66,6 +66,11 @@ def _gx() -> SimpleNamespace:
     )
 
 
+def load_gx() -> None:
+    """Imports GX as a validation does (``orchestration.task_preload`` calls it ahead of the tasks)."""
+    _gx()
+
+
 def _context() -> Any:
     """A fresh ephemeral context: in-memory stores, no default Data Docs site, no progress bars."""
     mods = _gx()

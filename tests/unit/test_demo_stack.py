@@ -54,6 +54,12 @@ def test_the_environment_sets_the_dag_contracts_variables_and_connections(tmp_pa
     assert env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"] == "http://127.0.0.1:8080/execution/"
 
 
+def test_the_scheduler_forks_its_tasks_from_a_preloaded_fork_server(tmp_path: Path) -> None:
+    env = airflow_environment(settings(tmp_path))
+    assert env["AIRFLOW__SCHEDULER__MP_START_METHOD"] == "forkserver"
+    assert env["AIRFLOW__SCHEDULER__MP_FORKSERVER_PRELOAD"] == "orchestration.task_preload"
+
+
 def test_sqlite_writers_wait_up_to_a_minute_for_the_lock(tmp_path: Path) -> None:
     """The stack's Airflow processes share one SQLite file; Python's 5 s lock wait made a backfill create
     racing the scheduler fail with "database is locked" on a loaded machine."""

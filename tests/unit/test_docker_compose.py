@@ -15,6 +15,7 @@ import pytest
 import yaml
 from kafka_segments.config import load_config
 from orchestration import settings as contract
+from orchestration.demo_stack import TASK_PRELOAD_SETTINGS
 
 pytestmark = pytest.mark.unit
 
@@ -217,3 +218,11 @@ def test_the_lock_has_the_postgres_driver() -> None:
     lock = (ROOT / "requirements.lock").read_text()
     assert re.search(r"^psycopg2-binary==", lock, re.MULTILINE)
     assert re.search(r"^apache-airflow-providers-postgres==", lock, re.MULTILINE)
+
+
+def test_the_scheduler_forks_its_tasks_from_a_fork_server_with_the_tasks_imports_loaded() -> None:
+    """The settings of the embedded stack (``demo_stack.TASK_PRELOAD_SETTINGS``), on the scheduler only: the
+    one Airflow service that forks task processes."""
+    for name in SERVICES:
+        preload = {key: env(name)[key] for key in TASK_PRELOAD_SETTINGS if key in env(name)}
+        assert preload == (TASK_PRELOAD_SETTINGS if name == "airflow-scheduler" else {}), name
