@@ -40,9 +40,11 @@ LAKE_TURN_POKE_S = 20
 process of its own (about 2 s of CPU with its Execution API calls), and a waiting run takes its turn on
 average half this interval after the run before it ended: 20 s looks half as often as 10 s did (19 looks of
 waiting runs in ``test_backfill.py``) for some 5 s more per handover."""
-POLL_S = 5
+POLL_S = 2
 """Seconds between two looks of a test at its runs (each lists the DAG's runs through the REST API, some
-0.1 s of the API server's time on a loaded machine: every 2 s made 167 requests in ``test_backfill.py``)."""
+0.1 s of the API server's time on a loaded machine). With the tasks' imports preloaded
+(``orchestration.task_preload``) a run takes some 7 s, so a look every 5 s came on average 2.5 s after
+the runs had ended; every 2 s makes some 30 requests in ``test_backfill.py``."""
 
 
 @dataclass(frozen=True, slots=True)
