@@ -43,12 +43,13 @@ TASK_MODULES = (
     "segment_quality.validate",
     "segment_quality.gx_runtime",
 )
-"""The modules the DAGs' tasks import (the DAG files' own imports and the library calls of their tasks)."""
+"""The modules the DAGs' tasks import (the DAG files' own imports and the library calls of their tasks). A
+module a task starts to import and this list lacks only costs that task its import."""
 
 
-def preload() -> tuple[str, ...]:
+def preload() -> None:
     """Imports ``TASK_MODULES`` and Great Expectations (as a validation imports it), and loads S3's service
-    model into the shared botocore loader (``s3_session.warm_loader``); returns the modules."""
+    model into the shared botocore loader (``s3_session.warm_loader``)."""
     for name in TASK_MODULES:
         importlib.import_module(name)
     from kafka_segments.storage.s3_session import warm_loader
@@ -56,7 +57,6 @@ def preload() -> tuple[str, ...]:
 
     load_gx()
     warm_loader()
-    return TASK_MODULES
 
 
 preload()
