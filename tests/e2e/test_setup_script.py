@@ -15,9 +15,9 @@ pytestmark = pytest.mark.e2e
 SETUP = Path(__file__).resolve().parents[2] / "scripts" / "setup"
 
 
-def run_setup(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def run_setup(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        ["bash", str(SETUP)],
+        ["bash", str(SETUP), *args],
         capture_output=True,
         text=True,
         env={**os.environ, **env},
@@ -52,6 +52,13 @@ def test_second_run_is_a_fast_no_op() -> None:
     second = run_setup({})
     assert second.returncode == 0
     assert second.stderr == ""
+    packages = run_setup({}, "--packages")  # the first of its two steps (scripts/test), also done
+    assert (packages.returncode, packages.stderr) == (0, "")
+
+
+def test_an_unknown_argument_gets_its_usage() -> None:
+    result = run_setup({}, "--kernels")
+    assert (result.returncode, result.stderr.strip()) == (1, "setup: usage: scripts/setup [--packages]")
 
 
 def test_missing_java_gets_one_line(tmp_path: Path) -> None:

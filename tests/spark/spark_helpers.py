@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from compaction_lake import segment_keys
 from kafka_segments.demo import DEFAULT_REGION, EMBEDDED_CREDENTIALS, EmbeddedS3
 from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.staging import read_staged_manifest
@@ -78,3 +80,28 @@ def staged_documents(store: ObjectStore, run_id: str, ids: frozenset[str]) -> di
         "manifest": normalized(manifest, ids),
         "report": normalized(report, ids),
     }
+
+
+def normalised(document: Any, prefixes: Iterable[str]) -> Any:
+    """``document`` with the copies' prefixes replaced by ``<lake>``, wall-clock fields by ``<time>`` and
+    the rounds' measured durations by ``<times>``: everything else must be equal."""
+    if isinstance(document, dict):
+        return {
+            key: "<time>"
+            if key in WALL_CLOCK_FIELDS
+            else "<times>"
+            if key in MEASURED_FIELDS
+            else normalised(v, prefixes)
+            for key, v in document.items()
+        }
+    if isinstance(document, list):
+        return [normalised(item, prefixes) for item in document]
+    if isinstance(document, str):
+        for prefix in prefixes:
+            document = document.replace(prefix, "<lake>")
+    return document
+
+
+def written_by(store: ObjectStore, run_id: str) -> dict[str, bytes]:
+    keys = segment_keys(meta.key for meta in store.list())
+    return {key: store.get(key) for key in keys if f"-{run_id}." in key}

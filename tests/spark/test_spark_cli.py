@@ -1,6 +1,9 @@
 """``kafka-segments plan|run --engine spark`` as a user runs them, on moto's S3: the run a real process with a
-real ``spark-submit`` (``local[2]``), the validation stage in its own process. The spark run commits what
-``--engine inline`` commits on an identical copy of the lake; the plan changes no committed state. The plan
+real ``spark-submit`` (``local[1]``: one Python worker to start), the validation stage in its own process.
+Its lake holds both kinds of work: the compaction lake of ``compaction_lake`` (every cleaner rule the Spark
+engine must keep, two quarantined partitions) and retention's (``t``: retention.ms, ``k``: consumed
+retention, with an offsets snapshot). The spark run commits what ``--engine inline`` commits on an identical
+copy of the lake, with the same bytes in the rounds' objects; the plan changes no committed state. The plan
 runs in this process, its Spark job the job's own code (``retention_job``) on the session's Spark: the
 ``spark-submit`` process itself is the run's to prove, and a second one would prove nothing more. And the
 stages' failure paths in this process: bad input exits 2 before any stage, a run whose validation cannot
@@ -19,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 import retention_job
+from compaction_lake import CONFIG_YAML, DAMAGED, UNCLEANABLE, first_run_objects, upload
 from kafka_segments.cli import spark_engine
 from kafka_segments.cli.main import main
 from kafka_segments.config import load_config
@@ -35,7 +39,7 @@ from kafka_segments.topic_partition import TopicPartition
 from lake.helpers import T0
 from lake.retention_helpers import group, upload_fifteen_records, write_snapshot
 from s3_fixtures import BUCKET, new_s3_store
-from spark_helpers import PANDAS_WARNING, normalized
+from spark_helpers import PANDAS_WARNING, normalised, normalized, written_by
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -46,23 +50,29 @@ pytestmark = [pytest.mark.spark, pytest.mark.filterwarnings(PANDAS_WARNING)]
 
 CLI = Path(sys.executable).parent / "kafka-segments"
 DAY = 86_400_000
-CONFIG = """\
-topics:
+RETENTION_TOPICS = """\
   t:
     retention.ms: 10000
     file.delete.delay.ms: 0
-  c:
+  k:
     retention.commitoffset.enable: true
     retention.commitoffset.ms: 86400000
     retention.ms: 2592000000
 """
-C0 = TopicPartition("c", 0)
+CONFIG = f"topics:\n{RETENTION_TOPICS}"
+"""Retention alone (the failure-path tests)."""
+LAKE_CONFIG = CONFIG_YAML + RETENTION_TOPICS
+"""The compaction lake's topics (``c``, ``cd``, ``d``) and retention's."""
+K0 = TopicPartition("k", 0)
+QUARANTINED = f"kafka-segments run: 2 partition(s) quarantined and left alone: {UNCLEANABLE}, {DAMAGED}"
 
 
 def fill(store: S3Store) -> None:
+    """The compaction lake, then ``t``'s two partitions (all past retention.ms) and ``k-0`` (two days old)."""
+    upload(store, first_run_objects())
     for partition in (0, 1):
         upload_fifteen_records(store, ts=10, tp=TopicPartition("t", partition))
-    upload_fifteen_records(store, ts=T0 - 2 * DAY, tp=C0)
+    upload_fifteen_records(store, ts=T0 - 2 * DAY, tp=K0)
 
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -89,10 +99,6 @@ def job_on(spark: SparkSession) -> Callable[..., SparkJobResult]:
     return submit
 
 
-def committed(store: S3Store, run_ids: frozenset[str]) -> Any:
-    return normalized(json.loads(manifest_to_json(resolve_manifest(store))), run_ids, wall_clock=True)
-
-
 @pytest.mark.skipif(
     importlib.util.find_spec("segment_quality.__main__") is None,
     reason="the validation stage (python -m segment_quality) is not installed",
@@ -109,13 +115,13 @@ def test_run_engine_spark_commits_what_inline_commits(
     fill(on_spark)
     fill(inline)
     config_file = tmp_path / "config.yaml"
-    config_file.write_text(CONFIG)
+    config_file.write_text(LAKE_CONFIG)
     snapshot = write_snapshot(
-        tmp_path / "offsets.json", [group("slow", [(0, 7, T0)], subscribed=["c"], topic="c")], taken_at_ms=T0
+        tmp_path / "offsets.json", [group("slow", [(0, 7, T0)], subscribed=["k"], topic="k")], taken_at_ms=T0
     )
     common = ["--config", str(config_file), "--now", str(T0), "--offsets", str(snapshot)]
-    spark_args = [*common, "--lake", f"s3://{BUCKET}/{on_spark.prefix}", "--engine", "spark"]
-    spark_args += ["--spark-master", "local[2]"]
+    spark_args = [*common, "--lake", f"s3://{BUCKET}/{on_spark.prefix.rstrip('/')}", "--engine", "spark"]
+    spark_args += ["--spark-master", "local[1]"]
 
     with monkeypatch.context() as patch:
         for name, value in process_env.items():
@@ -123,32 +129,48 @@ def test_run_engine_spark_commits_what_inline_commits(
         patch.setattr(spark_submit, "run_spark_submit", job_on(spark))
         code = main(["plan", *spark_args, "--json"])
     planned = capsys.readouterr()
-    assert code == 0, planned.err
+    assert code == 1, planned.err  # the quarantined partitions
     plan = json.loads(planned.out)
     assert (plan["outcome"], plan["engine"], plan["validation"]["success"]) == ("dry run", "spark", True)
     assert manifest_versions(on_spark) == []  # staged and validated, nothing committed
 
     report_file = tmp_path / "report.json"
     ran = cli("run", *spark_args, "--report", str(report_file), env=process_env)
-    assert ran.returncode == 0, ran.stderr
-    assert "[run] execute: spark-submit kafka-segments-retention on local[2]" in ran.stderr
+    assert (ran.returncode, ran.stderr.splitlines()[-1]) == (1, QUARANTINED), ran.stderr
+    assert "[run] execute: spark-submit kafka-segments-retention on local[1]" in ran.stderr
     assert "[run] validate: python -m segment_quality validate" in ran.stderr
     assert "[run] gc: deleting retired objects" in ran.stderr
     assert "committed version 1 (base None)" in ran.stdout
-    assert "c-0: log start 0 -> 5, log end 15; deleted consumed: 1 segment(s)" in ran.stdout
+    assert "k-0: log start 0 -> 5, log end 15; deleted consumed: 1 segment(s)" in ran.stdout
     report = json.loads(report_file.read_text())
     assert (report["outcome"], report["engine"], report["committed_version"]) == ("committed", "spark", 1)
     assert len(report["gc"]["deleted"]) == 6  # t's segments: file.delete.delay.ms 0
 
-    reference = cli("run", *common, "--lake", f"s3://{BUCKET}/{inline.prefix}", "--json", env=process_env)
-    assert reference.returncode == 0, reference.stderr
-    expected = json.loads(reference.stdout)
+    with monkeypatch.context() as patch:
+        for name, value in process_env.items():
+            patch.setenv(name, value)
+        code = main(["run", *common, "--lake", f"s3://{BUCKET}/{inline.prefix.rstrip('/')}", "--json"])
+    reference = capsys.readouterr()
+    assert code == 1, reference.err
+    expected = json.loads(reference.out)
 
     run_ids = frozenset({plan["run_id"], report["run_id"], expected["run_id"]})
-    assert committed(on_spark, run_ids) == committed(inline, run_ids)
-    assert normalized(report["plan"], run_ids) == normalized(expected["plan"], run_ids)
-    assert normalized(plan["plan"], run_ids) == normalized(report["plan"], run_ids)
-    assert [len(p.segments) for p in resolve_manifest(on_spark).partitions] == [2, 0, 0]
+    prefixes = [on_spark.prefix.rstrip("/"), inline.prefix.rstrip("/")]
+
+    def same(document: Any) -> Any:
+        return normalised(normalized(document, run_ids, wall_clock=True), prefixes)
+
+    assert same(report["compaction"]) == same(expected["compaction"])
+    assert same(report["plan"]) == same(expected["plan"])
+    assert same(plan["plan"]) == same(report["plan"])
+    assert same(json.loads(manifest_to_json(resolve_manifest(on_spark)))) == same(
+        json.loads(manifest_to_json(resolve_manifest(inline)))
+    )
+    written = {same(key): data for key, data in written_by(on_spark, report["run_id"]).items()}
+    assert len(written) > 4
+    assert written == {same(key): data for key, data in written_by(inline, expected["run_id"]).items()}
+    segments = {str(p.topic_partition): len(p.segments) for p in resolve_manifest(on_spark).partitions}
+    assert (segments["k-0"], segments["t-0"], segments["t-1"]) == (2, 0, 0)
 
 
 def test_a_bad_configuration_exits_2_before_any_stage(

@@ -14,22 +14,17 @@ wall-clock times and phase timings), the bytes of every object the rounds wrote 
 read them. The Kafka rules themselves are checked on the committed result (docs/compaction.md; Kafka's
 LogCleanerTest).
 
-Last, ``kafka-segments run --engine spark`` (a real ``spark-submit`` on ``local[1]`` and the GX validation
-stage) on another fresh copy commits what the inline engine commits (the slow test of the module: a JVM and a
-job archive).
+``kafka-segments run --engine spark`` (a real ``spark-submit`` and the GX validation stage) on this lake is
+``test_spark_cli.py``'s.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import pickle
-import subprocess
-import sys
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
@@ -45,7 +40,6 @@ from compaction_lake import (
     C,
     first_run_objects,
     second_run_objects,
-    segment_keys,
     upload,
 )
 from kafka_segments.demo import EmbeddedS3
@@ -57,8 +51,6 @@ from kafka_segments.pipeline.compaction.stage import CompactionStatus, Partition
 from kafka_segments.pipeline.compaction.task import CompactionTask
 from kafka_segments.pipeline.engines import ClusterEngine, TaskRunner, compaction_task
 from kafka_segments.pipeline.engines import tasks as engines_module
-from kafka_segments.pipeline.report import run_to_dict
-from kafka_segments.pipeline.retention_run import RunOptions, run_retention
 from kafka_segments.pipeline.stages import (
     PLAN,
     STAGED,
@@ -77,7 +69,7 @@ from kafka_segments.topic_partition import TopicPartition
 from lake.helpers import FakeClock
 from lake.retention_helpers import config
 from s3_fixtures import BUCKET, new_s3_store
-from spark_helpers import MEASURED_FIELDS, PANDAS_WARNING, WALL_CLOCK_FIELDS, normalized
+from spark_helpers import PANDAS_WARNING, normalised, written_by
 from spark_runner import SparkRunner
 
 with warnings.catch_warnings():
@@ -155,26 +147,6 @@ class Copy:
     """The visible segments' ``.log`` bytes of every readable partition."""
 
 
-def normalised(document: Any, prefixes: Iterable[str]) -> Any:
-    """``document`` with the copies' prefixes replaced by ``<lake>``, wall-clock fields by ``<time>`` and
-    the rounds' measured durations by ``<times>``: everything else must be equal."""
-    if isinstance(document, dict):
-        return {
-            key: "<time>"
-            if key in WALL_CLOCK_FIELDS
-            else "<times>"
-            if key in MEASURED_FIELDS
-            else normalised(v, prefixes)
-            for key, v in document.items()
-        }
-    if isinstance(document, list):
-        return [normalised(item, prefixes) for item in document]
-    if isinstance(document, str):
-        for prefix in prefixes:
-            document = document.replace(prefix, "<lake>")
-    return document
-
-
 def staged_of(store: S3Store, run_id: str, prefixes: Sequence[str]) -> dict[str, Any]:
     staged = read_run_json(store, run_id, STAGED)
     report = dict(staged["report"])
@@ -187,11 +159,6 @@ def staged_of(store: S3Store, run_id: str, prefixes: Sequence[str]) -> dict[str,
         "manifest": normalised(manifest, prefixes),
         "report": normalised(report, prefixes),
     }
-
-
-def written_by(store: S3Store, run_id: str) -> dict[str, bytes]:
-    keys = segment_keys(meta.key for meta in store.list())
-    return {key: store.get(key) for key in keys if f"-{run_id}." in key}
 
 
 def _records(records: Iterable[Record]) -> list[RecordView]:
@@ -580,61 +547,3 @@ def test_a_rounds_report_names_only_the_segments_this_run_wrote(parity: dict[str
     entry = compaction_of(parity[SECOND].spark, C[0])
     assert (entry["stats"]["segments_written"], entry["stats"]["segments_kept"]) == (1, 1)
     assert entry["segments_written"] == ["c-0/00000000000000000013-parity-2.log"]
-
-
-# ------------------------------------------------------------------------------------- the command line
-
-CLI = Path(sys.executable).parent / "kafka-segments"
-
-
-def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(CLI), *args], capture_output=True, text=True, timeout=600, check=False, env=env
-    )
-
-
-@pytest.mark.skipif(
-    importlib.util.find_spec("segment_quality.__main__") is None,
-    reason="the validation stage (python -m segment_quality) is not installed",
-)
-def test_cli_run_engine_spark_commits_the_compacted_lake_the_inline_engine_commits(
-    s3_server: EmbeddedS3, process_env: dict[str, str], tmp_path: Path
-) -> None:
-    """``kafka-segments run --engine spark`` (spark-submit, validation in its own process) on the compacted
-    lake commits what the inline engine commits on an identical copy, with the same bytes in the rounds'
-    objects; the damaged partition makes it exit 1 as the inline engine does. On ``local[1]``: one Python
-    worker to start (the ``parity`` runs clean on two executors, the session's ``local[2]``)."""
-    on_spark, inline = new_s3_store(s3_server), new_s3_store(s3_server)
-    objects = first_run_objects()
-    upload(on_spark, objects)
-    upload(inline, objects)
-    config_file = tmp_path / "config.yaml"
-    config_file.write_text(CONFIG_YAML)
-    spark_uri = f"s3://{BUCKET}/{on_spark.prefix.rstrip('/')}"
-    spark_args = ["--lake", spark_uri, "--engine", "spark", "--spark-master", "local[1]"]
-
-    ran = cli("run", "--config", str(config_file), "--now", str(NOW1), *spark_args, "--json", env=process_env)
-
-    quarantined = f"kafka-segments run: 2 partition(s) quarantined and left alone: {UNCLEANABLE}, {DAMAGED}"
-    assert (ran.returncode, ran.stderr.splitlines()[-1]) == (1, quarantined), ran.stderr
-    report = json.loads(ran.stdout)
-    assert (report["outcome"], report["engine"], report["validation"]["success"]) == (
-        "committed",
-        "spark",
-        True,
-    )
-    expected = run_to_dict(run_retention(inline, config(CONFIG_YAML), RunOptions(now_ms=NOW1)))
-    run_ids = frozenset({report["run_id"], expected["run_id"]})
-    prefixes = [on_spark.prefix.rstrip("/"), inline.prefix.rstrip("/")]
-
-    def same(document: Any) -> Any:
-        return normalised(normalized(document, run_ids), prefixes)
-
-    assert same(report["compaction"]) == same(expected["compaction"])
-    assert same(report["plan"]) == same(expected["plan"])
-    assert same(json.loads(manifest_to_json(resolve_manifest(on_spark)))) == same(
-        json.loads(manifest_to_json(resolve_manifest(inline)))
-    )
-    written = {same(key): data for key, data in written_by(on_spark, report["run_id"]).items()}
-    assert len(written) > 4
-    assert written == {same(key): data for key, data in written_by(inline, expected["run_id"]).items()}
