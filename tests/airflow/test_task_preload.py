@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from orchestration.demo_stack import TASK_PRELOAD_SETTINGS
-from orchestration.task_preload import TASK_MODULES
+from orchestration.task_modules import TASK_MODULES
 
 WORKER = """
 import json
