@@ -1,11 +1,20 @@
 """The embedded S3 server of the default stack: moto's S3 server on a free loopback port.
 
 It speaks real S3 over HTTP, so boto3 code runs unchanged against it, MinIO or AWS. moto is imported only
-when a server is started."""
+when a server is started.
+
+It is moto's own threaded server (``moto.server.ThreadedMotoServer``: its WSGI app on werkzeug's threaded
+server, with moto's request handler) but for one step: moto's dispatcher finds the service of every request
+by listing moto's package folders (``moto.backends.list_of_moto_modules``: some 200 ``isdir`` calls, under a
+lock that every request waits on) before it matches the host it inferred from the request's signature
+(``s3.<region>.amazonaws.com``) against the services' URL patterns. This server's dispatcher answers ``s3``
+for that host at once and asks moto for anything else (600 GETs of one client: 3.55 s of the server's CPU
+before, 2.90 s after)."""
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -53,13 +62,29 @@ class EmbeddedS3:
 @contextmanager
 def embedded_s3_server(*, host: str = LOOPBACK) -> Iterator[EmbeddedS3]:
     """Start moto's S3 server on ``host`` and a free port; stop it on exit."""
-    from moto.server import ThreadedMotoServer
+    from moto.moto_server.werkzeug_app import MotoRequestHandler
+    from werkzeug.serving import make_server
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = ThreadedMotoServer(ip_address=host, port=0, verbose=False)
-    server.start()
+    server = make_server(host, 0, _s3_dispatcher(), threaded=True, request_handler=MotoRequestHandler)
+    thread = threading.Thread(target=server.serve_forever, name="embedded-s3", daemon=True)
+    thread.start()
     try:
-        bound_host, port = server.get_host_and_port()
-        yield EmbeddedS3(endpoint_url=f"http://{bound_host}:{port}")
+        yield EmbeddedS3(endpoint_url=f"http://{host}:{server.server_port}")
     finally:
-        server.stop()
+        server.shutdown()
+        thread.join()
+        server.server_close()
+
+
+def _s3_dispatcher() -> Any:
+    """moto's dispatcher (the WSGI app of ``ThreadedMotoServer``), answering the ``s3`` service at once."""
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+
+    class S3Dispatcher(DomainDispatcherApplication):
+        def get_backend_for_host(self, host: str | None) -> Any:
+            if host is not None and host.startswith("s3."):  # s3.<region>.amazonaws.com, from the signature
+                return "s3"
+            return super().get_backend_for_host(host)
+
+    return S3Dispatcher(create_backend_app)
