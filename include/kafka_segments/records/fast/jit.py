@@ -8,12 +8,20 @@ under the archive's sources' name (``user_cache.archive_kernel_dir``), which car
 content (``spark_submit.library_archive``). When that folder has no compiled code for a kernel, it is loaded
 from the archive itself, which carries the kernels its builder had compiled (``user_cache.ARCHIVE_KERNELS``):
 a new executor with an empty cache loads them instead of compiling. numba checks that cached code belongs to
-the source and to the machine (its CPU), and compiles again, into the user's cache, when either differs."""
+the source and to the machine (its CPU), and compiles again, into the user's cache, when either differs.
+
+numba's array functions (``numba.np.arraymath``, part of its CPU target) import SciPy's BLAS when they are
+first imported, only to learn whether ``np.dot`` and ``np.linalg`` can be compiled: about 0.3 s of every
+process that loads a kernel, a fifth of a small ``kafka-segments run``. No kernel here calls them, so they
+are imported with ``scipy.linalg`` out of sight (``_import_numba_array_functions``) when it is not imported
+yet; it stays importable as before."""
 
 from __future__ import annotations
 
+import importlib
 import io
 import pickle
+import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
@@ -23,6 +31,26 @@ import numba
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile, ZipCacheLocator
 
 from kafka_segments.user_cache import ARCHIVE_KERNELS, archive_kernel_dir
+
+_ARRAY_FUNCTIONS = "numba.np.arraymath"
+_SCIPY_LINALG = "scipy.linalg"
+
+
+def _import_numba_array_functions() -> None:
+    """``numba.np.arraymath``, imported while ``import scipy.linalg`` fails at once (when it is not imported
+    yet): numba then compiles no BLAS-backed function (none is used here) instead of importing SciPy's
+    linear algebra."""
+    if _ARRAY_FUNCTIONS in sys.modules or _SCIPY_LINALG in sys.modules:
+        return
+    sys.modules[_SCIPY_LINALG] = None  # type: ignore[assignment]
+    try:
+        importlib.import_module(_ARRAY_FUNCTIONS)
+    finally:
+        if sys.modules.get(_SCIPY_LINALG, False) is None:
+            del sys.modules[_SCIPY_LINALG]
+
+
+_import_numba_array_functions()
 
 
 class ArchiveCacheLocator(ZipCacheLocator):
