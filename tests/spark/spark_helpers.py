@@ -47,22 +47,30 @@ MEASURED_FIELDS = frozenset({"times", "max-clean-time-secs"})
 first round may take a second where the inline one took none)."""
 
 
-def normalized(document: Any, run_ids: frozenset[str], *, wall_clock: bool = False) -> Any:
-    """``document`` with every run id replaced by ``<run>`` and measured durations by ``<time>`` (with
-    ``wall_clock``, the wall-clock time fields too): two runs of the same lake compare equal when they did
-    the same."""
+def normalized(
+    document: Any,
+    run_ids: frozenset[str] = frozenset(),
+    *,
+    wall_clock: bool = False,
+    prefixes: Iterable[str] = (),
+) -> Any:
+    """``document`` with every run id replaced by ``<run>``, every lake prefix in ``prefixes`` (two copies of
+    one lake) by ``<lake>`` and measured durations by ``<time>`` (with ``wall_clock``, the wall-clock time
+    fields too): two runs of the same lake compare equal when they did the same."""
     if isinstance(document, dict):
         return {
             key: "<time>"
             if (wall_clock and key in WALL_CLOCK_FIELDS) or key in MEASURED_FIELDS
-            else normalized(value, run_ids, wall_clock=wall_clock)
+            else normalized(value, run_ids, wall_clock=wall_clock, prefixes=prefixes)
             for key, value in document.items()
         }
     if isinstance(document, list):
-        return [normalized(item, run_ids, wall_clock=wall_clock) for item in document]
+        return [normalized(item, run_ids, wall_clock=wall_clock, prefixes=prefixes) for item in document]
     if isinstance(document, str):
         for run_id in run_ids:
             document = document.replace(run_id, "<run>")
+        for prefix in prefixes:
+            document = document.replace(prefix, "<lake>")
         return document
     return document
 
@@ -80,26 +88,6 @@ def staged_documents(store: ObjectStore, run_id: str, ids: frozenset[str]) -> di
         "manifest": normalized(manifest, ids),
         "report": normalized(report, ids),
     }
-
-
-def normalised(document: Any, prefixes: Iterable[str]) -> Any:
-    """``document`` with the copies' prefixes replaced by ``<lake>``, wall-clock fields by ``<time>`` and
-    the rounds' measured durations by ``<times>``: everything else must be equal."""
-    if isinstance(document, dict):
-        return {
-            key: "<time>"
-            if key in WALL_CLOCK_FIELDS
-            else "<times>"
-            if key in MEASURED_FIELDS
-            else normalised(v, prefixes)
-            for key, v in document.items()
-        }
-    if isinstance(document, list):
-        return [normalised(item, prefixes) for item in document]
-    if isinstance(document, str):
-        for prefix in prefixes:
-            document = document.replace(prefix, "<lake>")
-    return document
 
 
 def written_by(store: ObjectStore, run_id: str) -> dict[str, bytes]:

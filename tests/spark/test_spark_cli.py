@@ -39,7 +39,7 @@ from kafka_segments.topic_partition import TopicPartition
 from lake.helpers import T0
 from lake.retention_helpers import group, upload_fifteen_records, write_snapshot
 from s3_fixtures import BUCKET, new_s3_store
-from spark_helpers import PANDAS_WARNING, normalised, normalized, written_by
+from spark_helpers import PANDAS_WARNING, normalized, written_by
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -158,7 +158,7 @@ def test_run_engine_spark_commits_what_inline_commits(
     prefixes = [on_spark.prefix.rstrip("/"), inline.prefix.rstrip("/")]
 
     def same(document: Any) -> Any:
-        return normalised(normalized(document, run_ids, wall_clock=True), prefixes)
+        return normalized(document, run_ids, wall_clock=True, prefixes=prefixes)
 
     assert same(report["compaction"]) == same(expected["compaction"])
     assert same(report["plan"]) == same(expected["plan"])

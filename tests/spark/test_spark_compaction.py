@@ -69,7 +69,7 @@ from kafka_segments.topic_partition import TopicPartition
 from lake.helpers import FakeClock
 from lake.retention_helpers import config
 from s3_fixtures import BUCKET, new_s3_store
-from spark_helpers import PANDAS_WARNING, normalised, written_by
+from spark_helpers import PANDAS_WARNING, normalized, written_by
 from spark_runner import SparkRunner
 
 with warnings.catch_warnings():
@@ -155,9 +155,9 @@ def staged_of(store: S3Store, run_id: str, prefixes: Sequence[str]) -> dict[str,
     )
     return {
         "engine": report.pop("engine"),
-        "plan": normalised(read_run_json(store, run_id, PLAN), prefixes),
-        "manifest": normalised(manifest, prefixes),
-        "report": normalised(report, prefixes),
+        "plan": normalized(read_run_json(store, run_id, PLAN), wall_clock=True, prefixes=prefixes),
+        "manifest": normalized(manifest, wall_clock=True, prefixes=prefixes),
+        "report": normalized(report, wall_clock=True, prefixes=prefixes),
     }
 
 
@@ -195,7 +195,7 @@ def read_committed(
     return Copy(
         staged=staged,
         written=written,
-        committed=normalised(json.loads(manifest_to_json(head)), prefixes),
+        committed=normalized(json.loads(manifest_to_json(head)), wall_clock=True, prefixes=prefixes),
         states=states,
         records={
             tp: [
@@ -415,7 +415,9 @@ def test_the_spark_run_cleans_on_the_executors_and_its_round_results_come_back_t
     staged = {(p["topic"], p["partition"]): p for p in pair.spark.staged["plan"]["compaction"]["partitions"]}
     for result in results:
         tp = result.topic_partition
-        assert normalised(result.to_dict(), ()) == normalised(staged[(tp.topic, tp.partition)], ())
+        assert normalized(result.to_dict(), wall_clock=True) == normalized(
+            staged[(tp.topic, tp.partition)], wall_clock=True
+        )
 
 
 @pytest.mark.parametrize("run_id", list(RUNS))

@@ -12,9 +12,9 @@ the source and to the machine (its CPU), and compiles again, into the user's cac
 
 numba's array functions (``numba.np.arraymath``, part of its CPU target) import SciPy's BLAS when they are
 first imported, only to learn whether ``np.dot`` and ``np.linalg`` can be compiled: about 0.3 s of every
-process that loads a kernel, a fifth of a small ``kafka-segments run``. No kernel here calls them, so they
-are imported with ``scipy.linalg`` out of sight (``_import_numba_array_functions``) when it is not imported
-yet; it stays importable as before."""
+process that loads a kernel, some 15% of the CPU of a small ``kafka-segments run``. No kernel here calls
+them, so they are imported with ``scipy.linalg`` out of sight (``_import_numba_array_functions``) when it is
+not imported yet; it stays importable as before."""
 
 from __future__ import annotations
 
