@@ -42,4 +42,7 @@ def test_the_server_speaks_s3_and_frees_its_port_when_stopped() -> None:
         address = urlsplit(s3.endpoint_url)
     assert address.hostname == "127.0.0.1"
     with socket.socket() as probe:
+        # A connection the server closed may leave the port in TIME_WAIT, which only a bind without
+        # SO_REUSEADDR refuses; with it, Linux still refuses the bind while anything listens there.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         probe.bind(("127.0.0.1", address.port or 0))  # nothing listens there any more
