@@ -15,6 +15,7 @@ from kafka_segments.lake.layout import (
     new_run_id,
     outcome_key,
     parse_manifest_key,
+    parse_run_folder_key,
     parse_run_record_key,
     parse_segment_key,
     run_record_key,
@@ -176,6 +177,11 @@ def test_run_keys_live_in_the_run_folder() -> None:
     assert parse_run_record_key(staged_manifest_key(RUN)) is None
     assert parse_run_record_key("_kafka_segments/runs/a/b/run.json") is None
     assert parse_run_record_key("_kafka_segments/runs/bad\n/run.json") is None
+    assert parse_run_folder_key(outcome_key(RUN)) == (RUN, "outcome.json")
+    assert parse_run_folder_key(run_record_key(RUN)) == (RUN, "run.json")
+    assert parse_run_folder_key(f"_kafka_segments/runs/{RUN}/staged/x.log") is None  # not directly in it
+    assert parse_run_folder_key(f"_kafka_segments/runs/{RUN}/") is None
+    assert parse_run_folder_key(f"_kafka_segments/manifests/{RUN}/run.json") is None
 
 
 @given(run_ids)

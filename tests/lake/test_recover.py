@@ -17,6 +17,7 @@ from kafka_segments.lake.recover import RecoverAction, recover
 from kafka_segments.lake.runs import Outcome, read_outcome
 from kafka_segments.storage import ObjectStore
 
+from lake.adoption_helpers import CountingStore
 from lake.gc_helpers import append, commit, head_of, keys, run_keys, stage, start, write
 from lake.helpers import FakeClock
 
@@ -154,6 +155,20 @@ def test_in_progress_run_is_left_alone_and_can_still_commit(store: ObjectStore, 
     assert not report.changed
     assert snapshot(store) == before
     assert commit_run(store, working, clock=clock).version == 2
+
+
+def test_settled_runs_cost_no_read_only_their_listing(store: ObjectStore, clock: FakeClock) -> None:
+    """Every run starts with recover, and a lake keeps every run's folder: reading each run's outcome would
+    cost one request per run the lake has ever had."""
+    settled = [append(store, clock).run_id for _ in range(4)]
+    working = staged_run(store, clock)
+    counting = CountingStore(store)
+
+    report = recover(counting, clock=clock)
+
+    assert [(r.run_id, r.action) for r in report.runs] == [(working, RecoverAction.IN_PROGRESS)]
+    assert not {key for key in counting.reads for run_id in settled if f"/{run_id}/" in key}
+    assert run_record_key(working) in counting.reads  # the unsettled run is read as before
 
 
 def test_unreadable_run_record_is_reported_and_left_alone(store: ObjectStore, clock: FakeClock) -> None:

@@ -87,10 +87,19 @@ def outcome_key(run_id: str) -> str:
 
 def parse_run_record_key(key: str) -> str | None:
     """The run id of a ``run.json`` key, else ``None``."""
-    if not key.startswith(RUNS_PREFIX) or not key.endswith("/" + RUN_RECORD_NAME):
+    parsed = parse_run_folder_key(key)
+    return parsed[0] if parsed is not None and parsed[1] == RUN_RECORD_NAME else None
+
+
+def parse_run_folder_key(key: str) -> tuple[str, str] | None:
+    """The run id and file name of a key directly in a run's folder (``runs/<run id>/<name>``), else
+    ``None``."""
+    if not key.startswith(RUNS_PREFIX):
         return None
-    run_id = key[len(RUNS_PREFIX) : -len(RUN_RECORD_NAME) - 1]
-    return run_id if _RUN_ID.fullmatch(run_id) else None
+    run_id, slash, name = key[len(RUNS_PREFIX) :].partition("/")
+    if not slash or not name or "/" in name or not _RUN_ID.fullmatch(run_id):
+        return None
+    return run_id, name
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +204,7 @@ __all__ = [
     "new_run_id",
     "outcome_key",
     "parse_manifest_key",
+    "parse_run_folder_key",
     "parse_run_record_key",
     "parse_segment_key",
     "run_prefix",

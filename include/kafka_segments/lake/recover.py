@@ -1,11 +1,11 @@
 """Recovery: finish or discard interrupted work, so a crash at any point leaves the lake at its last committed
 state (docs/lake.md, "Recovery"; the crash table of "The commit protocol").
 
-For every run without an outcome, ``recover`` reads back the only version it could commit (``base + 1``) and
-finishes, discards, fences or leaves it alone. A dry run is never fenced (a fence is a commit): once abandoned
-it is discarded. A head manifest that is not valid raises before anything changes: recover does not guess.
-Every step is idempotent: objects are swept before the outcome is written, so a crash in between is swept
-again."""
+For every run without an outcome (one listing of the runs' folders tells which, so a settled run costs no
+read), ``recover`` reads back the only version it could commit (``base + 1``) and finishes, discards, fences
+or leaves it alone. A dry run is never fenced (a fence is a commit): once abandoned it is discarded. A head
+manifest that is not valid raises before anything changes: recover does not guess. Every step is
+idempotent: objects are swept before the outcome is written, so a crash in between is swept again."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from kafka_segments.lake.runs import (
     Outcome,
     RunEnd,
     RunRecord,
-    list_runs,
+    list_unsettled_runs,
     read_outcome,
     read_run,
     wall_clock_ms,
@@ -148,7 +148,7 @@ def recover(
     now_ms = clock()
     sweeper = _Sweeper(store)
     runs: list[RunRecovery] = []
-    for run_id in list(list_runs(store)):
+    for run_id in list_unsettled_runs(store):
         result = _recover_run(
             store, run_id, sweeper, now_ms=now_ms, abandon_after_ms=abandon_after_ms, clock=clock
         )

@@ -16,8 +16,11 @@ from kafka_segments.errors import ObjectAlreadyExistsError, ObjectNotFoundError,
 from kafka_segments.lake.codec import dump_json, load_document
 from kafka_segments.lake.history import location_of
 from kafka_segments.lake.layout import (
+    OUTCOME_NAME,
+    RUN_RECORD_NAME,
     RUNS_PREFIX,
     outcome_key,
+    parse_run_folder_key,
     parse_run_record_key,
     run_record_key,
     validate_run_id,
@@ -126,6 +129,24 @@ def list_runs(store: ObjectStore) -> Iterator[str]:
         run_id = parse_run_record_key(meta.key)
         if run_id is not None:
             yield run_id
+
+
+def list_unsettled_runs(store: ObjectStore) -> list[str]:
+    """The ids of the registered runs whose folder holds no outcome, in key order: what one listing of the
+    runs' folders shows, without reading any object (a lake keeps every run's folder, so reading each
+    run's outcome would cost one request per run the lake has ever had)."""
+    registered: list[str] = []
+    settled: set[str] = set()
+    for meta in store.list(RUNS_PREFIX):
+        parsed = parse_run_folder_key(meta.key)
+        if parsed is None:
+            continue
+        run_id, name = parsed
+        if name == RUN_RECORD_NAME:
+            registered.append(run_id)
+        elif name == OUTCOME_NAME:
+            settled.add(run_id)
+    return [run_id for run_id in registered if run_id not in settled]
 
 
 def write_outcome(store: ObjectStore, outcome: RunEnd) -> None:
