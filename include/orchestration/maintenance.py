@@ -200,12 +200,13 @@ def commit(context: Context, prepared: Mapping[str, Any]) -> dict[str, Any]:
 
 def collect_garbage(context: Context, prepared: Mapping[str, Any]) -> dict[str, Any]:
     """Task ``gc``: delete retired objects whose ``file.delete.delay.ms`` has passed, orphans of runs that can
-    no longer commit and old manifests (``lake.gc.collect_garbage``; a dry run only reports)."""
-    from kafka_segments.lake.gc import collect_garbage as gc
+    no longer commit, old manifests and, with ``kafka_segments.run.folder.retention.ms`` set, the folders of
+    runs that ended that long ago (``pipeline.run_gc``; a dry run only reports)."""
+    from kafka_segments.pipeline.run_gc import collect_run_garbage
 
     handle = RunHandle.from_dict(prepared)
     with task_failures("gc"), lake_store(handle.lake) as store:
-        report = gc(store, dry_run=handle.dry_run)
+        report = collect_run_garbage(store, load_run_config(handle.config_path), dry_run=handle.dry_run)
     log.info("%s", report.to_text().rstrip())
     return report.to_dict()
 

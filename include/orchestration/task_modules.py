@@ -17,7 +17,7 @@ TASK_MODULES = (
     "orchestration.spark_operator",
     "orchestration.metrics",
     "kafka_segments.lake.recover",
-    "kafka_segments.lake.gc",
+    "kafka_segments.pipeline.run_gc",
     "kafka_segments.pipeline.stages",
     "kafka_segments.pipeline.report",
     "kafka_segments.pipeline.delete_records_run",

@@ -98,6 +98,34 @@ def test_gc_is_a_dry_run_unless_told_to_execute(tmp_path: Path) -> None:
     assert json.loads(executed.stdout)["dry_run"] is False
 
 
+def test_gc_deletes_the_folders_of_ended_runs_only_with_a_run_folder_retention(tmp_path: Path) -> None:
+    root = tmp_path / "lake"
+    copy_log_dir(LocalStore(root))
+    assert cli("adopt", "--lake", str(root), "--now", NOW).returncode == 0  # commits version 1
+    assert cli("adopt", "--lake", str(root), "--now", NOW).returncode == 0  # nothing new: ends uncommitted
+    runs = root / "_kafka_segments" / "runs"
+    first, second = sorted(path.name for path in runs.iterdir())
+    later = ["--now", "2099-01-01T00:00:00Z", "--execute", "--json"]
+
+    kept = cli("gc", "--lake", str(root), *later)
+    expired = cli("gc", "--lake", str(root), *later, "--run-folder-retention-ms", "86400000")
+
+    assert kept.returncode == 0, kept.stderr
+    assert json.loads(kept.stdout)["expired_runs"] == []
+    assert expired.returncode == 0, expired.stderr
+    assert [run["run_id"] for run in json.loads(expired.stdout)["expired_runs"]] == [second]
+    assert sorted(path.name for path in runs.iterdir() if any(path.iterdir())) == [first]  # the head's
+
+
+def test_a_run_folder_retention_under_an_hour_is_refused_as_a_bad_argument(tmp_path: Path) -> None:
+    result = cli("gc", "--lake", str(tmp_path), "--run-folder-retention-ms", "60000")
+
+    assert result.returncode == 2
+    last = result.stderr.strip().splitlines()[-1]
+    assert "argument --run-folder-retention-ms: must be at least 3600000 (1 hour" in last
+    assert "Traceback" not in result.stderr
+
+
 def test_recover_on_a_settled_lake_reports_nothing_to_do(tmp_path: Path) -> None:
     root = tmp_path / "lake"
     copy_log_dir(LocalStore(root))

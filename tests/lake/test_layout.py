@@ -179,7 +179,7 @@ def test_run_keys_live_in_the_run_folder() -> None:
     assert parse_run_record_key("_kafka_segments/runs/bad\n/run.json") is None
     assert parse_run_folder_key(outcome_key(RUN)) == (RUN, "outcome.json")
     assert parse_run_folder_key(run_record_key(RUN)) == (RUN, "run.json")
-    assert parse_run_folder_key(f"_kafka_segments/runs/{RUN}/staged/x.log") is None  # not directly in it
+    assert parse_run_folder_key(f"_kafka_segments/runs/{RUN}/docs/index.html") == (RUN, "docs/index.html")
     assert parse_run_folder_key(f"_kafka_segments/runs/{RUN}/") is None
     assert parse_run_folder_key(f"_kafka_segments/manifests/{RUN}/run.json") is None
 

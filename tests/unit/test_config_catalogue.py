@@ -43,6 +43,8 @@ KAFKA_TOPIC_DEFAULTS = {
     # broker-only, this project's: the per-run compaction budget (no limit)
     "kafka_segments.compaction.max.bytes.per.run": -1,
     "kafka_segments.compaction.max.partitions.per.run": -1,
+    # broker-only, this project's: gc keeps every run folder
+    "kafka_segments.run.folder.retention.ms": -1,
 }
 """The literal values of Kafka's definitions, written out independently of the catalogue."""
 

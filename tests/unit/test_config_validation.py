@@ -56,6 +56,32 @@ def test_compaction_lag_conflict_between_a_topic_and_the_broker_is_the_topics() 
     assert keys(text) == ["topics.t.max.compaction.lag.ms"]
 
 
+# --- kafka_segments.run.folder.retention.ms: -1 or at least one hour ----------------------------------------
+
+
+@pytest.mark.parametrize("value", [-1, 3_600_000, 2_592_000_000])
+def test_run_folder_retention_is_off_or_at_least_an_hour(value: int) -> None:
+    assert check(f"broker:\n  kafka_segments.run.folder.retention.ms: {value}\n").ok
+
+
+@pytest.mark.parametrize("value", [0, 3_599_999])
+def test_a_run_folder_retention_under_an_hour_is_refused(value: int) -> None:
+    (problem,) = check(f"broker:\n  kafka_segments.run.folder.retention.ms: {value}\n").problems
+
+    assert (problem.key, problem.value, problem.line) == (
+        "broker.kafka_segments.run.folder.retention.ms",
+        str(value),
+        2,
+    )
+    assert "must be -1 (keep every run folder) or at least 3600000 (1 hour)" in problem.rule
+
+
+def test_run_folder_retention_is_a_broker_setting_only() -> None:
+    assert keys("topics:\n  t:\n    kafka_segments.run.folder.retention.ms: 3600000\n") == [
+        "topics.t.kafka_segments.run.folder.retention.ms"
+    ]
+
+
 # --- KIP-68: consumed retention longer than a finite retention.ms ----------------------------------------
 
 

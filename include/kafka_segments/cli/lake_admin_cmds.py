@@ -18,6 +18,7 @@ from kafka_segments.cli.common import (
 )
 from kafka_segments.cli.lake_cmds import open_lake
 from kafka_segments.cli.output import emit
+from kafka_segments.config.catalogue import MIN_RUN_FOLDER_RETENTION_MS
 
 
 def run_adopt(args: argparse.Namespace) -> int:
@@ -63,6 +64,7 @@ def run_gc(args: argparse.Namespace) -> int:
         dry_run=not args.execute,
         retain_manifests=args.retain_manifests,
         orphan_min_age_ms=args.orphan_min_age_ms,
+        run_folder_retention_ms=args.run_folder_retention_ms,
     )
     emit(report.to_dict(), report.to_text(), as_json=args.json)
     if not report.ok:
@@ -75,6 +77,13 @@ non_negative_ms = bounded_int(
     minimum=0, what="a number of milliseconds", too_small="must be >= 0, not {value}"
 )
 """A duration in milliseconds (an integer >= 0)."""
+
+run_folder_retention_ms = bounded_int(
+    minimum=MIN_RUN_FOLDER_RETENTION_MS,
+    what="a number of milliseconds",
+    too_small="must be at least 3600000 (1 hour; a run still writes its folder after it ends), not {value}",
+)
+"""A run folder retention (``gc --run-folder-retention-ms``)."""
 
 positive_int = bounded_int(minimum=1, what="an integer", too_small="must be >= 1, not {value}")
 
@@ -144,6 +153,17 @@ def add_parsers(commands: Commands) -> None:
         default=3_600_000,
         metavar="MS",
         help="sweep objects of failed runs only once they are this old (default 1 hour)",
+    )
+    sub.add_argument(
+        "--run-folder-retention-ms",
+        type=run_folder_retention_ms,
+        default=None,
+        metavar="MS",
+        help=(
+            "also delete the folder (_kafka_segments/runs/<run id>/) of every run that ended and has not "
+            "changed for MS, unless it committed a retained manifest (at least 3600000, 1 hour; default: "
+            "keep every run folder)"
+        ),
     )
     add_json(sub, help=REPORT_JSON_HELP)
     sub.set_defaults(handler=run_gc, execute=False)

@@ -8,13 +8,20 @@
   than a finite ``retention.ms`` is refused, where consumed retention is in play. A *disabled* broker-wide
   default (168 hours unless set) is deliberately not checked: otherwise every topic with ``retention.ms``
   below a week would be invalid without ever using consumed retention.
-* **The offset map** (``dedupe_rules``): Kafka's startup checks of ``log.cleaner.dedupe.buffer.size``."""
+* **The offset map** (``dedupe_rules``): Kafka's startup checks of ``log.cleaner.dedupe.buffer.size``.
+* **Run folder retention** (this project's rule): ``kafka_segments.run.folder.retention.ms`` is -1 or at least
+  one hour, since a run still writes its folder after it ends."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kafka_segments.config.catalogue import Value, topic_setting
+from kafka_segments.config.catalogue import (
+    MIN_RUN_FOLDER_RETENTION_MS,
+    RUN_FOLDER_RETENTION_MS,
+    Value,
+    topic_setting,
+)
 from kafka_segments.config.dedupe_rules import dedupe_problems
 from kafka_segments.config.problems import ConfigProblem
 from kafka_segments.config.resolve import EffectiveSetting, broker_value, effective_settings
@@ -68,6 +75,13 @@ def _broker_problems(broker: Section, values: Mapping[str, Value | None]) -> lis
     if (sets_time or values[CONSUMED_ENABLE] is True) and _consumed_conflict(values):
         key = _first_set(broker, (*BROKER_CONSUMED_TIMES, BROKER_CONSUMED_ENABLE))
         problems.append(broker.problem(key, broker.values[key], _consumed_rule(broker, values)))
+    retention = values.get(RUN_FOLDER_RETENTION_MS)
+    if isinstance(retention, int) and 0 <= retention < MIN_RUN_FOLDER_RETENTION_MS:
+        rule = (
+            f"must be -1 (keep every run folder) or at least {MIN_RUN_FOLDER_RETENTION_MS} (1 hour): a run "
+            "still writes its folder after it ends"
+        )
+        problems.append(broker.problem(RUN_FOLDER_RETENTION_MS, broker.values[RUN_FOLDER_RETENTION_MS], rule))
     return problems
 
 

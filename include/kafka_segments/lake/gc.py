@@ -15,7 +15,13 @@ from dataclasses import dataclass
 from kafka_segments.errors import ManifestFormatError, RunStateError
 from kafka_segments.lake.gc_report import GcReport, OrphanItem, RetiredItem
 from kafka_segments.lake.history import manifest_versions, read_manifest, try_read_manifest
-from kafka_segments.lake.layout import is_meta_key, manifest_key, try_parse_segment_key
+from kafka_segments.lake.layout import RUNS_PREFIX, is_meta_key, manifest_key, try_parse_segment_key
+from kafka_segments.lake.run_folders import (
+    ExpiredRun,
+    check_run_folder_retention,
+    delete_run_folders,
+    expired_run_folders,
+)
 from kafka_segments.lake.runs import Clock, read_run, wall_clock_ms
 from kafka_segments.lake.sweep import (
     DeleteFailure,
@@ -38,30 +44,48 @@ def collect_garbage(
     dry_run: bool = True,
     retain_manifests: int = 10,
     orphan_min_age_ms: int = 3_600_000,
+    run_folder_retention_ms: int | None = None,
     clock: Clock = wall_clock_ms,
 ) -> GcReport:
-    """Delete due retired objects, orphans of runs that can no longer commit, and old manifests.
+    """Delete due retired objects, orphans of runs that can no longer commit, and old manifests; with a
+    ``run_folder_retention_ms``, also the folders of runs that ended that long ago (``lake.run_folders``).
 
     Args:
         now_ms: the wall-clock time to compare with (default ``clock()``).
         dry_run: report what would be deleted and delete nothing (the default).
         retain_manifests: how many of the newest manifest versions to keep (values below 1 mean 1).
         orphan_min_age_ms: how old an orphan must be before it is swept.
+        run_folder_retention_ms: how long the folder of a run that ended is kept after its last change
+            (``None``, the default: every folder is kept; at least one hour).
 
     Raises:
-        ValueError: ``orphan_min_age_ms`` is negative.
+        ValueError: ``orphan_min_age_ms`` is negative, or ``run_folder_retention_ms`` is below one hour.
         ManifestFormatError: a retained manifest is not valid (nothing is deleted then: gc cannot know what
             it protects).
         ObjectStoreError: the store could not be read (failed deletes are reported, not raised).
     """
     if orphan_min_age_ms < 0:
         raise ValueError(f"orphan_min_age_ms must be >= 0, got {orphan_min_age_ms}")
+    check_run_folder_retention(run_folder_retention_ms)
     now = clock() if now_ms is None else now_ms
-    plan = _plan(store, now_ms=now, retain=max(1, retain_manifests), orphan_min_age_ms=orphan_min_age_ms)
+    plan = _plan(
+        store,
+        now_ms=now,
+        retain=max(1, retain_manifests),
+        orphan_min_age_ms=orphan_min_age_ms,
+        run_folder_retention_ms=run_folder_retention_ms,
+    )
     return plan if dry_run else _execute(store, plan)
 
 
-def _plan(store: ObjectStore, *, now_ms: int, retain: int, orphan_min_age_ms: int) -> GcReport:
+def _plan(
+    store: ObjectStore,
+    *,
+    now_ms: int,
+    retain: int,
+    orphan_min_age_ms: int,
+    run_folder_retention_ms: int | None,
+) -> GcReport:
     """The dry-run report: everything classified, nothing deleted."""
     versions = manifest_versions(store)
     retained_versions = tuple(versions[-retain:])
@@ -86,7 +110,19 @@ def _plan(store: ObjectStore, *, now_ms: int, retain: int, orphan_min_age_ms: in
         orphans_left=left,
         deleted_manifests=tuple(version for version in versions if version < oldest_retained),
         failures=problems,
+        run_folder_retention_ms=run_folder_retention_ms,
+        expired_runs=_expired_runs(store, retained, now_ms, run_folder_retention_ms),
     )
+
+
+def _expired_runs(
+    store: ObjectStore, retained: list[Manifest], now_ms: int, retention_ms: int | None
+) -> tuple[ExpiredRun, ...]:
+    if retention_ms is None:
+        return ()
+    kept = frozenset(manifest.run_id for manifest in retained)
+    listing = store.list(RUNS_PREFIX)
+    return expired_run_folders(listing, kept_run_ids=kept, now_ms=now_ms, retention_ms=retention_ms)
 
 
 def _read_retained(store: ObjectStore, versions: tuple[int, ...]) -> list[Manifest]:
@@ -221,6 +257,7 @@ def _delete(store: ObjectStore, plan: GcReport, progress: Phase) -> GcReport:
             swept=(),
             deleted_manifests=deleted_manifests,
             failures=(*plan.failures, *manifests.failed, *_withheld_for_manifests(plan)),
+            expired_runs=(),
         )
     due = plan.deleted
     indexes = [key for item in due for key in item.keys if key != item.key]
@@ -236,13 +273,16 @@ def _delete(store: ObjectStore, plan: GcReport, progress: Phase) -> GcReport:
     failed.update(_by_key(delete_objects(store, logs).failed))
     progress.advance(f"{len(logs)} retired segment(s)")
     failed.update(_by_key(withheld))
+    expired, folder_failures = delete_run_folders(store, plan.expired_runs)
+    progress.advance(f"{len(expired)} run folder(s)")
     return dataclasses.replace(
         plan,
         dry_run=False,
         deleted=tuple(item for item in due if not _any_failed(item, failed)),
         swept=tuple(orphan for orphan in plan.swept if orphan.key not in failed),
         deleted_manifests=deleted_manifests,
-        failures=(*plan.failures, *failed.values()),
+        failures=(*plan.failures, *failed.values(), *folder_failures),
+        expired_runs=expired,
     )
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kafka_segments.lake.layout import manifest_key
+from kafka_segments.lake.layout import manifest_key, run_prefix
+from kafka_segments.lake.run_folders import ExpiredRun
 from kafka_segments.lake.sweep import DeleteFailure, format_wall_ms
 
 
@@ -66,12 +67,17 @@ class GcReport:
     orphans_left: tuple[OrphanItem, ...]
     deleted_manifests: tuple[int, ...]
     failures: tuple[DeleteFailure, ...]
+    run_folder_retention_ms: int | None = None
+    """``None``: every run folder is kept."""
+    expired_runs: tuple[ExpiredRun, ...] = ()
+    """Folders of runs that ended longer ago than ``run_folder_retention_ms``, deleted (or to delete)."""
 
     @property
     def deleted_keys(self) -> tuple[str, ...]:
-        """Every key deleted (or to delete), objects first, then manifests."""
+        """Every key deleted (or to delete): objects, then manifests, then run folders."""
         objects = [key for item in self.deleted for key in item.keys] + [item.key for item in self.swept]
-        return (*objects, *(manifest_key(version) for version in self.deleted_manifests))
+        folders = [key for run in self.expired_runs for key in run.keys]
+        return (*objects, *(manifest_key(version) for version in self.deleted_manifests), *folders)
 
     @property
     def ok(self) -> bool:
@@ -92,6 +98,8 @@ class GcReport:
             "orphans_left": [item.to_dict() for item in self.orphans_left],
             "deleted_manifests": list(self.deleted_manifests),
             "failures": [failure.to_dict() for failure in self.failures],
+            "run_folder_retention_ms": self.run_folder_retention_ms,
+            "expired_runs": [run.to_dict() for run in self.expired_runs],
         }
 
     def to_text(self) -> str:
@@ -117,10 +125,24 @@ class GcReport:
             *(f"  {sweep}  {i.key}: {i.why}" for i in self.swept),
             *(f"  left  {i.key}: {i.why}" for i in self.orphans_left),
             f"old manifests: {verb} {_versions_text(self.deleted_manifests)}",
+            *self._run_folder_lines(verb),
             f"failures: {len(self.failures)}",
             *(f"  failed  {failure.key}: {failure.error}" for failure in self.failures),
         ]
         return "\n".join(lines)
+
+    def _run_folder_lines(self, verb: str) -> list[str]:
+        if self.run_folder_retention_ms is None:
+            return ["run folders: all kept (no run folder retention)"]
+        return [
+            f"run folders: {len(self.expired_runs)} {verb} "
+            f"(runs that ended over {self.run_folder_retention_ms} ms ago)",
+            *(
+                f"  {verb}  {run_prefix(run.run_id)} ({len(run.keys)} object(s), last changed "
+                f"{format_wall_ms(run.last_modified_ms)})"
+                for run in self.expired_runs
+            ),
+        ]
 
 
 def _versions_text(versions: tuple[int, ...]) -> str:

@@ -92,14 +92,14 @@ def parse_run_record_key(key: str) -> str | None:
 
 
 def parse_run_folder_key(key: str) -> tuple[str, str] | None:
-    """The run id and file name of a key directly in a run's folder (``runs/<run id>/<name>``), else
-    ``None``."""
+    """The run id and the path inside the folder of a key in a run's folder (``runs/<run id>/<path>``),
+    else ``None``."""
     if not key.startswith(RUNS_PREFIX):
         return None
-    run_id, slash, name = key[len(RUNS_PREFIX) :].partition("/")
-    if not slash or not name or "/" in name or not _RUN_ID.fullmatch(run_id):
+    run_id, slash, path = key[len(RUNS_PREFIX) :].partition("/")
+    if not slash or not path or not _RUN_ID.fullmatch(run_id):
         return None
-    return run_id, name
+    return run_id, path
 
 
 @dataclass(frozen=True, slots=True)

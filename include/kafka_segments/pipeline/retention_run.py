@@ -8,13 +8,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafka_segments.config import Config
-from kafka_segments.lake.gc import collect_garbage
 from kafka_segments.lake.recover import recover
 from kafka_segments.lake.runs import Clock, wall_clock_ms
 from kafka_segments.lake.transaction import LakeTransaction
 from kafka_segments.pipeline.engines.inline import InlineEngine
 from kafka_segments.pipeline.offsets_input import OffsetsChoice
 from kafka_segments.pipeline.planning import Selection
+from kafka_segments.pipeline.run_gc import collect_run_garbage
 from kafka_segments.pipeline.run_result import RunResult
 from kafka_segments.pipeline.stages import (
     commit_staged,
@@ -86,7 +86,7 @@ def run_retention(
     gc = None
     if options.gc and not dry_run:
         options.step("gc: deleting retired objects whose file.delete.delay.ms has passed")
-        gc = collect_garbage(store, dry_run=False, clock=clock)
+        gc = collect_run_garbage(store, config, dry_run=False, clock=clock)
     finish_run(store, request.run_id, gc=gc)
     result = staged.result
     return RunResult(
