@@ -16,9 +16,11 @@ from kafka_segments.lake.gc import collect_garbage
 from kafka_segments.lake.gc_report import GcReport
 from kafka_segments.lake.layout import RUNS_PREFIX, manifest_key, outcome_key, run_prefix, run_record_key
 from kafka_segments.lake.recover import recover
+from kafka_segments.lake.run_folders import expired_run_folders
 from kafka_segments.lake.runs import wall_clock_ms
 from kafka_segments.pipeline.run_gc import collect_run_garbage
 from kafka_segments.storage import ObjectStore
+from kafka_segments.storage.base import ObjectMeta
 
 from lake.gc_helpers import FailingDeletes, append, head_of, keys, stage, start, write
 from lake.helpers import FakeClock
@@ -182,3 +184,28 @@ def test_a_runs_gc_takes_the_retention_from_the_configuration(store: ObjectStore
     assert report.run_folder_retention_ms == MIN_RUN_FOLDER_RETENTION_MS
     assert [run.run_id for run in report.expired_runs] == [aborted.run_id]  # the others made kept manifests
     assert set(committed) <= run_ids(store)
+
+
+def test_only_an_outcome_directly_in_the_folder_ends_a_run() -> None:
+    def meta(key: str, modified_ms: int = 0) -> ObjectMeta:
+        return ObjectMeta(RUNS_PREFIX + key, 1, "e", modified_ms)
+
+    listing = [
+        meta("ended/run.json"),
+        meta("ended/outcome.json"),
+        meta("ended/docs/page.html", modified_ms=5),
+        meta("open/run.json"),
+        meta("open/docs/outcome.json"),  # a file named so deeper in the folder ends nothing
+        meta("kept/outcome.json"),
+    ]
+
+    (ended,) = expired_run_folders(listing, kept_run_ids=frozenset({"kept"}), now_ms=10, retention_ms=5)
+
+    assert ended.run_id == "ended"
+    assert ended.last_modified_ms == 5
+    assert ended.keys == tuple(
+        RUNS_PREFIX + k for k in ("ended/run.json", "ended/docs/page.html", "ended/outcome.json")
+    )
+    assert (
+        expired_run_folders(listing, kept_run_ids=frozenset(), now_ms=9, retention_ms=5)[0].run_id == "kept"
+    )

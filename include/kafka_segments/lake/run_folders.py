@@ -63,16 +63,18 @@ def expired_run_folders(
     """The folders of ``listing`` (a listing of the runs' folders) whose retention has passed, in run id
     order; the runs of ``kept_run_ids`` (those that committed a retained manifest) are never expired."""
     folders: dict[str, list[ObjectMeta]] = {}
+    ended: set[str] = set()
     for meta in listing:
         parsed = parse_run_folder_key(meta.key)
         if parsed is not None:
             folders.setdefault(parsed[0], []).append(meta)
+            if parsed[1] == OUTCOME_NAME:
+                ended.add(parsed[0])
     expired = []
     for run_id in sorted(folders):
         metas = folders[run_id]
         newest = max(meta.last_modified_ms for meta in metas)
-        ended = any(meta.key.endswith("/" + OUTCOME_NAME) for meta in metas)
-        if ended and run_id not in kept_run_ids and now_ms - newest >= retention_ms:
+        if run_id in ended and run_id not in kept_run_ids and now_ms - newest >= retention_ms:
             expired.append(ExpiredRun(run_id, newest, _deletion_order(run_id, metas)))
     return tuple(expired)
 
