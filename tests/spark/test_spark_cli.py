@@ -61,8 +61,14 @@ RETENTION_TOPICS = """\
 """
 CONFIG = f"topics:\n{RETENTION_TOPICS}"
 """Retention alone (the failure-path tests)."""
-LAKE_CONFIG = CONFIG_YAML + RETENTION_TOPICS
-"""The compaction lake's topics (``c``, ``cd``, ``d``) and retention's."""
+RUN_FOLDER_RETENTION_MS = 30 * DAY
+LAKE_CONFIG = (
+    CONFIG_YAML.replace(
+        "broker:\n", f"broker:\n  kafka_segments.run.folder.retention.ms: {RUN_FOLDER_RETENTION_MS}\n"
+    )
+    + RETENTION_TOPICS
+)
+"""The compaction lake's topics (``c``, ``cd``, ``d``) and retention's; gc keeps run folders for 30 days."""
 K0 = TopicPartition("k", 0)
 QUARANTINED = f"kafka-segments run: 2 partition(s) quarantined and left alone: {UNCLEANABLE}, {DAMAGED}"
 
@@ -145,6 +151,7 @@ def test_run_engine_spark_commits_what_inline_commits(
     report = json.loads(report_file.read_text())
     assert (report["outcome"], report["engine"], report["committed_version"]) == ("committed", "spark", 1)
     assert len(report["gc"]["deleted"]) == 6  # t's segments: file.delete.delay.ms 0
+    assert report["gc"]["run_folder_retention_ms"] == RUN_FOLDER_RETENTION_MS  # the configured one
 
     with monkeypatch.context() as patch:
         for name, value in process_env.items():
@@ -153,6 +160,7 @@ def test_run_engine_spark_commits_what_inline_commits(
     reference = capsys.readouterr()
     assert code == 1, reference.err
     expected = json.loads(reference.out)
+    assert expected["gc"]["run_folder_retention_ms"] == RUN_FOLDER_RETENTION_MS  # the inline run's gc too
 
     run_ids = frozenset({plan["run_id"], report["run_id"], expected["run_id"]})
     prefixes = [on_spark.prefix.rstrip("/"), inline.prefix.rstrip("/")]

@@ -20,6 +20,7 @@ from kafka_segments.cli.output import emit
 from kafka_segments.errors import KafkaSegmentsError
 
 if TYPE_CHECKING:
+    from kafka_segments.config import Config
     from kafka_segments.lake.gc_report import GcReport
     from kafka_segments.pipeline.stages import RunRequest
     from kafka_segments.storage.base import ObjectStore
@@ -32,11 +33,12 @@ Progress = Callable[[str], None]
 
 def run_spark_engine(args: argparse.Namespace, *, dry_run: bool) -> int:
     """The stages of a run on Spark (see the module docstring); prints the report, returns the exit code."""
-    from kafka_segments.config import ConfigError
+    from kafka_segments.config import ConfigError, load_config
     from kafka_segments.offsets.snapshot_fields import SnapshotFormatError
 
     step = _progress(args.command)
     try:
+        config = load_config(args.config)  # bad configuration: exit 2 before anything runs
         store, request = _prepare(args, dry_run=dry_run, step=step)
     except (ConfigError, SnapshotFormatError) as exc:
         print(f"kafka-segments {args.command}: {exc}", file=sys.stderr)
@@ -52,19 +54,17 @@ def run_spark_engine(args: argparse.Namespace, *, dry_run: bool) -> int:
         _report(args, store, request.run_id, gc=None)
         print(f"kafka-segments {args.command}: {failure}", file=sys.stderr)
         return EXIT_PROBLEM
-    return _commit_and_report(args, store, request, dry_run=dry_run, step=step)
+    return _commit_and_report(args, store, request, config, dry_run=dry_run, step=step)
 
 
 def _prepare(args: argparse.Namespace, *, dry_run: bool, step: Progress) -> tuple[ObjectStore, RunRequest]:
     from kafka_segments.cli.lake_cmds import open_lake
-    from kafka_segments.config import load_config
     from kafka_segments.lake.recover import recover
     from kafka_segments.lake.runs import wall_clock_ms
     from kafka_segments.pipeline.offsets_input import OffsetsChoice
     from kafka_segments.pipeline.planning import Selection
     from kafka_segments.pipeline.stages import prepare_run, snapshot_offsets
 
-    load_config(args.config)  # bad configuration: exit 2 before anything runs
     store = open_lake(args.lake)
     now_ms = args.now if args.now is not None else wall_clock_ms()
     topics = None if args.topics is None else tuple(args.topics)
@@ -133,9 +133,15 @@ def _validate(args: argparse.Namespace, run_id: str, *, step: Progress) -> str |
 
 
 def _commit_and_report(
-    args: argparse.Namespace, store: ObjectStore, request: RunRequest, *, dry_run: bool, step: Progress
+    args: argparse.Namespace,
+    store: ObjectStore,
+    request: RunRequest,
+    config: Config,
+    *,
+    dry_run: bool,
+    step: Progress,
 ) -> int:
-    from kafka_segments.lake.gc import collect_garbage
+    from kafka_segments.pipeline.run_gc import collect_run_garbage
     from kafka_segments.pipeline.stages import commit_staged
 
     step("commit: committing the staged state" if not dry_run else "commit: a dry run commits nothing")
@@ -144,7 +150,7 @@ def _commit_and_report(
     gc = None
     if getattr(args, "gc", True) and not dry_run:
         step("gc: deleting retired objects whose file.delete.delay.ms has passed")
-        gc = collect_garbage(store, dry_run=False)
+        gc = collect_run_garbage(store, config, dry_run=False)
     report = _report(args, store, request.run_id, gc=gc)
     return _quarantine_status(args, report)
 
