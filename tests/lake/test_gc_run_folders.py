@@ -1,7 +1,8 @@
 """gc's run folder retention on both backends (``lake.run_folders``): off by default; with it, the folders of
 ended runs go once unchanged for the retention, never the folder of a run that committed a retained manifest
 or of a run without an outcome; the run record is deleted first and the outcome last, so an interrupted pass
-is finished by the next one; a retention under an hour is refused."""
+is finished by the next one; a retention under an hour is refused. A run's gc takes this retention and the
+number of manifests to keep from the configuration (``pipeline.run_gc``)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from kafka_segments.config.catalogue import MIN_RUN_FOLDER_RETENTION_MS
 from kafka_segments.lake.commit import abort_run
 from kafka_segments.lake.gc import collect_garbage
 from kafka_segments.lake.gc_report import GcReport
+from kafka_segments.lake.history import manifest_versions
 from kafka_segments.lake.layout import RUNS_PREFIX, manifest_key, outcome_key, run_prefix, run_record_key
 from kafka_segments.lake.recover import recover
 from kafka_segments.lake.run_folders import expired_run_folders
@@ -209,3 +211,16 @@ def test_only_an_outcome_directly_in_the_folder_ends_a_run() -> None:
     assert (
         expired_run_folders(listing, kept_run_ids=frozenset(), now_ms=9, retention_ms=5)[0].run_id == "kept"
     )
+
+
+def test_a_runs_gc_keeps_the_configured_number_of_manifests(store: ObjectStore, clock: FakeClock) -> None:
+    for _ in range(4):
+        append(store, clock)
+    config = parse_config("broker:\n  kafka_segments.retain.manifests: 2\n", source="t.yaml")
+
+    default = collect_run_garbage(store, Config.default(), dry_run=True)
+    report = collect_run_garbage(store, config, dry_run=False)
+
+    assert (default.retained_versions, default.deleted_manifests) == ((1, 2, 3, 4), ())
+    assert (report.retained_versions, report.deleted_manifests) == ((3, 4), (1, 2))
+    assert manifest_versions(store) == [3, 4]

@@ -43,7 +43,8 @@ KAFKA_TOPIC_DEFAULTS = {
     # broker-only, this project's: the per-run compaction budget (no limit)
     "kafka_segments.compaction.max.bytes.per.run": -1,
     "kafka_segments.compaction.max.partitions.per.run": -1,
-    # broker-only, this project's: gc keeps every run folder
+    # broker-only, this project's: a run's gc keeps 10 manifests and every run folder
+    "kafka_segments.retain.manifests": 10,
     "kafka_segments.run.folder.retention.ms": -1,
 }
 """The literal values of Kafka's definitions, written out independently of the catalogue."""
@@ -143,6 +144,7 @@ def test_topic_range_validators_at_their_boundary(name: str, lowest_valid: int, 
         ("log.retention.commitoffset.ms", 0, -1),
         ("log.retention.commitoffset.minutes", 0, -1),
         ("log.retention.commitoffset.hours", 0, -1),
+        ("kafka_segments.retain.manifests", 1, 0),
     ],
 )
 def test_broker_range_validators_at_their_boundary(

@@ -18,7 +18,7 @@ from kafka_segments.cli.common import (
 )
 from kafka_segments.cli.lake_cmds import open_lake
 from kafka_segments.cli.output import emit
-from kafka_segments.config.catalogue import MIN_RUN_FOLDER_RETENTION_MS
+from kafka_segments.config.catalogue import DEFAULT_RETAIN_MANIFESTS, MIN_RUN_FOLDER_RETENTION_MS
 
 
 def run_adopt(args: argparse.Namespace) -> int:
@@ -143,9 +143,9 @@ def add_parsers(commands: Commands) -> None:
     sub.add_argument(
         "--retain-manifests",
         type=positive_int,
-        default=10,
+        default=DEFAULT_RETAIN_MANIFESTS,
         metavar="N",
-        help="keep the N newest manifests and everything they reference (default 10)",
+        help=f"keep the N newest manifests and what they reference (default {DEFAULT_RETAIN_MANIFESTS})",
     )
     sub.add_argument(
         "--orphan-min-age-ms",

@@ -28,6 +28,9 @@ MAX_BATCH_DECOMPRESSED_BYTES = "kafka_segments.compaction.max.batch.decompressed
 DEDUPE_BUFFER_SIZE = "log.cleaner.dedupe.buffer.size"
 DEDUPE_LOAD_FACTOR = "log.cleaner.io.buffer.load.factor"
 CLEANER_THREADS = "log.cleaner.threads"
+RETAIN_MANIFESTS = "kafka_segments.retain.manifests"
+DEFAULT_RETAIN_MANIFESTS = 10
+"""How many of the newest manifests gc keeps (the setting; ``gc --retain-manifests``)."""
 RUN_FOLDER_RETENTION_MS = "kafka_segments.run.folder.retention.ms"
 MIN_RUN_FOLDER_RETENTION_MS = 3_600_000
 """The shortest run folder retention (1 hour: a run still writes its folder after it ends), for the setting
@@ -263,6 +266,9 @@ def broker_settings() -> tuple[Setting, ...]:
                 "per-run compaction budget: at most this many partitions get a cleaning round (-1: no "
                 "limit); overdue partitions (max.compaction.lag.ms) first, then the dirtiest",
                 "kafka-segments extension"),
+        _broker(RETAIN_MANIFESTS, _T.INT, DEFAULT_RETAIN_MANIFESTS, Range(1),
+                "a run's gc keeps this many of the newest manifests, and what they list: the versions that "
+                "time travel can read and the lake view shows", "kafka-segments extension"),
         _broker(RUN_FOLDER_RETENTION_MS, _T.LONG, -1, Range(-1),
                 "a run's gc also deletes the folder of every run that ended and has not changed for this "
                 "long, unless it committed a retained manifest (-1: keep every run folder; else at least "

@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from kafka_segments.config.catalogue import DEFAULT_RETAIN_MANIFESTS
 from kafka_segments.errors import ManifestFormatError, RunStateError
 from kafka_segments.lake.gc_report import GcReport, OrphanItem, RetiredItem
 from kafka_segments.lake.history import manifest_versions, read_manifest, try_read_manifest
@@ -42,7 +43,7 @@ def collect_garbage(
     *,
     now_ms: int | None = None,
     dry_run: bool = True,
-    retain_manifests: int = 10,
+    retain_manifests: int = DEFAULT_RETAIN_MANIFESTS,
     orphan_min_age_ms: int = 3_600_000,
     run_folder_retention_ms: int | None = None,
     clock: Clock = wall_clock_ms,

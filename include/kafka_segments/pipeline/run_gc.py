@@ -4,24 +4,42 @@
 from __future__ import annotations
 
 from kafka_segments.config import Config
-from kafka_segments.config.catalogue import RUN_FOLDER_RETENTION_MS
+from kafka_segments.config.catalogue import (
+    DEFAULT_RETAIN_MANIFESTS,
+    RETAIN_MANIFESTS,
+    RUN_FOLDER_RETENTION_MS,
+)
 from kafka_segments.lake.gc import collect_garbage
 from kafka_segments.lake.gc_report import GcReport
 from kafka_segments.lake.runs import Clock, wall_clock_ms
 from kafka_segments.storage.base import ObjectStore
 
 
+def retain_manifests(config: Config) -> int:
+    """The broker section's ``kafka_segments.retain.manifests``."""
+    value = _broker_values(config).get(RETAIN_MANIFESTS, DEFAULT_RETAIN_MANIFESTS)
+    return value if isinstance(value, int) else DEFAULT_RETAIN_MANIFESTS
+
+
 def run_folder_retention_ms(config: Config) -> int | None:
     """The broker section's ``kafka_segments.run.folder.retention.ms``; ``None`` for -1 (keep every one)."""
-    values = {setting.name: setting.value for setting in config.settings(None)}
-    value = values.get(RUN_FOLDER_RETENTION_MS, -1)
+    value = _broker_values(config).get(RUN_FOLDER_RETENTION_MS, -1)
     return value if isinstance(value, int) and value >= 0 else None
 
 
 def collect_run_garbage(
     store: ObjectStore, config: Config, *, dry_run: bool, clock: Clock = wall_clock_ms
 ) -> GcReport:
-    """The gc pass a run ends with: ``collect_garbage``'s defaults and the configured run folder retention."""
+    """The gc pass a run ends with: ``collect_garbage`` with the configured manifest and run folder
+    retention (its default orphan age)."""
     return collect_garbage(
-        store, dry_run=dry_run, run_folder_retention_ms=run_folder_retention_ms(config), clock=clock
+        store,
+        dry_run=dry_run,
+        retain_manifests=retain_manifests(config),
+        run_folder_retention_ms=run_folder_retention_ms(config),
+        clock=clock,
     )
+
+
+def _broker_values(config: Config) -> dict[str, object]:
+    return {setting.name: setting.value for setting in config.settings(None)}
