@@ -2,9 +2,10 @@
 (the last commit at or before it), and whether that state's segment objects still exist (docs/reading.md,
 "Time travel").
 
-An old version stays readable while gc keeps its manifest (``--retain-manifests``) and its segments
-(retired ones for ``file.delete.delay.ms``); a read of a version whose objects are gone is refused up front
-with ``VersionGoneError`` naming them and the commit that retired them."""
+An old version stays readable while gc keeps its manifest (``--retain-manifests``; a run's gc:
+``kafka_segments.retain.manifests``) and its segments (retired ones for ``file.delete.delay.ms``); a read of
+a version whose objects are gone is refused up front with ``VersionGoneError`` naming them and the commit
+that retired them."""
 
 from __future__ import annotations
 
