@@ -81,7 +81,10 @@ non_negative_ms = bounded_int(
 run_folder_retention_ms = bounded_int(
     minimum=MIN_RUN_FOLDER_RETENTION_MS,
     what="a number of milliseconds",
-    too_small="must be at least 3600000 (1 hour; a run still writes its folder after it ends), not {value}",
+    too_small=(
+        f"must be at least {MIN_RUN_FOLDER_RETENTION_MS} (1 hour; a run still writes its folder after it "
+        "ends), not {value}"
+    ),
 )
 """A run folder retention (``gc --run-folder-retention-ms``)."""
 
@@ -161,8 +164,8 @@ def add_parsers(commands: Commands) -> None:
         metavar="MS",
         help=(
             "also delete the folder (_kafka_segments/runs/<run id>/) of every run that ended and has not "
-            "changed for MS, unless it committed a retained manifest (at least 3600000, 1 hour; default: "
-            "keep every run folder)"
+            "changed for MS, unless it committed a retained manifest "
+            f"(at least {MIN_RUN_FOLDER_RETENTION_MS}, 1 hour; default: keep every run folder)"
         ),
     )
     add_json(sub, help=REPORT_JSON_HELP)

@@ -76,6 +76,11 @@ class Config:
         """What a topic without settings of its own gets (``topic`` is ``""``)."""
         return to_topic_config("", self.settings(None))
 
+    def broker_value(self, name: str) -> Value | None:
+        """The effective value of the broker-level setting ``name`` (its default when the file sets none;
+        ``None`` for a name that is no broker setting or has no default)."""
+        return next((setting.value for setting in self.settings(None) if setting.name == name), None)
+
     def settings(self, topic: str | None) -> tuple[EffectiveSetting, ...]:
         """Every setting's effective value and source for ``topic`` (``None``: the broker defaults)."""
         own = self.topic_values.get(topic, {}) if topic is not None else {}

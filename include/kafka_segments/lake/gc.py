@@ -92,7 +92,8 @@ def _plan(
     retained_versions = tuple(versions[-retain:])
     retained = _read_retained(store, retained_versions)
     head = retained[-1] if retained else None
-    listing = [meta for meta in store.list() if not is_meta_key(meta.key)]
+    everything = list(store.list())  # one listing: the run folders' verdicts come from it too
+    listing = [meta for meta in everything if not is_meta_key(meta.key)]
     present = frozenset(meta.key for meta in listing)
     due, waiting, held, gone, problems = _classify_retired(head, retained, present, now_ms)
     keep = references(retained, head.retired if head is not None else ())
@@ -112,18 +113,18 @@ def _plan(
         deleted_manifests=tuple(version for version in versions if version < oldest_retained),
         failures=problems,
         run_folder_retention_ms=run_folder_retention_ms,
-        expired_runs=_expired_runs(store, retained, now_ms, run_folder_retention_ms),
+        expired_runs=_expired_runs(everything, retained, now_ms, run_folder_retention_ms),
     )
 
 
 def _expired_runs(
-    store: ObjectStore, retained: list[Manifest], now_ms: int, retention_ms: int | None
+    everything: list[ObjectMeta], retained: list[Manifest], now_ms: int, retention_ms: int | None
 ) -> tuple[ExpiredRun, ...]:
     if retention_ms is None:
         return ()
     kept = frozenset(manifest.run_id for manifest in retained)
-    listing = store.list(RUNS_PREFIX)
-    return expired_run_folders(listing, kept_run_ids=kept, now_ms=now_ms, retention_ms=retention_ms)
+    runs = [meta for meta in everything if meta.key.startswith(RUNS_PREFIX)]
+    return expired_run_folders(runs, kept_run_ids=kept, now_ms=now_ms, retention_ms=retention_ms)
 
 
 def _read_retained(store: ObjectStore, versions: tuple[int, ...]) -> list[Manifest]:

@@ -17,13 +17,13 @@ from kafka_segments.storage.base import ObjectStore
 
 def retain_manifests(config: Config) -> int:
     """The broker section's ``kafka_segments.retain.manifests``."""
-    value = _broker_values(config).get(RETAIN_MANIFESTS, DEFAULT_RETAIN_MANIFESTS)
+    value = config.broker_value(RETAIN_MANIFESTS)
     return value if isinstance(value, int) else DEFAULT_RETAIN_MANIFESTS
 
 
 def run_folder_retention_ms(config: Config) -> int | None:
     """The broker section's ``kafka_segments.run.folder.retention.ms``; ``None`` for -1 (keep every one)."""
-    value = _broker_values(config).get(RUN_FOLDER_RETENTION_MS, -1)
+    value = config.broker_value(RUN_FOLDER_RETENTION_MS)
     return value if isinstance(value, int) and value >= 0 else None
 
 
@@ -39,7 +39,3 @@ def collect_run_garbage(
         run_folder_retention_ms=run_folder_retention_ms(config),
         clock=clock,
     )
-
-
-def _broker_values(config: Config) -> dict[str, object]:
-    return {setting.name: setting.value for setting in config.settings(None)}

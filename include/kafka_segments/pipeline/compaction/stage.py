@@ -36,8 +36,7 @@ BUDGET_PARTITIONS = "kafka_segments.compaction.max.partitions.per.run"
 
 def compaction_budget(config: Config) -> CompactionBudget:
     """The run's budget from the broker section (``kafka_segments.compaction.max.*.per.run``)."""
-    values = {setting.name: setting.value for setting in config.settings(None)}
-    max_bytes, max_partitions = values.get(BUDGET_BYTES, -1), values.get(BUDGET_PARTITIONS, -1)
+    max_bytes, max_partitions = config.broker_value(BUDGET_BYTES), config.broker_value(BUDGET_PARTITIONS)
     return CompactionBudget(
         max_bytes=max_bytes if isinstance(max_bytes, int) else -1,
         max_partitions=max_partitions if isinstance(max_partitions, int) else -1,
