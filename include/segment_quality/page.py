@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from kafka_segments.lake.layout import staged_manifest_key
-from kafka_segments.pipeline.run_files import VALIDATION, run_file_key
-from kafka_segments.storage.base import ObjectStore, Overwrite
+from kafka_segments.lake.run_folder import VALIDATION, run_file_key, write_run_bytes
+from kafka_segments.storage.base import ObjectStore
 
 PAGE = "validation.html"
 STYLE = """
@@ -79,6 +79,4 @@ def render_page(document: Mapping[str, Any]) -> str:
 
 def write_page(store: ObjectStore, run_id: str, document: Mapping[str, Any]) -> str:
     """Write the page of ``document`` to the run's folder; return its key."""
-    key = run_file_key(run_id, PAGE)
-    store.put(key, render_page(document).encode(), mode=Overwrite())
-    return key
+    return write_run_bytes(store, run_id, PAGE, render_page(document).encode())

@@ -16,7 +16,8 @@ from kafka_segments.checkpoint import format_offset_checkpoint
 from kafka_segments.demo import sample_topic
 from kafka_segments.lake.commit import commit_manifest
 from kafka_segments.lake.history import manifest_versions, read_head
-from kafka_segments.lake.staging import begin_run, build_manifest, read_staged_manifest, stage_manifest
+from kafka_segments.lake.run_folder import read_staged_manifest
+from kafka_segments.lake.staging import begin_run, build_manifest, stage_manifest
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 

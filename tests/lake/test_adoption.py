@@ -11,7 +11,8 @@ from kafka_segments.lake.adoption import adopt_objects
 from kafka_segments.lake.adoption_report import AdoptionReport
 from kafka_segments.lake.commit import commit_run
 from kafka_segments.lake.history import read_head
-from kafka_segments.lake.runs import Outcome, read_outcome
+from kafka_segments.lake.run_folder import read_outcome
+from kafka_segments.lake.runs import Outcome
 from kafka_segments.lake.staging import begin_run, build_manifest, retire, stage_manifest
 from kafka_segments.state import PartitionState, SegmentOrigin
 from kafka_segments.storage import ObjectStore

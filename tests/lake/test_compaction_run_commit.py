@@ -10,8 +10,8 @@ import json
 import pytest
 from kafka_segments.compaction.eligibility import Eligibility
 from kafka_segments.lake.history import manifest_versions
+from kafka_segments.lake.run_folder import read_run_json
 from kafka_segments.pipeline.compaction.stage import CompactionStatus
-from kafka_segments.pipeline.run_files import read_run_json
 from kafka_segments.records import Record, build_batch
 from kafka_segments.state import SegmentOrigin
 from kafka_segments.storage import ObjectStore

@@ -12,7 +12,8 @@ from kafka_segments.errors import CommitConflictError
 from kafka_segments.lake import Manifest, commit_run, read_head
 from kafka_segments.lake.checkpoint_files import checkpoint_files_match
 from kafka_segments.lake.history import manifest_versions, read_manifest
-from kafka_segments.lake.runs import Outcome, read_outcome
+from kafka_segments.lake.run_folder import read_outcome
+from kafka_segments.lake.runs import Outcome
 from kafka_segments.storage import LocalStore, ObjectStore
 
 from lake.commit_child import stage_appending_run

@@ -14,7 +14,8 @@ from kafka_segments.lake.gc import collect_garbage
 from kafka_segments.lake.history import manifest_versions
 from kafka_segments.lake.layout import CHECKPOINT_KEYS, manifest_key, run_record_key
 from kafka_segments.lake.recover import RecoverAction, recover
-from kafka_segments.lake.runs import Outcome, read_outcome
+from kafka_segments.lake.run_folder import read_outcome
+from kafka_segments.lake.runs import Outcome
 from kafka_segments.storage import ObjectStore
 
 from lake.adoption_helpers import CountingStore

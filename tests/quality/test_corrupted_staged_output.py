@@ -14,8 +14,8 @@ from kafka_segments.errors import RunStateError
 from kafka_segments.lake import stage_segment
 from kafka_segments.lake.gc import collect_garbage
 from kafka_segments.lake.history import head_version, read_head
-from kafka_segments.lake.runs import Outcome, read_outcome, read_run
-from kafka_segments.pipeline.run_files import run_file_key
+from kafka_segments.lake.run_folder import read_outcome, read_run, run_file_key
+from kafka_segments.lake.runs import Outcome
 from kafka_segments.pipeline.stages import VALIDATION, commit_staged, read_run_json
 from kafka_segments.state import Manifest
 from kafka_segments.storage import LocalStore, ObjectStore

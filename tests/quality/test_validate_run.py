@@ -14,7 +14,7 @@ from kafka_segments.config import Config
 from kafka_segments.demo import EmbeddedS3
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.history import head_version, location_of
-from kafka_segments.pipeline.run_files import run_file_key
+from kafka_segments.lake.run_folder import run_file_key
 from kafka_segments.pipeline.stages import VALIDATION, commit_staged, finish_run, read_run_json
 from kafka_segments.storage import LocalStore, ObjectStore, S3Store
 from lake.helpers import FakeClock

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from kafka_segments.lake.history import location_of
 from kafka_segments.lake.layout import staged_manifest_key
+from kafka_segments.lake.run_folder import run_file_key
 from kafka_segments.pipeline.report import render_report
-from kafka_segments.pipeline.run_files import run_file_key
 from kafka_segments.pipeline.stages import VALIDATION, finish_run, read_run_json
 from kafka_segments.storage import LocalStore
 from lake.helpers import FakeClock

@@ -30,7 +30,8 @@ from kafka_segments.demo import EmbeddedS3
 from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.history import manifest_versions
 from kafka_segments.lake.reader import resolve_manifest
-from kafka_segments.lake.runs import Outcome, list_runs, read_outcome
+from kafka_segments.lake.run_folder import list_runs, read_outcome
+from kafka_segments.lake.runs import Outcome
 from kafka_segments.pipeline.engines import spark_submit
 from kafka_segments.pipeline.engines.spark_submit import SparkJobResult, SparkJobSpec
 from kafka_segments.pipeline.stages import execute_run

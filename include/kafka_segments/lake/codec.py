@@ -185,6 +185,40 @@ class Reader:
             for index, item in enumerate(value)
         )
 
+    def has(self, name: str) -> bool:
+        return name in self._data
+
+    def later_strings(self, name: str) -> tuple[str, ...] | None:
+        """A list of non-empty strings, or null, that older documents lack (``None`` then)."""
+        value = self._data.get(name)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
+            raise self.fail(name, f"expected a list of non-empty strings, found {value!r}")
+        return tuple(value)
+
+    def later_objects(self, name: str, parse: Callable[[Reader], T]) -> tuple[T, ...] | None:
+        """``objects`` of a list, or null, that older documents lack (``None`` then)."""
+        return None if self._data.get(name) is None else self.objects(name, parse)
+
+    def later_object(self, name: str) -> Reader | None:
+        """A nested JSON object, or null, that older documents lack (``None`` then)."""
+        value = self._data.get(name)
+        return None if value is None else Reader(value, location=self.location, path=self._where(name))
+
+    def later_labels(self, name: str) -> dict[str, str]:
+        """A JSON object of strings that older documents lack (empty then)."""
+        value = self._data.get(name)
+        if value is None:
+            return {}
+        if not isinstance(value, dict) or not all(isinstance(item, str) for item in value.values()):
+            raise self.fail(name, f"expected an object of strings, found {value!r}")
+        return {str(key): item for key, item in value.items()}
+
+    def optional_string(self, name: str) -> str | None:
+        """A non-empty string or null (absent counts as null)."""
+        return None if self._data.get(name) is None else self.string(name)
+
     def topic_partition(self) -> TopicPartition:
         topic = self.string("topic")
         partition = self.integer("partition", minimum=0)

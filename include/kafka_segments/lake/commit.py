@@ -26,17 +26,8 @@ from kafka_segments.lake.checkpoint_files import write_checkpoint_files
 from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.history import head_version, location_of, read_manifest, try_read_manifest
 from kafka_segments.lake.layout import manifest_key
-from kafka_segments.lake.runs import (
-    Clock,
-    Outcome,
-    RunEnd,
-    RunRecord,
-    read_outcome,
-    read_run,
-    wall_clock_ms,
-    write_outcome,
-)
-from kafka_segments.lake.staging import read_staged_manifest
+from kafka_segments.lake.run_folder import read_outcome, read_run, read_staged_manifest, write_outcome
+from kafka_segments.lake.runs import Clock, Outcome, RunEnd, RunOutcome, RunRecord, wall_clock_ms
 from kafka_segments.state import Manifest
 from kafka_segments.storage.base import Create, ObjectStore
 
@@ -105,7 +96,7 @@ def commit_run(store: ObjectStore, run_id: str, *, clock: Clock = wall_clock_ms)
         committed = commit_manifest(store, _stamp(staged, clock()))
     except CommitConflictError as conflict:
         # The run can never commit now: record it, as when the version was found taken up front.
-        write_outcome(store, RunEnd(run.run_id, Outcome.ABORTED, None, clock(), conflict.reason))
+        write_outcome(store, RunEnd(run.run_id, RunOutcome.LOST, None, clock(), conflict.reason))
         raise
     finish_commit(store, committed, clock=clock)
     return committed
@@ -119,7 +110,7 @@ def _settle_existing(store: ObjectStore, run: RunRecord, existing: Manifest, *, 
         store,
         RunEnd(
             run.run_id,
-            Outcome.ABORTED,
+            RunOutcome.LOST,
             None,
             clock(),
             f"version {existing.version} was committed by run {existing.run_id}",
@@ -231,12 +222,19 @@ def finish_commit(store: ObjectStore, manifest: Manifest, *, clock: Clock = wall
     """The idempotent steps after a commit: checkpoint files (while it is the head) and the run outcome."""
     if head_version(store) == manifest.version:
         write_checkpoint_files(store, manifest)
-    write_outcome(store, RunEnd(manifest.run_id, Outcome.COMMITTED, manifest.version, clock()))
+    write_outcome(store, RunEnd(manifest.run_id, RunOutcome.COMMITTED, manifest.version, clock()))
 
 
-def abort_run(store: ObjectStore, run_id: str, *, reason: str, clock: Clock = wall_clock_ms) -> None:
-    """Record that the run gives up. Its objects are swept once it can no longer commit (another commit
-    took its version); aborting does not delete anything itself.
+def abort_run(
+    store: ObjectStore,
+    run_id: str,
+    *,
+    reason: str,
+    outcome: RunOutcome = RunOutcome.ABORTED,
+    clock: Clock = wall_clock_ms,
+) -> None:
+    """Record that the run gives up, as ``outcome`` with ``reason`` beside it. Its objects are swept once
+    it can no longer commit (another commit took its version); aborting does not delete anything itself.
 
     Raises:
         RunStateError: the run already committed.
@@ -246,4 +244,6 @@ def abort_run(store: ObjectStore, run_id: str, *, reason: str, clock: Clock = wa
         raise RunStateError(
             f"run {run_id!r} already committed version {resolution.version}", location=store.describe()
         )
-    write_outcome(store, RunEnd(run_id, Outcome.ABORTED, None, clock(), reason))
+    if outcome is RunOutcome.COMMITTED:
+        raise ValueError("a run that gives up cannot end as committed")
+    write_outcome(store, RunEnd(run_id, outcome, None, clock(), reason))

@@ -17,13 +17,14 @@ from kafka_segments.errors import ManifestFormatError, RunStateError
 from kafka_segments.lake.gc_report import GcReport, OrphanItem, RetiredItem
 from kafka_segments.lake.history import manifest_versions, read_manifest, try_read_manifest
 from kafka_segments.lake.layout import RUNS_PREFIX, is_meta_key, manifest_key, try_parse_segment_key
+from kafka_segments.lake.run_folder import read_run
 from kafka_segments.lake.run_folders import (
     ExpiredRun,
     check_run_folder_retention,
     delete_run_folders,
     expired_run_folders,
 )
-from kafka_segments.lake.runs import Clock, read_run, wall_clock_ms
+from kafka_segments.lake.runs import Clock, wall_clock_ms
 from kafka_segments.lake.sweep import (
     DeleteFailure,
     References,

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
-from kafka_segments.errors import ObjectAlreadyExistsError, ObjectNotFoundError, RunStateError
-from kafka_segments.lake.codec import manifest_from_json, manifest_to_json
+from kafka_segments.errors import ObjectAlreadyExistsError, RunStateError
 from kafka_segments.lake.history import head_version, location_of, read_manifest
 from kafka_segments.lake.layout import new_run_id, segment_key, staged_manifest_key
-from kafka_segments.lake.runs import Clock, RunRecord, register_run, wall_clock_ms
+from kafka_segments.lake.run_folder import register_run, write_staged_manifest
+from kafka_segments.lake.runs import Clock, RunRecord, RunRequest, wall_clock_ms
 from kafka_segments.lake.scan import summarize_segment
 from kafka_segments.lake.time_pin import checked_time_index_sha256
 from kafka_segments.segment.files import FileKind
@@ -23,7 +23,7 @@ from kafka_segments.state import (
     SegmentOrigin,
     sort_partitions,
 )
-from kafka_segments.storage.base import Create, MappingStore, ObjectStore, Overwrite
+from kafka_segments.storage.base import Create, MappingStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 
 
@@ -34,6 +34,7 @@ def begin_run(
     operation: str,
     dry_run: bool = False,
     run_id: str | None = None,
+    request: RunRequest | None = None,
     clock: Clock = wall_clock_ms,
 ) -> tuple[RunRecord, Manifest | None]:
     """Register a run on the current head and return it with its base manifest.
@@ -49,6 +50,7 @@ def begin_run(
         started_at_ms=clock(),
         now_ms=now_ms,
         dry_run=dry_run,
+        request=request or RunRequest(),
     )
     record = register_run(store, wanted)
     base = None if record.base_version is None else read_manifest(store, record.base_version)
@@ -183,18 +185,4 @@ def stage_manifest(store: ObjectStore, run: RunRecord, manifest: Manifest) -> No
             f"run {run.run_id!r} at version {run.base_version}",
             location=location_of(store, staged_manifest_key(run.run_id)),
         )
-    key = staged_manifest_key(run.run_id)
-    data = manifest_to_json(manifest)
-    manifest_from_json(data, location=location_of(store, key))  # refuse now what the commit would refuse
-    store.put(key, data, mode=Overwrite())
-
-
-def read_staged_manifest(store: ObjectStore, run_id: str) -> Manifest:
-    key = staged_manifest_key(run_id)
-    try:
-        data = store.get(key)
-    except ObjectNotFoundError:
-        raise RunStateError(
-            f"run {run_id!r} has no staged manifest", location=location_of(store, key)
-        ) from None
-    return manifest_from_json(data, location=location_of(store, key))
+    write_staged_manifest(store, manifest)

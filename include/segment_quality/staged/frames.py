@@ -17,11 +17,11 @@ from kafka_segments.errors import LakeError, ObjectNotFoundError, RunStateError
 from kafka_segments.lake.codec import manifest_from_json
 from kafka_segments.lake.history import location_of
 from kafka_segments.lake.layout import staged_manifest_key
-from kafka_segments.pipeline.run_files import (
+from kafka_segments.lake.run_folder import (
     INPUT_MANIFEST,
     PLAN,
     STAGED,
-    read_request,
+    read_run,
     read_run_json,
     run_file_key,
 )
@@ -135,7 +135,7 @@ def quality_frames(store: ObjectStore, run_id: str, *, config: Config) -> Qualit
         QualityInputError: ``staged.json`` says a manifest was staged but there is none.
         ObjectStoreError: the store could not be read.
     """
-    now_ms = read_request(store, run_id).now_ms
+    now_ms = read_run(store, run_id).now_ms
     staged = _staged_manifest(store, run_id)
     changed = read_run_json(store, run_id, STAGED).get("changed") is True
     if staged is None:
