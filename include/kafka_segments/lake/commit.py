@@ -24,7 +24,7 @@ from kafka_segments.errors import (
 )
 from kafka_segments.lake.checkpoint_files import write_checkpoint_files
 from kafka_segments.lake.codec import manifest_to_json
-from kafka_segments.lake.history import head_version, location_of, read_manifest, try_read_manifest
+from kafka_segments.lake.history import head_version, read_manifest, try_read_manifest
 from kafka_segments.lake.layout import manifest_key
 from kafka_segments.lake.runs import (
     Clock,
@@ -128,7 +128,7 @@ def _settle_existing(store: ObjectStore, run: RunRecord, existing: Manifest, *, 
     raise CommitConflictError(
         f"run {run.run_id!r} lost: version {existing.version} was committed by run {existing.run_id!r}; "
         "re-plan from the new head",
-        location=location_of(store, manifest_key(existing.version)),
+        location=store.location(manifest_key(existing.version)),
     )
 
 
@@ -137,7 +137,7 @@ def _check_base_is_head(store: ObjectStore, run: RunRecord) -> None:
     if head != run.base_version:
         raise CommitConflictError(
             f"run {run.run_id!r} builds on version {run.base_version} but the head is {head}; re-plan",
-            location=location_of(store, manifest_key(run.commit_version)),
+            location=store.location(manifest_key(run.commit_version)),
         )
 
 
@@ -200,7 +200,7 @@ def commit_manifest(store: ObjectStore, manifest: Manifest) -> Manifest:
             raise CommitStateUnknownError(
                 f"commit of version {manifest.version} by run {manifest.run_id!r} failed ({exc.reason}) and "
                 f"could not be read back ({read_error.reason}); run `kafka-segments recover` first",
-                location=location_of(store, key),
+                location=store.location(key),
             ) from exc
     return manifest
 
@@ -213,16 +213,16 @@ def _read_back(store: ObjectStore, manifest: Manifest, *, ambiguous: bool) -> Ma
             raise CommitStateUnknownError(
                 f"commit of version {manifest.version} by run {manifest.run_id!r} failed and the version is "
                 "not there (yet); commit the run again (it checks first) or run `kafka-segments recover`",
-                location=location_of(store, key),
+                location=store.location(key),
             )
         raise CommitStateUnknownError(
-            f"version {manifest.version} exists but could not be read", location=location_of(store, key)
+            f"version {manifest.version} exists but could not be read", location=store.location(key)
         )
     if existing.run_id != manifest.run_id:
         raise CommitConflictError(
             f"version {manifest.version} was committed by run {existing.run_id!r} first; "
             f"nothing of run {manifest.run_id!r} is visible; re-plan from the new head",
-            location=location_of(store, key),
+            location=store.location(key),
         )
     return existing
 

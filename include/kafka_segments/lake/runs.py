@@ -14,7 +14,6 @@ from enum import Enum
 
 from kafka_segments.errors import ObjectAlreadyExistsError, ObjectNotFoundError, RunStateError
 from kafka_segments.lake.codec import dump_json, load_document
-from kafka_segments.lake.history import location_of
 from kafka_segments.lake.layout import (
     OUTCOME_NAME,
     RUN_RECORD_NAME,
@@ -89,7 +88,7 @@ def register_run(store: ObjectStore, record: RunRecord) -> RunRecord:
         if existing.operation != record.operation:
             raise RunStateError(
                 f"run id {record.run_id!r} is already registered for operation {existing.operation!r}",
-                location=location_of(store, key),
+                location=store.location(key),
             ) from None
         return existing
     return record
@@ -106,9 +105,9 @@ def read_run(store: ObjectStore, run_id: str) -> RunRecord:
     try:
         data = store.get(key)
     except ObjectNotFoundError:
-        raise RunStateError(f"no run {run_id!r} in this lake", location=location_of(store, key)) from None
+        raise RunStateError(f"no run {run_id!r} in this lake", location=store.location(key)) from None
     reader = load_document(
-        data, location=location_of(store, key), supported=RUN_FORMAT_VERSION, kind="run record"
+        data, location=store.location(key), supported=RUN_FORMAT_VERSION, kind="run record"
     )
     record = RunRecord(
         run_id=reader.string("run_id"),
@@ -170,7 +169,7 @@ def read_outcome(store: ObjectStore, run_id: str) -> RunEnd | None:
     except ObjectNotFoundError:
         return None
     reader = load_document(
-        data, location=location_of(store, key), supported=RUN_FORMAT_VERSION, kind="run outcome"
+        data, location=store.location(key), supported=RUN_FORMAT_VERSION, kind="run outcome"
     )
     return RunEnd(
         run_id=reader.string("run_id"),

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from kafka_segments.errors import ObjectAlreadyExistsError, ObjectNotFoundError, RunStateError
 from kafka_segments.lake.codec import manifest_from_json, manifest_to_json
-from kafka_segments.lake.history import head_version, location_of, read_manifest
+from kafka_segments.lake.history import head_version, read_manifest
 from kafka_segments.lake.layout import new_run_id, segment_key, staged_manifest_key
 from kafka_segments.lake.runs import Clock, RunRecord, register_run, wall_clock_ms
 from kafka_segments.lake.scan import summarize_segment
@@ -81,7 +81,7 @@ def stage_segment(
     etag_is_sha256 = isinstance(store, MappingStore)
     summary = summarize_segment(
         log,
-        key=location_of(store, log_key),
+        key=store.location(log_key),
         base_offset=base_offset,
         sha256=_SHA256_OF_ETAG if etag_is_sha256 else None,
     )
@@ -116,7 +116,7 @@ def _create_or_same(store: ObjectStore, key: str, data: bytes) -> str:
         if store.get(key) != data:
             raise RunStateError(
                 "object already exists with other bytes; a run never overwrites an object",
-                location=location_of(store, key),
+                location=store.location(key),
             ) from None
         return store.head(key).etag
 
@@ -181,11 +181,11 @@ def stage_manifest(store: ObjectStore, run: RunRecord, manifest: Manifest) -> No
         raise RunStateError(
             f"staged manifest (run {manifest.run_id!r}, parent {manifest.parent_version}) does not build on "
             f"run {run.run_id!r} at version {run.base_version}",
-            location=location_of(store, staged_manifest_key(run.run_id)),
+            location=store.location(staged_manifest_key(run.run_id)),
         )
     key = staged_manifest_key(run.run_id)
     data = manifest_to_json(manifest)
-    manifest_from_json(data, location=location_of(store, key))  # refuse now what the commit would refuse
+    manifest_from_json(data, location=store.location(key))  # refuse now what the commit would refuse
     store.put(key, data, mode=Overwrite())
 
 
@@ -194,7 +194,5 @@ def read_staged_manifest(store: ObjectStore, run_id: str) -> Manifest:
     try:
         data = store.get(key)
     except ObjectNotFoundError:
-        raise RunStateError(
-            f"run {run_id!r} has no staged manifest", location=location_of(store, key)
-        ) from None
-    return manifest_from_json(data, location=location_of(store, key))
+        raise RunStateError(f"run {run_id!r} has no staged manifest", location=store.location(key)) from None
+    return manifest_from_json(data, location=store.location(key))

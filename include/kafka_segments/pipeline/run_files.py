@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_segments.errors import ObjectNotFoundError, RunStateError
-from kafka_segments.lake.history import location_of
 from kafka_segments.lake.layout import run_prefix
 from kafka_segments.offsets.snapshot_codec import snapshot_from_json
 from kafka_segments.pipeline.offsets_input import ResolvedOffsets
@@ -112,7 +111,7 @@ def read_run_offsets(store: ObjectStore, request: RunRequest) -> ResolvedOffsets
     if request.offsets_origin is None:
         return None
     key = run_file_key(request.run_id, OFFSETS)
-    snapshot = snapshot_from_json(store.get(key), location=location_of(store, key))
+    snapshot = snapshot_from_json(store.get(key), location=store.location(key))
     return ResolvedOffsets(
         snapshot, request.offsets_snapshot_id, request.offsets_origin, request.offsets_note
     )
@@ -124,7 +123,7 @@ def read_run_json(store: ObjectStore, run_id: str, name: str) -> dict[str, Any]:
     if document is None:
         raise RunStateError(
             f"run {run_id!r} has no {name} (has the stage that writes it run?)",
-            location=location_of(store, run_file_key(run_id, name)),
+            location=store.location(run_file_key(run_id, name)),
         )
     return document
 
@@ -138,7 +137,7 @@ def read_run_json_or_none(store: ObjectStore, run_id: str, name: str) -> dict[st
     try:
         document = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RunStateError(f"{name} is not valid JSON: {exc}", location=location_of(store, key)) from exc
+        raise RunStateError(f"{name} is not valid JSON: {exc}", location=store.location(key)) from exc
     if not isinstance(document, dict):
-        raise RunStateError(f"{name} is not a JSON object", location=location_of(store, key))
+        raise RunStateError(f"{name} is not a JSON object", location=store.location(key))
     return document

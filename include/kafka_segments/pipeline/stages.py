@@ -16,7 +16,7 @@ from kafka_segments.errors import LakeError, RunStateError
 from kafka_segments.lake.adoption import adopt_objects
 from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.gc_report import GcReport
-from kafka_segments.lake.history import location_of, read_head
+from kafka_segments.lake.history import read_head
 from kafka_segments.lake.runs import Clock, Outcome, RunRecord, read_outcome, wall_clock_ms
 from kafka_segments.lake.staging import build_manifest
 from kafka_segments.lake.transaction import LakeTransaction, RunOutcome
@@ -189,7 +189,7 @@ def execute_run(
     txn = LakeTransaction.resume(store, run_id, clock=clock)
     if txn.ended() is not None:
         raise RunStateError(
-            f"run {run_id!r} has already ended", location=location_of(store, run_file_key(run_id, ""))
+            f"run {run_id!r} has already ended", location=store.location(run_file_key(run_id, ""))
         )
     engine = InlineEngine(store) if engine is None else engine
     adoption = txn.adopt(reader=engine.reader(txn.run))
@@ -288,7 +288,7 @@ def reject_run(store: ObjectStore, run_id: str, *, reason: str, clock: Clock = w
 
 
 def _check_validation(store: ObjectStore, run_id: str) -> None:
-    location = location_of(store, run_file_key(run_id, VALIDATION))
+    location = store.location(run_file_key(run_id, VALIDATION))
     document = read_run_json_or_none(store, run_id, VALIDATION)
     if document is None:
         raise ValidationGateError(
