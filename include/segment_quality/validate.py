@@ -8,9 +8,9 @@ import logging
 import tempfile
 from pathlib import Path
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.config import Config
 from kafka_segments.errors import LakeError
-from kafka_segments.lake.runs import Clock, wall_clock_ms
 from kafka_segments.pipeline.run_files import VALIDATION, run_file_key, write_run_file
 from kafka_segments.pipeline.stages import reject_run
 from kafka_segments.storage.base import ObjectStore

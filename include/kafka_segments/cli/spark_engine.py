@@ -59,8 +59,8 @@ def run_spark_engine(args: argparse.Namespace, *, dry_run: bool) -> int:
 
 def _prepare(args: argparse.Namespace, *, dry_run: bool, step: Progress) -> tuple[ObjectStore, RunRequest]:
     from kafka_segments.cli.lake_cmds import open_lake
+    from kafka_segments.clock import wall_clock_ms
     from kafka_segments.lake.recover import recover
-    from kafka_segments.lake.runs import wall_clock_ms
     from kafka_segments.pipeline.offsets_input import OffsetsChoice
     from kafka_segments.pipeline.planning import Selection
     from kafka_segments.pipeline.stages import prepare_run, snapshot_offsets

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.errors import (
     CommitConflictError,
     CommitStateUnknownError,
@@ -26,16 +27,7 @@ from kafka_segments.lake.checkpoint_files import write_checkpoint_files
 from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.history import head_version, read_manifest, try_read_manifest
 from kafka_segments.lake.layout import manifest_key
-from kafka_segments.lake.runs import (
-    Clock,
-    Outcome,
-    RunEnd,
-    RunRecord,
-    read_outcome,
-    read_run,
-    wall_clock_ms,
-    write_outcome,
-)
+from kafka_segments.lake.runs import Outcome, RunEnd, RunRecord, read_outcome, read_run, write_outcome
 from kafka_segments.lake.staging import read_staged_manifest
 from kafka_segments.state import Manifest
 from kafka_segments.storage.base import Create, ObjectStore

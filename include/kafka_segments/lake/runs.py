@@ -7,8 +7,7 @@ ever commit ``base + 1``, which fences zombies (a stray duplicate of an old run 
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 
@@ -27,13 +26,6 @@ from kafka_segments.lake.layout import (
 from kafka_segments.storage.base import Create, ObjectStore, Overwrite
 
 RUN_FORMAT_VERSION = 1
-
-Clock = Callable[[], int]
-"""Wall-clock milliseconds since the epoch (injectable for tests)."""
-
-
-def wall_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,11 +7,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.errors import ObjectAlreadyExistsError, ObjectNotFoundError, RunStateError
 from kafka_segments.lake.codec import manifest_from_json, manifest_to_json
 from kafka_segments.lake.history import head_version, read_manifest
 from kafka_segments.lake.layout import new_run_id, segment_key, staged_manifest_key
-from kafka_segments.lake.runs import Clock, RunRecord, register_run, wall_clock_ms
+from kafka_segments.lake.runs import RunRecord, register_run
 from kafka_segments.lake.scan import summarize_segment
 from kafka_segments.lake.time_pin import checked_time_index_sha256
 from kafka_segments.segment.files import FileKind

@@ -22,13 +22,14 @@ from enum import StrEnum
 from types import TracebackType
 from typing import Self
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.errors import CommitConflictError, KafkaSegmentsError, ObjectNotFoundError, RunStateError
 from kafka_segments.lake.adoption import DEFAULT_MAX_WORKERS, SegmentReader, adopt_objects
 from kafka_segments.lake.adoption_report import AdoptionResult
 from kafka_segments.lake.commit import abort_run, commit_run
 from kafka_segments.lake.history import read_manifest
 from kafka_segments.lake.layout import run_prefix, staged_manifest_key
-from kafka_segments.lake.runs import Clock, Outcome, RunRecord, read_outcome, read_run, wall_clock_ms
+from kafka_segments.lake.runs import Outcome, RunRecord, read_outcome, read_run
 from kafka_segments.lake.staging import begin_run, build_manifest, stage_manifest
 from kafka_segments.state import Manifest, PartitionState, RetiredObject
 from kafka_segments.storage.base import ObjectMeta, ObjectStore, Overwrite

@@ -15,6 +15,7 @@ import re
 import time
 from dataclasses import dataclass, field, replace
 
+from kafka_segments.clock import wall_clock_ms
 from kafka_segments.errors import (
     ConditionalWriteConflictError,
     LakeError,
@@ -231,7 +232,7 @@ def pin_snapshot(
         raise SnapshotNotFoundError(
             f"cannot pin offset snapshot {snapshot_id}: it is not stored in the lake", location=location
         ) from None
-    pinned_at = time.time_ns() // 1_000_000 if pinned_at_ms is None else pinned_at_ms
+    pinned_at = wall_clock_ms() if pinned_at_ms is None else pinned_at_ms
     pin = SnapshotPin(now_ms=now_ms, snapshot_id=snapshot_id, source=source, pinned_at_ms=pinned_at)
     data = _pin_to_json(pin)
     _read_pin_bytes(data, location=location, now_ms=now_ms)  # never write what could not be read back

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.config import Config
 from kafka_segments.lake.recover import recover
-from kafka_segments.lake.runs import Clock, wall_clock_ms
 from kafka_segments.lake.transaction import LakeTransaction
 from kafka_segments.pipeline.engines.inline import InlineEngine
 from kafka_segments.pipeline.offsets_input import OffsetsChoice

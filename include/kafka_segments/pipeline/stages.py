@@ -11,13 +11,14 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.config import Config
 from kafka_segments.errors import LakeError, RunStateError
 from kafka_segments.lake.adoption import adopt_objects
 from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.gc_report import GcReport
 from kafka_segments.lake.history import read_head
-from kafka_segments.lake.runs import Clock, Outcome, RunRecord, read_outcome, wall_clock_ms
+from kafka_segments.lake.runs import Outcome, RunRecord, read_outcome
 from kafka_segments.lake.staging import build_manifest
 from kafka_segments.lake.transaction import LakeTransaction, RunOutcome
 from kafka_segments.offsets.lake_source import CONSUMER_OFFSETS_TOPIC
