@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from gen_data import SegmentSpec, segment
+from kafka_segments.clock import wall_clock_ms
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.reading import plan_read, read_lake
 from kafka_segments.segment.recovery import rebuild_indexes
@@ -71,7 +72,7 @@ def build_lake(root: Path, spec: SegmentSpec, copies: int) -> tuple[LocalStore, 
         store.put(f"{TOPIC}-0/{base:020d}.log", log)
         index = rebuild_indexes(log, base_offset=base, verify_crc=False).segment.offset_index
         store.put(f"{TOPIC}-0/{base:020d}.index", index)
-    adopt(store, now_ms=int(time.time() * 1000))
+    adopt(store, now_ms=wall_clock_ms())
     return store, spec.records * copies
 
 

@@ -31,6 +31,9 @@ class ForwardingStore:
     def describe(self) -> str:
         return self.inner.describe()
 
+    def location(self, key: str) -> str:
+        return self.inner.location(key)
+
     def get(self, key: str) -> bytes:
         return self.inner.get(key)
 

@@ -31,7 +31,6 @@ OPERATION = "delete-records"
 def delete_records_run(context: Context) -> dict[str, Any]:
     """Task ``delete_records``: apply the request (or preview it in a dry run), write and return the report;
     a commit emits events for the lake's Asset and the topics it changed (``orchestration.lineage``)."""
-    from kafka_segments.lake.history import location_of
     from kafka_segments.lake.run_folder import REPORT, run_file_key, write_run_json
     from kafka_segments.pipeline.delete_records_run import delete_records
     from kafka_segments.pipeline.offsets_input import OffsetsChoice, resolve_offsets
@@ -72,7 +71,7 @@ def delete_records_run(context: Context) -> dict[str, Any]:
             document = report_document(outcome, now_ms=now_ms, dry_run=dry_run, labels=run_labels(dag_run))
             document["report_key"] = run_file_key(report_run_id, REPORT)
             write_run_json(store, report_run_id, REPORT, document)
-            where = location_of(store, document["report_key"])
+            where = store.location(document["report_key"])
             version = outcome.committed_version
             topics = [] if version is None else committed_topics(store, version)
     _log_results(outcome, dry_run=dry_run)

@@ -156,7 +156,7 @@ def lake_view(lake: str, config_path: str | None) -> LakeView:
     Raises:
         KafkaSegmentsError, OSError: the lake or the configuration cannot be read.
     """
-    from kafka_segments.lake.runs import wall_clock_ms
+    from kafka_segments.clock import wall_clock_ms
     from kafka_segments.pipeline.compaction.stage import compaction_budget
     from kafka_segments.views.describe_compaction import CompactionContext
     from kafka_segments.views.lake_view import build_lake_view

@@ -219,7 +219,6 @@ def publish_report(
     """Task ``report``: the run's report (``stages.finish_run``), written to the lake run's folder as
     ``report.json``, shown in the log, its metrics sent through Airflow's metrics (``orchestration.metrics``)
     and returned as the task's XCom."""
-    from kafka_segments.lake.history import location_of
     from kafka_segments.pipeline.report import render_report
     from kafka_segments.pipeline.stages import finish_run
 
@@ -228,7 +227,7 @@ def publish_report(
     handle = RunHandle.from_dict(prepared)
     with task_failures("report"), lake_store(handle.lake) as store:
         document = finish_run(store, handle.run_id, gc=gc)
-        where = location_of(store, document["report_key"])
+        where = store.location(document["report_key"])
     for line in render_report(document).splitlines():
         log.info("%s", line)
     log.info("report of lake run %s: %s", handle.run_id, where)
@@ -272,7 +271,6 @@ def _log_offsets(resolved: ResolvedOffsets | None) -> None:
 def _log_validation_file(store: Any, run_id: str) -> None:
     """On a failed validation: where its results and Data Docs are (from ``validation.json``)."""
     from kafka_segments.errors import KafkaSegmentsError
-    from kafka_segments.lake.history import location_of
     from kafka_segments.lake.run_folder import VALIDATION, read_run_json, run_file_key
 
     try:
@@ -283,7 +281,7 @@ def _log_validation_file(store: Any, run_id: str) -> None:
         log.error("suite %s: %s", suite.get("name"), "passed" if suite.get("success") else "FAILED")
     log.error(
         "validation results: %s; Data Docs: %s; readable offline: %s",
-        location_of(store, run_file_key(run_id, VALIDATION)),
+        store.location(run_file_key(run_id, VALIDATION)),
         document.get("data_docs"),
         document.get("page_location"),
     )

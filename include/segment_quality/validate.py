@@ -8,11 +8,10 @@ import logging
 import tempfile
 from pathlib import Path
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.config import Config
 from kafka_segments.errors import LakeError
-from kafka_segments.lake.history import location_of
 from kafka_segments.lake.run_folder import VALIDATION, run_file_key, write_run_json
-from kafka_segments.lake.runs import Clock, wall_clock_ms
 from kafka_segments.pipeline.stages import reject_run
 from kafka_segments.storage.base import ObjectStore
 
@@ -87,9 +86,9 @@ def _report(
         suites=suites,
         validation_key=key,
         data_docs_key=docs_key,
-        data_docs_location=location_of(store, docs_key),
-        validation_location=location_of(store, key),
+        data_docs_location=store.location(docs_key),
+        validation_location=store.location(key),
         note=note,
         page_key=page_key,
-        page_location=location_of(store, page_key),
+        page_location=store.location(page_key),
     )

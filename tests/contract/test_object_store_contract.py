@@ -113,6 +113,12 @@ def test_update_if_match_on_missing_key_is_precondition_failed(store: ObjectStor
         store.head("missing")
 
 
+def test_a_key_location_is_the_store_location_and_the_key(store: ObjectStore) -> None:
+    root = store.describe()
+    assert store.location("runs/r1/run.json") == root.rstrip("/") + "/runs/r1/run.json"
+    assert ForwardingStore(store).location("a/b") == store.location("a/b")
+
+
 def test_missing_objects_are_not_found_errors_naming_the_key(store: ObjectStore) -> None:
     with pytest.raises(ObjectNotFoundError, match=r"no/such\.key"):
         store.get("no/such.key")
@@ -382,6 +388,9 @@ class _GetOnlyStore:
 
     def describe(self) -> str:
         return self.inner.describe()
+
+    def location(self, key: str) -> str:
+        return self.inner.location(key)
 
     def get(self, key: str) -> bytes:
         self.gets.append(key)

@@ -17,10 +17,10 @@ import os
 import signal
 import sys
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.lake import Manifest, PartitionState, RunRecord, begin_run, build_manifest, stage_manifest
 from kafka_segments.lake.commit import commit_run
 from kafka_segments.lake.layout import manifest_key
-from kafka_segments.lake.runs import Clock, wall_clock_ms
 from kafka_segments.lake.staging import stage_segment
 from kafka_segments.storage import LocalStore, ObjectStore, S3Store
 from kafka_segments.topic_partition import TopicPartition

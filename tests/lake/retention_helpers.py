@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kafka_segments.checkpoint import format_offset_checkpoint
+from kafka_segments.clock import Clock
 from kafka_segments.config import Config, parse_config
 from kafka_segments.lake.reader import resolve_manifest
-from kafka_segments.lake.runs import Clock
 from kafka_segments.pipeline.offsets_input import OffsetsChoice
 from kafka_segments.pipeline.retention_run import RunOptions, RunResult, run_retention
 from kafka_segments.records.builder import build_batch

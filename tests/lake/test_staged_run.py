@@ -10,12 +10,11 @@ from kafka_segments.demo import EmbeddedS3
 from kafka_segments.errors import RunStateError
 from kafka_segments.lake.history import head_version
 from kafka_segments.lake.run_folder import read_outcome, write_run_json
-from kafka_segments.lake.runs import Outcome
+from kafka_segments.lake.runs import Outcome, Selection
 from kafka_segments.offsets.snapshot_codec import load_snapshot_file
 from kafka_segments.offsets.snapshot_store import pin_snapshot, store_snapshot
 from kafka_segments.pipeline.engines import ClusterEngine
 from kafka_segments.pipeline.offsets_input import OffsetsChoice
-from kafka_segments.pipeline.planning import Selection
 from kafka_segments.pipeline.report import render_report
 from kafka_segments.pipeline.stages import (
     VALIDATION,

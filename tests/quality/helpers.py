@@ -21,9 +21,9 @@ from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.codec import manifest_from_json, manifest_to_json
 from kafka_segments.lake.layout import staged_manifest_key
 from kafka_segments.lake.run_folder import read_run, run_file_key
+from kafka_segments.lake.runs import ALL_PARTITIONS, Selection
 from kafka_segments.lake.staging import retire
 from kafka_segments.pipeline.offsets_input import OffsetsChoice
-from kafka_segments.pipeline.planning import ALL_PARTITIONS, Selection
 from kafka_segments.pipeline.stages import INPUT_MANIFEST, execute_run, prepare_run, snapshot_offsets
 from kafka_segments.segment.writer import write_segment
 from kafka_segments.state import Manifest, PartitionState, RetiredObject, SegmentEntry

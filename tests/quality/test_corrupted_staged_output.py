@@ -213,7 +213,7 @@ def test_a_segment_vanishing_without_being_retired_is_caught_as_counts_that_do_n
 def test_a_deletion_in_a_partition_the_run_did_not_plan_is_caught(
     local_store: LocalStore, tmp_path: Path, clock: FakeClock
 ) -> None:
-    from kafka_segments.pipeline.planning import Selection
+    from kafka_segments.lake.runs import Selection
 
     snapshot = four_pass_lake(local_store, tmp_path, clock)
     run_id = stage(

@@ -13,7 +13,7 @@ import pytest
 from kafka_segments.config import Config
 from kafka_segments.demo import EmbeddedS3
 from kafka_segments.lake.adopt_run import adopt
-from kafka_segments.lake.history import head_version, location_of
+from kafka_segments.lake.history import head_version
 from kafka_segments.lake.run_folder import run_file_key
 from kafka_segments.pipeline.stages import VALIDATION, commit_staged, finish_run, read_run_json
 from kafka_segments.storage import LocalStore, ObjectStore, S3Store
@@ -63,7 +63,7 @@ def test_kafkas_own_four_pass_plan_passes_and_commits(
     assert report.failed == ()
     assert report.validation_key == run_file_key(run_id, VALIDATION)
     assert report.data_docs_key == run_file_key(run_id, "data-docs/index.html")
-    assert report.data_docs_location == location_of(store, report.data_docs_key)
+    assert report.data_docs_location == store.location(report.data_docs_key)
     assert b"retention.deletions" in store.get(report.data_docs_key)
     document = read_run_json(store, run_id, VALIDATION)
     assert document["run_id"] == run_id

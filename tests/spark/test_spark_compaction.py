@@ -42,11 +42,11 @@ from compaction_lake import (
     second_run_objects,
     upload,
 )
+from kafka_segments.clock import Clock
 from kafka_segments.demo import EmbeddedS3
 from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.reader import iter_visible_batches, read_segment, resolve_manifest, visible_segments
 from kafka_segments.lake.run_folder import read_staged_manifest
-from kafka_segments.lake.runs import Clock
 from kafka_segments.pipeline.compaction.stage import CompactionStatus, PartitionCompaction
 from kafka_segments.pipeline.compaction.task import CompactionTask
 from kafka_segments.pipeline.engines import ClusterEngine, TaskRunner, compaction_task

@@ -23,7 +23,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
     for line in (
         "redaction",
         "errors",
-        "topic_partition nesting timefmt user_cache progress libc",
+        "topic_partition nesting timefmt clock user_cache progress libc",
         "records storage",
         "segment checkpoint config",
         "state",

@@ -22,9 +22,9 @@ from kafka_segments.config.catalogue import DEFAULT_RETAIN_MANIFESTS, MIN_RUN_FO
 
 
 def run_adopt(args: argparse.Namespace) -> int:
+    from kafka_segments.clock import wall_clock_ms
     from kafka_segments.lake.adopt_run import adopt
     from kafka_segments.lake.recover import recover
-    from kafka_segments.lake.runs import wall_clock_ms
 
     store = open_lake(args.lake)
     now_ms = args.now if args.now is not None else wall_clock_ms()

@@ -32,8 +32,8 @@ Progress = Callable[[str], None]
 def run_spark_engine(args: argparse.Namespace, *, dry_run: bool) -> int:
     """The stages of a run on Spark (see the module docstring); prints the report, returns the exit code."""
     from kafka_segments.cli.lake_cmds import open_lake
+    from kafka_segments.clock import wall_clock_ms
     from kafka_segments.config import ConfigError, load_config
-    from kafka_segments.lake.runs import wall_clock_ms
     from kafka_segments.offsets.snapshot_fields import SnapshotFormatError
     from kafka_segments.pipeline.offsets_input import OffsetsChoice
     from kafka_segments.pipeline.sequence import RunOptions, run_stages

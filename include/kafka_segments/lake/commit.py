@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.errors import (
     CommitConflictError,
     CommitStateUnknownError,
@@ -24,10 +25,10 @@ from kafka_segments.errors import (
 )
 from kafka_segments.lake.checkpoint_files import write_checkpoint_files
 from kafka_segments.lake.codec import manifest_to_json
-from kafka_segments.lake.history import head_version, location_of, read_manifest, try_read_manifest
+from kafka_segments.lake.history import head_version, read_manifest, try_read_manifest
 from kafka_segments.lake.layout import manifest_key
 from kafka_segments.lake.run_folder import read_outcome, read_run, read_staged_manifest, write_outcome
-from kafka_segments.lake.runs import Clock, Outcome, RunEnd, RunOutcome, RunRecord, wall_clock_ms
+from kafka_segments.lake.runs import Outcome, RunEnd, RunOutcome, RunRecord
 from kafka_segments.state import Manifest
 from kafka_segments.storage.base import Create, ObjectStore
 
@@ -119,7 +120,7 @@ def _settle_existing(store: ObjectStore, run: RunRecord, existing: Manifest, *, 
     raise CommitConflictError(
         f"run {run.run_id!r} lost: version {existing.version} was committed by run {existing.run_id!r}; "
         "re-plan from the new head",
-        location=location_of(store, manifest_key(existing.version)),
+        location=store.location(manifest_key(existing.version)),
     )
 
 
@@ -128,7 +129,7 @@ def _check_base_is_head(store: ObjectStore, run: RunRecord) -> None:
     if head != run.base_version:
         raise CommitConflictError(
             f"run {run.run_id!r} builds on version {run.base_version} but the head is {head}; re-plan",
-            location=location_of(store, manifest_key(run.commit_version)),
+            location=store.location(manifest_key(run.commit_version)),
         )
 
 
@@ -191,7 +192,7 @@ def commit_manifest(store: ObjectStore, manifest: Manifest) -> Manifest:
             raise CommitStateUnknownError(
                 f"commit of version {manifest.version} by run {manifest.run_id!r} failed ({exc.reason}) and "
                 f"could not be read back ({read_error.reason}); run `kafka-segments recover` first",
-                location=location_of(store, key),
+                location=store.location(key),
             ) from exc
     return manifest
 
@@ -204,16 +205,16 @@ def _read_back(store: ObjectStore, manifest: Manifest, *, ambiguous: bool) -> Ma
             raise CommitStateUnknownError(
                 f"commit of version {manifest.version} by run {manifest.run_id!r} failed and the version is "
                 "not there (yet); commit the run again (it checks first) or run `kafka-segments recover`",
-                location=location_of(store, key),
+                location=store.location(key),
             )
         raise CommitStateUnknownError(
-            f"version {manifest.version} exists but could not be read", location=location_of(store, key)
+            f"version {manifest.version} exists but could not be read", location=store.location(key)
         )
     if existing.run_id != manifest.run_id:
         raise CommitConflictError(
             f"version {manifest.version} was committed by run {existing.run_id!r} first; "
             f"nothing of run {manifest.run_id!r} is visible; re-plan from the new head",
-            location=location_of(store, key),
+            location=store.location(key),
         )
     return existing
 

@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.config.catalogue import DEFAULT_RETAIN_MANIFESTS
 from kafka_segments.errors import ManifestFormatError, RunStateError
 from kafka_segments.lake.gc_report import GcReport, OrphanItem, RetiredItem
@@ -24,7 +25,6 @@ from kafka_segments.lake.run_folders import (
     delete_run_folders,
     expired_run_folders,
 )
-from kafka_segments.lake.runs import Clock, wall_clock_ms
 from kafka_segments.lake.sweep import (
     DeleteFailure,
     References,

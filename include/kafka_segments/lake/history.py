@@ -9,12 +9,6 @@ from kafka_segments.state import Manifest
 from kafka_segments.storage.base import ObjectStore
 
 
-def location_of(store: ObjectStore, key: str) -> str:
-    """A key's full location for messages (``s3://bucket/prefix/key`` or a local path)."""
-    root = store.describe()
-    return root + key if root.endswith("/") else f"{root}/{key}"
-
-
 def manifest_versions(store: ObjectStore) -> list[int]:
     """Every committed manifest version present, ascending."""
     versions = (parse_manifest_key(meta.key) for meta in store.list(MANIFESTS_PREFIX))
@@ -36,11 +30,11 @@ def read_manifest(store: ObjectStore, version: int) -> Manifest:
             unknown format version); also when it claims another version than its key.
     """
     key = manifest_key(version)
-    manifest = manifest_from_json(store.get(key), location=location_of(store, key))
+    manifest = manifest_from_json(store.get(key), location=store.location(key))
     if manifest.version != version:
         raise ManifestFormatError(
             f"field 'version': the object for version {version} says {manifest.version}",
-            location=location_of(store, key),
+            location=store.location(key),
         )
     return manifest
 

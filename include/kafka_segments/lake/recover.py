@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import Any
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.errors import ManifestFormatError
 from kafka_segments.lake.checkpoint_files import checkpoint_files_match, write_checkpoint_files
 from kafka_segments.lake.commit import finish_commit, resolve_commit
@@ -24,7 +25,7 @@ from kafka_segments.lake.history import (
     try_read_manifest,
 )
 from kafka_segments.lake.run_folder import list_unsettled_runs, read_outcome, read_run, write_outcome
-from kafka_segments.lake.runs import Clock, RunEnd, RunOutcome, RunRecord, wall_clock_ms
+from kafka_segments.lake.runs import RunEnd, RunOutcome, RunRecord
 from kafka_segments.lake.sweep import (
     DeleteFailure,
     DeleteResult,

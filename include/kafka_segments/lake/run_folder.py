@@ -28,7 +28,6 @@ from typing import Any
 
 from kafka_segments.errors import ObjectAlreadyExistsError, ObjectNotFoundError, RunStateError
 from kafka_segments.lake.codec import load_document, manifest_from_json, manifest_to_json
-from kafka_segments.lake.history import location_of
 from kafka_segments.lake.layout import (
     OUTCOME_NAME,
     RUN_RECORD_NAME,
@@ -93,7 +92,7 @@ def register_run(store: ObjectStore, record: RunRecord) -> RunRecord:
         if existing.operation != record.operation:
             raise RunStateError(
                 f"run id {record.run_id!r} is already registered for operation {existing.operation!r}",
-                location=location_of(store, key),
+                location=store.location(key),
             ) from None
         return existing
     return record
@@ -110,8 +109,8 @@ def read_run(store: ObjectStore, run_id: str) -> RunRecord:
     try:
         data = store.get(key)
     except ObjectNotFoundError:
-        raise RunStateError(f"no run {run_id!r} in this lake", location=location_of(store, key)) from None
-    reader = record_reader(data, location=location_of(store, key))
+        raise RunStateError(f"no run {run_id!r} in this lake", location=store.location(key)) from None
+    reader = record_reader(data, location=store.location(key))
     record = record_from_reader(reader)
     if record.run_id != run_id:
         raise reader.fail("run_id", f"the record of run {run_id!r} names run {record.run_id!r}")
@@ -126,7 +125,7 @@ def _with_legacy_request(store: ObjectStore, record: RunRecord) -> RunRecord:
         data = store.get(key)
     except ObjectNotFoundError:
         return record
-    reader = load_document(data, location=location_of(store, key), supported=STAGED_FORMAT_VERSION, kind="")
+    reader = load_document(data, location=store.location(key), supported=STAGED_FORMAT_VERSION, kind="")
     return replace(record, request=request_from_reader(reader))
 
 
@@ -171,7 +170,7 @@ def read_outcome(store: ObjectStore, run_id: str) -> RunEnd | None:
         data = store.get(key)
     except ObjectNotFoundError:
         return None
-    return end_from_json(data, location=location_of(store, key))
+    return end_from_json(data, location=store.location(key))
 
 
 # ---------------------------------------------------------------------------------- the staged manifest
@@ -185,7 +184,7 @@ def write_staged_manifest(store: ObjectStore, manifest: Manifest) -> None:
     """
     key = staged_manifest_key(manifest.run_id)
     data = manifest_to_json(manifest)
-    manifest_from_json(data, location=location_of(store, key))  # refuse now what the commit would refuse
+    manifest_from_json(data, location=store.location(key))  # refuse now what the commit would refuse
     store.put(key, data, mode=Overwrite())
 
 
@@ -194,10 +193,8 @@ def read_staged_manifest(store: ObjectStore, run_id: str) -> Manifest:
     try:
         data = store.get(key)
     except ObjectNotFoundError:
-        raise RunStateError(
-            f"run {run_id!r} has no staged manifest", location=location_of(store, key)
-        ) from None
-    return manifest_from_json(data, location=location_of(store, key))
+        raise RunStateError(f"run {run_id!r} has no staged manifest", location=store.location(key)) from None
+    return manifest_from_json(data, location=store.location(key))
 
 
 def has_staged_manifest(store: ObjectStore, run_id: str) -> bool:
@@ -258,14 +255,14 @@ def read_run_json_or_none(store: ObjectStore, run_id: str, name: str) -> dict[st
     try:
         document = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RunStateError(f"{name} is not valid JSON: {exc}", location=location_of(store, key)) from exc
+        raise RunStateError(f"{name} is not valid JSON: {exc}", location=store.location(key)) from exc
     if not isinstance(document, dict):
-        raise RunStateError(f"{name} is not a JSON object", location=location_of(store, key))
+        raise RunStateError(f"{name} is not a JSON object", location=store.location(key))
     return document
 
 
 def _missing(store: ObjectStore, run_id: str, name: str) -> RunStateError:
     return RunStateError(
         f"run {run_id!r} has no {name} (has the stage that writes it run?)",
-        location=location_of(store, run_file_key(run_id, name)),
+        location=store.location(run_file_key(run_id, name)),
     )

@@ -8,8 +8,7 @@ registers with ``dry_run: true`` and is never fenced (docs/lake.md, "Dry runs").
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from typing import Any
@@ -22,13 +21,6 @@ from kafka_segments.topic_partition import TopicPartition
 RUN_FORMAT_VERSION = 1
 """``run.json`` and ``outcome.json``; later fields (the request, ``run_outcome``) were added without a new
 version: readers ignore unknown fields and older documents lack them."""
-
-Clock = Callable[[], int]
-"""Wall-clock milliseconds since the epoch (injectable for tests)."""
-
-
-def wall_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class RunOutcome(StrEnum):

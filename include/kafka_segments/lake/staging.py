@@ -7,11 +7,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.errors import ObjectAlreadyExistsError, RunStateError
-from kafka_segments.lake.history import head_version, location_of, read_manifest
+from kafka_segments.lake.history import head_version, read_manifest
 from kafka_segments.lake.layout import new_run_id, segment_key, staged_manifest_key
 from kafka_segments.lake.run_folder import register_run, write_staged_manifest
-from kafka_segments.lake.runs import Clock, RunRecord, RunRequest, wall_clock_ms
+from kafka_segments.lake.runs import RunRecord, RunRequest
 from kafka_segments.lake.scan import summarize_segment
 from kafka_segments.lake.time_pin import checked_time_index_sha256
 from kafka_segments.segment.files import FileKind
@@ -83,7 +84,7 @@ def stage_segment(
     etag_is_sha256 = isinstance(store, MappingStore)
     summary = summarize_segment(
         log,
-        key=location_of(store, log_key),
+        key=store.location(log_key),
         base_offset=base_offset,
         sha256=_SHA256_OF_ETAG if etag_is_sha256 else None,
     )
@@ -118,7 +119,7 @@ def _create_or_same(store: ObjectStore, key: str, data: bytes) -> str:
         if store.get(key) != data:
             raise RunStateError(
                 "object already exists with other bytes; a run never overwrites an object",
-                location=location_of(store, key),
+                location=store.location(key),
             ) from None
         return store.head(key).etag
 
@@ -183,6 +184,6 @@ def stage_manifest(store: ObjectStore, run: RunRecord, manifest: Manifest) -> No
         raise RunStateError(
             f"staged manifest (run {manifest.run_id!r}, parent {manifest.parent_version}) does not build on "
             f"run {run.run_id!r} at version {run.base_version}",
-            location=location_of(store, staged_manifest_key(run.run_id)),
+            location=store.location(staged_manifest_key(run.run_id)),
         )
     write_staged_manifest(store, manifest)

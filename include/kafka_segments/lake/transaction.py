@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
 from typing import Self
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.errors import CommitConflictError, KafkaSegmentsError, RunStateError
 from kafka_segments.lake.adoption import DEFAULT_MAX_WORKERS, SegmentReader, adopt_objects
 from kafka_segments.lake.adoption_report import AdoptionResult
@@ -35,11 +36,9 @@ from kafka_segments.lake.run_folder import (
 from kafka_segments.lake.runs import (
     DRY_RUN_REASON,
     NOTHING_TO_CHANGE_REASON,
-    Clock,
     RunOutcome,
     RunRecord,
     RunRequest,
-    wall_clock_ms,
 )
 from kafka_segments.lake.staging import begin_run, build_manifest, stage_manifest
 from kafka_segments.state import Manifest, PartitionState, RetiredObject

@@ -9,7 +9,6 @@ topic is refused (``LakeSourceError``): "no groups" would let consumed retention
 from __future__ import annotations
 
 from kafka_segments.errors import LakeError
-from kafka_segments.lake.history import location_of
 from kafka_segments.lake.reader import iter_visible_batches
 from kafka_segments.offsets.coordinator_replay import PartitionReplay
 from kafka_segments.offsets.coordinator_snapshot import ReplayResult, build_snapshot
@@ -71,5 +70,5 @@ def replay_partition(
         records = batch.records
         if as_of_ms is not None and batch.header.max_timestamp > as_of_ms:
             records = tuple(record for record in records if record.timestamp <= as_of_ms)
-        replay.replay_batch(batch.header, records, segment=location_of(store, batch.segment.key))
+        replay.replay_batch(batch.header, records, segment=store.location(batch.segment.key))
     return replay.result()

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.config import Config
-from kafka_segments.lake.runs import Clock, RunRecord, wall_clock_ms
+from kafka_segments.lake.runs import RunRecord
 from kafka_segments.lake.transaction import LakeTransaction
 from kafka_segments.pipeline.engines.inline import InlineEngine
 from kafka_segments.pipeline.run_result import RunResult

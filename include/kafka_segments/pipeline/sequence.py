@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.config import Config
 from kafka_segments.errors import KafkaSegmentsError
 from kafka_segments.lake.recover import RecoverReport, recover
-from kafka_segments.lake.runs import Clock, RunOutcome, RunRecord, wall_clock_ms
+from kafka_segments.lake.runs import RunOutcome, RunRecord, Selection
 from kafka_segments.pipeline.offsets_input import OffsetsChoice
-from kafka_segments.pipeline.planning import Selection
 from kafka_segments.pipeline.run_gc import collect_run_garbage
 from kafka_segments.pipeline.stages import (
     CommitOutcome,

@@ -11,12 +11,13 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.config import Config
 from kafka_segments.errors import LakeError, RunStateError
 from kafka_segments.lake.adoption import adopt_objects
 from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.gc_report import GcReport
-from kafka_segments.lake.history import location_of, read_head
+from kafka_segments.lake.history import read_head
 from kafka_segments.lake.run_folder import (
     INPUT_MANIFEST,
     OFFSETS,
@@ -34,14 +35,13 @@ from kafka_segments.lake.run_folder import (
     run_file_key,
     write_run_json,
 )
-from kafka_segments.lake.runs import Clock, RunOutcome, RunRecord, RunRequest, wall_clock_ms
+from kafka_segments.lake.runs import ALL_PARTITIONS, RunOutcome, RunRecord, RunRequest, Selection
 from kafka_segments.lake.staging import build_manifest
 from kafka_segments.lake.transaction import LakeTransaction
 from kafka_segments.offsets.lake_source import CONSUMER_OFFSETS_TOPIC
 from kafka_segments.offsets.snapshot_codec import snapshot_from_json, snapshot_to_json
 from kafka_segments.pipeline.engines.base import Engine
 from kafka_segments.pipeline.offsets_input import OffsetsChoice, ResolvedOffsets, resolve_offsets
-from kafka_segments.pipeline.planning import ALL_PARTITIONS, Selection
 from kafka_segments.state import Manifest
 from kafka_segments.storage.base import ObjectStore
 
@@ -161,7 +161,7 @@ def _prepared(store: ObjectStore, record: RunRecord) -> RunRecord:
     if record.operation != RUN_OPERATION:
         raise RunStateError(
             f"run {record.run_id!r} is a {record.operation!r} run, not one prepared by the run's stages",
-            location=location_of(store, run_file_key(record.run_id, "")),
+            location=store.location(run_file_key(record.run_id, "")),
         )
     return record
 
@@ -176,7 +176,7 @@ def read_run_offsets(store: ObjectStore, record: RunRecord) -> ResolvedOffsets |
     if request.offsets_origin is None:
         return None
     data = read_run_bytes(store, record.run_id, OFFSETS)
-    snapshot = snapshot_from_json(data, location=location_of(store, run_file_key(record.run_id, OFFSETS)))
+    snapshot = snapshot_from_json(data, location=store.location(run_file_key(record.run_id, OFFSETS)))
     return ResolvedOffsets(
         snapshot, request.offsets_snapshot_id, request.offsets_origin, request.offsets_note
     )
@@ -222,7 +222,7 @@ def execute_run(
     record = _prepared(store, txn.run)
     if txn.ended() is not None:
         raise RunStateError(
-            f"run {run_id!r} has already ended", location=location_of(store, run_file_key(run_id, ""))
+            f"run {run_id!r} has already ended", location=store.location(run_file_key(run_id, ""))
         )
     engine = InlineEngine(store) if engine is None else engine
     adoption = txn.adopt(reader=engine.reader(txn.run))
@@ -329,7 +329,7 @@ def reject_run(
 
 
 def _check_validation(store: ObjectStore, run_id: str) -> None:
-    location = location_of(store, run_file_key(run_id, VALIDATION))
+    location = store.location(run_file_key(run_id, VALIDATION))
     document = read_run_json_or_none(store, run_id, VALIDATION)
     if document is None:
         raise ValidationGateError(

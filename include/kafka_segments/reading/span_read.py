@@ -29,7 +29,6 @@ import numpy as np
 import numpy.typing as npt
 
 from kafka_segments.errors import CorruptRecordError, ObjectNotFoundError, PreconditionFailedError
-from kafka_segments.lake.history import location_of
 from kafka_segments.lake.reader import pinned_range, read_segment
 from kafka_segments.reading.spans import ByteSpan
 from kafka_segments.reading.tasks import SegmentTask
@@ -72,7 +71,7 @@ def task_columns(store: ObjectStore, task: SegmentTask) -> TaskColumns:
     span = task.span
     if span is None:
         return TaskColumns(*decode_segment(store, task.segment))
-    where = location_of(store, task.segment.key)
+    where = store.location(task.segment.key)
     try:
         columns = _span_columns(store, task, span, where)
     except (PreconditionFailedError, ObjectNotFoundError, CorruptRecordError):
@@ -91,7 +90,7 @@ def decode_segment(store: ObjectStore, segment: SegmentEntry) -> tuple[RecordCol
         SegmentObjectMismatchError: the object is not what the manifest recorded.
         CorruptRecordError: a batch is damaged.
     """
-    where = location_of(store, segment.key)
+    where = store.location(segment.key)
     return decode_record_columns(read_segment(store, segment), segment=where), where
 
 

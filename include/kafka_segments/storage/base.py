@@ -79,6 +79,11 @@ class ObjectStore(Protocol):
         """The store's location, for messages (``s3://bucket/prefix/`` or a local path)."""
         ...
 
+    def location(self, key: str) -> str:
+        """``key``'s full location, for messages (``s3://bucket/prefix/key`` or a local path);
+        ``key_location`` gives it from ``describe()``."""
+        ...
+
     def get(self, key: str) -> bytes:
         """The object's bytes. Raises ``ObjectNotFoundError``."""
         ...
@@ -147,6 +152,11 @@ class MappingStore(ObjectStore, Protocol):
     def mapped_unchanged(self, mapped: MappedObject) -> bool:
         """Whether the object ``mapped`` maps is unchanged since (its bytes are the version mapped)."""
         ...
+
+
+def key_location(root: str, key: str) -> str:
+    """``key``'s full location under a store's ``describe()`` text ``root`` (what ``location`` returns)."""
+    return root + key if root.endswith("/") else f"{root}/{key}"
 
 
 def validate_key(key: str, *, location: str) -> str:

@@ -38,6 +38,7 @@ from kafka_segments.storage.base import (
     UpdateIfMatch,
     WritableBuffer,
     check_range,
+    key_location,
     validate_key,
     validate_prefix,
 )
@@ -75,6 +76,9 @@ class LocalStore:
 
     def describe(self) -> str:
         return str(self.root)
+
+    def location(self, key: str) -> str:
+        return key_location(self.describe(), key)
 
     def __str__(self) -> str:
         return self.describe()

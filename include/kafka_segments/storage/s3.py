@@ -36,6 +36,7 @@ from kafka_segments.storage.base import (
     UpdateIfMatch,
     WritableBuffer,
     check_range,
+    key_location,
     validate_key,
     validate_prefix,
 )
@@ -82,6 +83,9 @@ class S3Store:
 
     def describe(self) -> str:
         return f"s3://{self.bucket}/{self.prefix}"
+
+    def location(self, key: str) -> str:
+        return key_location(self.describe(), key)
 
     def __str__(self) -> str:
         return self.describe()

@@ -15,7 +15,6 @@ from typing import Any
 from kafka_segments.config import Config
 from kafka_segments.errors import LakeError, ObjectNotFoundError, RunStateError
 from kafka_segments.lake.codec import manifest_from_json
-from kafka_segments.lake.history import location_of
 from kafka_segments.lake.layout import staged_manifest_key
 from kafka_segments.lake.run_folder import (
     INPUT_MANIFEST,
@@ -142,7 +141,7 @@ def quality_frames(store: ObjectStore, run_id: str, *, config: Config) -> Qualit
         if changed:
             raise QualityInputError(
                 f"run {run_id!r}: staged.json says the run changed the lake but it staged no manifest",
-                location=location_of(store, staged_manifest_key(run_id)),
+                location=store.location(staged_manifest_key(run_id)),
             )
         return QualityFrames(_empty(PARTITION_COLUMNS), _empty(DELETION_COLUMNS), staged=False)
     before = _input_manifest(store, run_id)
@@ -214,7 +213,7 @@ def _input_manifest(store: ObjectStore, run_id: str) -> Manifest:
     if manifest is None:
         raise RunStateError(
             f"run {run_id!r} has no {INPUT_MANIFEST} (has the execute stage run?)",
-            location=location_of(store, key),
+            location=store.location(key),
         )
     return manifest
 
@@ -228,4 +227,4 @@ def _manifest_or_none(store: ObjectStore, key: str) -> Manifest | None:
         data = store.get(key)
     except ObjectNotFoundError:
         return None
-    return manifest_from_json(data, location=location_of(store, key))
+    return manifest_from_json(data, location=store.location(key))
