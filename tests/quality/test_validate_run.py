@@ -170,7 +170,10 @@ def test_cli_validates_an_s3_lake_and_prints_where_the_results_are(
     [
         ([], "the following arguments are required"),
         (["validate", "--lake", "gs://bucket/x", "--run-id", "r1"], "unsupported scheme"),
-        (["validate", "--lake", "{lake}", "--run-id", "never-prepared"], "has no request.json"),
+        (
+            ["validate", "--lake", "{lake}", "--run-id", "never-prepared"],
+            "no run 'never-prepared' in this lake",
+        ),
     ],
 )
 def test_cli_usage_and_input_errors_exit_2_with_one_line(

@@ -189,11 +189,24 @@ def write_staged_manifest(store: ObjectStore, manifest: Manifest) -> None:
 
 
 def read_staged_manifest(store: ObjectStore, run_id: str) -> Manifest:
-    key = staged_manifest_key(run_id)
+    manifest = read_run_manifest(store, run_id, STAGED_MANIFEST)
+    if manifest is None:
+        key = staged_manifest_key(run_id)
+        raise RunStateError(f"run {run_id!r} has no staged manifest", location=store.location(key))
+    return manifest
+
+
+def read_run_manifest(store: ObjectStore, run_id: str, name: str) -> Manifest | None:
+    """A manifest of the run's folder (``STAGED_MANIFEST``, ``INPUT_MANIFEST``); ``None`` when absent.
+
+    Raises:
+        ManifestFormatError: it is not a valid manifest.
+    """
+    key = run_file_key(run_id, name)
     try:
         data = store.get(key)
     except ObjectNotFoundError:
-        raise RunStateError(f"run {run_id!r} has no staged manifest", location=store.location(key)) from None
+        return None
     return manifest_from_json(data, location=store.location(key))
 
 

@@ -10,8 +10,8 @@ from dataclasses import replace
 from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.errors import ObjectAlreadyExistsError, RunStateError
 from kafka_segments.lake.history import head_version, read_manifest
-from kafka_segments.lake.layout import new_run_id, segment_key, staged_manifest_key
-from kafka_segments.lake.run_folder import register_run, write_staged_manifest
+from kafka_segments.lake.layout import new_run_id, segment_key
+from kafka_segments.lake.run_folder import STAGED_MANIFEST, register_run, run_file_key, write_staged_manifest
 from kafka_segments.lake.runs import RunRecord, RunRequest
 from kafka_segments.lake.scan import summarize_segment
 from kafka_segments.lake.time_pin import checked_time_index_sha256
@@ -184,6 +184,6 @@ def stage_manifest(store: ObjectStore, run: RunRecord, manifest: Manifest) -> No
         raise RunStateError(
             f"staged manifest (run {manifest.run_id!r}, parent {manifest.parent_version}) does not build on "
             f"run {run.run_id!r} at version {run.base_version}",
-            location=store.location(staged_manifest_key(run.run_id)),
+            location=store.location(run_file_key(run.run_id, STAGED_MANIFEST)),
         )
     write_staged_manifest(store, manifest)

@@ -1,7 +1,7 @@
 """The stage order of a run and what a dry run does at each stage, in one table (``RUN_STAGES``), and the one
 function that walks it (``run_stages``). The inline and Spark doors call ``run_stages`` with their own
 ``Door`` (how to execute and how to validate); the maintenance DAG has one task per stage, in this order,
-and asks ``in_dry_run`` what its task does (docs/architecture.md, "A run")."""
+and asks ``RUN_STAGES`` what its task does in a dry run (docs/architecture.md, "A run")."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kafka_segments.clock import Clock, wall_clock_ms
@@ -53,51 +54,25 @@ class InDryRun(StrEnum):
     REPORTS_ONLY = "reports only"
 
 
-@dataclass(frozen=True, slots=True)
-class StageRule:
-    stage: Stage
-    in_dry_run: InDryRun
-    what: str
-    """What the stage does (and, in a dry run, why it does less)."""
-
-
-RUN_STAGES: tuple[StageRule, ...] = (
-    StageRule(
-        Stage.RECOVER,
-        InDryRun.SKIPPED,
-        "settle interrupted runs (skipped in a dry run: fencing an interrupted run would commit)",
-    ),
-    StageRule(
-        Stage.SNAPSHOT,
-        InDryRun.RUNS,
-        "the consumer offsets of the run's now (pinned in the lake, except in a dry run)",
-    ),
-    StageRule(Stage.PREPARE, InDryRun.RUNS, "register the run on the head with its request (run.json)"),
-    StageRule(Stage.EXECUTE, InDryRun.RUNS, "adopt, compact, plan and stage the new manifest"),
-    StageRule(Stage.VALIDATE, InDryRun.RUNS, "the expectation suites over the staged output"),
-    StageRule(
-        Stage.COMMIT,
-        InDryRun.REPORTS_ONLY,
-        "one conditional PUT of the staged manifest (a dry run ends as 'dry run' and commits nothing)",
-    ),
-    StageRule(
-        Stage.GC,
-        InDryRun.REPORTS_ONLY,
-        "delete what retention and compaction retired once file.delete.delay.ms passed (a dry run lists "
-        "what it would delete)",
-    ),
-    StageRule(Stage.REPORT, InDryRun.RUNS, "the run's report (report.json), for a person and for a program"),
+RUN_STAGES: Mapping[Stage, InDryRun] = MappingProxyType(
+    {
+        Stage.RECOVER: InDryRun.SKIPPED,  # fencing an interrupted run would commit
+        Stage.SNAPSHOT: InDryRun.RUNS,  # not pinned in the lake: kept in the run's folder only
+        Stage.PREPARE: InDryRun.RUNS,
+        Stage.EXECUTE: InDryRun.RUNS,  # its segments are written under the run's names, swept later
+        Stage.VALIDATE: InDryRun.RUNS,
+        Stage.COMMIT: InDryRun.REPORTS_ONLY,  # the run ends as "dry run"; nothing is committed
+        Stage.GC: InDryRun.REPORTS_ONLY,  # lists what it would delete
+        Stage.REPORT: InDryRun.RUNS,
+    }
 )
-"""Every door runs these stages in this order; ``in_dry_run`` is the one rule of what a dry run skips."""
-
-
-def in_dry_run(stage: Stage) -> InDryRun:
-    return next(rule.in_dry_run for rule in RUN_STAGES if rule.stage is stage)
+"""Every door runs these stages in this order (the maintenance DAG: one task each, named by the stage's
+value), and does in a dry run what this says: the one rule of what a dry run skips."""
 
 
 def runs(stage: Stage, *, dry_run: bool) -> bool:
     """Whether ``stage`` runs at all (a dry run skips some)."""
-    return not dry_run or in_dry_run(stage) is not InDryRun.SKIPPED
+    return not dry_run or RUN_STAGES[stage] is not InDryRun.SKIPPED
 
 
 Progress = Callable[[str], None]
