@@ -35,9 +35,10 @@ E = TypeVar("E", bound=Enum)
 
 
 def manifest_to_json(manifest: Manifest) -> bytes:
-    """The manifest as compact, deterministic UTF-8 JSON."""
+    """The manifest as compact, deterministic UTF-8 JSON, all in one object (format 1's layout; a manifest
+    whose commit writes format 2 says so in ``commit_format``: a run's staged copy of it)."""
     document = {
-        "format_version": manifest.format_version,
+        "format_version": MANIFEST_FORMAT_VERSION,
         "version": manifest.version,
         "parent_version": manifest.parent_version,
         "run_id": manifest.run_id,
@@ -45,8 +46,10 @@ def manifest_to_json(manifest: Manifest) -> bytes:
         "committed_at_ms": manifest.committed_at_ms,
         "now_ms": manifest.now_ms,
         "partitions": [_partition_to_dict(state) for state in manifest.partitions],
-        "retired": [_retired_to_dict(retired) for retired in manifest.retired],
+        "retired": [retired_to_dict(retired) for retired in manifest.retired],
     }
+    if manifest.format_version != MANIFEST_FORMAT_VERSION:
+        document["commit_format"] = manifest.format_version
     return dump_json(document)
 
 
@@ -62,12 +65,12 @@ def _partition_to_dict(state: PartitionState) -> dict[str, Any]:
         "log_end_offset": state.log_end_offset,
         "cleaner_checkpoint": state.cleaner_checkpoint,
         "run_id": state.run_id,
-        "open_transactions": [_open_transaction_to_dict(t) for t in state.open_transactions],
+        "open_transactions": [open_transaction_to_dict(t) for t in state.open_transactions],
         "segments": [segment_to_dict(segment) for segment in state.segments],
     }
 
 
-def _open_transaction_to_dict(txn: OpenTransaction) -> dict[str, Any]:
+def open_transaction_to_dict(txn: OpenTransaction) -> dict[str, Any]:
     fields = {
         "producer_id": txn.producer_id,
         "producer_epoch": txn.producer_epoch,
@@ -98,7 +101,7 @@ def segment_to_dict(segment: SegmentEntry) -> dict[str, Any]:
     return fields if pin is None else {**fields, "time_index_sha256": pin}
 
 
-def _retired_to_dict(retired: RetiredObject) -> dict[str, Any]:
+def retired_to_dict(retired: RetiredObject) -> dict[str, Any]:
     return {
         "key": retired.key,
         "topic": retired.topic_partition.topic,
@@ -228,8 +231,8 @@ class Reader:
             raise self.fail("topic", str(exc)) from exc
 
 
-def load_document(data: bytes, *, location: str, supported: int, kind: str) -> Reader:
-    """Decode a persisted JSON file and check its ``format_version``."""
+def load_document(data: bytes, *, location: str, supported: int | frozenset[int], kind: str) -> Reader:
+    """Decode a persisted JSON file and check its ``format_version`` (one of ``supported``)."""
     try:
         document = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -240,9 +243,11 @@ def load_document(data: bytes, *, location: str, supported: int, kind: str) -> R
         ) from exc
     reader = Reader(document, location=location)
     version = reader.integer("format_version")
-    if version != supported:
+    versions = frozenset({supported}) if isinstance(supported, int) else supported
+    if version not in versions:
+        readable = " or ".join(str(v) for v in sorted(versions))
         raise UnsupportedFormatVersionError(
-            f"{kind} has format_version {version}; this build reads format_version {supported} "
+            f"{kind} has format_version {version}; this build reads format_version {readable} "
             "(written by another release of kafka-segments?)",
             location=location,
         )
@@ -257,13 +262,18 @@ def manifest_from_json(data: bytes, *, location: str) -> Manifest:
         ManifestFormatError: anything else wrong, naming the field.
     """
     reader = load_document(data, location=location, supported=MANIFEST_FORMAT_VERSION, kind="manifest")
+    return manifest_from_reader(reader, partitions=reader.objects("partitions", _read_partition))
+
+
+def manifest_from_reader(reader: Reader, *, partitions: tuple[PartitionState, ...]) -> Manifest:
+    """A manifest's version fields from ``reader`` (a format 1 manifest or a format 2 root) with its
+    ``partitions`` (read from the same object, or from a root's pieces)."""
     version = reader.integer("version", minimum=1)
     parent = reader.optional_integer("parent_version", minimum=1)
     if (parent is None) != (version == 1) or (parent is not None and parent != version - 1):
         raise reader.fail(
             "parent_version", f"version {version} must have parent {version - 1 or None}, found {parent}"
         )
-    partitions = reader.objects("partitions", _read_partition)
     _check_unique_partitions(reader, partitions)
     return Manifest(
         version=version,
@@ -273,8 +283,16 @@ def manifest_from_json(data: bytes, *, location: str) -> Manifest:
         committed_at_ms=reader.integer("committed_at_ms"),
         now_ms=reader.integer("now_ms"),
         partitions=partitions,
-        retired=reader.objects("retired", _read_retired),
+        retired=reader.objects("retired", read_retired),
+        format_version=_commit_format(reader),
     )
+
+
+def _commit_format(reader: Reader) -> int:
+    """The format a manifest is (or, for a run's staged copy in format 1's layout, is to be) committed in."""
+    stored = reader.integer("format_version")
+    later = reader.later_integer("commit_format", minimum=MANIFEST_FORMAT_VERSION)
+    return stored if later is None else later
 
 
 def _check_unique_partitions(reader: Reader, partitions: tuple[PartitionState, ...]) -> None:
@@ -292,19 +310,27 @@ def _read_partition(reader: Reader) -> PartitionState:
     topic_partition = reader.topic_partition()
     log_start = reader.integer("log_start_offset", minimum=0)
     log_end = reader.integer("log_end_offset", minimum=0)
-    if log_start > log_end:
-        raise reader.fail("log_start_offset", f"{log_start} is above log_end_offset {log_end}")
-    segments = reader.objects("segments", _read_segment)
-    _check_segments(reader, topic_partition, segments, log_end)
-    return PartitionState(
+    segments = reader.objects("segments", read_segment)
+    state = PartitionState(
         topic_partition=topic_partition,
         log_start_offset=log_start,
         log_end_offset=log_end,
         segments=segments,
         cleaner_checkpoint=reader.optional_integer("cleaner_checkpoint", minimum=0),
-        open_transactions=reader.objects("open_transactions", _read_open_transaction),
+        open_transactions=reader.objects("open_transactions", read_open_transaction),
         run_id=reader.string("run_id"),
     )
+    check_partition(reader, state)
+    return state
+
+
+def check_partition(reader: Reader, state: PartitionState) -> None:
+    """The invariants of a partition's state (its log offsets and segments), failing on ``reader``'s object."""
+    if state.log_start_offset > state.log_end_offset:
+        raise reader.fail(
+            "log_start_offset", f"{state.log_start_offset} is above log_end_offset {state.log_end_offset}"
+        )
+    _check_segments(reader, state.topic_partition, state.segments, state.log_end_offset)
 
 
 def _check_segments(
@@ -333,7 +359,7 @@ def _check_segments(
         raise reader.fail("log_end_offset", f"{log_end} is below the last segment's next offset")
 
 
-def _read_segment(reader: Reader) -> SegmentEntry:
+def read_segment(reader: Reader) -> SegmentEntry:
     base = reader.integer("base_offset", minimum=0)
     last = reader.optional_integer("last_offset", minimum=base)
     return SegmentEntry(
@@ -354,7 +380,7 @@ def _read_segment(reader: Reader) -> SegmentEntry:
     )
 
 
-def _read_open_transaction(reader: Reader) -> OpenTransaction:
+def read_open_transaction(reader: Reader) -> OpenTransaction:
     # last_offset may be below first_offset: a log start offset inside the transaction clamps the latter
     return OpenTransaction(
         producer_id=reader.integer("producer_id", minimum=0),
@@ -364,7 +390,7 @@ def _read_open_transaction(reader: Reader) -> OpenTransaction:
     )
 
 
-def _read_retired(reader: Reader) -> RetiredObject:
+def read_retired(reader: Reader) -> RetiredObject:
     key = reader.string("key")
     topic_partition = reader.topic_partition()
     parsed = try_parse_segment_key(key)
