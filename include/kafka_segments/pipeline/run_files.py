@@ -10,6 +10,7 @@ from typing import Any
 
 from kafka_segments.errors import ObjectNotFoundError, RunStateError
 from kafka_segments.lake.history import location_of
+from kafka_segments.lake.json_document import decode_json
 from kafka_segments.lake.layout import run_prefix
 from kafka_segments.offsets.snapshot_codec import snapshot_from_json
 from kafka_segments.pipeline.offsets_input import ResolvedOffsets
@@ -119,7 +120,12 @@ def read_run_offsets(store: ObjectStore, request: RunRequest) -> ResolvedOffsets
 
 
 def read_run_json(store: ObjectStore, run_id: str, name: str) -> dict[str, Any]:
-    """A JSON document of the run's folder. Raises ``RunStateError`` when it does not exist."""
+    """A JSON document of the run's folder.
+
+    Raises:
+        RunStateError: it does not exist, or is not a JSON object.
+        ManifestFormatError: it is not JSON (``lake.json_document.decode_json``).
+    """
     document = read_run_json_or_none(store, run_id, name)
     if document is None:
         raise RunStateError(
@@ -135,10 +141,7 @@ def read_run_json_or_none(store: ObjectStore, run_id: str, name: str) -> dict[st
         data = store.get(key)
     except ObjectNotFoundError:
         return None
-    try:
-        document = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RunStateError(f"{name} is not valid JSON: {exc}", location=location_of(store, key)) from exc
+    document = decode_json(data, location=location_of(store, key), kind=name)
     if not isinstance(document, dict):
         raise RunStateError(f"{name} is not a JSON object", location=location_of(store, key))
     return document
