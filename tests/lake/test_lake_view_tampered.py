@@ -1,5 +1,5 @@
-"""The lake view on tampered and hostile lake data (issue 38): a head run's ``report.json`` with a field of the
-wrong type is refused as a bad manifest is (one ``ManifestFormatError`` naming the report and the field),
+"""The lake view on tampered and hostile lake data (issue 38): a head run's ``report.json`` with a field of
+the wrong type is refused as a bad manifest is (one ``ManifestFormatError`` naming the report and the field),
 and on the list of lakes only that lake's row says so; a lake URI's secret is never on a page; hostile
 consumer group ids are shown escaped, without their control characters and bounded."""
 
@@ -73,12 +73,12 @@ TAMPERED = [
         _set("metrics.log_cleaner", {"max-dirty-percent": "x"}),
         "metrics.log_cleaner.max-dirty-percent",
         id="gauge-a-string",
-    ),  # fmt: skip
+    ),
     pytest.param(
         _set("plan.totals.by_reason", {"log-start-offset": {"bytes": "7"}}),
         "plan.totals.by_reason.log-start-offset.bytes",
         id="bytes-a-string",
-    ),  # fmt: skip
+    ),
     pytest.param(_set("outcome", 3), "outcome", id="outcome-a-number"),
 ]
 
