@@ -2,7 +2,8 @@
 a segment of a few KB was a ``MemoryError`` (the local store allocated ``size`` bytes before reading), and
 2^33 read a split segment's spans without complaint. Every reader now refuses with one
 ``SegmentObjectMismatchError`` naming the object and both sizes, before allocating more than the object:
-``export``, ``dump``'s reader (``iter_visible_batches``), ``read_lake`` whole and split into spans (what a
+``export``, ``dump``'s reader (``iter_visible_batches``), a run's compaction round (``streamed_source``: on
+S3 it allocated ``size`` bytes for the transfer), ``read_lake`` whole and split into spans (what a
 Spark task runs)."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.export import export_lake
 from kafka_segments.lake.layout import manifest_key
 from kafka_segments.lake.reader import iter_visible_batches, resolve_manifest
+from kafka_segments.pipeline.compaction.sources import streamed_source
 from kafka_segments.reading import read_lake
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.storage.base import Overwrite
@@ -65,6 +67,9 @@ def test_every_reader_refuses_a_size_that_is_not_the_objects(
     with pytest.raises(SegmentObjectMismatchError) as dumped:
         list(iter_visible_batches(store, state))
     refused(dumped, key, real, size)
+    with pytest.raises(SegmentObjectMismatchError) as cleaned:
+        streamed_source(store, state.segments[0])  # how a run's compaction round reads a segment
+    refused(cleaned, key, real, size)
     for split in ({}, {"maxBytesPerPartition": "4000"}):
         with pytest.raises(SegmentObjectMismatchError) as read:
             list(read_lake(store, {"subscribe": TP.topic, **split}))
