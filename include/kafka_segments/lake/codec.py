@@ -14,6 +14,7 @@ from enum import Enum
 from typing import Any, TypeVar
 
 from kafka_segments.errors import InvalidTopicError, ManifestFormatError, UnsupportedFormatVersionError
+from kafka_segments.lake.json_document import decode_json
 from kafka_segments.lake.layout import parse_segment_file_name, try_parse_segment_key
 from kafka_segments.segment.files import FileKind
 from kafka_segments.state import (
@@ -232,16 +233,9 @@ class Reader:
 
 
 def load_document(data: bytes, *, location: str, supported: int | frozenset[int], kind: str) -> Reader:
-    """Decode a persisted JSON file and check its ``format_version`` (one of ``supported``)."""
-    try:
-        document = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ManifestFormatError(f"{kind} is not UTF-8 (byte {exc.start})", location=location) from exc
-    except json.JSONDecodeError as exc:
-        raise ManifestFormatError(
-            f"{kind} is not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg})", location=location
-        ) from exc
-    reader = Reader(document, location=location)
+    """Decode a persisted JSON file (``json_document.decode_json``) and check its ``format_version`` (one of
+    ``supported``)."""
+    reader = Reader(decode_json(data, location=location, kind=kind), location=location)
     version = reader.integer("format_version")
     versions = frozenset({supported}) if isinstance(supported, int) else supported
     if version not in versions:
@@ -325,7 +319,8 @@ def _read_partition(reader: Reader) -> PartitionState:
 
 
 def check_partition(reader: Reader, state: PartitionState) -> None:
-    """The invariants of a partition's state (its log offsets and segments), failing on ``reader``'s object."""
+    """The invariants of a partition's state (its log offsets and segments), failing on ``reader``'s
+    object."""
     if state.log_start_offset > state.log_end_offset:
         raise reader.fail(
             "log_start_offset", f"{state.log_start_offset} is above log_end_offset {state.log_end_offset}"

@@ -265,11 +265,16 @@ def pinned_range(store: ObjectStore, segment: SegmentEntry, *, start: int, end: 
     Raises:
         PreconditionFailedError: the object is no longer that version.
         ObjectNotFoundError: it is gone.
+        SegmentObjectMismatchError: that version is shorter than the manifest's ``size`` (the range ends
+            early where the manifest says it has bytes: its ``size`` is not the object's).
     """
-    if isinstance(store, S3Store):
-        return store.get_range(segment.key, start=start, end=end, if_match=segment.etag)
     where = store.location(segment.key)
-    check_etag(store, segment.key, segment.etag, location=where)
-    data = store.get_range(segment.key, start=start, end=end)
-    check_etag(store, segment.key, segment.etag, location=where)
+    if isinstance(store, S3Store):
+        data = store.get_range(segment.key, start=start, end=end, if_match=segment.etag)
+    else:
+        check_etag(store, segment.key, segment.etag, location=where)
+        data = store.get_range(segment.key, start=start, end=end)
+        check_etag(store, segment.key, segment.etag, location=where)
+    if len(data) < min(end, segment.size) - start:
+        raise _other_size(segment, store.head(segment.key).size, where)
     return data

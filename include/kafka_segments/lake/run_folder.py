@@ -28,6 +28,7 @@ from typing import Any
 
 from kafka_segments.errors import ObjectAlreadyExistsError, ObjectNotFoundError, RunStateError
 from kafka_segments.lake.codec import load_document, manifest_from_json, manifest_to_json
+from kafka_segments.lake.json_document import decode_json
 from kafka_segments.lake.layout import (
     OUTCOME_NAME,
     RUN_RECORD_NAME,
@@ -125,7 +126,9 @@ def _with_legacy_request(store: ObjectStore, record: RunRecord) -> RunRecord:
         data = store.get(key)
     except ObjectNotFoundError:
         return record
-    reader = load_document(data, location=store.location(key), supported=STAGED_FORMAT_VERSION, kind="")
+    reader = load_document(
+        data, location=store.location(key), supported=STAGED_FORMAT_VERSION, kind=LEGACY_REQUEST
+    )
     return replace(record, request=request_from_reader(reader))
 
 
@@ -234,6 +237,13 @@ def write_run_bytes(store: ObjectStore, run_id: str, name: str, data: bytes) -> 
     return key
 
 
+def read_run_bytes_or_none(store: ObjectStore, run_id: str, name: str) -> bytes | None:
+    try:
+        return store.get(run_file_key(run_id, name))
+    except ObjectNotFoundError:
+        return None
+
+
 def read_run_bytes(store: ObjectStore, run_id: str, name: str) -> bytes:
     """Raises ``RunStateError`` when the run's folder has no ``name``."""
     key = run_file_key(run_id, name)
@@ -260,15 +270,18 @@ def read_run_json(store: ObjectStore, run_id: str, name: str) -> dict[str, Any]:
 
 
 def read_run_json_or_none(store: ObjectStore, run_id: str, name: str) -> dict[str, Any] | None:
+    """A JSON object of the run's folder, ``None`` when absent.
+
+    Raises:
+        ManifestFormatError: it is not JSON (``lake.json_document.decode_json``).
+        RunStateError: it is JSON but not an object.
+    """
     key = run_file_key(run_id, name)
     try:
         data = store.get(key)
     except ObjectNotFoundError:
         return None
-    try:
-        document = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RunStateError(f"{name} is not valid JSON: {exc}", location=store.location(key)) from exc
+    document = decode_json(data, location=store.location(key), kind=name)
     if not isinstance(document, dict):
         raise RunStateError(f"{name} is not a JSON object", location=store.location(key))
     return document

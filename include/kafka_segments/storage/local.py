@@ -101,11 +101,14 @@ class LocalStore:
             return path.read_bytes()
 
     def get_range(self, key: str, *, start: int, end: int) -> bytes:
+        """Bytes ``[start, end)`` clipped to the file's size *before* reading: a read allocates what it
+        asks for, so ``end`` past the file (a tampered manifest's ``size``) must not be asked for."""
         check_range(start, end)
         path = self._readable(key)
         with self._os_errors(path), path.open("rb") as f:
+            size = os.fstat(f.fileno()).st_size
             f.seek(start)
-            return f.read(end - start)
+            return f.read(max(0, min(end, size) - start))
 
     def get_into(
         self,
