@@ -25,6 +25,7 @@ from kafka_segments.errors import (
 )
 from kafka_segments.lake.checkpoint_files import write_checkpoint_files
 from kafka_segments.lake.codec import manifest_to_json
+from kafka_segments.lake.format2 import FORMAT_2, write_version
 from kafka_segments.lake.history import head_version, read_manifest, try_read_manifest
 from kafka_segments.lake.layout import manifest_key
 from kafka_segments.lake.run_folder import read_outcome, read_run, read_staged_manifest, write_outcome
@@ -179,8 +180,11 @@ def commit_manifest(store: ObjectStore, manifest: Manifest) -> Manifest:
         CommitStateUnknownError: the PUT failed ambiguously and the version could not be read back.
     """
     key = manifest_key(manifest.version)
+    data = (
+        write_version(store, manifest) if manifest.format_version == FORMAT_2 else manifest_to_json(manifest)
+    )
     try:
-        store.put(key, manifest_to_json(manifest), mode=Create())
+        store.put(key, data, mode=Create())
     except ObjectAlreadyExistsError:
         return _read_back(store, manifest, ambiguous=False)
     except (StoreAccessError, InvalidObjectKeyError, ConditionalWriteConflictError):

@@ -1,37 +1,44 @@
 """Manifest format 2 (docs/metadata-format-2.md): a small root per version, at format 1's key, that names one
-immutable, content-addressed partition manifest per partition; a partition manifest names its segments'
-chunks (immutable, content-addressed, up to ``CHUNK_MAX`` entries). A commit writes the pieces that no
-existing piece has, then the root: what it writes follows what changed, not the size of the lake.
+immutable partition manifest per partition; a partition manifest names its segments' chunks (immutable, up
+to ``CHUNK_MAX`` entries). A commit writes the pieces of the partitions it changed, then the root: what it
+writes follows what changed, not the size of the lake. This module owns ``_kafka_segments/partitions/``.
+
+A piece is named ``<sha256 of its bytes>-<run id>.json``: readers check the bytes against the name, and the
+run id makes a piece an object of the run that wrote it, swept like that run's segments when it cannot
+commit (``lake.sweep``). A later version reuses a piece by reference only (the parent root's line for an
+unchanged partition, the parent partition manifest's chunk for an unchanged chunk), never by finding an
+object of the same content, so gc never races a writer over a piece.
 
 The entries inside the pieces are format 1's (``lake.codec``): the same fields, the same checks."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import re
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from kafka_segments.errors import ManifestFormatError
+from kafka_segments.errors import ManifestFormatError, ObjectAlreadyExistsError
 from kafka_segments.lake.codec import (
-    Reader,
     check_partition,
-    dump_json,
-    load_document,
     open_transaction_to_dict,
+    partition_to_dict,
     read_open_transaction,
     read_segment,
     retired_to_dict,
     segment_to_dict,
 )
-from kafka_segments.lake.layout import META_PREFIX
-from kafka_segments.state import Manifest, PartitionState, SegmentEntry
-from kafka_segments.storage.base import ObjectStore
+from kafka_segments.lake.json_document import Reader, dump_json, load_document
+from kafka_segments.lake.layout import META_PREFIX, manifest_key
+from kafka_segments.state import MANIFEST_FORMAT_2, MANIFEST_FORMATS, Manifest, PartitionState, SegmentEntry
+from kafka_segments.storage.base import Create, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 
-FORMAT_2 = 2
+FORMAT_2 = MANIFEST_FORMAT_2
 PIECES_PREFIX = META_PREFIX + "partitions/"
 CHUNK_MAX = 1024
 """At most this many segment entries in a chunk."""
@@ -40,52 +47,63 @@ CHUNK_CUT = 512
 average): a boundary depends on that segment only, so appending, deleting from the head or rewriting some
 segments leaves every other chunk as it was."""
 READ_WORKERS = 16
+_PIECE_NAME = re.compile(r"([0-9a-f]{64})-([A-Za-z0-9][A-Za-z0-9_-]{0,99})\.json")
 
 
 @dataclass(frozen=True, slots=True)
 class Piece:
-    """A partition manifest or a chunk: its key (under its partition's folder, named by its sha256) and
-    bytes."""
-
     key: str
     data: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class EncodedVersion:
-    root: bytes
-    pieces: Mapping[str, tuple[Piece, ...]]
-    """Per partition manifest key: that manifest first, then its chunks."""
-
-
-def piece_key(topic_partition: TopicPartition, data: bytes, *, chunk: bool) -> str:
-    folder = f"{PIECES_PREFIX}{topic_partition.dir_name}/" + ("chunks/" if chunk else "")
-    return f"{folder}{hashlib.sha256(data).hexdigest()}.json"
 
 
 def is_piece_key(key: str) -> bool:
     return key.startswith(PIECES_PREFIX)
 
 
+def piece_run_id(key: str) -> str | None:
+    """The run that wrote a piece (``None``: not a piece's key)."""
+    if not key.startswith(PIECES_PREFIX):
+        return None
+    match = _PIECE_NAME.fullmatch(key.rsplit("/", 1)[-1])
+    return None if match is None else match.group(2)
+
+
+def _piece(topic_partition: TopicPartition, data: bytes, run_id: str, *, chunk: bool) -> Piece:
+    folder = f"{PIECES_PREFIX}{topic_partition.dir_name}/" + ("chunks/" if chunk else "")
+    return Piece(f"{folder}{hashlib.sha256(data).hexdigest()}-{run_id}.json", data)
+
+
+def state_sha256(state: PartitionState) -> str:
+    """What a partition's state is, independent of where its pieces are (a root line's ``state_sha256``)."""
+    return hashlib.sha256(dump_json(partition_to_dict(state))).hexdigest()
+
+
 # ---------------------------------------------------------------------------------------------- writing
 
 
-def encode_version(manifest: Manifest) -> EncodedVersion:
-    """``manifest`` as format 2: the root and every piece it names."""
-    lines: list[dict[str, Any]] = []
-    pieces: dict[str, tuple[Piece, ...]] = {}
-    for state in manifest.partitions:
-        chunks = tuple(_chunk(state.topic_partition, part) for part in cut_chunks(state.segments))
-        partition = _partition_piece(state, chunks)
-        pieces[partition.key] = (partition, *(chunk for chunk, _ in chunks))
-        lines.append(
-            {
-                "topic": state.topic_partition.topic,
-                "partition": state.topic_partition.partition,
-                "manifest": partition.key,
-                "summary": summarize(state),
-            }
-        )
+@dataclass(frozen=True, slots=True)
+class _Parent:
+    """What a commit may reuse of its parent version: its root lines and, read on demand, the chunks of a
+    partition manifest."""
+
+    store: ObjectStore
+    lines: Mapping[TopicPartition, Mapping[str, Any]]
+
+    def chunks(self, topic_partition: TopicPartition) -> dict[str, str]:
+        """The parent's chunks of a partition, by content sha256: their keys."""
+        line = self.lines.get(topic_partition)
+        if line is None:
+            return {}
+        refs = _read_piece(self.store, str(line["manifest"])).objects("chunks", _chunk_ref)
+        return {sha: key for key, sha in refs}
+
+
+def write_version(store: ObjectStore, manifest: Manifest) -> bytes:
+    """Write the pieces of the partitions ``manifest`` changed since its parent (create-if-absent: a retried
+    commit finds its own pieces) and return the root for the commit's conditional PUT. Reads the parent's
+    root and the partition manifest of each changed partition: reads and writes follow what changed."""
+    parent = _read_parent(store, manifest.parent_version)
+    lines = [_line(store, state, manifest.run_id, parent) for state in manifest.partitions]
     root = {
         "format_version": FORMAT_2,
         "version": manifest.version,
@@ -97,7 +115,39 @@ def encode_version(manifest: Manifest) -> EncodedVersion:
         "partitions": lines,
         "retired": [retired_to_dict(retired) for retired in manifest.retired],
     }
-    return EncodedVersion(dump_json(root), pieces)
+    return dump_json(root)
+
+
+def _read_parent(store: ObjectStore, version: int | None) -> _Parent:
+    if version is None:
+        return _Parent(store, {})
+    key = manifest_key(version)
+    reader = load_document(
+        store.get(key), location=store.location(key), supported=MANIFEST_FORMATS, kind="manifest"
+    )
+    if reader.integer("format_version") != FORMAT_2:
+        return _Parent(store, {})
+    return _Parent(store, {line.topic_partition: line.document for line in root_lines(reader)})
+
+
+def _line(store: ObjectStore, state: PartitionState, run_id: str, parent: _Parent) -> dict[str, Any]:
+    sha = state_sha256(state)
+    before = parent.lines.get(state.topic_partition)
+    if before is not None and before.get("state_sha256") == sha:
+        return dict(before)  # unchanged: the parent's pieces, read and written by nobody
+    known = parent.chunks(state.topic_partition) if before is not None else {}
+    refs = [
+        _write_chunk(store, state.topic_partition, part, run_id, known) for part in cut_chunks(state.segments)
+    ]
+    manifest = _piece(state.topic_partition, _partition_bytes(state, refs), run_id, chunk=False)
+    _create(store, manifest)
+    return {
+        "topic": state.topic_partition.topic,
+        "partition": state.topic_partition.partition,
+        "manifest": manifest.key,
+        "state_sha256": sha,
+        "summary": summarize(state),
+    }
 
 
 def cut_chunks(segments: Sequence[SegmentEntry]) -> list[Sequence[SegmentEntry]]:
@@ -113,7 +163,13 @@ def cut_chunks(segments: Sequence[SegmentEntry]) -> list[Sequence[SegmentEntry]]
     return chunks
 
 
-def _chunk(topic_partition: TopicPartition, segments: Sequence[SegmentEntry]) -> tuple[Piece, dict[str, Any]]:
+def _write_chunk(
+    store: ObjectStore,
+    topic_partition: TopicPartition,
+    segments: Sequence[SegmentEntry],
+    run_id: str,
+    known: Mapping[str, str],
+) -> dict[str, Any]:
     data = dump_json(
         {
             "format_version": FORMAT_2,
@@ -122,19 +178,23 @@ def _chunk(topic_partition: TopicPartition, segments: Sequence[SegmentEntry]) ->
             "segments": [segment_to_dict(segment) for segment in segments],
         }
     )
-    key = piece_key(topic_partition, data, chunk=True)
-    reference = {
+    sha = hashlib.sha256(data).hexdigest()
+    key = known.get(sha)
+    if key is None:
+        piece = _piece(topic_partition, data, run_id, chunk=True)
+        _create(store, piece)
+        key = piece.key
+    return {
         "key": key,
         "first_base_offset": segments[0].base_offset,
         "last_base_offset": segments[-1].base_offset,
         "segments": len(segments),
         "bytes": sum(segment.size for segment in segments),
     }
-    return Piece(key, data), reference
 
 
-def _partition_piece(state: PartitionState, chunks: Sequence[tuple[Piece, dict[str, Any]]]) -> Piece:
-    data = dump_json(
+def _partition_bytes(state: PartitionState, chunks: Sequence[Mapping[str, Any]]) -> bytes:
+    return dump_json(
         {
             "format_version": FORMAT_2,
             "topic": state.topic_partition.topic,
@@ -144,10 +204,15 @@ def _partition_piece(state: PartitionState, chunks: Sequence[tuple[Piece, dict[s
             "cleaner_checkpoint": state.cleaner_checkpoint,
             "run_id": state.run_id,
             "open_transactions": [open_transaction_to_dict(t) for t in state.open_transactions],
-            "chunks": [reference for _, reference in chunks],
+            "chunks": list(chunks),
         }
     )
-    return Piece(piece_key(state.topic_partition, data, chunk=False), data)
+
+
+def _create(store: ObjectStore, piece: Piece) -> None:
+    """Create-if-absent: a piece that exists is this run's, with these bytes (its name says both)."""
+    with contextlib.suppress(ObjectAlreadyExistsError):
+        store.put(piece.key, piece.data, mode=Create())
 
 
 def summarize(state: PartitionState) -> dict[str, Any]:
@@ -172,6 +237,7 @@ def summarize(state: PartitionState) -> dict[str, Any]:
 class RootLine:
     topic_partition: TopicPartition
     manifest_key: str
+    document: Mapping[str, Any]
 
 
 def root_lines(reader: Reader) -> tuple[RootLine, ...]:
@@ -182,42 +248,40 @@ def root_lines(reader: Reader) -> tuple[RootLine, ...]:
 def _root_line(reader: Reader) -> RootLine:
     topic_partition = reader.topic_partition()
     key = reader.string("manifest")
-    if not key.startswith(f"{PIECES_PREFIX}{topic_partition.dir_name}/") or "/chunks/" in key:
+    folder = f"{PIECES_PREFIX}{topic_partition.dir_name}/"
+    if not key.startswith(folder) or "/" in key[len(folder) :] or piece_run_id(key) is None:
         raise reader.fail("manifest", f"{key!r} is not a partition manifest of {topic_partition}")
-    return RootLine(topic_partition, key)
+    reader.string("state_sha256")
+    return RootLine(topic_partition, key, reader.raw())
 
 
 def read_partitions(
     store: ObjectStore, lines: Sequence[RootLine], *, referenced: set[str] | None = None
 ) -> tuple[PartitionState, ...]:
     """The partitions a root names, each read from its pieces (concurrently), every piece checked against
-    the sha256 its key names. ``referenced`` collects the pieces' keys (gc)."""
+    the sha256 its name carries. ``referenced`` collects the pieces' keys (gc)."""
     if not lines:
         return ()
     with ThreadPoolExecutor(max_workers=min(READ_WORKERS, len(lines))) as pool:
-        states = list(pool.map(lambda line: _read_partition(store, line, referenced), lines))
-    return tuple(states)
+        return tuple(pool.map(lambda line: _read_partition(store, line, referenced), lines))
 
 
 def _read_partition(store: ObjectStore, line: RootLine, referenced: set[str] | None) -> PartitionState:
-    reader = _piece(store, line.manifest_key)
+    reader = _read_piece(store, line.manifest_key)
     if reader.topic_partition() != line.topic_partition:
         raise reader.fail("topic", f"the manifest of {line.topic_partition} names another partition")
-    chunk_keys = reader.objects("chunks", lambda chunk: chunk.string("key"))
+    chunk_keys = [key for key, _ in reader.objects("chunks", _chunk_ref)]
     segments: list[SegmentEntry] = []
     for key in chunk_keys:
-        chunk = _piece(store, key)
         if not key.startswith(f"{PIECES_PREFIX}{line.topic_partition.dir_name}/chunks/"):
-            raise chunk.fail("key", f"{key!r} is not a chunk of {line.topic_partition}")
-        segments.extend(chunk.objects("segments", read_segment))
+            raise reader.fail("chunks", f"{key!r} is not a chunk of {line.topic_partition}")
+        segments.extend(_read_piece(store, key).objects("segments", read_segment))
     if referenced is not None:
         referenced.update((line.manifest_key, *chunk_keys))
-    log_start = reader.integer("log_start_offset", minimum=0)
-    log_end = reader.integer("log_end_offset", minimum=0)
     state = PartitionState(
         topic_partition=line.topic_partition,
-        log_start_offset=log_start,
-        log_end_offset=log_end,
+        log_start_offset=reader.integer("log_start_offset", minimum=0),
+        log_end_offset=reader.integer("log_end_offset", minimum=0),
         segments=tuple(segments),
         cleaner_checkpoint=reader.optional_integer("cleaner_checkpoint", minimum=0),
         open_transactions=reader.objects("open_transactions", read_open_transaction),
@@ -227,25 +291,22 @@ def _read_partition(store: ObjectStore, line: RootLine, referenced: set[str] | N
     return state
 
 
-def _piece(store: ObjectStore, key: str) -> Reader:
+def _chunk_ref(reader: Reader) -> tuple[str, str]:
+    """A chunk's key and the sha256 of its bytes (the first part of its name)."""
+    key = reader.string("key")
+    match = _PIECE_NAME.fullmatch(key.rsplit("/", 1)[-1])
+    if match is None:
+        raise reader.fail("key", f"{key!r} is not a chunk's name")
+    return key, match.group(1)
+
+
+def _read_piece(store: ObjectStore, key: str) -> Reader:
     data = store.get(key)
     location = store.location(key)
-    if not key.endswith(f"/{hashlib.sha256(data).hexdigest()}.json"):
+    match = _PIECE_NAME.fullmatch(key.rsplit("/", 1)[-1])
+    if match is None or match.group(1) != hashlib.sha256(data).hexdigest():
         raise ManifestFormatError(
-            "the object's bytes do not have the sha256 its key names (changed after it was written)",
+            "the object's bytes do not have the sha256 its name carries (changed after it was written)",
             location=location,
         )
     return load_document(data, location=location, supported=FORMAT_2, kind="manifest piece")
-
-
-def pieces_to_write(encoded: EncodedVersion, existing: Iterable[str]) -> list[Piece]:
-    """The pieces of ``encoded`` that are not among the ``existing`` keys (a partition manifest that exists
-    brings its chunks with it)."""
-    known = set(existing)
-    missing: list[Piece] = []
-    for manifest_key, pieces in encoded.pieces.items():
-        if manifest_key in known:
-            continue
-        missing.extend(piece for piece in pieces[1:] if piece.key not in known)
-        missing.append(pieces[0])  # the partition manifest after its chunks
-    return missing

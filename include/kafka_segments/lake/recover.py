@@ -292,8 +292,10 @@ class _Sweeper:
 
     def _references(self) -> References:
         """Every live segment of every present manifest, and the head's pending retired objects."""
-        manifests = [m for m in map(self._read, manifest_versions(self._store)) if m is not None]
-        return references(manifests, manifests[-1].retired if manifests else ())
+        pieces: set[str] = set()
+        versions = manifest_versions(self._store)
+        manifests = [m for m in (self._read(v, pieces) for v in versions) if m is not None]
+        return references(manifests, manifests[-1].retired if manifests else (), pieces=pieces)
 
-    def _read(self, version: int) -> Manifest | None:
-        return try_read_manifest(self._store, version)
+    def _read(self, version: int, pieces: set[str]) -> Manifest | None:
+        return try_read_manifest(self._store, version, referenced=pieces)

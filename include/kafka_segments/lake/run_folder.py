@@ -27,8 +27,8 @@ from dataclasses import replace
 from typing import Any
 
 from kafka_segments.errors import ObjectAlreadyExistsError, ObjectNotFoundError, RunStateError
-from kafka_segments.lake.codec import load_document, manifest_from_json, manifest_to_json
-from kafka_segments.lake.json_document import decode_json
+from kafka_segments.lake.codec import manifest_from_json, manifest_to_json
+from kafka_segments.lake.json_document import decode_json, load_document
 from kafka_segments.lake.layout import (
     OUTCOME_NAME,
     RUN_RECORD_NAME,

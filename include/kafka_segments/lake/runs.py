@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from typing import Any
 
-from kafka_segments.lake.codec import Reader, dump_json, load_document
+from kafka_segments.lake.json_document import Reader, dump_json, load_document
 from kafka_segments.lake.layout import validate_run_id
 from kafka_segments.state import PartitionState
 from kafka_segments.topic_partition import TopicPartition

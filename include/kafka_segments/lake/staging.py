@@ -17,6 +17,7 @@ from kafka_segments.lake.scan import summarize_segment
 from kafka_segments.lake.time_pin import checked_time_index_sha256
 from kafka_segments.segment.files import FileKind
 from kafka_segments.state import (
+    MANIFEST_FORMAT_VERSION,
     Manifest,
     PartitionState,
     RetiredObject,
@@ -150,12 +151,14 @@ def build_manifest(
     partitions: Iterable[PartitionState],
     newly_retired: Iterable[RetiredObject] = (),
     present_keys: frozenset[str] | set[str] | None = None,
+    format_version: int | None = None,
 ) -> Manifest:
     """The manifest ``run`` proposes: ``partitions`` (complete: every partition of the new state) and the
     retired objects of ``base`` still waiting for gc plus ``newly_retired``.
 
     ``present_keys`` (the keys the run's listing found) lets retired entries whose objects are already gone
-    drop out; without it every retired entry is carried forward."""
+    drop out; without it every retired entry is carried forward. ``format_version``: the format the commit
+    writes (default: the base's, so a lake keeps its format until it is upgraded)."""
     carried = [
         retired
         for retired in (base.retired if base is not None else ())
@@ -170,6 +173,7 @@ def build_manifest(
         now_ms=run.now_ms,
         partitions=sort_partitions(list(partitions)),
         retired=(*carried, *newly_retired),
+        format_version=format_version or (MANIFEST_FORMAT_VERSION if base is None else base.format_version),
     )
 
 

@@ -178,13 +178,23 @@ class LakeTransaction:
         return write_run_bytes(self._store, self.run_id, name, data)
 
     def proposed(
-        self, partitions: Iterable[PartitionState], *, retired: Iterable[RetiredObject] = ()
+        self,
+        partitions: Iterable[PartitionState],
+        *,
+        retired: Iterable[RetiredObject] = (),
+        format_version: int | None = None,
     ) -> Manifest:
         """The manifest the run would commit with these ``partitions`` (every partition of the new state)
-        and newly ``retired`` objects; retired objects of the base already gone from the listing drop out."""
+        and newly ``retired`` objects; retired objects of the base already gone from the listing drop out.
+        ``format_version``: the manifest format to commit (default: the base's)."""
         present = None if self._adoption is None else self._adoption.present_keys
         return build_manifest(
-            self._run, base=self.base, partitions=partitions, newly_retired=retired, present_keys=present
+            self._run,
+            base=self.base,
+            partitions=partitions,
+            newly_retired=retired,
+            present_keys=present,
+            format_version=format_version,
         )
 
     def stage(
@@ -193,6 +203,7 @@ class LakeTransaction:
         *,
         retired: Iterable[RetiredObject] = (),
         always: bool = False,
+        format_version: int | None = None,
     ) -> bool:
         """Stage the proposed state in the run's folder when it differs from what was adopted; return
         whether it does (something to commit). ``always`` stages it regardless, without an adoption
@@ -205,7 +216,8 @@ class LakeTransaction:
         retired = tuple(retired)
         self._changed = always or self._differs(partitions, retired)
         if self._changed:
-            stage_manifest(self._store, self._run, self.proposed(partitions, retired=retired))
+            proposed = self.proposed(partitions, retired=retired, format_version=format_version)
+            stage_manifest(self._store, self._run, proposed)
         return self._changed
 
     def _differs(self, partitions: tuple[PartitionState, ...], retired: tuple[RetiredObject, ...]) -> bool:

@@ -22,7 +22,7 @@ from kafka_segments.errors import (
     ObjectAlreadyExistsError,
     ObjectNotFoundError,
 )
-from kafka_segments.lake.codec import dump_json
+from kafka_segments.lake.json_document import dump_json
 from kafka_segments.lake.layout import META_PREFIX
 from kafka_segments.offsets.snapshot_codec import snapshot_from_json, snapshot_to_json
 from kafka_segments.offsets.snapshot_fields import (
