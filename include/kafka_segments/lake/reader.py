@@ -26,8 +26,7 @@ from kafka_segments.records.log import Entry, iter_batches
 from kafka_segments.records.record import Record
 from kafka_segments.state import Manifest, PartitionState, SegmentEntry
 from kafka_segments.storage.base import MappingStore, ObjectStore, Progress, WritableBuffer
-from kafka_segments.storage.buffers import check_etag, check_fits, read_into, writable_view
-from kafka_segments.storage.s3 import S3Store
+from kafka_segments.storage.buffers import check_fits, read_into, writable_view
 from kafka_segments.topic_partition import TopicPartition
 
 if TYPE_CHECKING:
@@ -266,10 +265,4 @@ def pinned_range(store: ObjectStore, segment: SegmentEntry, *, start: int, end: 
         PreconditionFailedError: the object is no longer that version.
         ObjectNotFoundError: it is gone.
     """
-    if isinstance(store, S3Store):
-        return store.get_range(segment.key, start=start, end=end, if_match=segment.etag)
-    where = store.location(segment.key)
-    check_etag(store, segment.key, segment.etag, location=where)
-    data = store.get_range(segment.key, start=start, end=end)
-    check_etag(store, segment.key, segment.etag, location=where)
-    return data
+    return store.get_range(segment.key, start=start, end=end, if_match=segment.etag)
