@@ -350,10 +350,10 @@ class CountingStore:
         self.body_reads += key.endswith(".log")
         return self.inner.get(key)
 
-    def get_range(self, key: str, *, start: int, end: int) -> bytes:
+    def get_range(self, key: str, *, start: int, end: int, if_match: str | None = None) -> bytes:
         self.gets += 1
         self.body_reads += key.endswith(".log")
-        return self.inner.get_range(key, start=start, end=end)
+        return self.inner.get_range(key, start=start, end=end, if_match=if_match)
 
     def list(self, prefix: str = "") -> Iterator[Any]:
         self.lists += 1

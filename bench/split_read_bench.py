@@ -55,8 +55,8 @@ class Counting:
     def get(self, key: str) -> bytes:
         return self._seen(key, self.inner.get(key))
 
-    def get_range(self, key: str, *, start: int, end: int) -> bytes:
-        return self._seen(key, self.inner.get_range(key, start=start, end=end))
+    def get_range(self, key: str, *, start: int, end: int, if_match: str | None = None) -> bytes:
+        return self._seen(key, self.inner.get_range(key, start=start, end=end, if_match=if_match))
 
     def _seen(self, key: str, data: bytes) -> bytes:
         self.log_bytes += len(data) if key.endswith(".log") else 0

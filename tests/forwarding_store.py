@@ -52,8 +52,8 @@ class ForwardingStore:
             self.inner, key, out, verify_checksum=verify_checksum, progress=progress, if_match=if_match
         )
 
-    def get_range(self, key: str, *, start: int, end: int) -> bytes:
-        return self.inner.get_range(key, start=start, end=end)
+    def get_range(self, key: str, *, start: int, end: int, if_match: str | None = None) -> bytes:
+        return self.inner.get_range(key, start=start, end=end, if_match=if_match)
 
     def head(self, key: str) -> ObjectMeta:
         return self.inner.head(key)

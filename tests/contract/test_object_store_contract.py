@@ -87,6 +87,22 @@ def test_ranged_get(store: ObjectStore) -> None:
         store.get_range("missing.log", start=0, end=4)
 
 
+def test_a_ranged_read_if_match_reads_only_that_version(store: ObjectStore) -> None:
+    first = store.put("v.log", b"version one")
+    assert store.get_range("v.log", start=8, end=11, if_match=first.etag) == b"one"
+    assert store.get_range("v.log", start=4, end=4, if_match=first.etag) == b""
+
+    second = store.put("v.log", b"version two!")
+    for start, end in ((8, 11), (4, 4)):
+        with pytest.raises(PreconditionFailedError, match=r"the object changed") as caught:
+            store.get_range("v.log", start=start, end=end, if_match=first.etag)
+        assert first.etag in str(caught.value)
+        assert caught.value.location.endswith("v.log")
+    assert store.get_range("v.log", start=8, end=11, if_match=second.etag) == b"two"
+    with pytest.raises(ObjectNotFoundError, match=r"gone\.log"):
+        store.get_range("gone.log", start=0, end=1, if_match=first.etag)
+
+
 def test_create_is_exclusive(store: ObjectStore) -> None:
     store.put("manifest/1", b"first", mode=Create())
     with pytest.raises(ObjectAlreadyExistsError, match="manifest/1"):
@@ -396,8 +412,8 @@ class _GetOnlyStore:
         self.gets.append(key)
         return self.inner.get(key)
 
-    def get_range(self, key: str, *, start: int, end: int) -> bytes:
-        return self.inner.get_range(key, start=start, end=end)
+    def get_range(self, key: str, *, start: int, end: int, if_match: str | None = None) -> bytes:
+        return self.inner.get_range(key, start=start, end=end, if_match=if_match)
 
     def head(self, key: str) -> ObjectMeta:
         return self.inner.head(key)

@@ -146,8 +146,10 @@ class FaultyStore:
     def get(self, key: str) -> bytes:
         return self._run("get", [key], lambda: self.inner.get(key))
 
-    def get_range(self, key: str, *, start: int, end: int) -> bytes:
-        return self._run("get_range", [key], lambda: self.inner.get_range(key, start=start, end=end))
+    def get_range(self, key: str, *, start: int, end: int, if_match: str | None = None) -> bytes:
+        return self._run(
+            "get_range", [key], lambda: self.inner.get_range(key, start=start, end=end, if_match=if_match)
+        )
 
     def head(self, key: str) -> ObjectMeta:
         return self._run("head", [key], lambda: self.inner.head(key))

@@ -26,8 +26,7 @@ from kafka_segments.records.log import Entry, iter_batches
 from kafka_segments.records.record import Record
 from kafka_segments.state import Manifest, PartitionState, SegmentEntry
 from kafka_segments.storage.base import MappingStore, ObjectStore, Progress, WritableBuffer
-from kafka_segments.storage.buffers import check_etag, check_fits, read_into, writable_view
-from kafka_segments.storage.s3 import S3Store
+from kafka_segments.storage.buffers import check_fits, read_into, writable_view
 from kafka_segments.topic_partition import TopicPartition
 
 if TYPE_CHECKING:
@@ -268,13 +267,7 @@ def pinned_range(store: ObjectStore, segment: SegmentEntry, *, start: int, end: 
         SegmentObjectMismatchError: that version is shorter than the manifest's ``size`` (the range ends
             early where the manifest says it has bytes: its ``size`` is not the object's).
     """
-    where = store.location(segment.key)
-    if isinstance(store, S3Store):
-        data = store.get_range(segment.key, start=start, end=end, if_match=segment.etag)
-    else:
-        check_etag(store, segment.key, segment.etag, location=where)
-        data = store.get_range(segment.key, start=start, end=end)
-        check_etag(store, segment.key, segment.etag, location=where)
+    data = store.get_range(segment.key, start=start, end=end, if_match=segment.etag)
     if len(data) < min(end, segment.size) - start:
-        raise _other_size(segment, store.head(segment.key).size, where)
+        raise _other_size(segment, store.head(segment.key).size, store.location(segment.key))
     return data

@@ -88,9 +88,11 @@ class ObjectStore(Protocol):
         """The object's bytes. Raises ``ObjectNotFoundError``."""
         ...
 
-    def get_range(self, key: str, *, start: int, end: int) -> bytes:
-        """Bytes ``[start, end)`` of the object, clipped to its size like a slice. Raises
-        ``ObjectNotFoundError``; ``ValueError`` if ``start < 0`` or ``end < start``."""
+    def get_range(self, key: str, *, start: int, end: int, if_match: str | None = None) -> bytes:
+        """Bytes ``[start, end)`` of the object, clipped to its size like a slice. ``if_match``: of that
+        etag's version only, else ``PreconditionFailedError`` (the conditional ranged read: a range of the
+        version a manifest names, never a mix of two). Raises ``ObjectNotFoundError``; ``ValueError`` if
+        ``start < 0`` or ``end < start``."""
         ...
 
     def head(self, key: str) -> ObjectMeta:

@@ -40,7 +40,7 @@ from kafka_segments.storage.base import (
     validate_key,
     validate_prefix,
 )
-from kafka_segments.storage.buffers import check_fits, writable_view
+from kafka_segments.storage.buffers import check_fits, etag_mismatch, writable_view
 from kafka_segments.storage.s3_errors import READ_ATTEMPTS, retried, translate_s3_error, transport_errors
 from kafka_segments.storage.s3_session import new_session
 
@@ -202,7 +202,9 @@ class S3Store:
         check_range(start, end)
         full = self._full_key(key)
         if start == end:  # an empty range cannot be expressed in a Range header
-            self.head(key)
+            found = self.head(key).etag
+            if if_match is not None:
+                etag_mismatch(if_match, found, location=self.location(key))
             return b""
         conditions = {} if if_match is None else {"IfMatch": if_match}
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kafka_segments.compaction import COMPACTION_REASON
 from kafka_segments.config import Config
 from kafka_segments.errors import CorruptRecordError, ObjectNotFoundError
 from kafka_segments.lake.layout import parse_segment_key, try_parse_segment_key
@@ -21,8 +22,6 @@ from kafka_segments.state import Manifest, PartitionState, RetiredObject, Segmen
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 
-COMPACTION_REASON = "compaction"
-"""The reason a segment replaced by a round's output is retired with (``compaction.stage``)."""
 CLEANED = "cleaned"
 NO_ROUND = "none"
 """``compaction_status`` of a partition ``plan.json``'s compaction section does not list."""
