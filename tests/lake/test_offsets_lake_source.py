@@ -5,10 +5,10 @@ loads them."""
 from __future__ import annotations
 
 import pytest
+from kafka_segments.coordinator.replay import CoordinatorRecordError
 from kafka_segments.errors import SegmentObjectMismatchError
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.reader import resolve_manifest
-from kafka_segments.offsets.coordinator_replay import CoordinatorRecordError
 from kafka_segments.offsets.lake_source import LakeSourceError, snapshot_from_lake
 from kafka_segments.state import CommittedOffset, GroupOffsets, GroupType, OffsetSnapshot
 from kafka_segments.storage import ObjectStore

@@ -27,6 +27,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "records storage",
         "segment checkpoint config",
         "state",
+        "coordinator",
         "retention compaction",
         "lake",
         "offsets",
