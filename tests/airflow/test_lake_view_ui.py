@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 from cli_harness import cli
 from kafka_segments.storage import LocalStore
-from lake.helpers import FakeClock
+from kit import FakeClock
 from lake.lake_view_helpers import ViewLake, build_view_lake, expected_numbers, page_numbers
 from lake.read_helpers import rich_lake
 from migrated_db import install_migrated_database

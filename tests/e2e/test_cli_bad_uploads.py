@@ -14,7 +14,7 @@ from cli_harness import cli
 from kafka_segments.lake.history import read_head
 from kafka_segments.storage import LocalStore
 from kafka_segments.topic_partition import TopicPartition
-from lake.helpers import make_segment, upload_segment
+from kit import make_segment, upload_segment
 from unit.bad_batches import OVERFLOW_BASE, lying_count_batch, overflowing_batch
 
 pytestmark = pytest.mark.e2e

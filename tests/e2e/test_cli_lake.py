@@ -14,7 +14,7 @@ from cli_harness import cli
 from e2e.s3_cli import s3_lake_env
 from kafka_segments.lake import Manifest
 from kafka_segments.storage import LocalStore
-from lake.helpers import FakeClock
+from kit import FakeClock
 from lake.read_helpers import PAYMENTS_LOG_START, commit_states, rich_lake
 
 pytestmark = pytest.mark.e2e

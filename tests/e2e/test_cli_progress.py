@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from cli_harness import CLI, cli
 from kafka_segments.storage import LocalStore
-from lake.helpers import T0
+from kit import T0
 from lake.retention_helpers import upload_fifteen_records
 
 pytestmark = pytest.mark.e2e

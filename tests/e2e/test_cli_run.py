@@ -11,7 +11,7 @@ from cli_harness import cli
 from e2e.s3_cli import s3_lake_env
 from kafka_segments.lake.history import manifest_versions
 from kafka_segments.storage import LocalStore
-from lake.helpers import T0
+from kit import T0
 from lake.retention_helpers import bases, group, upload_fifteen_records, write_snapshot
 
 pytestmark = pytest.mark.e2e

@@ -14,7 +14,7 @@ from kafka_segments.lake.export import export_lake
 from kafka_segments.lake.reader import read_segment
 from kafka_segments.records.log import iter_records
 from kafka_segments.storage import LocalStore
-from lake.helpers import FakeClock
+from kit import FakeClock
 from lake.read_helpers import rich_lake
 
 with warnings.catch_warnings():

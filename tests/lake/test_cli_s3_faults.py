@@ -25,9 +25,9 @@ from kafka_segments.lake.history import read_head
 from kafka_segments.lake.reader import read_segment
 from kafka_segments.lake.recover import recover
 from kafka_segments.storage import S3Store
+from kit import T0
 from s3_fixtures import BUCKET, new_s3_prefix
 
-from lake.helpers import T0
 from lake.retention_helpers import upload_fifteen_records
 
 pytestmark = pytest.mark.lake

@@ -13,6 +13,7 @@ from kafka_segments.offsets.lake_source import LakeSourceError, snapshot_from_la
 from kafka_segments.state import CommittedOffset, GroupOffsets, GroupType, OffsetSnapshot
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+from kit import T0, FakeClock, make_segment, upload_segment
 from unit.coordinator_records import (
     CoordinatorLog,
     consumer_group_member,
@@ -27,7 +28,6 @@ from unit.coordinator_records import (
     target_assignment_metadata,
 )
 
-from lake.helpers import T0, FakeClock, make_segment, upload_segment
 from lake.read_helpers import PartitionSpec, Seg, commit_lake
 
 pytestmark = pytest.mark.lake

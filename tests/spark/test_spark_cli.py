@@ -36,7 +36,7 @@ from kafka_segments.pipeline.engines.spark_submit import SparkJobResult, SparkJo
 from kafka_segments.pipeline.stages import execute_run
 from kafka_segments.storage import LocalStore, S3Store
 from kafka_segments.topic_partition import TopicPartition
-from lake.helpers import T0
+from kit import T0
 from lake.retention_helpers import group, upload_fifteen_records, write_snapshot
 from s3_fixtures import BUCKET, new_s3_store
 from spark_helpers import PANDAS_WARNING, normalized, written_by
