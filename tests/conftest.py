@@ -1,4 +1,5 @@
-"""Shared test configuration. Fixtures live next to the tests that use them."""
+"""Shared test configuration. Fixtures live next to the tests that use them; what tests of several folders
+share is a module here: ``kit`` (clock, segments), ``cli_harness`` (the command line), ``s3_fixtures``."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from file_durations import FileDurations
 from hypothesis import HealthCheck, settings
 from kafka_segments.demo import EmbeddedS3
 from kafka_segments.storage import LocalStore, ObjectStore
-from lake.helpers import FakeClock
+from kit import FakeClock
 from s3_fixtures import new_s3_store, s3_server_fixture
 from spark_startup import seed_archive_kernels, user_kernel_cache
 

@@ -36,7 +36,7 @@ from kafka_segments.pipeline.stages import VALIDATION
 from kafka_segments.segment.writer import write_segment
 from kafka_segments.storage import S3Store
 from kafka_segments.topic_partition import TopicPartition
-from lake.helpers import upload_segment
+from kit import upload_segment
 from lake.retention_helpers import bases, group, partition, single_record_batch, write_snapshot
 from s3_fixtures import BUCKET, new_s3_store
 from statsd_listener import StatsdListener

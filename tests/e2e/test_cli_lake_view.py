@@ -6,18 +6,16 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_harness import cli
 from kafka_segments.lake.history import read_manifest
 from kafka_segments.lake.layout import run_prefix
 from kafka_segments.storage import LocalStore
 from lake.lake_view_helpers import ViewLake, build_view_lake, expected_numbers, page_numbers
 
 pytestmark = pytest.mark.e2e
-
-CLI = Path(sys.executable).parent / "kafka-segments"
 
 
 @pytest.fixture(scope="module")
@@ -26,9 +24,7 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> ViewLake:
 
 
 def describe(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(CLI), "describe", *args], capture_output=True, text=True, timeout=120, check=False
-    )
+    return cli("describe", *args)
 
 
 def test_the_page_shows_describe_jsons_numbers(lake: ViewLake, tmp_path: Path) -> None:

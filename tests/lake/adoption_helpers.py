@@ -18,8 +18,7 @@ from kafka_segments.records.log import scan_headers
 from kafka_segments.records.record import Record
 from kafka_segments.segment.writer import SegmentFiles, write_segment
 from kafka_segments.storage import ObjectStore
-
-from lake.helpers import T0
+from kit import T0
 
 
 class CountingStore(ForwardingStore):

@@ -24,9 +24,9 @@ from kafka_segments.lake.layout import manifest_key
 from kafka_segments.lake.staging import stage_segment
 from kafka_segments.storage import LocalStore, ObjectStore, S3Store
 from kafka_segments.topic_partition import TopicPartition
+from kit import make_segment
 
 from lake.faults import AFTER, BEFORE, Call, FaultyStore
-from lake.helpers import make_segment
 
 TP = TopicPartition("orders", 0)
 

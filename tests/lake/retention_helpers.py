@@ -19,8 +19,7 @@ from kafka_segments.segment.writer import write_segment
 from kafka_segments.state import PartitionState
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
-
-from lake.helpers import upload_segment
+from kit import upload_segment
 
 TP = TopicPartition("t", 0)
 

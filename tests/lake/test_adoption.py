@@ -17,6 +17,7 @@ from kafka_segments.lake.staging import begin_run, build_manifest, retire, stage
 from kafka_segments.state import PartitionState, SegmentOrigin
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+from kit import FakeClock, make_segment, upload_segment
 
 from lake.adoption_helpers import (
     CountingStore,
@@ -28,7 +29,6 @@ from lake.adoption_helpers import (
     segment_of,
     txn_batch,
 )
-from lake.helpers import FakeClock, make_segment, upload_segment
 
 pytestmark = pytest.mark.lake
 

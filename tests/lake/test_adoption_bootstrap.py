@@ -28,9 +28,9 @@ from kafka_segments.state import (
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.storage.base import ObjectMeta
 from kafka_segments.topic_partition import TopicPartition
+from kit import FakeClock, make_segment, upload_segment
 
 from lake.adoption_helpers import CountingStore
-from lake.helpers import FakeClock, make_segment, upload_segment
 
 pytestmark = pytest.mark.lake
 

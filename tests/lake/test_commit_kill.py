@@ -19,9 +19,9 @@ from kafka_segments.lake.layout import CHECKPOINT_KEYS, staged_manifest_key
 from kafka_segments.lake.run_folder import read_outcome, read_run
 from kafka_segments.lake.runs import Outcome
 from kafka_segments.storage import LocalStore, ObjectStore, S3Store
+from kit import FakeClock
 
 from lake.commit_child import stage_appending_run
-from lake.helpers import FakeClock
 
 pytestmark = pytest.mark.lake
 

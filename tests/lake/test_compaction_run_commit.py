@@ -16,6 +16,7 @@ from kafka_segments.records import Record, build_batch
 from kafka_segments.state import SegmentOrigin
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+from kit import keys_outside_run
 from unit.compaction_helpers import DAY, NOW
 
 from lake.compaction_run_helpers import (
@@ -32,7 +33,6 @@ from lake.compaction_run_helpers import (
     run_at,
     undecodable,
 )
-from lake.helpers import keys_outside_run
 
 pytestmark = pytest.mark.lake
 

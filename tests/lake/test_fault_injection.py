@@ -34,8 +34,7 @@ from kafka_segments.state import Manifest, PartitionState
 from kafka_segments.storage import ObjectStore, PutMode, PutResult
 from kafka_segments.storage.base import Overwrite
 from kafka_segments.topic_partition import TopicPartition
-
-from lake.helpers import FakeClock, make_segment, upload_segment
+from kit import FakeClock, make_segment, upload_segment
 
 pytestmark = pytest.mark.lake
 

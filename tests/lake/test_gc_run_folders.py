@@ -23,9 +23,9 @@ from kafka_segments.lake.run_folders import expired_run_folders
 from kafka_segments.pipeline.run_gc import collect_run_garbage
 from kafka_segments.storage import ObjectStore
 from kafka_segments.storage.base import ObjectMeta
+from kit import FakeClock
 
 from lake.gc_helpers import FailingDeletes, append, head_of, keys, stage, start, write
-from lake.helpers import FakeClock
 
 pytestmark = pytest.mark.lake
 

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 from kafka_segments.errors import PreconditionFailedError
 from kafka_segments.storage import LocalStore
-
-from lake.helpers import record_local_hashes
+from kit import record_local_hashes
 
 pytestmark = pytest.mark.lake
 

@@ -15,9 +15,9 @@ from kafka_segments.lake.history import manifest_versions, read_manifest
 from kafka_segments.lake.run_folder import read_outcome
 from kafka_segments.lake.runs import Outcome
 from kafka_segments.storage import LocalStore, ObjectStore
+from kit import FakeClock
 
 from lake.commit_child import stage_appending_run
-from lake.helpers import FakeClock
 
 pytestmark = pytest.mark.lake
 

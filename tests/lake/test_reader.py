@@ -25,8 +25,8 @@ from kafka_segments.lake.reader import (
 from kafka_segments.state import SegmentEntry
 from kafka_segments.storage import LocalStore, ObjectMeta, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+from kit import FakeClock, make_segment
 
-from lake.helpers import FakeClock, make_segment
 from lake.read_helpers import (
     PAYMENTS_0,
     PAYMENTS_LOG_START,

@@ -36,8 +36,8 @@ from kafka_segments.pipeline.stages import (
     reject_run,
 )
 from kafka_segments.storage import ObjectStore, Overwrite
+from kit import FakeClock
 
-from lake.helpers import FakeClock
 from lake.retention_helpers import TP, config, group, topic_yaml, upload_fifteen_records, write_snapshot
 
 pytestmark = pytest.mark.lake

@@ -19,8 +19,8 @@ from kafka_segments.pipeline.sequence import (
 )
 from kafka_segments.pipeline.stages import execute_run
 from kafka_segments.storage import ObjectStore
+from kit import FakeClock
 
-from lake.helpers import FakeClock
 from lake.retention_helpers import config, topic_yaml, upload_fifteen_records
 
 pytestmark = pytest.mark.lake

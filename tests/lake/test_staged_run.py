@@ -29,6 +29,7 @@ from kafka_segments.pipeline.stages import (
 )
 from kafka_segments.storage import LocalStore, ObjectStore, S3Store
 from kafka_segments.topic_partition import TopicPartition
+from kit import FakeClock, ThreadRunner, upload_segment
 from unit.coordinator_records import (
     CoordinatorLog,
     consumer_subscription,
@@ -39,7 +40,6 @@ from unit.coordinator_records import (
     offset_commit_value,
 )
 
-from lake.helpers import FakeClock, ThreadRunner, upload_segment
 from lake.retention_helpers import (
     TP,
     bases,

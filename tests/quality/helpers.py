@@ -29,7 +29,7 @@ from kafka_segments.segment.writer import write_segment
 from kafka_segments.state import Manifest, PartitionState, RetiredObject, SegmentEntry
 from kafka_segments.storage import ObjectStore, Overwrite
 from kafka_segments.topic_partition import TopicPartition
-from lake.helpers import FakeClock, upload_segment
+from kit import FakeClock, upload_segment
 from lake.retention_helpers import (
     config,
     group,

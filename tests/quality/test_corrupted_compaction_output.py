@@ -34,7 +34,7 @@ from kafka_segments.pipeline.stages import VALIDATION, commit_staged, read_run_j
 from kafka_segments.state import Manifest, OpenTransaction, SegmentEntry
 from kafka_segments.storage import LocalStore, Overwrite
 from kafka_segments.topic_partition import TopicPartition
-from lake.helpers import FakeClock
+from kit import FakeClock
 from lake.retention_helpers import config
 from segment_quality import ValidationFailedError, validate_run
 

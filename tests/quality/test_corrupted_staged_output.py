@@ -19,7 +19,7 @@ from kafka_segments.lake.runs import Outcome
 from kafka_segments.pipeline.stages import VALIDATION, commit_staged, read_run_json
 from kafka_segments.state import Manifest
 from kafka_segments.storage import LocalStore, ObjectStore
-from lake.helpers import FakeClock, make_segment
+from kit import FakeClock, make_segment
 from segment_quality import ValidationFailedError, validate_run
 
 from quality.helpers import (

@@ -17,7 +17,7 @@ from kafka_segments.lake.history import head_version
 from kafka_segments.lake.run_folder import run_file_key
 from kafka_segments.pipeline.stages import VALIDATION, commit_staged, finish_run, read_run_json
 from kafka_segments.storage import LocalStore, ObjectStore, S3Store
-from lake.helpers import FakeClock
+from kit import FakeClock
 from lake.retention_helpers import bases, partition
 from segment_quality import validate_run
 from segment_quality.cli import main

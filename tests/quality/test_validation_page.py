@@ -12,7 +12,7 @@ from kafka_segments.lake.run_folder import run_file_key
 from kafka_segments.pipeline.report import render_report
 from kafka_segments.pipeline.stages import VALIDATION, finish_run, read_run_json
 from kafka_segments.storage import LocalStore
-from lake.helpers import FakeClock
+from kit import FakeClock
 from segment_quality import validate_run
 from segment_quality.page import PAGE, render_page
 

@@ -37,7 +37,7 @@ from kafka_segments.segment.writer import write_segment
 from kafka_segments.state import Manifest, SegmentEntry
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
-from lake.helpers import T0, FakeClock
+from kit import T0, FakeClock
 
 TP = TopicPartition("events", 0)
 INDEX_INTERVAL = 512

@@ -66,7 +66,7 @@ from kafka_segments.segment.txn_index import parse_txn_index
 from kafka_segments.state import PartitionState, SegmentOrigin
 from kafka_segments.storage import S3Store
 from kafka_segments.topic_partition import TopicPartition
-from lake.helpers import FakeClock
+from kit import FakeClock
 from lake.retention_helpers import config
 from s3_fixtures import BUCKET, new_s3_store
 from spark_helpers import PANDAS_WARNING, normalized, written_by

@@ -29,8 +29,8 @@ from kafka_segments.records.record import Record
 from kafka_segments.segment.writer import write_segment
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+from kit import T0, FakeClock, upload_segment
 from lake.adoption_helpers import commit_marker, plain_batch, prefix_bytes, segment_of, txn_batch
-from lake.helpers import T0, FakeClock, upload_segment
 from lake.retention_helpers import (
     TP,
     config,

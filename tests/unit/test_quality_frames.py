@@ -13,7 +13,7 @@ from kafka_segments.lake.run_folder import write_run_json
 from kafka_segments.state import Manifest, PartitionState, RetiredObject, SegmentEntry, SegmentOrigin
 from kafka_segments.storage import LocalStore
 from kafka_segments.topic_partition import TopicPartition
-from lake.helpers import FakeClock
+from kit import FakeClock
 from lake.retention_helpers import record_size
 from quality.helpers import NOW, QUIET, four_pass_config, four_pass_lake, stage
 from segment_quality.staged.compaction import log_changes
