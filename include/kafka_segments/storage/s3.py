@@ -267,7 +267,7 @@ class S3Store:
                     key=str(item["Key"])[len(self.prefix) :],
                     size=int(item["Size"]),
                     etag=str(item["ETag"]),
-                    last_modified_ms=int(item["LastModified"].timestamp() * 1000),
+                    last_modified_ms=int(item["LastModified"].timestamp()) * 1000,  # seconds, as HEAD's
                 )
             if not page.get("IsTruncated") or not page.get("NextContinuationToken"):
                 return
