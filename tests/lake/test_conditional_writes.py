@@ -1,7 +1,7 @@
 """The conditional-write check at the door of an S3 lake (``storage.s3_probe``, docs/lake.md "Conditional
 writes"): a store that ignores ``If-None-Match: *`` and ``If-Match`` is refused in one line naming the
-endpoint and the missing guarantees before anything of the lake is written; moto passes; reads never probe;
-one probe per lake per process.
+endpoint and the missing guarantees before anything of the lake is written; moto and ministack pass; reads
+never probe; one probe per lake per process.
 
 The lying store is ``tests/lying_s3.py`` (a stub that drops both headers, as s3rver 3.7.1 does), and
 s3rver itself when ``scripts/setup-s3rver`` installed it (else that test skips, saying so)."""
@@ -29,6 +29,7 @@ from kafka_segments.lake import layout
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.storage import LocalStore, S3Store, s3_probe
 from lying_s3 import LyingS3, lying_s3_server
+from ministack_fixtures import new_ministack_store
 from s3_fixtures import BUCKET, new_s3_prefix
 
 from lake.helpers import T0
@@ -177,6 +178,12 @@ def test_moto_passes_once_per_lake_per_process_and_leaves_no_probe(
     assert [r for r in proxy.requests if s3_probe.PROBE_PREFIX in r[1]] == []
     other.put("d", b"4")
     assert len([r for r in proxy.requests if s3_probe.PROBE_PREFIX in r[1]]) == 5  # its own probe, then gone
+
+
+def test_ministack_passes_the_probe(ministack_server: str) -> None:
+    store = new_ministack_store(ministack_server)
+    store.check_conditional_writes()
+    assert list(store.list()) == []  # the probe object deleted
 
 
 def test_probe_objects_live_in_the_lakes_bookkeeping_folder() -> None:
