@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, settings
 from kafka_segments.demo import EmbeddedS3
 from kafka_segments.storage import LocalStore, ObjectStore
 from kit import FakeClock
+from ministack_fixtures import ministack_server_fixture
 from s3_fixtures import new_s3_store, s3_server_fixture
 from spark_startup import seed_archive_kernels, user_kernel_cache
 
@@ -39,6 +40,13 @@ def kafka_segments_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def s3_server() -> Iterator[EmbeddedS3]:
     """moto's S3 server on loopback for the whole session, bucket ``s3_fixtures.BUCKET`` created."""
     yield from s3_server_fixture()
+
+
+@pytest.fixture(scope="session")
+def ministack_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """ministack's S3 (a second implementation, not moto) on loopback for the session: its endpoint; skips
+    when ``.venv-ministack`` is missing."""
+    yield from ministack_server_fixture(tmp_path_factory.mktemp("ministack"))
 
 
 @pytest.fixture(params=["local", "s3"])

@@ -1,4 +1,5 @@
-"""One suite, every object-store backend: a local directory and S3 (moto's server over real HTTP).
+"""One suite, every object-store backend: a local directory and S3 (moto's server over real HTTP, and
+ministack's, an independent implementation: ``tests/ministack_fixtures.py``).
 
 ``get_into`` is exercised through ``read_into`` (which calls the backend's own ``get_into``), so the same
 tests also cover the fallback for stores without one."""
@@ -42,8 +43,15 @@ from kafka_segments.storage import (
 )
 from kafka_segments.storage import local as local_module
 from kafka_segments.storage import s3 as s3_module
+from ministack_fixtures import BACKENDS, backend_store
 
 pytestmark = pytest.mark.contract
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> ObjectStore:
+    """Every backend: a local directory, S3 on moto's server, S3 on ministack (a second implementation)."""
+    return backend_store(request, tmp_path)
 
 
 def test_put_get_head_list_round_trip(store: ObjectStore) -> None:
