@@ -234,7 +234,10 @@ def _payloads(
         payload_start[index] = used
         used += len(piece)
         index += 1
-    count = count if failed is None and capped is None else (failed if capped is None else capped)
+    if failed is not None:
+        count = failed
+    elif capped is not None:
+        count = capped
     payload_start = payload_start[:count]
     payload_end = np.append(payload_start[1:], used) if count else payload_start
     arena = arena[:used]
