@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from kafka_segments.cli.arguments import bounded_int
@@ -168,7 +168,8 @@ def run_dump(args: argparse.Namespace) -> int:
         print_json(dump_document(store, manifest, state))
     else:
         for line in dump_lines(store, manifest, state):
-            sys.stdout.write(line + "\n")
+            sys.stdout.write(line)  # not line + "\n": a record's line may be as large as the record
+            sys.stdout.write("\n")
     return EXIT_OK
 
 
@@ -194,17 +195,32 @@ def dump_lines(store: ObjectStore, manifest: Manifest, state: PartitionState) ->
         f"log start offset {state.log_start_offset}, log end offset {state.log_end_offset}, "
         f"last stable offset {state.last_stable_offset}"
     )
+    from kafka_segments.lake.reader import iter_visible_batches
+
     batch_count = record_count = 0
-    for key, base_offset, batches in _batches_by_segment(store, state):
-        yield f"Segment {key} (base offset {base_offset})"
-        for batch in batches:
-            lines = [batch_line(batch.header, True)]  # iter_visible_batches checked every CRC
-            for record in batch.records:
-                dump_record(batch.header, record, lines)
-                record_count += 1
-            batch_count += 1
-            yield from lines
+    segment_key = None
+    # batch by batch, none kept: what the dump holds at once is one batch's records and lines, whatever the
+    # segment inflates to (a segment of decompression bombs each under the limit: docs/lake.md)
+    for batch in iter_visible_batches(store, state):
+        if batch.segment.key != segment_key:
+            segment_key = batch.segment.key
+            yield f"Segment {segment_key} (base offset {batch.segment.base_offset})"
+        yield batch_line(batch.header, True)  # iter_visible_batches checked every CRC
+        record_count += yield from _record_lines(batch)
+        batch_count += 1
+        del batch  # its records are cached on it: not held while the next batch is decompressed
     yield f"{batch_count} batch(es), {record_count} record(s) at offsets >= {state.log_start_offset}"
+
+
+def _record_lines(batch: VisibleBatch) -> Generator[str, None, int]:
+    """The ``| offset:`` line of each of ``batch``'s visible records; returns how many."""
+    count = 0
+    for record in batch.records:
+        lines: list[str] = []
+        dump_record(batch.header, record, lines)
+        count += 1
+        yield from lines
+    return count
 
 
 def dump_document(store: ObjectStore, manifest: Manifest, state: PartitionState) -> dict[str, Any]:

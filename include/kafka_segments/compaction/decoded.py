@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from kafka_segments.compaction.decoded_segment import DecodedSegment, decoded_segment, identify_keys
 from kafka_segments.compaction.source import SourceSegment
-from kafka_segments.records.fast import decode_record_columns
+from kafka_segments.records.fast import decode_record_columns, segment_records_budget
 
 DEFAULT_BUDGET_BYTES = 2 << 30
 """Decoded bytes a round may keep between its passes (2 GiB: one 1 GiB segment of highly compressed data)."""
@@ -66,7 +66,12 @@ def decode_segment(
     if segment.decoded is not None:
         return segment.decoded
     columns = decode_record_columns(
-        segment.data, segment=segment.name, verify_crc=False, arena=arena, max_batch_bytes=max_batch_bytes
+        segment.data,
+        segment=segment.name,
+        verify_crc=False,
+        arena=arena,
+        max_batch_bytes=max_batch_bytes,
+        max_total_bytes=segment_records_budget(len(segment.data), max_batch_bytes),
     )
     return decoded_segment(columns, identify_keys(columns), data=segment.data)
 

@@ -28,6 +28,8 @@ SPARK_SCHEMA = (
 SPARK_HEADERS = "headers array<struct<key: string, value: binary>>"
 
 NO_TIMESTAMP_TYPE = -1
+SMALL_BINARY_BYTES = 1 << 31
+"""Buffers shorter than this are spanned by an Arrow ``binary`` array (32-bit offsets)."""
 
 
 def arrow_schema(*, include_headers: bool) -> Any:
@@ -87,6 +89,7 @@ def _keys_and_values(columns: RecordColumns, rows: I64) -> tuple[Any, Any]:
     """Keys and values of ``rows``: one binary array whose elements alternate key, gap, value, gap over the
     buffer (spans are in buffer order), then every key and every value taken from it by Arrow."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     count = len(rows)
     if count == 0:
@@ -105,18 +108,27 @@ def _keys_and_values(columns: RecordColumns, rows: I64) -> tuple[Any, Any]:
     valid = np.ones(4 * count - 1, dtype=np.bool_)
     valid[0::4] = key_length >= 0
     valid[2::4] = value_length >= 0
-    spans = pa.LargeBinaryArray.from_buffers(
-        pa.large_binary(),
+    # 32-bit offsets when the buffer allows: the taken keys and values are then binary as they are, not cast
+    # from large_binary (a cast copies every value once more)
+    small = len(columns.buffer) < SMALL_BINARY_BYTES
+    kind, array_type = (pa.binary(), pa.BinaryArray) if small else (pa.large_binary(), pa.LargeBinaryArray)
+    spans = array_type.from_buffers(
+        kind,
         4 * count - 1,
         [
             pa.py_buffer(np.packbits(valid, bitorder="little")),
-            pa.py_buffer(bounds),
+            pa.py_buffer(bounds.astype(np.int32) if small else bounds),
             pa.py_buffer(columns.buffer),
         ],
     )
     picks = np.arange(0, 4 * count, 4, dtype=np.int64)
-    keys = spans.take(pa.array(picks)).cast(pa.binary())
-    values = spans.take(pa.array(picks + 2)).cast(pa.binary())
+    # the system allocator's: a large value's copy goes back to the system once the batch is dropped (the
+    # default pool keeps freed memory for reuse, so a task's peak would add the last large batch to the next)
+    pool = pa.system_memory_pool()
+    keys = pc.take(spans, pa.array(picks), memory_pool=pool)
+    values = pc.take(spans, pa.array(picks + 2), memory_pool=pool)
+    if not small:
+        keys, values = keys.cast(pa.binary(), memory_pool=pool), values.cast(pa.binary(), memory_pool=pool)
     return keys, values
 
 

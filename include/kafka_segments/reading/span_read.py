@@ -1,12 +1,14 @@
 """A task's records as decoded columns: the whole segment (read and checked against the manifest's sha256),
 or only its byte span (a ranged read pinned to the manifest's etag) when the bytes prove the span holds
-every record the task owns (docs/reading.md, "Large segments and byte ranges").
+every record the task owns (docs/reading.md, "Large segments and byte ranges"). The records come a bounded
+piece at a time (``records.fast.decode_record_pieces``): a task holds at most one piece decompressed, whatever
+its segment inflates to.
 
 What a span's read checks, and why that is enough:
 
 * **the object**: the ranged GET is pinned to the etag the manifest records (S3's ``If-Match``; on other
   stores the etag is compared before and after the read), so the bytes are the version the manifest names;
-* **the content**: every batch's CRC-32C is checked as it is decoded;
+* **the content**: every batch's CRC-32C is checked (with the frames and headers, before any is decoded);
 * **the boundaries**: the decode walks batch by batch from the span's start and must end exactly at the
   span's end (else the last batch is cut: ``TruncatedSegmentError``), so each boundary a task of the same plan
   starts from is proven by the task before it, back to position 0;
@@ -18,10 +20,13 @@ When a check fails (the ``.index`` was stale or wrong), or the object is no long
 adopted segment), the task falls back to the whole segment, checked against its sha256, and keeps the
 batches that start in its span: the same rows, from bytes the manifest vouches for. A damaged batch or a
 replaced object is then the whole read's named error (``CorruptRecordError``,
-``SegmentObjectMismatchError``), never other rows."""
+``SegmentObjectMismatchError``), never other rows. Every check is made before the first row is given, so a
+fallback never repeats a row; records that fail to decode in a span that passed them (its batches' CRCs
+hold) are that span's ``CorruptRecordError``, naming the object and the byte position in it."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
@@ -33,7 +38,7 @@ from kafka_segments.lake.reader import pinned_range, read_segment
 from kafka_segments.reading.spans import ByteSpan
 from kafka_segments.reading.tasks import SegmentTask
 from kafka_segments.records.batch import MAGIC_VALUE_V2
-from kafka_segments.records.fast import RecordColumns, decode_record_columns
+from kafka_segments.records.fast import RecordColumns, decode_record_pieces, scan_header_table
 from kafka_segments.state import SegmentEntry
 from kafka_segments.storage.base import ObjectStore
 
@@ -50,10 +55,10 @@ FRAME_BYTES = 12
 
 @dataclass(frozen=True, slots=True)
 class TaskColumns:
-    """The decoded records a task chooses from.
+    """One piece of the decoded records a task chooses from.
 
-    ``owned``: the rows of the batches the task reads (``None``: all). ``rest``: the rest of the segment after
-    ``columns``, for a transaction whose marker lies past them."""
+    ``owned``: the rows of the batches the task reads (``None``: all). ``rest``: the records after the piece
+    (the rest of its segment, piece by piece), for a transaction whose marker lies past them."""
 
     columns: RecordColumns
     where: str
@@ -61,56 +66,94 @@ class TaskColumns:
     rest: Later = tuple
 
 
-def task_columns(store: ObjectStore, task: SegmentTask) -> TaskColumns:
-    """The records ``task`` chooses from: its span's bytes when they prove themselves, else the segment's.
+def task_pieces(store: ObjectStore, task: SegmentTask) -> Iterator[TaskColumns]:
+    """The records ``task`` chooses from, piece by piece: its span's bytes when they prove themselves, else
+    the segment's.
 
     Raises:
         SegmentObjectMismatchError: the object is not what the manifest recorded.
-        CorruptRecordError: a batch is damaged.
+        CorruptRecordError: a batch is damaged (``DecompressionLimitError``: it inflates past the limit).
     """
     span = task.span
+    segment = task.segment
+    where = store.location(segment.key)
     if span is None:
-        return TaskColumns(*decode_segment(store, task.segment))
-    where = store.location(task.segment.key)
+        yield from _pieces(read_segment(store, segment), where, origin=0, after=tuple)
+        return
     try:
-        columns = _span_columns(store, task, span, where)
+        data = _span_bytes(store, task, span, where)
     except (PreconditionFailedError, ObjectNotFoundError, CorruptRecordError):
-        columns = None
-    if columns is None:
-        return _whole(store, task, span, where)
-    return TaskColumns(
-        columns, where, rest=lambda: _rest(store, task.segment, span.end, where, chunk=span.end - span.start)
-    )
+        data = None
+    if data is None:
+        yield from _whole(store, task, span, where)
+        return
+
+    def after() -> Iterator[Decoded]:
+        return _rest(store, segment, span.end, where, chunk=span.end - span.start)
+
+    yield from _pieces(data, where, origin=span.start, after=after)
 
 
-def decode_segment(store: ObjectStore, segment: SegmentEntry) -> tuple[RecordColumns, str]:
-    """The segment's records as columns (read whole, sha256-checked), and its location for messages.
+def segment_pieces(store: ObjectStore, segment: SegmentEntry) -> Iterator[Decoded]:
+    """The segment's records (read whole, sha256-checked) piece by piece, with its location for messages.
 
     Raises:
         SegmentObjectMismatchError: the object is not what the manifest recorded.
         CorruptRecordError: a batch is damaged.
     """
     where = store.location(segment.key)
-    return decode_record_columns(read_segment(store, segment), segment=where), where
+    for columns in decode_record_pieces(read_segment(store, segment), segment=where):
+        yield columns, where
+        del columns
 
 
-def _span_columns(store: ObjectStore, task: SegmentTask, span: ByteSpan, where: str) -> RecordColumns | None:
-    """The span's records, or ``None`` when its bytes do not prove it holds every record the task owns."""
+def _pieces(data: bytes | memoryview, where: str, *, origin: int, after: Later) -> Iterator[TaskColumns]:
+    """The pieces of ``data`` (the segment's bytes from ``origin``), each with the records after it."""
+    view = memoryview(data)
+    for columns in decode_record_pieces(view, segment=where, origin=origin):
+        end = _end(columns, origin)
+
+        def rest(end: int = end) -> Iterator[Decoded]:
+            later = (
+                (piece, where)
+                for piece in decode_record_pieces(view[end - origin :], segment=where, origin=end)
+            )
+            return itertools.chain(later, after())
+
+        yield TaskColumns(columns, where, rest=rest)
+        del columns  # not held while the next piece is decompressed
+
+
+def _end(columns: RecordColumns, origin: int) -> int:
+    """Where the batches of ``columns`` end in their segment (``origin`` when there are none)."""
+    batches = columns.batches
+    if len(batches) == 0:
+        return origin
+    return int(batches.position[-1] + batches.size_in_bytes[-1])
+
+
+def _span_bytes(store: ObjectStore, task: SegmentTask, span: ByteSpan, where: str) -> memoryview | None:
+    """The span's bytes, or ``None`` when they do not prove the span holds every record the task owns: its
+    frames walk exactly to its end, every CRC-32C holds, every batch is v2, and the offsets at an end no other
+    task reads are the task's (module docstring).
+
+    Raises:
+        CorruptRecordError: a frame, header or CRC of the span is damaged.
+        PreconditionFailedError, ObjectNotFoundError: the object is no longer the manifest's version.
+    """
     segment = task.segment
     peek = not span.read_after and span.end < segment.size
     data = pinned_range(store, segment, start=span.start, end=span.end + (PEEK_BYTES if peek else 0))
     length = span.end - span.start
-    columns = decode_record_columns(
-        memoryview(data)[:length], segment=f"{where} (bytes {span.start}-{span.end})"
-    )
-    batches = columns.batches
+    own = memoryview(data)[:length]
+    batches = scan_header_table(own, segment=f"{where} (bytes {span.start}-{span.end})", verify_crc=True)
     if len(batches) == 0 or bool(np.any(batches.magic != MAGIC_VALUE_V2)):
         return None
     if not span.read_before and span.start > 0 and int(batches.base_offset[0]) > task.start:
         return None
     if peek and not _starts_at_or_after(data[length:], task.end):
         return None
-    return columns
+    return own
 
 
 def _starts_at_or_after(header: bytes, offset: int) -> bool:
@@ -120,15 +163,17 @@ def _starts_at_or_after(header: bytes, offset: int) -> bool:
     return int.from_bytes(header[:8], "big", signed=True) >= offset
 
 
-def _whole(store: ObjectStore, task: SegmentTask, span: ByteSpan, where: str) -> TaskColumns:
+def _whole(store: ObjectStore, task: SegmentTask, span: ByteSpan, where: str) -> Iterator[TaskColumns]:
     """The segment's records (sha256-checked), owning the batches that start in the span (and before or
     after it, on a side no other task of the plan reads)."""
     segment = task.segment
-    columns, _ = decode_segment(store, segment)
-    positions = columns.batches.position[columns.batch_index]
     low = span.start if span.read_before else 0
     high = span.end if span.read_after else segment.size
-    return TaskColumns(columns, where, owned=(positions >= low) & (positions < high))
+    for piece in _pieces(read_segment(store, segment), where, origin=0, after=tuple):
+        columns = piece.columns
+        positions = columns.batches.position[columns.batch_index]
+        yield TaskColumns(columns, where, owned=(positions >= low) & (positions < high), rest=piece.rest)
+        del piece, columns
 
 
 def _rest(
@@ -146,7 +191,9 @@ def _rest(
         if not whole:
             chunk *= 2
             continue
-        yield decode_record_columns(whole, segment=f"{where} (bytes {start}-{start + len(whole)})"), where
+        for columns in decode_record_pieces(whole, segment=where, origin=start):
+            yield columns, where
+            del columns
         start += len(whole)
 
 

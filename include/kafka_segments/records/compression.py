@@ -140,6 +140,19 @@ def decompress(
     raise UnsupportedCodecError(f"unknown compression codec id {int(codec)}")
 
 
+def decompress_buffer(
+    codec: CompressionType | int, data: Buffer, *, max_size: int | None
+) -> bytes | bytearray:
+    """``decompress(codec, data, max_size=max_size)`` of a v2 records stream, the output of gzip and zstd
+    not copied out of the buffer it was inflated into (the columnar decoder copies it into its arena: the
+    copy would hold the batch's records twice)."""
+    if codec == CompressionType.GZIP:
+        return _gzip_buffer(data, max_size)
+    if codec == CompressionType.ZSTD:
+        return _zstd_buffer(data, max_size)
+    return decompress(codec, data, max_size=max_size)
+
+
 def batch_decompressors(
     codecs: npt.NDArray[np.integer],
     array: npt.NDArray[np.uint8],
@@ -147,7 +160,7 @@ def batch_decompressors(
     ends: npt.NDArray[np.int64],
     *,
     max_size: int | None = None,
-) -> list[Callable[[Buffer], bytes] | None]:
+) -> list[Callable[[Buffer], bytes | bytearray] | None]:
     """For each v2 records stream (codec ``codecs[i]``, bytes ``array[starts[i]:ends[i]]``), the function
     that decompresses it exactly as ``decompress(codec, data)`` does, with the codec resolved once per
     segment instead of once per batch; ``None`` for uncompressed.
@@ -157,15 +170,15 @@ def batch_decompressors(
     checked path, which raises what it raises. ``max_size``: as ``decompress``'s (every function then checks
     its output; the unchecked LZ4 frame path is taken only without a limit).
     """
-    general: dict[int, Callable[[Buffer], bytes]] = {
-        int(CompressionType.GZIP): functools.partial(_gzip_decompress, limit=max_size),
+    general: dict[int, Callable[[Buffer], bytes | bytearray]] = {
+        int(CompressionType.GZIP): functools.partial(_gzip_buffer, limit=max_size),
         int(CompressionType.SNAPPY): functools.partial(_xerial_decompress, limit=max_size),
         int(CompressionType.LZ4): functools.partial(_bounded_lz4, magic=2, limit=max_size),
-        int(CompressionType.ZSTD): functools.partial(_zstd_decompress, limit=max_size),
+        int(CompressionType.ZSTD): functools.partial(_zstd_buffer, limit=max_size),
     }
     codes = codecs.astype(np.int64)
     checked = lz4_descriptors_ok(array, starts, ends) & (codes == CompressionType.LZ4)
-    out: list[Callable[[Buffer], bytes] | None] = []
+    out: list[Callable[[Buffer], bytes | bytearray] | None] = []
     for code, fast in zip(codes.tolist(), checked.tolist(), strict=True):
         if code == CompressionType.NONE:
             out.append(None)
@@ -190,6 +203,11 @@ def _gzip_compress(data: Buffer) -> bytes:
 
 
 def _gzip_decompress(data: Buffer, limit: int | None = None) -> bytes:
+    return bytes(_gzip_buffer(data, limit))
+
+
+def _gzip_buffer(data: Buffer, limit: int | None = None) -> bytes | bytearray:
+    """``_gzip_decompress``'s output, not copied out of its buffer (a ``bytearray`` when ``limit`` is set)."""
     if len(data) == 0:
         raise ValueError("invalid gzip stream: it is empty")
     parts = []
@@ -212,7 +230,7 @@ def _gzip_decompress(data: Buffer, limit: int | None = None) -> bytes:
     except zlib.error as exc:
         raise ValueError(f"invalid gzip stream: {exc}") from exc
     if sink is not None:
-        return bytes(sink)
+        return sink
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
@@ -327,6 +345,11 @@ def _zstd_decompressor() -> zstandard.ZstdDecompressor:
 
 
 def _zstd_decompress(data: Buffer, limit: int | None = None) -> bytes:
+    return bytes(_zstd_buffer(data, limit))
+
+
+def _zstd_buffer(data: Buffer, limit: int | None = None) -> bytes | bytearray:
+    """``_zstd_decompress``'s output, not copied out of its buffer (a ``bytearray`` when ``limit`` is set)."""
     if len(data) == 0:
         raise ValueError("invalid zstd stream: it is empty")
     decompressor = _zstd_decompressor()
@@ -349,7 +372,7 @@ def _zstd_decompress(data: Buffer, limit: int | None = None) -> bytes:
     except zstandard.ZstdError as exc:
         raise ValueError(f"invalid zstd stream: {exc}") from exc
     if sink is not None:
-        return bytes(sink)
+        return sink
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 

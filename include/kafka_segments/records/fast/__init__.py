@@ -7,7 +7,11 @@ executable specification each entry point is checked against by property tests. 
 through ``jit.njit`` (cached on disk), without a signature: nothing compiles at import time."""
 
 from kafka_segments.records.fast.columns import HeaderTable, RecordColumns, read_headers
-from kafka_segments.records.fast.decode import decode_record_columns
+from kafka_segments.records.fast.decode import (
+    SEGMENT_MAX_RATIO,
+    decode_record_columns,
+    segment_records_budget,
+)
 from kafka_segments.records.fast.digests import (
     DigestTable,
     KeyIdentities,
@@ -26,6 +30,7 @@ from kafka_segments.records.fast.index_kernels import (
     index_rule,
     relative_last_offsets,
 )
+from kafka_segments.records.fast.pieces import decode_record_pieces
 from kafka_segments.records.fast.prefault import ArenaPrefaulter
 from kafka_segments.records.fast.rebuild import rebuild_batches
 from kafka_segments.records.fast.scan import scan_header_table
@@ -36,6 +41,7 @@ __all__ = [
     "DEFAULT_STEP_BYTES",
     "NOT_INCREASING",
     "OFFSETS_OK",
+    "SEGMENT_MAX_RATIO",
     "ArenaPrefaulter",
     "DigestTable",
     "HeaderTable",
@@ -46,6 +52,7 @@ __all__ = [
     "StreamDecoder",
     "asked_ids",
     "decode_record_columns",
+    "decode_record_pieces",
     "digest_bytes",
     "digest_columns",
     "fate_codes",
@@ -57,4 +64,5 @@ __all__ = [
     "rebuild_batches",
     "relative_last_offsets",
     "scan_header_table",
+    "segment_records_budget",
 ]

@@ -17,7 +17,7 @@ import numpy.typing as npt
 from kafka_segments.errors import CorruptRecordError
 from kafka_segments.records.fast import decode_kernels as _k
 from kafka_segments.records.fast.columns import RECORD_COLUMNS, TABLE_FIELDS, U8, HeaderTable, RecordColumns
-from kafka_segments.records.fast.decode import decode_record_columns
+from kafka_segments.records.fast.decode import decode_record_columns, segment_records_budget
 from kafka_segments.records.fast.prefault import ArenaPrefaulter
 from kafka_segments.records.fast.scan import as_read_only_array
 
@@ -112,6 +112,7 @@ class StreamDecoder:
                 verify_crc=verify,
                 arena=self._arena,
                 max_batch_bytes=self._max_batch_bytes,
+                max_total_bytes=segment_records_budget(len(self._buffer), self._max_batch_bytes),
             )
         joined = self._joined(whole)
         self._release()
@@ -151,6 +152,7 @@ class StreamDecoder:
                 verify_crc=self._verify_crc,
                 arena=arena,
                 max_batch_bytes=self._max_batch_bytes,
+                max_total_bytes=segment_records_budget(len(self._buffer), self._max_batch_bytes),
             )
         except CorruptRecordError:
             self._gave_up = True
