@@ -23,14 +23,16 @@ from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.adoption import adopt_objects
 from kafka_segments.lake.checkpoint_files import checkpoint_files_match
 from kafka_segments.lake.commit import commit_run
+from kafka_segments.lake.format2 import PIECES_PREFIX
 from kafka_segments.lake.gc import collect_garbage
 from kafka_segments.lake.history import manifest_versions, read_head, read_manifest
 from kafka_segments.lake.layout import try_parse_segment_key
 from kafka_segments.lake.recover import recover
 from kafka_segments.lake.staging import begin_run, build_manifest, retire, stage_manifest, stage_segment
+from kafka_segments.lake.upgrade import upgrade
 from kafka_segments.segment.files import FileKind
 from kafka_segments.segment.writer import SegmentFiles
-from kafka_segments.state import Manifest, PartitionState
+from kafka_segments.state import MANIFEST_FORMAT_2, Manifest, PartitionState
 from kafka_segments.storage import ObjectStore, PutMode, PutResult
 from kafka_segments.storage.base import Overwrite
 from kafka_segments.topic_partition import TopicPartition
@@ -103,8 +105,9 @@ def content(manifest: Manifest | None) -> Content:
     )
 
 
-def initial_lake(store: ObjectStore, clock: FakeClock) -> list[SegmentFiles]:
-    """Version 1 (orders-0: segments 0 and 6, orders-1: segment 0), then two new uploads waiting."""
+def initial_lake(store: ObjectStore, clock: FakeClock, manifest_format: int = 1) -> list[SegmentFiles]:
+    """Version 1 (orders-0: segments 0 and 6, orders-1: segment 0; in manifest format 2, version 2 is the
+    same state upgraded), then two new uploads waiting."""
     first, second, third = make_segment(0), make_segment(6), make_segment(12)
     upload_segment(store, ORDERS_0, first)
     upload_segment(store, ORDERS_0, second)
@@ -112,6 +115,8 @@ def initial_lake(store: ObjectStore, clock: FakeClock) -> list[SegmentFiles]:
     report = adopt(store, now_ms=clock(), clock=clock)
     if report.committed_version != 1:
         raise AssertionError(report.to_text())
+    if manifest_format == MANIFEST_FORMAT_2 and upgrade(store, clock=clock).version != 2:
+        raise AssertionError("the upgrade did not commit version 2")
     upload_segment(store, ORDERS_0, third)
     upload_segment(store, ORDERS_1, second)
     return [first, second, third]
@@ -179,31 +184,54 @@ def written_orphans(store: ObjectStore, head: Manifest) -> list[str]:
     return orphans
 
 
-def reference(store: ObjectStore, clock: FakeClock) -> tuple[Content, Content, list[tuple[str, str]]]:
-    initial_lake(store, clock)
+def unreferenced_pieces(store: ObjectStore) -> list[str]:
+    """Manifest pieces (format 2) that no present version is made of."""
+    referenced: set[str] = set()
+    for version in manifest_versions(store):
+        read_manifest(store, version, referenced=referenced)
+    return [meta.key for meta in store.list(PIECES_PREFIX) if meta.key not in referenced]
+
+
+def reference(
+    store: ObjectStore, clock: FakeClock, manifest_format: int = 1
+) -> tuple[Content, Content, list[tuple[str, str]]]:
+    initial_lake(store, clock, manifest_format)
     old = content(read_head(store))
     recording = StepFailingStore(store)
     new = content(the_run(recording, clock))
     return old, new, recording.steps
 
 
+Recorded = tuple[Content, Content, list[tuple[str, str]]]
+
+
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Content, Content, list[tuple[str, str]]]:
+def references(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Recorded]:
+    """The reference run on a lake in each manifest format."""
     from kafka_segments.storage import LocalStore
 
-    return reference(LocalStore(tmp_path_factory.mktemp("reference") / "lake"), FakeClock(wall_clock_ms()))
+    return {
+        manifest_format: reference(
+            LocalStore(tmp_path_factory.mktemp("reference") / "lake"),
+            FakeClock(wall_clock_ms()),
+            manifest_format,
+        )
+        for manifest_format in (1, MANIFEST_FORMAT_2)
+    }
 
 
+@pytest.mark.parametrize("manifest_format", [1, MANIFEST_FORMAT_2])
 def test_the_reference_run_writes_what_the_scenario_says(
-    recorded: tuple[Content, Content, list[tuple[str, str]]],
+    references: dict[int, Recorded], manifest_format: int
 ) -> None:
-    old, new, steps = recorded
+    old, new, steps = references[manifest_format]
     assert old != new
     operations = [operation for operation, _ in steps]
-    # run record, the segment's .log, staged manifest, the commit, 2 checkpoint files, outcome; gc's deletes
-    assert operations.count("put") == 7
+    # run record, the segment's .log, staged manifest, the commit, 2 checkpoint files, outcome; gc's deletes;
+    # in format 2 also a chunk and a partition manifest for each of the two partitions the run changes
+    assert operations.count("put") == (7 if manifest_format == 1 else 11)
     assert "delete_many" in operations
-    assert len(steps) == STEPS, steps
+    assert len(steps) == STEPS[manifest_format], steps
 
 
 @pytest.fixture
@@ -212,21 +240,26 @@ def clock() -> FakeClock:
     return FakeClock(wall_clock_ms())
 
 
-STEPS = 10
-"""Mutating calls of the reference run (asserted above, so the parametrization below covers all of them)."""
+STEPS = {1: 10, MANIFEST_FORMAT_2: 14}
+"""Mutating calls of the reference run per manifest format (asserted above, so the parametrization below
+covers all of them)."""
 
 
 @pytest.mark.parametrize("after", [False, True], ids=["before", "lost-response"])
-@pytest.mark.parametrize("step", range(1, STEPS + 1))
+@pytest.mark.parametrize(
+    ("manifest_format", "step"),
+    [(manifest_format, step) for manifest_format, count in STEPS.items() for step in range(1, count + 1)],
+)
 def test_a_failure_at_any_write_leaves_the_old_or_the_new_state_and_a_rerun_converges(
     store: ObjectStore,
     clock: FakeClock,
-    recorded: tuple[Content, Content, list[tuple[str, str]]],
+    references: dict[int, Recorded],
+    manifest_format: int,
     step: int,
     after: bool,
 ) -> None:
-    old, new, steps = recorded
-    initial_lake(store, clock)
+    old, new, steps = references[manifest_format]
+    initial_lake(store, clock, manifest_format)
     faulty = StepFailingStore(store, fail_at=step, after=after)
 
     with contextlib.suppress(KafkaSegmentsError):  # the fault, or what the run made of it (state unknown …)
@@ -244,6 +277,11 @@ def test_a_failure_at_any_write_leaves_the_old_or_the_new_state_and_a_rerun_conv
     )
     head = check_invariants(store, allowed=(new,))
     assert written_orphans(store, head) == []
+    if manifest_format == MANIFEST_FORMAT_2:  # pieces replaced by a commit go by age (the store's clock)
+        collect_garbage(
+            store, now_ms=wall_clock_ms() + 1, dry_run=False, retain_manifests=1, orphan_min_age_ms=0
+        )
+        assert unreferenced_pieces(store) == []
     assert steps[step - 1][0] in MUTATIONS
     again = collect_garbage(
         store, now_ms=clock(), dry_run=False, retain_manifests=1, orphan_min_age_ms=0, clock=clock
