@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 from kafka_segments.errors import ManifestFormatError
 from kafka_segments.lake.layout import manifest_key, run_prefix, run_record_key
-from kafka_segments.lake.runs import read_run
-from kafka_segments.pipeline.run_files import read_run_json
+from kafka_segments.lake.run_folder import read_run, read_run_json
 from kafka_segments.reading import read_lake
 from kafka_segments.storage import LocalStore
 from kafka_segments.storage.base import Overwrite
