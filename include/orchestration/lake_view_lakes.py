@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass
 
 from kafka_segments.errors import LocatedError
+from kafka_segments.nesting import check_json_text
 
 DEFAULT_LAKE_NAME = "default"
 LAKES_VARIABLE = "kafka_segments_lakes"
@@ -50,8 +51,9 @@ def configured_lakes(lake: str | None, config_path: str | None, lakes: str | Non
 
 def _object(text: str) -> dict[str, object]:
     try:
+        check_json_text(text)
         document = json.loads(text)
-    except ValueError as error:
+    except ValueError as error:  # not JSON, nested deeper than MAX_NESTING_DEPTH, too many digits
         raise LakeListError(f"not JSON: {error}", location=f"Airflow Variable {LAKES_VARIABLE}") from None
     if not isinstance(document, dict):
         raise LakeListError(

@@ -13,8 +13,15 @@ from pathlib import Path
 import pytest
 from kafka_segments.errors import ManifestFormatError
 from kafka_segments.lake.layout import manifest_key, run_prefix, run_record_key
-from kafka_segments.lake.runs import read_run
-from kafka_segments.pipeline.run_files import read_run_json
+from kafka_segments.lake.run_folder import read_run, read_run_json
+from kafka_segments.offsets.snapshot_fields import SnapshotFormatError
+from kafka_segments.offsets.snapshot_store import (
+    pin_key,
+    read_pin,
+    read_snapshot,
+    snapshot_id_of,
+    snapshot_key,
+)
 from kafka_segments.reading import read_lake
 from kafka_segments.storage import LocalStore
 from kafka_segments.storage.base import Overwrite
@@ -104,3 +111,16 @@ def test_an_integer_of_too_many_digits_is_refused_too(tmp_path: Path) -> None:
 
     with pytest.raises(ManifestFormatError, match="manifest is not usable JSON"):
         list(read_lake(store, {"subscribe": "orders"}))
+
+
+def test_a_deep_pin_or_snapshot_is_refused(tmp_path: Path) -> None:
+    """Pins and offsets snapshots are decoded by ``offsets.snapshot_fields`` with the same check."""
+    store = LocalStore(tmp_path / "lake")
+    store.put(pin_key(1_000), DEEP)
+    deep_id = snapshot_id_of(DEEP)  # a snapshot's key is its bytes' sha256: it passes the integrity check
+    store.put(snapshot_key(deep_id), DEEP)
+
+    with pytest.raises(SnapshotFormatError, match=NESTED):
+        read_pin(store, 1_000)
+    with pytest.raises(SnapshotFormatError, match=NESTED):
+        read_snapshot(store, deep_id)

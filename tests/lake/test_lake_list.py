@@ -101,6 +101,7 @@ def test_the_configured_lakes_are_the_dags_lake_then_the_others() -> None:
         ("{", "not JSON"),
         ('{"eu": 3}', "lake 'eu': must be a URI"),
         ('{"eu": {"lake": "s3://b/p", "config": 1}}', "config must be a path"),
+        ("[" * 100_000, "not JSON: nested deeper than 100 levels"),  # was a RecursionError: HTTP 500
     ],
 )
 def test_a_lake_list_that_is_not_one_says_where(text: str, why: str) -> None:

@@ -130,8 +130,9 @@ def read_segment(store: ObjectStore, entry: SegmentEntry) -> bytes:
     """The bytes the manifest describes for ``entry``: the object's first ``entry.size`` bytes, checked.
 
     Raises:
-        SegmentObjectMismatchError: the object is missing, shorter than ``entry.size``, or its first
-            ``entry.size`` bytes do not hash to ``entry.sha256``; the error names the object.
+        SegmentObjectMismatchError: the object is missing, shorter than ``entry.size``, of another size
+            under the recorded etag, or its first ``entry.size`` bytes do not hash to ``entry.sha256``; the
+            error names the object (and both sizes when they differ).
         ObjectStoreError: the store could not be read (e.g. ``TransientStoreError``).
     """
     location = store.location(entry.key)
@@ -139,8 +140,23 @@ def read_segment(store: ObjectStore, entry: SegmentEntry) -> bytes:
         data = store.get_range(entry.key, start=0, end=entry.size)
     except ObjectNotFoundError:
         raise _missing(entry, location) from None
-    _check_bytes(entry, len(data), sha256_hex(data) if len(data) >= entry.size else "", location)
+    digest = sha256_hex(data) if len(data) >= entry.size else ""
+    if len(data) >= entry.size and digest != entry.sha256:
+        _check_version_size(store, entry, location)
+    _check_bytes(entry, len(data), digest, location)
     return data
+
+
+def _check_version_size(store: ObjectStore, entry: SegmentEntry, location: str) -> None:
+    """``SegmentObjectMismatchError`` naming both sizes when the object is still the version the manifest
+    records (its etag) but of another size: the manifest's ``size`` is wrong, not the object (a regrown
+    adopted object has another etag, and its first ``size`` bytes are then what the entry describes)."""
+    try:
+        meta = store.head(entry.key)
+    except ObjectNotFoundError:
+        raise _missing(entry, location) from None
+    if meta.etag == entry.etag and meta.size != entry.size:
+        raise _other_size(entry, meta.size, location)
 
 
 def read_segment_version_into(

@@ -17,7 +17,6 @@ from kafka_segments.lake.run_folder import REPORT, read_run_bytes_or_none, run_f
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 
-"""A committed run's report in its folder (docs/lake.md, "Layout")."""
 _SHOWN = 60
 """The most characters of a wrong value a message quotes."""
 
