@@ -20,11 +20,19 @@ CLI = Path(sys.executable).parent / "kafka-segments"
 
 
 def cli(
-    *args: str, env: Mapping[str, str] | None = None, timeout: float = 180, console_script: bool = True
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    aws: Mapping[str, str] | None = None,
+    timeout: float = 180,
+    console_script: bool = True,
 ) -> subprocess.CompletedProcess[str]:
     """``kafka-segments ARGS`` as a process (with ``console_script=False``: ``python -m kafka_segments``), in
-    ``env`` (the whole environment; None: this process's), its output captured; killed after ``timeout`` s."""
+    ``env`` (the whole environment; None: this process's) with, given ``aws``, that as the whole of its AWS
+    environment (every other ``AWS_*`` variable left out); its output captured; killed after ``timeout`` s."""
     command = [str(CLI)] if console_script else [sys.executable, "-m", "kafka_segments"]
+    if aws is not None:
+        base = os.environ if env is None else env
+        env = {name: value for name, value in base.items() if not name.startswith("AWS_")} | dict(aws)
     return subprocess.run(
         [*command, *args], capture_output=True, text=True, timeout=timeout, check=False, env=env
     )

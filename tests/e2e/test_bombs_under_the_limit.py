@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cli_harness import CLI
 from kafka_segments.demo import DEFAULT_REGION, EMBEDDED_CREDENTIALS, EmbeddedS3
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.records.attributes import CompressionType
@@ -32,7 +33,6 @@ from s3_fixtures import new_s3_store
 
 pytestmark = pytest.mark.e2e
 
-CLI = Path(sys.executable).parent / "kafka-segments"
 NOW = "2025-11-21T04:40:00Z"
 NOW_MS = 1_763_700_000_000
 BOMB = 40 << 20

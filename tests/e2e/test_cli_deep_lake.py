@@ -6,11 +6,10 @@ folder's documents, the run report and an older manifest of the history likewise
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_harness import cli
 from kafka_segments.errors import ManifestFormatError
 from kafka_segments.lake.layout import manifest_key, run_prefix, run_record_key
 from kafka_segments.lake.run_folder import read_run, read_run_json
@@ -32,7 +31,6 @@ from lake.read_helpers import rich_lake
 
 pytestmark = pytest.mark.e2e
 
-CLI = Path(sys.executable).parent / "kafka-segments"
 DEEP = b"[" * 100_000
 NESTED = "nested deeper than 100 levels of lists and objects"
 
@@ -62,13 +60,7 @@ def test_a_deep_head_manifest_is_one_line_naming_it(
     config = tmp_path / "config.yaml"
     config.write_text("topics: {}\n")
     extra = ["--config", str(config)] if command[0] == "run" else []
-    done = subprocess.run(
-        [str(CLI), command[0], "--lake", str(deep_head), *command[1:], *extra],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    done = cli(command[0], "--lake", str(deep_head), *command[1:], *extra)
 
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr + done.stdout

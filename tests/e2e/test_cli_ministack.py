@@ -5,12 +5,10 @@ through ``AWS_ENDPOINT_URL`` as a user would. Skipped, naming why, when ministac
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_harness import cli
 from kafka_segments.demo import DEFAULT_REGION, EMBEDDED_CREDENTIALS
 from kafka_segments.lake.history import read_head
 from kafka_segments.lake.reader import read_segment
@@ -22,7 +20,6 @@ from ministack_fixtures import new_ministack_store
 
 pytestmark = pytest.mark.e2e
 
-CLI = Path(sys.executable).parent / "kafka-segments"
 CONFIG = """\
 topics:
   t:
@@ -35,17 +32,13 @@ topics:
 """
 
 
-def cli(*args: str, endpoint: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    env.update(
-        AWS_ACCESS_KEY_ID=EMBEDDED_CREDENTIALS["aws_access_key_id"],
-        AWS_SECRET_ACCESS_KEY=EMBEDDED_CREDENTIALS["aws_secret_access_key"],
-        AWS_DEFAULT_REGION=DEFAULT_REGION,
-        AWS_ENDPOINT_URL=endpoint,
-    )
-    return subprocess.run(
-        [str(CLI), *args], capture_output=True, text=True, timeout=180, check=False, env=env
-    )
+def environment(endpoint: str) -> dict[str, str]:
+    return {
+        "AWS_ACCESS_KEY_ID": EMBEDDED_CREDENTIALS["aws_access_key_id"],
+        "AWS_SECRET_ACCESS_KEY": EMBEDDED_CREDENTIALS["aws_secret_access_key"],
+        "AWS_DEFAULT_REGION": DEFAULT_REGION,
+        "AWS_ENDPOINT_URL": endpoint,
+    }
 
 
 def test_run_and_delete_records_on_ministack(ministack_server: str, tmp_path: Path) -> None:
@@ -58,7 +51,7 @@ def test_run_and_delete_records_on_ministack(ministack_server: str, tmp_path: Pa
     lake = f"s3://{store.bucket}/{store.prefix.rstrip('/')}"
 
     common = ["--lake", lake, "--config", str(config), "--now", str(T0)]
-    ran = cli("run", *common, "--json", endpoint=ministack_server)
+    ran = cli("run", *common, "--json", aws=environment(ministack_server))
 
     assert ran.returncode == 0, ran.stderr
     report = json.loads(ran.stdout)
@@ -69,7 +62,9 @@ def test_run_and_delete_records_on_ministack(ministack_server: str, tmp_path: Pa
 
     request = tmp_path / "delete.json"
     request.write_text('{"version": 1, "partitions": [{"topic": "d", "partition": 0, "offset": 7}]}')
-    deleted = cli("delete-records", *common, "--offset-json-file", str(request), endpoint=ministack_server)
+    deleted = cli(
+        "delete-records", *common, "--offset-json-file", str(request), aws=environment(ministack_server)
+    )
 
     assert deleted.returncode == 0, deleted.stderr
     head = read_head(store)

@@ -8,9 +8,6 @@ s3rver itself when ``scripts/setup-s3rver`` installed it (else that test skips, 
 
 from __future__ import annotations
 
-import contextlib
-import io
-import os
 import pickle
 import shutil
 import socket
@@ -21,8 +18,8 @@ from pathlib import Path
 
 import boto3
 import pytest
+from cli_harness import cli_in_process
 from fault_proxy import FaultProxy, fault_proxy
-from kafka_segments.cli.main import main
 from kafka_segments.demo import DEFAULT_REGION, EMBEDDED_CREDENTIALS, EmbeddedS3
 from kafka_segments.errors import ConditionalWritesUnsupportedError
 from kafka_segments.lake import layout
@@ -52,20 +49,14 @@ def lying() -> Iterator[LyingS3]:
         yield server
 
 
-def cli(*args: str, endpoint: str, credentials: dict[str, str] = CREDENTIALS) -> tuple[int, str]:
-    """``kafka-segments ARGS`` in process with only ``endpoint`` and ``credentials`` for AWS: (status,
-    stderr)."""
-    err = io.StringIO()
-    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(io.StringIO()):
-        for name in [name for name in os.environ if name.startswith("AWS_")]:
-            patch.delenv(name)
-        for name, value in {**credentials, "AWS_DEFAULT_REGION": DEFAULT_REGION}.items():
-            patch.setenv(name, value)
-        patch.setenv("AWS_ENDPOINT_URL", endpoint)
-        patch.setenv("AWS_MAX_ATTEMPTS", "1")
-        with contextlib.redirect_stderr(err):
-            status = main(list(args))
-    return status, err.getvalue()
+def environment(endpoint: str, credentials: dict[str, str] = CREDENTIALS) -> dict[str, str]:
+    """Only ``endpoint`` and ``credentials`` for AWS, one attempt per request."""
+    return {
+        **credentials,
+        "AWS_DEFAULT_REGION": DEFAULT_REGION,
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_MAX_ATTEMPTS": "1",
+    }
 
 
 def seed(server: LyingS3, prefix: str, tmp_path: Path, *, adopted: bool) -> list[str]:
@@ -107,7 +98,8 @@ def test_a_store_that_ignores_conditional_headers_is_refused_before_the_lake_is_
         "run": ["run", "--lake", lake, "--config", str(config), "--now", str(T0), "--engine", "inline"],
     }[command]
 
-    status, stderr = cli(*args, endpoint=lying.endpoint_url)
+    done = cli_in_process(*args, aws=environment(lying.endpoint_url))
+    status, stderr = done.returncode, done.stderr
 
     assert_refusal(
         status, stderr, command=command, endpoint=lying.endpoint_url, missing="If-None-Match and If-Match"
@@ -143,7 +135,8 @@ def test_read_only_commands_do_not_probe(lying: LyingS3, tmp_path: Path, command
         "export": ["export", "--lake", lake, "--to", str(tmp_path / "out")],
     }[command]
 
-    status, stderr = cli(*args, endpoint=lying.endpoint_url)
+    done = cli_in_process(*args, aws=environment(lying.endpoint_url))
+    status, stderr = done.returncode, done.stderr
 
     assert (status, stderr) == (0, "")
     assert lying.keys(BUCKET) == before
@@ -263,7 +256,8 @@ def test_s3rver_is_refused(s3rver: str, tmp_path: Path) -> None:
     before = sorted(o["Key"] for o in client.list_objects_v2(Bucket=BUCKET).get("Contents", ()))
 
     lake = f"s3://{BUCKET}/{prefix}"
-    status, stderr = cli("adopt", "--lake", lake, "--now", str(T0), endpoint=s3rver, credentials=credentials)
+    done = cli_in_process("adopt", "--lake", lake, "--now", str(T0), aws=environment(s3rver, credentials))
+    status, stderr = done.returncode, done.stderr
 
     assert_refusal(status, stderr, command="adopt", endpoint=s3rver, missing="If-None-Match and If-Match")
     after = sorted(o["Key"] for o in client.list_objects_v2(Bucket=BUCKET).get("Contents", ()))

@@ -9,11 +9,10 @@ Spark task runs)."""
 from __future__ import annotations
 
 import dataclasses
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_harness import cli
 from kafka_segments.errors import SegmentObjectMismatchError
 from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.export import export_lake
@@ -29,7 +28,6 @@ from reading.split_helpers import TP, commit_events, event_batches
 
 pytestmark = pytest.mark.lake
 
-CLI = Path(sys.executable).parent / "kafka-segments"
 SIZES = [pytest.param(2**40, id="2^40"), pytest.param(2**33, id="2^33"), pytest.param(4000, id="shorter")]
 
 
@@ -83,13 +81,7 @@ def test_the_command_line_names_both_sizes(tmp_path: Path, command: list[str]) -
     key, real = tamper_size(LocalStore(lake), 2**40)
     args = [str(tmp_path / part) if part == "out" else part for part in command]
 
-    done = subprocess.run(
-        [str(CLI), args[0], "--lake", str(lake), *args[1:]],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    done = cli(args[0], "--lake", str(lake), *args[1:])
 
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
