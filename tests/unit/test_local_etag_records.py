@@ -12,6 +12,7 @@ import sys
 import time
 import types
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -334,3 +335,24 @@ def test_a_read_only_lake_is_not_written_to(tmp_path: Path, records: Path, later
     assert sorted(path.relative_to(lake).as_posix() for path in lake.rglob("*") if path.is_file()) == sorted(
         FILES
     )
+
+
+def test_stores_and_threads_saving_at_once_leave_a_whole_record(
+    tmp_path: Path, records: Path, hashed: list[int], later: Callable[[], None]
+) -> None:
+    """Each record is written to a temp file and renamed: writers racing leave one whole record, and one
+    store shared by threads (adoption reads with a pool) keeps its entries consistent."""
+    lake = tmp_path / "lake"
+    files = {f"t-0/{n:020d}.log": bytes([n]) * (100 + n) for n in range(40)}
+    _lake(lake, files)
+    later()
+    shared = LocalStore(lake)
+    jobs = [lambda: _etags(LocalStore(lake)) for _ in range(4)]
+    jobs += [lambda key=key: shared.get_mapped(key, if_match=_sha(files[key])) for key in files]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        for future in [pool.submit(job) for job in jobs]:
+            future.result()
+    hashed.clear()
+
+    assert _etags(LocalStore(lake)) == {key: _sha(data) for key, data in files.items()}
+    assert hashed == []

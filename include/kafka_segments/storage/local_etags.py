@@ -34,6 +34,7 @@ import shutil
 import stat
 import struct
 import tempfile
+import threading
 import zlib
 from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
@@ -89,6 +90,8 @@ class EtagRecords:
         """The entries known of each folder, by name."""
         self._dirty: set[str] = set()
         """The folders whose record is to be written."""
+        self._lock = threading.Lock()
+        """Held by ``get``, ``put`` and ``save``: a store is used by several threads (adoption's reads)."""
 
     @classmethod
     def for_lake(cls, root: Path) -> EtagRecords:
@@ -109,24 +112,30 @@ class EtagRecords:
     def get(self, key: str, version: StatKey) -> str | None:
         """The sha256 of ``key``'s file if it was hashed with stat key ``version``."""
         folder, name = _split(key)
-        entry = self._folder(folder).get(name)
+        with self._lock:
+            entry = self._folder(folder).get(name)
         return entry[1] if entry is not None and entry[0] == version else None
 
     def put(self, key: str, version: StatKey, sha256: str, *, hashed_from_ms: int | None) -> None:
         """``key``'s file with stat key ``version`` has ``sha256``; ``hashed_from_ms``: when its hashing
         began (``None``: the bytes were not read from the file, as for a write; kept in memory only)."""
         folder, name = _split(key)
-        entries = self._folder(folder)
         durable = hashed_from_ms is not None and persistable(version, hashed_from_ms=hashed_from_ms)
-        old = entries.get(name)
-        entries[name] = (version, sha256, durable)
-        if (durable and old != entries[name]) or (not durable and old is not None and old[2]):
-            self._dirty.add(folder)  # a new entry to persist, or a persisted one gone stale
+        with self._lock:
+            entries = self._folder(folder)
+            old = entries.get(name)
+            entries[name] = (version, sha256, durable)
+            if (durable and old != entries[name]) or (not durable and old is not None and old[2]):
+                self._dirty.add(folder)  # a new entry to persist, or a persisted one gone stale
 
     def save(self, *, walked: Mapping[str, Collection[str]] | None = None, whole_lake: bool = False) -> None:
         """Write the records that changed. ``walked``: the names found in folders just listed (entries of
         other names are dropped); ``whole_lake``: ``walked`` covers every folder of the lake (the records
         of other folders are deleted). Never raises: a record not written is a file hashed again later."""
+        with self._lock:
+            self._save(walked, whole_lake=whole_lake)
+
+    def _save(self, walked: Mapping[str, Collection[str]] | None, *, whole_lake: bool) -> None:
         for name, present in (walked or {}).items():
             entries = self._folder(name)
             if not entries.keys() <= set(present):
