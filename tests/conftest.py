@@ -12,6 +12,7 @@ from file_durations import FileDurations
 from hypothesis import HealthCheck, settings
 from kafka_segments.demo import EmbeddedS3
 from kafka_segments.storage import LocalStore, ObjectStore
+from kafka_segments.storage.local_etags import ETAG_CACHE_ENV
 from kit import FakeClock
 from ministack_fixtures import ministack_server_fixture
 from s3_fixtures import new_s3_store, s3_server_fixture
@@ -34,6 +35,21 @@ def kafka_segments_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder.mkdir(exist_ok=True)
     seed_archive_kernels(folder, user_cache=user_kernel_cache())
     return folder
+
+
+@pytest.fixture(scope="session", autouse=True)
+def etag_records(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The local lakes' persisted etags (``storage.local_etags``) in the session's temporary folder, never in
+    the user's cache folder (the processes tests start inherit it); ``KAFKA_SEGMENTS_ETAG_CACHE`` set
+    before the session (``off``, to run the suite without them) is kept."""
+    if os.environ.get(ETAG_CACHE_ENV) is not None:
+        yield
+        return
+    os.environ[ETAG_CACHE_ENV] = str(tmp_path_factory.getbasetemp() / "etag-records")
+    try:
+        yield
+    finally:
+        os.environ.pop(ETAG_CACHE_ENV, None)
 
 
 @pytest.fixture(scope="session")

@@ -235,11 +235,12 @@ def test_the_rule_catches_a_private_module_import() -> None:
 
 MODULE_LINES_LIMIT = 400
 """Split a module by concern before it grows past this."""
-INCLUDE_LINES_LIMIT = 37_850
+INCLUDE_LINES_LIMIT = 38_150
 """include/ stays below the size it had before the one-run redesign (issue 18): new code pays for itself;
 a new feature raises it by what its new modules add (issues 22-24: reading, lake view, metrics, warm-up;
 gc's retentions, ``lake/run_folders.py`` and ``pipeline/run_gc.py``: 150; issue 35's conditional-write
-check, ``storage/s3_probe.py``: 200)."""
+check, ``storage/s3_probe.py``: 200; issue 33's etags of a local lake kept across processes,
+``storage/local_etags.py``: 300)."""
 
 
 def _line_counts() -> dict[str, int]:

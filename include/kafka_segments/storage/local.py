@@ -2,27 +2,26 @@
 
 Writes go to a fsynced temp file, then ``os.link`` for ``Create`` (exactly one concurrent creator wins) or
 ``os.replace``; replacing writes and deletes hold an ``flock`` on ``<root>/.kafka-segments.lock``, so an
-``UpdateIfMatch`` check and its replace are atomic across processes. Etags are the content's SHA-256.
+``UpdateIfMatch`` check and its replace are atomic across processes. Etags are the content's SHA-256,
+computed once per version of a file (its stat key) and kept across processes (``storage.local_etags``).
 Symbolic links are never followed out of the root (``ForeignObjectError``), but the listing shows them (etag
 ``symlink-<sha256 of the target>``) so adoption can report them."""
 
 from __future__ import annotations
 
 import errno
-import fcntl
 import hashlib
 import os
 import stat
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.errors import (
     ForeignObjectError,
     ObjectAlreadyExistsError,
-    ObjectNotFoundError,
     ObjectStoreError,
     PreconditionFailedError,
 )
@@ -43,7 +42,8 @@ from kafka_segments.storage.base import (
     validate_prefix,
 )
 from kafka_segments.storage.buffers import check_fits, etag_mismatch, writable_view
-from kafka_segments.storage.local_files import fsync_dir, link_reason
+from kafka_segments.storage.local_etags import EtagRecords
+from kafka_segments.storage.local_files import fsync_dir, link_reason, locked, os_errors
 from kafka_segments.storage.local_mapping import MappedObject, map_file
 from kafka_segments.storage.local_mapping import StatKey as _StatKey
 from kafka_segments.storage.local_mapping import stat_key as _stat_key
@@ -51,6 +51,8 @@ from kafka_segments.storage.local_mapping import stat_key as _stat_key
 TEMP_PREFIX = f"{RESERVED_SEGMENT_PREFIX}-tmp-"
 LOCK_NAME = f"{RESERVED_SEGMENT_PREFIX}.lock"
 _CHUNK = 1 << 20
+_clock: Clock = wall_clock_ms
+"""When a hashing begins (a file's mtime and ctime are compared with it: ``local_etags.persistable``)."""
 
 
 def _write_fully(fd: int, data: bytes) -> None:
@@ -65,7 +67,7 @@ class LocalStore:
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(os.path.abspath(root))
-        self._etags: dict[str, tuple[_StatKey, str]] = {}
+        self._etags = EtagRecords.for_lake(self.root)
 
     def describe(self) -> str:
         return str(self.root)
@@ -84,13 +86,13 @@ class LocalStore:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.root = state["root"]
-        self._etags = {}
+        self._etags = EtagRecords.for_lake(self.root)
 
     # -- reads ---------------------------------------------------------------------------------------------
 
     def get(self, key: str) -> bytes:
         path = self._readable(key)
-        with self._os_errors(path):
+        with os_errors(path):
             return path.read_bytes()
 
     def get_range(self, key: str, *, start: int, end: int, if_match: str | None = None) -> bytes:
@@ -100,10 +102,11 @@ class LocalStore:
         or hashed; a write in place while read fails it too."""
         check_range(start, end)
         path = self._readable(key)
-        with self._os_errors(path), path.open("rb") as f:
+        with os_errors(path), path.open("rb") as f:
             opened = _stat_key(os.fstat(f.fileno()))
             if if_match is not None:
                 etag_mismatch(if_match, self._open_file_etag(key, f, opened), location=str(path))
+                self._etags.save()
             f.seek(start)
             data = f.read(max(0, min(end, os.fstat(f.fileno()).st_size) - start))
             if if_match is not None and _stat_key(os.fstat(f.fileno())) != opened:
@@ -111,14 +114,16 @@ class LocalStore:
             return data
 
     def _open_file_etag(self, key: str, f: BinaryIO, version: _StatKey) -> str:
-        """The etag of ``key``'s open file ``f`` (stat key ``version``): known, else hashed and remembered."""
-        cached = self._etags.get(key)
-        if cached is not None and cached[0] == version:
-            return cached[1]
+        """The etag of ``key``'s open file ``f`` (stat key ``version``): known (this process's or an earlier
+        one's: ``storage.local_etags``), else hashed, and remembered if the file did not change meanwhile."""
+        known = self._etags.get(key, version)
+        if known is not None:
+            return known
+        started = _clock()
         f.seek(0)
         etag = _hash_stream(f)
         if _stat_key(os.fstat(f.fileno())) == version:
-            self._etags[key] = (version, etag)
+            self._etags.put(key, version, etag, hashed_from_ms=started)
         return etag
 
     def get_into(
@@ -136,16 +141,18 @@ class LocalStore:
         meanwhile is read whole, old or new, as ``get`` reads it. A local file keeps no checksum, so
         ``verify_checksum`` changes nothing here. ``if_match`` is compared with the sha256 (the etag) of
         the bytes read, after the read; the file this store listed or described unchanged since (same
-        inode, size, mtime and ctime before and after the read) has the etag it computed then, and is not
-        hashed again."""
+        device, inode, size, mtime and ctime before and after the read) has the etag known of it (this
+        process's or an earlier one's: ``storage.local_etags``), and is not hashed again."""
+        started = _clock()
         size, unchanged = self._read_into(key, out, progress)
         if if_match is not None:
             location = str(self._path(key))
-            cached = self._etags.get(key)
-            if cached is not None and cached[0] == unchanged:
-                etag = cached[1]
-            else:
+            etag = None if unchanged is None else self._etags.get(key, unchanged)
+            if etag is None:
                 etag = hashlib.sha256(writable_view(out, location=location)[:size]).hexdigest()
+                if unchanged is not None:
+                    self._etags.put(key, unchanged, etag, hashed_from_ms=started)
+                    self._etags.save()
             etag_mismatch(if_match, etag, location=location)
         return size
 
@@ -155,7 +162,7 @@ class LocalStore:
         """The size read, and the file's stat key if it did not change while read."""
         path = self._readable(key)
         view = writable_view(out, location=str(path))
-        with self._os_errors(path), path.open("rb", buffering=0) as f:
+        with os_errors(path), path.open("rb", buffering=0) as f:
             before = os.fstat(f.fileno())
             size = before.st_size
             check_fits(size, len(view), location=str(path))
@@ -176,18 +183,20 @@ class LocalStore:
     def get_mapped(self, key: str, *, if_match: str | None = None) -> MappedObject:
         """The object's bytes as a private memory map (``storage.local_mapping``), not copied.
 
-        ``sha256`` is the etag this store computed for the file unchanged since (listing, ``head``, ``put``),
-        else ``None``; with ``if_match`` the mapped bytes are hashed when it is not known, and a mismatch is
-        a ``PreconditionFailedError``. Raises ``ObjectNotFoundError``, ``ForeignObjectError`` (a link)."""
+        ``sha256`` is the etag known of the file unchanged since (a listing, ``head`` or ``put`` of this
+        process, or an earlier process's hashing: ``storage.local_etags``), else ``None``; with ``if_match``
+        the mapped bytes are hashed when it is not known, and a mismatch is a ``PreconditionFailedError``.
+        Raises ``ObjectNotFoundError``, ``ForeignObjectError`` (a link)."""
         path = self._readable(key)
-        with self._os_errors(path):
+        started = _clock()
+        with os_errors(path):
             data, version = map_file(path)
-        cached = self._etags.get(key)
-        known = cached[1] if cached is not None and cached[0] == version else None
+        known = self._etags.get(key, version)
         if if_match is not None:
             if known is None:
                 known = hashlib.sha256(data).hexdigest()
-                self._etags[key] = (version, known)
+                self._etags.put(key, version, known, hashed_from_ms=started)
+                self._etags.save()
             etag_mismatch(if_match, known, location=str(path))
         return MappedObject(key=key, data=data, version=version, sha256=known)
 
@@ -201,8 +210,10 @@ class LocalStore:
 
     def head(self, key: str) -> ObjectMeta:
         path = self._readable(key)
-        with self._os_errors(path):
-            return self._meta(key, path)
+        with os_errors(path):
+            meta = self._meta(key, path)
+        self._etags.save()
+        return meta
 
     def list(self, prefix: str = "") -> Iterator[ObjectMeta]:
         validate_prefix(prefix, location=self.describe())
@@ -210,22 +221,28 @@ class LocalStore:
         folders = prefix.split("/")[:-1]
         if self._linked_folder(folders) is not None:
             return  # under a linked folder: the listing above shows the link itself
-        keys = sorted(key for key in self._walk(self.root.joinpath(*folders)) if key.startswith(prefix))
+        walked: dict[str, Sequence[str]] = {}
+        start = self.root.joinpath(*folders)
+        keys = sorted(key for key in self._walk(start, walked) if key.startswith(prefix))
         for key in keys:
             try:
                 yield self._listed_meta(key, self.root / key)
             except FileNotFoundError:
                 continue  # deleted while listing
+        self._etags.save(walked=walked, whole_lake=not folders)
 
-    def _walk(self, start: Path) -> Iterator[str]:
-        """Every file and every link (to a file or a folder) under ``start``; links are not followed."""
+    def _walk(self, start: Path, walked: dict[str, Sequence[str]]) -> Iterator[str]:
+        """Every file and every link (to a file or a folder) under ``start``; links are not followed.
+        ``walked`` gets the names found in each folder (``""``: the root)."""
         for dirpath, dirnames, filenames in os.walk(start):
             dirnames[:] = [d for d in dirnames if not d.startswith(RESERVED_SEGMENT_PREFIX)]
             linked = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
             relative = Path(dirpath).relative_to(self.root).as_posix()
-            for name in filenames + linked:
-                if not name.startswith(RESERVED_SEGMENT_PREFIX):
-                    yield name if relative == "." else f"{relative}/{name}"
+            folder = "" if relative == "." else relative
+            names = [name for name in filenames + linked if not name.startswith(RESERVED_SEGMENT_PREFIX)]
+            walked[folder] = names
+            for name in names:
+                yield f"{folder}/{name}" if folder else name
 
     def _listed_meta(self, key: str, path: Path) -> ObjectMeta:
         """A listed object's metadata; a link's own (see the module docstring), never its target's."""
@@ -239,15 +256,15 @@ class LocalStore:
 
     def _meta(self, key: str, path: Path) -> ObjectMeta:
         st = path.stat()
-        if not path.is_file():
+        if not stat.S_ISREG(st.st_mode):
             raise FileNotFoundError(errno.ENOENT, "not a file", str(path))
-        stat_key = _stat_key(st)
-        cached = self._etags.get(key)
-        if cached is not None and cached[0] == stat_key:
-            etag = cached[1]
-        else:
-            etag = _hash_file(path)
-            self._etags[key] = (stat_key, etag)
+        etag = self._etags.get(key, _stat_key(st))
+        if etag is None:  # hashed from the file opened: its stat, not the path's a moment before
+            with path.open("rb") as f:
+                st = os.fstat(f.fileno())
+                if not stat.S_ISREG(st.st_mode):
+                    raise FileNotFoundError(errno.ENOENT, "not a file", str(path))
+                etag = self._open_file_etag(key, f, _stat_key(st))
         return ObjectMeta(key=key, size=st.st_size, etag=etag, last_modified_ms=st.st_mtime_ns // 1_000_000)
 
     # -- writes --------------------------------------------------------------------------------------------
@@ -255,7 +272,7 @@ class LocalStore:
     def put(self, key: str, data: bytes, *, mode: PutMode = Overwrite()) -> PutResult:  # noqa: B008
         path = self._path(key)
         etag = hashlib.sha256(data).hexdigest()
-        with self._os_errors(path):
+        with os_errors(path):
             path.parent.mkdir(parents=True, exist_ok=True)
             temp, inode = self._write_temp(path, data)
             try:
@@ -267,7 +284,7 @@ class LocalStore:
                             "object already exists (create-only write refused)", location=str(path)
                         ) from None
                 else:
-                    with self._locked():
+                    with locked(self.root, LOCK_NAME):
                         if isinstance(mode, UpdateIfMatch):
                             self._check_etag(path, mode.etag)
                         os.replace(temp, path)
@@ -285,7 +302,7 @@ class LocalStore:
         except OSError:
             return
         if st.st_ino == inode:
-            self._etags[key] = (_stat_key(st), etag)
+            self._etags.put(key, _stat_key(st), etag, hashed_from_ms=None)
 
     def _check_etag(self, path: Path, expected: str) -> None:
         try:
@@ -316,14 +333,14 @@ class LocalStore:
 
     def delete(self, key: str) -> None:
         path = self._path(key)
-        with self._os_errors(path), self._locked():
+        with os_errors(path), locked(self.root, LOCK_NAME):
             path.unlink(missing_ok=True)
 
     def delete_many(self, keys: Iterable[str]) -> None:
         paths = [self._path(key) for key in keys]  # validate every key before deleting any
         if not paths:
             return
-        with self._os_errors(self.root), self._locked():
+        with os_errors(self.root), locked(self.root, LOCK_NAME):
             for path in paths:
                 path.unlink(missing_ok=True)
 
@@ -353,29 +370,6 @@ class LocalStore:
                 return current
         return None
 
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        self.root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.root / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)  # releases the lock
-
-    @contextmanager
-    def _os_errors(self, path: Path) -> Iterator[None]:
-        try:
-            yield
-        except (FileNotFoundError, IsADirectoryError) as exc:
-            raise ObjectNotFoundError("object not found", location=str(path)) from exc
-        except ObjectStoreError:
-            raise
-        except OSError as exc:
-            raise ObjectStoreError(
-                f"{type(exc).__name__}: {exc.strerror or exc}", location=str(path)
-            ) from exc
-
 
 def _hash_file(path: Path) -> str:
     with path.open("rb") as f:
@@ -383,6 +377,7 @@ def _hash_file(path: Path) -> str:
 
 
 def _hash_stream(f: BinaryIO) -> str:
+    """The sha256 of the rest of the open file ``f``."""
     digest = hashlib.sha256()
     while chunk := f.read(_CHUNK):
         digest.update(chunk)

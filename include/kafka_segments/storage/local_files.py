@@ -1,10 +1,15 @@
-"""File-system steps of the local store (``storage.local``): a directory made durable, and why a symbolic
-link is refused."""
+"""File-system steps of the local store (``storage.local``): a directory made durable, why a symbolic link
+is refused, the lake's lock, and OS errors as the store's errors."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from kafka_segments.errors import ObjectNotFoundError, ObjectStoreError
 
 
 def fsync_dir(directory: Path) -> None:
@@ -26,3 +31,28 @@ def link_reason(what: str, link: Path) -> str:
         f"a symbolic link ({what} {link} -> {target}): a local lake does not follow links, whose bytes "
         "would come from outside its root"
     )
+
+
+@contextmanager
+def locked(root: Path, name: str) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on the file ``name`` of the folder ``root`` (both created if missing)."""
+    root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root / name, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+@contextmanager
+def os_errors(path: Path) -> Iterator[None]:
+    """An ``OSError`` as the store's error naming ``path`` (a missing file: ``ObjectNotFoundError``)."""
+    try:
+        yield
+    except (FileNotFoundError, IsADirectoryError) as exc:
+        raise ObjectNotFoundError("object not found", location=str(path)) from exc
+    except ObjectStoreError:
+        raise
+    except OSError as exc:
+        raise ObjectStoreError(f"{type(exc).__name__}: {exc.strerror or exc}", location=str(path)) from exc

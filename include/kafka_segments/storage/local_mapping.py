@@ -6,8 +6,8 @@ bench/RESULTS.md, "Against Kafka's own cleaner"). The map is private (``MAP_PRIV
 in this process and never reaches the file, and it is writable, so numba's kernels see the array type of any
 other input buffer. The file's inode is mapped: a file *replaced* meanwhile (``os.replace``, as every
 writer of this project does) leaves the mapped version whole. A file rewritten *in place*
-changes under the map: ``LocalStore.mapped_unchanged`` tells (inode, size, mtime and ctime), and a file
-truncated in place while mapped stops the process (``SIGBUS``): a lake's objects are replaced, never
+changes under the map: ``LocalStore.mapped_unchanged`` tells (device, inode, size, mtime and ctime), and a
+file truncated in place while mapped stops the process (``SIGBUS``): a lake's objects are replaced, never
 rewritten (docs/lake.md, "A local lake")."""
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ from kafka_segments.libc import libc as _libc
 if TYPE_CHECKING:
     from typing_extensions import Buffer
 
-StatKey = tuple[int, int, int, int]
-"""A file's inode, size, mtime and ctime (ns): what changes whenever its content can have changed."""
+StatKey = tuple[int, int, int, int, int]
+"""A file's device, inode, size, mtime and ctime (ns): what changes whenever its content can have changed."""
 
 
 def stat_key(st: os.stat_result) -> StatKey:
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 @dataclass(frozen=True, slots=True)
