@@ -72,9 +72,9 @@ class CountingStore:
         self.body_reads += key.endswith(".log")
         return self.inner.get(key)
 
-    def get_range(self, key: str, *, start: int, end: int) -> bytes:
+    def get_range(self, key: str, *, start: int, end: int, if_match: str | None = None) -> bytes:
         self.body_reads += key.endswith(".log")
-        return self.inner.get_range(key, start=start, end=end)
+        return self.inner.get_range(key, start=start, end=end, if_match=if_match)
 
 
 def make_segments(shape: Shape, *, start_ms: int) -> list[SegmentFiles]:

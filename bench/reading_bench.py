@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from gen_data import SegmentSpec, segment
+from kafka_segments.clock import wall_clock_ms
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.export import export_lake
 from kafka_segments.reading import read_lake
@@ -50,7 +51,7 @@ def build_lake(root: Path, spec: SegmentSpec, copies: int) -> tuple[LocalStore, 
     for copy in range(copies):
         base = copy * spec.records
         store.put(f"{TOPIC}-0/{base:020d}.log", rebased(data, base))
-    adopt(store, now_ms=int(time.time() * 1000))
+    adopt(store, now_ms=wall_clock_ms())
     return store, spec.records * copies
 
 

@@ -58,7 +58,7 @@ from kafka_segments.config import TopicConfig, parse_config
 from kafka_segments.demo import DEFAULT_REGION, EMBEDDED_CREDENTIALS, embedded_s3_server
 from kafka_segments.lake.codec import manifest_from_json
 from kafka_segments.lake.commit import commit_manifest
-from kafka_segments.lake.history import head_version, location_of
+from kafka_segments.lake.history import head_version
 from kafka_segments.lake.layout import manifest_key, segment_key
 from kafka_segments.lake.reader import resolve_manifest
 from kafka_segments.offsets.snapshot_codec import snapshot_from_json, snapshot_to_json
@@ -350,10 +350,10 @@ class CountingStore:
         self.body_reads += key.endswith(".log")
         return self.inner.get(key)
 
-    def get_range(self, key: str, *, start: int, end: int) -> bytes:
+    def get_range(self, key: str, *, start: int, end: int, if_match: str | None = None) -> bytes:
         self.gets += 1
         self.body_reads += key.endswith(".log")
-        return self.inner.get_range(key, start=start, end=end)
+        return self.inner.get_range(key, start=start, end=end, if_match=if_match)
 
     def list(self, prefix: str = "") -> Iterator[Any]:
         self.lists += 1
@@ -593,7 +593,7 @@ def synthesize(shape: Shape) -> Inputs:
 
 def step_actions(store: CountingStore, inputs: Inputs, data: bytes) -> dict[str, Callable[[], Any]]:
     manifest, snapshot, configs = inputs.manifest, inputs.snapshot, inputs.configs
-    location = location_of(store, manifest_key(manifest.version))
+    location = store.location(manifest_key(manifest.version))
     retention_ms = sorted({config.offsets_retention_ms for config in configs})
     return {
         "reference": lambda: json.loads(data),

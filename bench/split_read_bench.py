@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from gen_data import SegmentSpec, segment
+from kafka_segments.clock import wall_clock_ms
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.reading import plan_read, read_lake
 from kafka_segments.segment.recovery import rebuild_indexes
@@ -54,8 +55,8 @@ class Counting:
     def get(self, key: str) -> bytes:
         return self._seen(key, self.inner.get(key))
 
-    def get_range(self, key: str, *, start: int, end: int) -> bytes:
-        return self._seen(key, self.inner.get_range(key, start=start, end=end))
+    def get_range(self, key: str, *, start: int, end: int, if_match: str | None = None) -> bytes:
+        return self._seen(key, self.inner.get_range(key, start=start, end=end, if_match=if_match))
 
     def _seen(self, key: str, data: bytes) -> bytes:
         self.log_bytes += len(data) if key.endswith(".log") else 0
@@ -71,7 +72,7 @@ def build_lake(root: Path, spec: SegmentSpec, copies: int) -> tuple[LocalStore, 
         store.put(f"{TOPIC}-0/{base:020d}.log", log)
         index = rebuild_indexes(log, base_offset=base, verify_crc=False).segment.offset_index
         store.put(f"{TOPIC}-0/{base:020d}.index", index)
-    adopt(store, now_ms=int(time.time() * 1000))
+    adopt(store, now_ms=wall_clock_ms())
     return store, spec.records * copies
 
 

@@ -62,12 +62,12 @@ def load_inputs(args: JobArgs) -> tuple[ObjectStore, Config]:
 
     Raises ``KafkaSegmentsError`` (``ConfigError``, ``InvalidLakeUriError``, ``RunStateError``, ...)."""
     from kafka_segments.config import Config, load_config
-    from kafka_segments.pipeline.stages import read_request
+    from kafka_segments.pipeline.stages import read_prepared_run
     from kafka_segments.storage.uri import open_store
 
     config = Config.default() if args.config is None else load_config(args.config)
     store = open_store(args.lake)
-    read_request(store, args.run_id)
+    read_prepared_run(store, args.run_id)
     return store, config
 
 
@@ -88,7 +88,7 @@ def run_job(sc: SparkContext, args: JobArgs, store: ObjectStore, config: Config)
 
 def summary_line(staged: StagedRun) -> str:
     """``kafka-segments-retention: run R: staged a new manifest (engine spark); ...`` (one line)."""
-    from kafka_segments.lake.transaction import RunOutcome
+    from kafka_segments.lake.runs import RunOutcome
 
     result = staged.result
     adoption = result.adoption
@@ -96,7 +96,7 @@ def summary_line(staged: StagedRun) -> str:
     outcome = "staged a new manifest" if staged.changed else RunOutcome.NOTHING_TO_CHANGE.value
     deleted = sum(len(plan.deletions) for plan in plans)
     return (
-        f"{RETENTION_JOB_NAME}: run {staged.request.run_id}: {outcome} (engine {staged.engine}); "
+        f"{RETENTION_JOB_NAME}: run {staged.record.run_id}: {outcome} (engine {staged.engine}); "
         f"adopted {len(adoption.adopted)} segment(s), {len(adoption.quarantined)} quarantined; "
         f"planned {len(plans)} partition(s), {deleted} segment(s) to delete"
     )

@@ -1,4 +1,5 @@
-"""Shared test configuration. Fixtures live next to the tests that use them."""
+"""Shared test configuration. Fixtures live next to the tests that use them; what tests of several folders
+share is a module here: ``kit`` (clock, segments), ``cli_harness`` (the command line), ``s3_fixtures``."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from file_durations import FileDurations
 from hypothesis import HealthCheck, settings
 from kafka_segments.demo import EmbeddedS3
 from kafka_segments.storage import LocalStore, ObjectStore
-from lake.helpers import FakeClock
+from kit import FakeClock
+from ministack_fixtures import ministack_server_fixture
 from s3_fixtures import new_s3_store, s3_server_fixture
 from spark_startup import seed_archive_kernels, user_kernel_cache
 
@@ -38,6 +40,13 @@ def kafka_segments_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def s3_server() -> Iterator[EmbeddedS3]:
     """moto's S3 server on loopback for the whole session, bucket ``s3_fixtures.BUCKET`` created."""
     yield from s3_server_fixture()
+
+
+@pytest.fixture(scope="session")
+def ministack_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """ministack's S3 (a second implementation, not moto) on loopback for the session: its endpoint; skips
+    when ``.venv-ministack`` is missing."""
+    yield from ministack_server_fixture(tmp_path_factory.mktemp("ministack"))
 
 
 @pytest.fixture(params=["local", "s3"])

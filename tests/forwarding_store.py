@@ -31,6 +31,9 @@ class ForwardingStore:
     def describe(self) -> str:
         return self.inner.describe()
 
+    def location(self, key: str) -> str:
+        return self.inner.location(key)
+
     def get(self, key: str) -> bytes:
         return self.inner.get(key)
 
@@ -49,8 +52,8 @@ class ForwardingStore:
             self.inner, key, out, verify_checksum=verify_checksum, progress=progress, if_match=if_match
         )
 
-    def get_range(self, key: str, *, start: int, end: int) -> bytes:
-        return self.inner.get_range(key, start=start, end=end)
+    def get_range(self, key: str, *, start: int, end: int, if_match: str | None = None) -> bytes:
+        return self.inner.get_range(key, start=start, end=end, if_match=if_match)
 
     def head(self, key: str) -> ObjectMeta:
         return self.inner.head(key)

@@ -156,6 +156,17 @@ class ConditionalWriteConflictError(PreconditionFailedError):
     retriable: ClassVar[bool] = True
 
 
+class ConditionalWritesUnsupportedError(ObjectStoreError):
+    """The S3 endpoint does not honour conditional writes (``If-None-Match: *``, ``If-Match``), on which every
+    commit relies: refused before the lake's first write (``storage.s3_probe``). ``missing`` names the
+    guarantees the probe found missing; ``endpoint`` is the endpoint's URL (without credentials)."""
+
+    def __init__(self, reason: str, *, location: str, endpoint: str, missing: tuple[str, ...]) -> None:
+        self.endpoint = redact_uri(endpoint)
+        self.missing = tuple(missing)
+        super().__init__(reason, location=location)
+
+
 class InvalidObjectKeyError(ObjectStoreError, ValueError):
     """A key is empty, absolute, contains a backslash or an empty/``.``/``..`` segment, or uses a reserved
     name, so it could escape (or alias) the store's root."""

@@ -15,7 +15,7 @@ from kafka_segments.redaction import redact_uri
 
 from orchestration.entitlement import require_commit_permission
 from orchestration.failures import task_failures
-from orchestration.run_parameters import run_labels, run_now_ms
+from orchestration.run_parameters import resolve_dry_run, run_labels, run_now_ms, run_type_of
 from orchestration.settings import lake_store, load_run_config, read_lake_settings
 
 if TYPE_CHECKING:
@@ -26,25 +26,23 @@ log = logging.getLogger(__name__)
 
 REQUEST_LOCATION = "the run's Param 'request'"
 OPERATION = "delete-records"
-REPORT = "report.json"
 
 
 def delete_records_run(context: Context) -> dict[str, Any]:
     """Task ``delete_records``: apply the request (or preview it in a dry run), write and return the report;
     a commit emits events for the lake's Asset and the topics it changed (``orchestration.lineage``)."""
-    from kafka_segments.lake.history import location_of
+    from kafka_segments.lake.run_folder import REPORT, run_file_key, write_run_json
     from kafka_segments.pipeline.delete_records_run import delete_records
     from kafka_segments.pipeline.offsets_input import OffsetsChoice, resolve_offsets
-    from kafka_segments.pipeline.run_files import run_file_key, write_run_file
     from kafka_segments.retention.delete_records import parse_delete_records_value
 
     from orchestration.lineage import committed_topics, record_commit_lineage
 
     params = context["params"]
     dag_run = context["dag_run"]
-    dry_run = params.get("dry_run", True) is not False
     now_ms = run_now_ms(dag_run)
     with task_failures("delete_records"):
+        dry_run = resolve_dry_run(params.get("dry_run"), run_type_of(dag_run))
         if not dry_run:
             user = require_commit_permission(dag_run.triggering_user_name)
             log.info("%s: %s may commit (Variable kafka_segments_delete_records_allowed)", OPERATION, user)
@@ -72,8 +70,8 @@ def delete_records_run(context: Context) -> dict[str, Any]:
             report_run_id = outcome.run_id
             document = report_document(outcome, now_ms=now_ms, dry_run=dry_run, labels=run_labels(dag_run))
             document["report_key"] = run_file_key(report_run_id, REPORT)
-            write_run_file(store, report_run_id, REPORT, document)
-            where = location_of(store, document["report_key"])
+            write_run_json(store, report_run_id, REPORT, document)
+            where = store.location(document["report_key"])
             version = outcome.committed_version
             topics = [] if version is None else committed_topics(store, version)
     _log_results(outcome, dry_run=dry_run)

@@ -3,7 +3,8 @@
 
 It renders ``kafka_segments.views.lake_view``'s page for the lake the DAGs maintain (the Variables
 ``kafka_segments_lake`` and ``kafka_segments_config``, with the ``aws_default`` connection: docs/airflow.md,
-"Settings") at the time of the request. A lake that cannot be read shows its error on the page.
+"Settings") at the time of the request. A lake that cannot be read shows its error on the page. A lake URI
+is never shown with its secret (``s3://KEY:***@bucket``: ``redaction.redact_uri``), on a page or in a row.
 
 With more lakes (the Variable ``kafka_segments_lakes``: ``orchestration.lake_view_lakes``), ``GET /`` lists
 them, one row each (``kafka_segments.views.lake_list``), and ``GET /lakes/<name>`` is a lake's page."""
@@ -13,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kafka_segments.errors import KafkaSegmentsError
+from kafka_segments.redaction import redact_uri
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -115,7 +117,7 @@ def _lake_page(lake: ConfiguredLake, *, title: str, back: str | None = None) -> 
     try:
         return render_html([lake_view(lake.lake, lake.config_path)], title=title, back=back)
     except (KafkaSegmentsError, OSError) as error:
-        return render_problem(title, f"{lake.lake}: {error}")
+        return render_problem(title, f"{redact_uri(lake.lake)}: {redact_uri(str(error))}")
 
 
 def read_configured_lakes() -> list[ConfiguredLake]:
@@ -147,7 +149,7 @@ def lake_summary(lake: ConfiguredLake) -> LakeSummary:
         with lake_store(lake.lake) as store:
             return summarize_lake(store, name=lake.name)
     except (KafkaSegmentsError, OSError) as error:  # the store cannot even be opened
-        return LakeSummary(lake.name, lake.lake, None, None, None, problem=str(error))
+        return LakeSummary(lake.name, redact_uri(lake.lake), None, None, None, problem=redact_uri(str(error)))
 
 
 def lake_view(lake: str, config_path: str | None) -> LakeView:
@@ -156,7 +158,7 @@ def lake_view(lake: str, config_path: str | None) -> LakeView:
     Raises:
         KafkaSegmentsError, OSError: the lake or the configuration cannot be read.
     """
-    from kafka_segments.lake.runs import wall_clock_ms
+    from kafka_segments.clock import wall_clock_ms
     from kafka_segments.pipeline.compaction.stage import compaction_budget
     from kafka_segments.views.describe_compaction import CompactionContext
     from kafka_segments.views.lake_view import build_lake_view

@@ -50,7 +50,9 @@ def recover_lake(context: Context) -> dict[str, Any]:
         parameters = maintenance_parameters(context, default_offsets_source=settings.offsets_source)
         _log_parameters(settings, parameters)
         recovered: dict[str, Any] | None = None
-        if parameters.dry_run:
+        from kafka_segments.pipeline.sequence import Stage, runs
+
+        if not runs(Stage.RECOVER, dry_run=parameters.dry_run):
             log.info("dry run: recovery skipped (fencing an interrupted run would commit)")
         else:
             from kafka_segments.lake.recover import recover
@@ -169,7 +171,7 @@ def commit(context: Context, prepared: Mapping[str, Any]) -> dict[str, Any]:
     """Task ``commit``: one conditional PUT of the staged manifest, only after a successful validation
     (``stages.commit_staged``); a dry run or a run with nothing to change ends without a commit. A
     commit emits events for the lake's Asset and for each topic it changed (``orchestration.lineage``)."""
-    from kafka_segments.lake.transaction import RunOutcome
+    from kafka_segments.lake.runs import RunOutcome
     from kafka_segments.pipeline.stages import commit_staged
 
     from orchestration.lineage import committed_topics, record_commit_lineage
@@ -217,7 +219,6 @@ def publish_report(
     """Task ``report``: the run's report (``stages.finish_run``), written to the lake run's folder as
     ``report.json``, shown in the log, its metrics sent through Airflow's metrics (``orchestration.metrics``)
     and returned as the task's XCom."""
-    from kafka_segments.lake.history import location_of
     from kafka_segments.pipeline.report import render_report
     from kafka_segments.pipeline.stages import finish_run
 
@@ -226,7 +227,7 @@ def publish_report(
     handle = RunHandle.from_dict(prepared)
     with task_failures("report"), lake_store(handle.lake) as store:
         document = finish_run(store, handle.run_id, gc=gc)
-        where = location_of(store, document["report_key"])
+        where = store.location(document["report_key"])
     for line in render_report(document).splitlines():
         log.info("%s", line)
     log.info("report of lake run %s: %s", handle.run_id, where)
@@ -270,9 +271,7 @@ def _log_offsets(resolved: ResolvedOffsets | None) -> None:
 def _log_validation_file(store: Any, run_id: str) -> None:
     """On a failed validation: where its results and Data Docs are (from ``validation.json``)."""
     from kafka_segments.errors import KafkaSegmentsError
-    from kafka_segments.lake.history import location_of
-    from kafka_segments.pipeline.run_files import run_file_key
-    from kafka_segments.pipeline.stages import VALIDATION, read_run_json
+    from kafka_segments.lake.run_folder import VALIDATION, read_run_json, run_file_key
 
     try:
         document = read_run_json(store, run_id, VALIDATION)
@@ -282,7 +281,7 @@ def _log_validation_file(store: Any, run_id: str) -> None:
         log.error("suite %s: %s", suite.get("name"), "passed" if suite.get("success") else "FAILED")
     log.error(
         "validation results: %s; Data Docs: %s; readable offline: %s",
-        location_of(store, run_file_key(run_id, VALIDATION)),
+        store.location(run_file_key(run_id, VALIDATION)),
         document.get("data_docs"),
         document.get("page_location"),
     )

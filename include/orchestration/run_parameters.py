@@ -20,8 +20,8 @@ from kafka_segments.errors import LocatedError
 if TYPE_CHECKING:
     from airflow.sdk import Context
     from airflow.sdk.types import DagRunProtocol
+    from kafka_segments.lake.runs import Selection
     from kafka_segments.pipeline.offsets_input import OffsetsChoice
-    from kafka_segments.pipeline.planning import Selection
 
 COMMITTING_RUN_TYPES = frozenset({"scheduled", "backfill"})
 """Run types whose ``now`` is the data interval end and that always commit (they ignore ``dry_run``)."""
@@ -47,7 +47,7 @@ class RunParameters:
     labels: Mapping[str, str] = field(default_factory=dict)
 
     def selection(self) -> Selection:
-        from kafka_segments.pipeline.planning import Selection
+        from kafka_segments.lake.runs import Selection
         from kafka_segments.topic_partition import TopicPartition
 
         partitions = None

@@ -5,9 +5,11 @@ then moved the log start past it (``deleteOldSegments`` leaves it)."""
 
 from __future__ import annotations
 
+from kafka_segments.compaction import COMPACTION_REASON
+
 from segment_quality.spec import SuiteSpec, When, equal, known, one_of, pair, zero
 from segment_quality.staged.columns import COMPACTION, SEGMENTS
-from segment_quality.staged.compaction import CLEANED, COMPACTION_REASON
+from segment_quality.staged.compaction import CLEANED
 
 __all__ = [
     "CLEANED",

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kafka_segments.pipeline.run_files import run_file_key
-from kafka_segments.storage.base import ObjectStore, Overwrite
+from kafka_segments.lake.run_folder import run_file_key, write_run_bytes
+from kafka_segments.storage.base import ObjectStore
 
 DATA_DOCS = "data-docs/"
 INDEX = "index.html"
@@ -33,5 +33,5 @@ def upload_site(store: ObjectStore, run_id: str, site: Path) -> str:
         store.delete_many(stale)
     files = sorted((p for p in site.rglob("*") if p.is_file()), key=lambda p: (p == site / INDEX, p))
     for path in files:  # the index last: once it is there, every page it links to is too
-        store.put(prefix + path.relative_to(site).as_posix(), path.read_bytes(), mode=Overwrite())
+        write_run_bytes(store, run_id, DATA_DOCS + path.relative_to(site).as_posix(), path.read_bytes())
     return prefix + INDEX

@@ -12,9 +12,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from kafka_segments.lake.layout import staged_manifest_key
-from kafka_segments.pipeline.run_files import VALIDATION, run_file_key
-from kafka_segments.storage.base import ObjectStore, Overwrite
+from kafka_segments.lake.run_folder import STAGED_MANIFEST, VALIDATION, run_file_key, write_run_bytes
+from kafka_segments.storage.base import ObjectStore
 
 PAGE = "validation.html"
 STYLE = """
@@ -62,7 +61,7 @@ def _suite_section(suite: Mapping[str, Any]) -> str:
 def render_page(document: Mapping[str, Any]) -> str:
     """The page of a ``validation.json`` document (``ValidationReport.to_document()``)."""
     run_id = str(document.get("run_id", ""))
-    checked = [staged_manifest_key(run_id), run_file_key(run_id, "")]
+    checked = [run_file_key(run_id, STAGED_MANIFEST), run_file_key(run_id, "")]
     note = document.get("note") or ""
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
@@ -79,6 +78,4 @@ def render_page(document: Mapping[str, Any]) -> str:
 
 def write_page(store: ObjectStore, run_id: str, document: Mapping[str, Any]) -> str:
     """Write the page of ``document`` to the run's folder; return its key."""
-    key = run_file_key(run_id, PAGE)
-    store.put(key, render_page(document).encode(), mode=Overwrite())
-    return key
+    return write_run_bytes(store, run_id, PAGE, render_page(document).encode())

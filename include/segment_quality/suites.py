@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from segment_quality.compaction_suites import COMPACTION_REASON, COMPACTION_SUITES
+from kafka_segments.compaction import COMPACTION_REASON
+from kafka_segments.retention.rules import DeletionReason
+
+from segment_quality.compaction_suites import COMPACTION_SUITES
 from segment_quality.spec import EITHER_MISSING, Invariant, SuiteSpec, When, equal, known, one_of, pair, zero
 from segment_quality.staged.columns import DELETIONS, PARTITIONS, TABLE_COLUMNS, ColumnKind
 
@@ -24,14 +27,15 @@ __all__ = [
     "suite_specs",
 ]
 
-REASONS = ("log-start-offset", "retention.bytes", "consumed", "retention.ms")
-"""The deletion passes (``UnifiedLog.deleteOldSegments``' three, KIP-68's) as retired entries name them."""
+REASONS = tuple(reason.value for reason in DeletionReason)
+"""The deletion passes (``UnifiedLog.deleteOldSegments``' three, KIP-68's) as retired entries name them: the
+retention rules' own ``DeletionReason``, so a new pass is known here without a copy."""
 RETIRE_REASONS = (*REASONS, COMPACTION_REASON)
 """Every reason a run retires a segment for: a deletion pass, or replaced by a cleaning round's output."""
 
 
-def _reason(value: str) -> When:
-    return When("reason", "==", value)
+def _reason(reason: DeletionReason) -> When:
+    return When("reason", "==", reason.value)
 
 
 UNPLANNED = When("plan_status", "!=", "planned")
@@ -150,26 +154,26 @@ RETENTION_DELETIONS = SuiteSpec(
             "deleteOldSegments runs the log-start-offset pass for every policy (not for compacted topics "
             "while log.cleaner.enable is false)",
             "log_start_offset_bound",
-            when=_reason("log-start-offset"),
+            when=_reason(DeletionReason.LOG_START_OFFSET),
         ),
         known(
             "log-start-offset-deletion-has-a-next-segment",
             "deleteLogStartOffsetBreachedSegments needs a next segment: never the last one",
             "following_base_offset",
-            when=_reason("log-start-offset"),
+            when=_reason(DeletionReason.LOG_START_OFFSET),
         ),
         pair(
             "log-start-offset-deletion-below-log-start-offset",
             "deleteLogStartOffsetBreachedSegments: the next segment's base <= the log start offset",
             "log_start_offset_bound",
             "following_base_offset",
-            when=_reason("log-start-offset"),
+            when=_reason(DeletionReason.LOG_START_OFFSET),
         ),
         known(
             "retention-bytes-pass-runs",
             "deleteRetentionSizeBreachedSegments runs with cleanup.policy delete and retention.bytes >= 0",
             "retention_bytes",
-            when=_reason("retention.bytes"),
+            when=_reason(DeletionReason.RETENTION_BYTES),
         ),
         pair(
             "retention-bytes-deletion-leaves-retention-bytes",
@@ -177,19 +181,19 @@ RETENTION_DELETIONS = SuiteSpec(
             "after it is still at least retention.bytes",
             "bytes_after_segment",
             "retention_bytes",
-            when=_reason("retention.bytes"),
+            when=_reason(DeletionReason.RETENTION_BYTES),
         ),
         known(
             "consumed-pass-runs",
             "KIP-68 consumed retention runs with cleanup.policy delete and retention.commitoffset.enable",
             "consumed_limit_timestamp_ms",
-            when=_reason("consumed"),
+            when=_reason(DeletionReason.CONSUMED),
         ),
         known(
             "consumed-deletion-has-a-bound",
             "consumed retention deletes only with a min committed offset M",
             "consumed_bound",
-            when=_reason("consumed"),
+            when=_reason(DeletionReason.CONSUMED),
         ),
         pair(
             "consumed-deletion-below-min-committed-offset",
@@ -197,7 +201,7 @@ RETENTION_DELETIONS = SuiteSpec(
             "consumed_bound",
             "last_offset",
             strict=True,
-            when=_reason("consumed"),
+            when=_reason(DeletionReason.CONSUMED),
         ),
         pair(
             "consumed-deletion-older-than-commitoffset-ms",
@@ -205,13 +209,13 @@ RETENTION_DELETIONS = SuiteSpec(
             "consumed_limit_timestamp_ms",
             "largest_timestamp_ms",
             strict=True,
-            when=_reason("consumed"),
+            when=_reason(DeletionReason.CONSUMED),
         ),
         known(
             "retention-ms-pass-runs",
             "deleteRetentionMsBreachedSegments runs with cleanup.policy delete and retention.ms >= 0",
             "limit_timestamp_ms",
-            when=_reason("retention.ms"),
+            when=_reason(DeletionReason.RETENTION_MS),
         ),
         pair(
             "retention-ms-deletion-older-than-limit",
@@ -220,7 +224,7 @@ RETENTION_DELETIONS = SuiteSpec(
             "limit_timestamp_ms",
             "largest_timestamp_ms",
             strict=True,
-            when=_reason("retention.ms"),
+            when=_reason(DeletionReason.RETENTION_MS),
         ),
     ),
     index_columns=("topic", "partition", "key"),

@@ -8,11 +8,10 @@ import logging
 import tempfile
 from pathlib import Path
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.config import Config
 from kafka_segments.errors import LakeError
-from kafka_segments.lake.history import location_of
-from kafka_segments.lake.runs import Clock, wall_clock_ms
-from kafka_segments.pipeline.run_files import VALIDATION, run_file_key, write_run_file
+from kafka_segments.lake.run_folder import VALIDATION, run_file_key, write_run_json
 from kafka_segments.pipeline.stages import reject_run
 from kafka_segments.storage.base import ObjectStore
 
@@ -67,7 +66,7 @@ def validate_run(
     report = _report(store, run_id, suites, docs_key, note="" if frames.staged else NOTHING_STAGED)
     document = report.to_document()
     write_page(store, run_id, document)
-    write_run_file(store, run_id, VALIDATION, document)
+    write_run_json(store, run_id, VALIDATION, document)
     if report.success:
         log.info("%s; result: %s", report.summary(), report.validation_location)
         return report
@@ -87,9 +86,9 @@ def _report(
         suites=suites,
         validation_key=key,
         data_docs_key=docs_key,
-        data_docs_location=location_of(store, docs_key),
-        validation_location=location_of(store, key),
+        data_docs_location=store.location(docs_key),
+        validation_location=store.location(key),
         note=note,
         page_key=page_key,
-        page_location=location_of(store, page_key),
+        page_location=store.location(page_key),
     )

@@ -62,6 +62,13 @@ def _chain(dag: Any) -> list[str]:
     return order
 
 
+def test_the_maintenance_dag_has_one_task_per_run_stage_in_the_table_order() -> None:
+    """The DAG follows ``pipeline.sequence.RUN_STAGES``, the order the inline and Spark doors run."""
+    from kafka_segments.pipeline.sequence import RUN_STAGES
+
+    assert [stage.value for stage in RUN_STAGES] == MAINTENANCE_TASKS
+
+
 def test_the_dag_folder_imports_both_dags_without_errors_or_warnings() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")

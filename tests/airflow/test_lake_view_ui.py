@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_harness import cli
 from kafka_segments.storage import LocalStore
-from lake.helpers import FakeClock
+from kit import FakeClock
 from lake.lake_view_helpers import ViewLake, build_view_lake, expected_numbers, page_numbers
 from lake.read_helpers import rich_lake
 from migrated_db import install_migrated_database
@@ -46,7 +47,6 @@ from orchestration.rest_api import api_healthy, api_request, api_token
 pytestmark = pytest.mark.airflow
 
 ROOT = Path(__file__).resolve().parents[2]
-CLI = Path(sys.executable).parent / "kafka-segments"
 VIEWER, PASSWORD = "victor", "victor-secret"
 ADMIN, ADMIN_PASSWORD = "admin", "admin-secret"
 CHROMIUM_ARGS = [
@@ -238,13 +238,8 @@ def open_view(page: Any, stack: Stack) -> Any:
 
 
 def describe_lake_json(lake: Path, *options: str) -> dict[str, Any]:
-    result = subprocess.run(
-        [str(CLI), "describe", "--lake", str(lake), *options, "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    result = cli("describe", "--lake", str(lake), *options, "--json")
+    result.check_returncode()
     document: dict[str, Any] = json.loads(result.stdout)
     return document
 

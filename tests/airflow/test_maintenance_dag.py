@@ -30,13 +30,13 @@ from kafka_segments.demo import DEFAULT_REGION, EMBEDDED_CREDENTIALS, EmbeddedS3
 from kafka_segments.lake.checkpoint_files import checkpoint_files_match
 from kafka_segments.lake.history import head_version
 from kafka_segments.lake.reader import resolve_manifest
-from kafka_segments.lake.runs import Outcome, read_outcome
-from kafka_segments.pipeline.run_files import run_file_key
+from kafka_segments.lake.run_folder import read_outcome, run_file_key
+from kafka_segments.lake.runs import Outcome
 from kafka_segments.pipeline.stages import VALIDATION
 from kafka_segments.segment.writer import write_segment
 from kafka_segments.storage import S3Store
 from kafka_segments.topic_partition import TopicPartition
-from lake.helpers import upload_segment
+from kit import upload_segment
 from lake.retention_helpers import bases, group, partition, single_record_batch, write_snapshot
 from s3_fixtures import BUCKET, new_s3_store
 from statsd_listener import StatsdListener
@@ -295,7 +295,7 @@ def _corrupt_staged_manifest(store: S3Store, run_id: str) -> None:
     """Move t-0's log end offset in the run's staged manifest: deleting segments never does that."""
     from kafka_segments.lake.codec import manifest_to_json
     from kafka_segments.lake.layout import staged_manifest_key
-    from kafka_segments.lake.staging import read_staged_manifest
+    from kafka_segments.lake.run_folder import read_staged_manifest
     from kafka_segments.storage import Overwrite
 
     staged = read_staged_manifest(store, run_id)

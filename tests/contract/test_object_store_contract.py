@@ -1,4 +1,5 @@
-"""One suite, every object-store backend: a local directory and S3 (moto's server over real HTTP).
+"""One suite, every object-store backend: a local directory and S3 (moto's server over real HTTP, and
+ministack's, an independent implementation: ``tests/ministack_fixtures.py``).
 
 ``get_into`` is exercised through ``read_into`` (which calls the backend's own ``get_into``), so the same
 tests also cover the fallback for stores without one."""
@@ -42,8 +43,15 @@ from kafka_segments.storage import (
 )
 from kafka_segments.storage import local as local_module
 from kafka_segments.storage import s3 as s3_module
+from ministack_fixtures import BACKENDS, backend_store
 
 pytestmark = pytest.mark.contract
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> ObjectStore:
+    """Every backend: a local directory, S3 on moto's server, S3 on ministack (a second implementation)."""
+    return backend_store(request, tmp_path)
 
 
 def test_put_get_head_list_round_trip(store: ObjectStore) -> None:
@@ -87,6 +95,22 @@ def test_ranged_get(store: ObjectStore) -> None:
         store.get_range("missing.log", start=0, end=4)
 
 
+def test_a_ranged_read_if_match_reads_only_that_version(store: ObjectStore) -> None:
+    first = store.put("v.log", b"version one")
+    assert store.get_range("v.log", start=8, end=11, if_match=first.etag) == b"one"
+    assert store.get_range("v.log", start=4, end=4, if_match=first.etag) == b""
+
+    second = store.put("v.log", b"version two!")
+    for start, end in ((8, 11), (4, 4)):
+        with pytest.raises(PreconditionFailedError, match=r"the object changed") as caught:
+            store.get_range("v.log", start=start, end=end, if_match=first.etag)
+        assert first.etag in str(caught.value)
+        assert caught.value.location.endswith("v.log")
+    assert store.get_range("v.log", start=8, end=11, if_match=second.etag) == b"two"
+    with pytest.raises(ObjectNotFoundError, match=r"gone\.log"):
+        store.get_range("gone.log", start=0, end=1, if_match=first.etag)
+
+
 def test_create_is_exclusive(store: ObjectStore) -> None:
     store.put("manifest/1", b"first", mode=Create())
     with pytest.raises(ObjectAlreadyExistsError, match="manifest/1"):
@@ -111,6 +135,12 @@ def test_update_if_match_on_missing_key_is_precondition_failed(store: ObjectStor
         store.put("missing", b"x", mode=UpdateIfMatch(etag))
     with pytest.raises(ObjectNotFoundError):
         store.head("missing")
+
+
+def test_a_key_location_is_the_store_location_and_the_key(store: ObjectStore) -> None:
+    root = store.describe()
+    assert store.location("runs/r1/run.json") == root.rstrip("/") + "/runs/r1/run.json"
+    assert ForwardingStore(store).location("a/b") == store.location("a/b")
 
 
 def test_missing_objects_are_not_found_errors_naming_the_key(store: ObjectStore) -> None:
@@ -383,12 +413,15 @@ class _GetOnlyStore:
     def describe(self) -> str:
         return self.inner.describe()
 
+    def location(self, key: str) -> str:
+        return self.inner.location(key)
+
     def get(self, key: str) -> bytes:
         self.gets.append(key)
         return self.inner.get(key)
 
-    def get_range(self, key: str, *, start: int, end: int) -> bytes:
-        return self.inner.get_range(key, start=start, end=end)
+    def get_range(self, key: str, *, start: int, end: int, if_match: str | None = None) -> bytes:
+        return self.inner.get_range(key, start=start, end=end, if_match=if_match)
 
     def head(self, key: str) -> ObjectMeta:
         return self.inner.head(key)

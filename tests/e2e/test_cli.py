@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import struct
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_harness import cli
 from kafka_segments import __version__
 from kafka_segments.records.attributes import CompressionType
 from kafka_segments.records.builder import build_batch
@@ -22,13 +21,7 @@ from kafka_segments.segment import write_segment
 
 pytestmark = pytest.mark.e2e
 
-BIN = Path(sys.executable).parent
 T0 = 1_700_000_000_000
-
-
-def cli(*args: str, console_script: bool = True) -> subprocess.CompletedProcess[str]:
-    command = [str(BIN / "kafka-segments")] if console_script else [sys.executable, "-m", "kafka_segments"]
-    return subprocess.run([*command, *args], capture_output=True, text=True, timeout=120, check=False)
 
 
 @pytest.fixture

@@ -6,21 +6,19 @@ other partitions are adopted and committed."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cli_harness import cli
 from kafka_segments.lake.history import read_head
 from kafka_segments.storage import LocalStore
 from kafka_segments.topic_partition import TopicPartition
-from lake.helpers import make_segment, upload_segment
+from kit import make_segment, upload_segment
 from unit.bad_batches import OVERFLOW_BASE, lying_count_batch, overflowing_batch
 
 pytestmark = pytest.mark.e2e
 
-CLI = Path(sys.executable).parent / "kafka-segments"
 NOW = "2025-11-21T04:40:00Z"
 CONFIG = "topics:\n  orders:\n    cleanup.policy: compact\n"
 
@@ -32,10 +30,6 @@ CASES = {
     ),
     "lying-records-count": (0, lying_count_batch, "records count 2147483647 cannot fit the batch"),
 }
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(CLI), *args], capture_output=True, text=True, timeout=180, check=False)
 
 
 def _lake(tmp_path: Path, base: int, make: Callable[[], bytes]) -> tuple[Path, str]:

@@ -6,11 +6,10 @@ import argparse
 import contextlib
 import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_harness import cli
 from kafka_segments.cli import config_cmd
 
 pytestmark = pytest.mark.e2e
@@ -177,13 +176,7 @@ def _main_has_config() -> bool:
 
 @pytest.mark.skipif(not _main_has_config(), reason="config is not wired into kafka_segments.cli.main yet")
 def test_console_script(example: Path) -> None:
-    done = subprocess.run(
-        [str(Path(sys.executable).parent / "kafka-segments"), "config", "check", str(example)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = cli("config", "check", str(example))
     assert done.returncode == 0, done.stderr
     assert "topic customers" in done.stdout
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_harness import CLI
 from kafka_segments.records.builder import build_batch
 from kafka_segments.records.record import Record
 from kafka_segments.segment.writer import write_segment
@@ -20,7 +21,6 @@ from unit.bad_batches import gzip_bomb, records, zstd_bomb
 
 pytestmark = pytest.mark.e2e
 
-CLI = Path(sys.executable).parent / "kafka-segments"
 NOW = "2025-11-21T04:40:00Z"
 BUDGET = 64 << 20
 OVERHEAD = 64 << 20

@@ -4,19 +4,14 @@ line naming the file and the problem), never a ``RecursionError`` traceback."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_harness import cli
 
 pytestmark = pytest.mark.e2e
 
-CLI = Path(sys.executable).parent / "kafka-segments"
 DEEP_YAML = "broker:\n  log.retention.hours: " + "[" * 1300 + "]" * 1300 + "\n"
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(CLI), *args], capture_output=True, text=True, timeout=180, check=False)
 
 
 def assert_named_input_error(done: subprocess.CompletedProcess[str], path: Path) -> None:

@@ -6,27 +6,20 @@ from __future__ import annotations
 import dataclasses
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli_harness import cli
 from e2e.s3_cli import s3_lake_env
 from kafka_segments.lake import Manifest
 from kafka_segments.storage import LocalStore
-from lake.helpers import FakeClock
+from kit import FakeClock
 from lake.read_helpers import PAYMENTS_LOG_START, commit_states, rich_lake
 
 pytestmark = pytest.mark.e2e
 
-CLI = Path(sys.executable).parent / "kafka-segments"
 BUCKET = "cli-lake"
-
-
-def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(CLI), *args], capture_output=True, text=True, timeout=120, check=False, env=env
-    )
 
 
 def one_line_error(result: subprocess.CompletedProcess[str], command: str) -> str:

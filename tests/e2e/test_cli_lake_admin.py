@@ -5,32 +5,25 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli_harness import cli
 from e2e.s3_cli import s3_lake_env
 from kafka_segments.checkpoint import format_offset_checkpoint
 from kafka_segments.demo import sample_topic
 from kafka_segments.lake.commit import commit_manifest
 from kafka_segments.lake.history import manifest_versions, read_head
-from kafka_segments.lake.staging import begin_run, build_manifest, read_staged_manifest, stage_manifest
+from kafka_segments.lake.run_folder import read_staged_manifest
+from kafka_segments.lake.staging import begin_run, build_manifest, stage_manifest
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 
 pytestmark = pytest.mark.e2e
 
-CLI = Path(sys.executable).parent / "kafka-segments"
 BUCKET = "cli-admin"
 NOW = "2025-11-21T04:40:00Z"
-
-
-def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(CLI), *args], capture_output=True, text=True, timeout=180, check=False, env=env
-    )
 
 
 def copy_log_dir(store: ObjectStore) -> None:

@@ -4,18 +4,18 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_harness import cli
 from kafka_segments.lake.history import read_manifest
+from kafka_segments.lake.layout import run_prefix
 from kafka_segments.storage import LocalStore
 from lake.lake_view_helpers import ViewLake, build_view_lake, expected_numbers, page_numbers
 
 pytestmark = pytest.mark.e2e
-
-CLI = Path(sys.executable).parent / "kafka-segments"
 
 
 @pytest.fixture(scope="module")
@@ -24,9 +24,7 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> ViewLake:
 
 
 def describe(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(CLI), "describe", *args], capture_output=True, text=True, timeout=120, check=False
-    )
+    return cli("describe", *args)
 
 
 def test_the_page_shows_describe_jsons_numbers(lake: ViewLake, tmp_path: Path) -> None:
@@ -58,3 +56,24 @@ def test_without_a_configuration_the_page_has_no_outlook(lake: ViewLake, tmp_pat
     numbers = page_numbers(out.read_text())
     assert numbers.partitions[("orders", 0)]["dirty_ratio"] == ""
     assert "need a configuration" in out.read_text()
+
+
+def test_a_tampered_head_report_is_one_line_naming_the_field(lake: ViewLake, tmp_path: Path) -> None:
+    """Issue 38: ``segments_replaced: 5`` in the head run's report was a ``TypeError`` traceback."""
+    copy = tmp_path / "lake"
+    shutil.copytree(lake.root, copy)
+    key = run_prefix(lake.head.run_id) + "report.json"
+    report = json.loads((copy / key).read_text())
+    report["compaction"]["totals"]["cleaned"] = 1
+    report["compaction"]["partitions"][0]["segments_replaced"] = 5
+    (copy / key).write_text(json.dumps(report))
+
+    result = describe("--lake", str(copy), "--now", str(lake.now_ms), "--html", str(tmp_path / "page.html"))
+
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line == (
+        f"kafka-segments describe: {copy}/{key}: field 'compaction.partitions[0].segments_replaced': "
+        "expected a list of strings, found 5"
+    )

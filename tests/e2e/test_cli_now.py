@@ -4,22 +4,16 @@ on every command that takes it, before any work: nothing is written to the lake.
 from __future__ import annotations
 
 import argparse
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_harness import cli
 from kafka_segments.cli.times import MAX_TIME_MS, parse_time_ms
 
 pytestmark = pytest.mark.e2e
 
-CLI = Path(sys.executable).parent / "kafka-segments"
 TOO_LATE = "1000000000000000000000000000000"
 RANGE = "between 0 (1970-01-01T00:00:00Z) and 253402300799999 (9999-12-31T23:59:59.999Z) epoch milliseconds"
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(CLI), *args], capture_output=True, text=True, timeout=120, check=False)
 
 
 def command_line(command: str, lake: Path, config: Path, now: str) -> list[str]:

@@ -5,13 +5,12 @@ and pinning it for ``--now``."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_harness import cli
 from e2e.s3_cli import s3_lake_env
 from kafka_segments.demo import sample_topic
 from kafka_segments.lake.adopt_run import adopt
@@ -29,17 +28,8 @@ from unit.coordinator_records import (
 
 pytestmark = pytest.mark.e2e
 
-CLI = Path(sys.executable).parent / "kafka-segments"
 NOW = "2025-11-21T04:40:00Z"
 NOW_MS = 1_763_700_000_000
-
-
-def cli(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 180
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(CLI), *args], capture_output=True, text=True, timeout=timeout, check=False, env=env
-    )
 
 
 def snapshot_document(*, offset: int = 1200, errors: bool = False) -> dict[str, Any]:

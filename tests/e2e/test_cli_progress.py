@@ -6,17 +6,16 @@ from __future__ import annotations
 import os
 import pty
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_harness import CLI, cli
 from kafka_segments.storage import LocalStore
-from lake.helpers import T0
+from kit import T0
 from lake.retention_helpers import upload_fifteen_records
 
 pytestmark = pytest.mark.e2e
 
-CLI = Path(sys.executable).parent / "kafka-segments"
 REDRAW = "\r\x1b[K"
 
 
@@ -70,13 +69,7 @@ def test_run_and_export_show_progress_on_a_terminal(lake: Path, config: str, tmp
 
 def test_no_progress_with_json_or_off_a_terminal(lake: Path, config: str) -> None:
     on_terminal = _on_terminal("plan", "--lake", str(lake), "--config", config, "--now", str(T0), "--json")
-    piped = subprocess.run(
-        [str(CLI), "run", "--lake", str(lake), "--config", config, "--now", str(T0)],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    piped = cli("run", "--lake", str(lake), "--config", config, "--now", str(T0))
 
     assert REDRAW not in on_terminal
     assert "reading new segments: " not in on_terminal

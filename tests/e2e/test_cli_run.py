@@ -4,20 +4,18 @@ and on S3 (the embedded moto server through ``AWS_ENDPOINT_URL``)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_harness import cli
 from e2e.s3_cli import s3_lake_env
 from kafka_segments.lake.history import manifest_versions
 from kafka_segments.storage import LocalStore
-from lake.helpers import T0
+from kit import T0
 from lake.retention_helpers import bases, group, upload_fifteen_records, write_snapshot
 
 pytestmark = pytest.mark.e2e
 
-CLI = Path(sys.executable).parent / "kafka-segments"
 DAY = 86_400_000
 
 CONFIG = """\
@@ -28,12 +26,6 @@ topics:
     retention.ms: 10000
     file.delete.delay.ms: 0
 """
-
-
-def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(CLI), *args], capture_output=True, text=True, timeout=180, check=False, env=env
-    )
 
 
 @pytest.fixture

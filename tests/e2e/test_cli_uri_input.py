@@ -4,22 +4,17 @@ secret in a URI's userinfo never echoed (``kafka_segments.redaction``)."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_harness import cli
 from kafka_segments.storage import LocalStore
-from lake.helpers import T0
+from kit import T0
 from lake.retention_helpers import upload_fifteen_records
 
 pytestmark = pytest.mark.e2e
 
-CLI = Path(sys.executable).parent / "kafka-segments"
 SECRET = "s3cr3tPassw0rd"
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(CLI), *args], capture_output=True, text=True, timeout=120, check=False)
 
 
 def one_line_error(result: subprocess.CompletedProcess[str], command: str) -> str:

@@ -4,18 +4,17 @@ accepts every exported segment and index file."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_harness import cli
 from kafka_segments.lake.export import export_lake
 from kafka_segments.lake.reader import read_segment
 from kafka_segments.records.log import iter_records
 from kafka_segments.storage import LocalStore
-from lake.helpers import FakeClock
+from kit import FakeClock
 from lake.read_helpers import rich_lake
 
 with warnings.catch_warnings():
@@ -24,7 +23,6 @@ with warnings.catch_warnings():
 
 pytestmark = pytest.mark.lake
 
-CLI = Path(sys.executable).parent / "kafka-segments"
 Row = tuple[int, int, bytes | None, bytes | None, list[tuple[str, bytes | None]]]
 
 
@@ -76,9 +74,7 @@ def test_inspect_accepts_every_exported_file(exported: tuple[Path, dict[str, Any
     )
     assert any(name.endswith(".txnindex") for name in files)
 
-    result = subprocess.run(
-        [str(CLI), "inspect", "--records", *files], capture_output=True, text=True, check=False
-    )
+    result = cli("inspect", "--records", *files)
 
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""

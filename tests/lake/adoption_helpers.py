@@ -18,8 +18,7 @@ from kafka_segments.records.log import scan_headers
 from kafka_segments.records.record import Record
 from kafka_segments.segment.writer import SegmentFiles, write_segment
 from kafka_segments.storage import ObjectStore
-
-from lake.helpers import T0
+from kit import T0
 
 
 class CountingStore(ForwardingStore):
@@ -42,9 +41,9 @@ class CountingStore(ForwardingStore):
         self._count(key)
         return self.inner.get(key)
 
-    def get_range(self, key: str, *, start: int, end: int) -> bytes:
+    def get_range(self, key: str, *, start: int, end: int, if_match: str | None = None) -> bytes:
         self._count(key)
-        return self.inner.get_range(key, start=start, end=end)
+        return self.inner.get_range(key, start=start, end=end, if_match=if_match)
 
 
 def records(first: int, count: int, *, timestamp_ms: int = T0, value: bytes = b"v") -> list[Record]:

@@ -17,16 +17,16 @@ import os
 import signal
 import sys
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.lake import Manifest, PartitionState, RunRecord, begin_run, build_manifest, stage_manifest
 from kafka_segments.lake.commit import commit_run
 from kafka_segments.lake.layout import manifest_key
-from kafka_segments.lake.runs import Clock, wall_clock_ms
 from kafka_segments.lake.staging import stage_segment
 from kafka_segments.storage import LocalStore, ObjectStore, S3Store
 from kafka_segments.topic_partition import TopicPartition
+from kit import make_segment
 
 from lake.faults import AFTER, BEFORE, Call, FaultyStore
-from lake.helpers import make_segment
 
 TP = TopicPartition("orders", 0)
 

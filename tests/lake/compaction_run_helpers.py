@@ -47,9 +47,8 @@ from kafka_segments.segment.writer import write_segment
 from kafka_segments.state import PartitionState, SegmentEntry
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+from kit import FakeClock, upload_segment
 from unit.compaction_helpers import LogBuilder
-
-from lake.helpers import FakeClock, upload_segment
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)  # kafka/__init__ imports its admin client

@@ -140,11 +140,16 @@ class FaultyStore:
     def describe(self) -> str:
         return self.inner.describe()
 
+    def location(self, key: str) -> str:
+        return self.inner.location(key)
+
     def get(self, key: str) -> bytes:
         return self._run("get", [key], lambda: self.inner.get(key))
 
-    def get_range(self, key: str, *, start: int, end: int) -> bytes:
-        return self._run("get_range", [key], lambda: self.inner.get_range(key, start=start, end=end))
+    def get_range(self, key: str, *, start: int, end: int, if_match: str | None = None) -> bytes:
+        return self._run(
+            "get_range", [key], lambda: self.inner.get_range(key, start=start, end=end, if_match=if_match)
+        )
 
     def head(self, key: str) -> ObjectMeta:
         return self._run("head", [key], lambda: self.inner.head(key))
@@ -195,18 +200,13 @@ class FaultyStore:
         if rule.error is None:
             raise TransientStoreError(
                 f"injected fault: {call.operation} failed {rule.when} the operation",
-                location=_location(self.inner, call.key),
+                location=self.inner.location(call.key),
             )
         if isinstance(rule.error, BaseException):
             raise rule.error
         error = rule.error(call)
         if error is not None:
             raise error
-
-
-def _location(store: ObjectStore, key: str) -> str:
-    root = store.describe()
-    return root + key if root.endswith("/") else f"{root}/{key}"
 
 
 __all__ = ["AFTER", "BEFORE", "OPERATIONS", "Call", "FaultyStore", "Rule"]

@@ -24,8 +24,7 @@ from kafka_segments.lake.history import read_head
 from kafka_segments.lake.scan import summarize_segment
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
-
-from lake.helpers import FakeClock, make_segment, upload_segment
+from kit import FakeClock, make_segment, upload_segment
 
 TP = TopicPartition("orders", 0)
 DELAY_MS = 60_000

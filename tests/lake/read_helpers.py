@@ -42,8 +42,7 @@ from kafka_segments.segment.writer import SegmentFiles, write_segment
 from kafka_segments.storage import ObjectStore
 from kafka_segments.storage.base import Progress, WritableBuffer
 from kafka_segments.topic_partition import TopicPartition
-
-from lake.helpers import T0, FakeClock, make_segment
+from kit import T0, FakeClock, make_segment
 
 ORDERS_0 = TopicPartition("orders", 0)
 ORDERS_1 = TopicPartition("orders", 1)

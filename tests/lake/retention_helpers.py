@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kafka_segments.checkpoint import format_offset_checkpoint
+from kafka_segments.clock import Clock
 from kafka_segments.config import Config, parse_config
 from kafka_segments.lake.reader import resolve_manifest
-from kafka_segments.lake.runs import Clock
 from kafka_segments.pipeline.offsets_input import OffsetsChoice
 from kafka_segments.pipeline.retention_run import RunOptions, RunResult, run_retention
 from kafka_segments.records.builder import build_batch
@@ -19,8 +19,7 @@ from kafka_segments.segment.writer import write_segment
 from kafka_segments.state import PartitionState
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
-
-from lake.helpers import upload_segment
+from kit import upload_segment
 
 TP = TopicPartition("t", 0)
 

@@ -11,11 +11,13 @@ from kafka_segments.lake.adoption import adopt_objects
 from kafka_segments.lake.adoption_report import AdoptionReport
 from kafka_segments.lake.commit import commit_run
 from kafka_segments.lake.history import read_head
-from kafka_segments.lake.runs import Outcome, read_outcome
+from kafka_segments.lake.run_folder import read_outcome
+from kafka_segments.lake.runs import Outcome
 from kafka_segments.lake.staging import begin_run, build_manifest, retire, stage_manifest
 from kafka_segments.state import PartitionState, SegmentOrigin
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+from kit import FakeClock, make_segment, upload_segment
 
 from lake.adoption_helpers import (
     CountingStore,
@@ -27,7 +29,6 @@ from lake.adoption_helpers import (
     segment_of,
     txn_batch,
 )
-from lake.helpers import FakeClock, make_segment, upload_segment
 
 pytestmark = pytest.mark.lake
 

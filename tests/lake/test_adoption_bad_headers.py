@@ -12,9 +12,8 @@ from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.history import read_head
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+from kit import FakeClock, make_segment, upload_segment
 from unit.bad_batches import OVERFLOW_BASE, early_timestamp_batch, lying_count_batch, overflowing_batch
-
-from lake.helpers import FakeClock, make_segment, upload_segment
 
 pytestmark = pytest.mark.lake
 

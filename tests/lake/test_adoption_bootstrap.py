@@ -14,7 +14,8 @@ from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.adoption import adopt_objects
 from kafka_segments.lake.history import read_head
 from kafka_segments.lake.layout import CLEANER_OFFSET_CHECKPOINT_KEY, LOG_START_OFFSET_CHECKPOINT_KEY
-from kafka_segments.lake.runs import Outcome, RunRecord, read_outcome
+from kafka_segments.lake.run_folder import read_outcome
+from kafka_segments.lake.runs import Outcome, RunRecord
 from kafka_segments.lake.staging import begin_run
 from kafka_segments.records.log import scan_headers
 from kafka_segments.state import (
@@ -27,9 +28,9 @@ from kafka_segments.state import (
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.storage.base import ObjectMeta
 from kafka_segments.topic_partition import TopicPartition
+from kit import FakeClock, make_segment, upload_segment
 
 from lake.adoption_helpers import CountingStore
-from lake.helpers import FakeClock, make_segment, upload_segment
 
 pytestmark = pytest.mark.lake
 

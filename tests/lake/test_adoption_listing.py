@@ -11,9 +11,9 @@ from kafka_segments.lake.history import read_head
 from kafka_segments.storage import ObjectStore
 from kafka_segments.storage.base import ObjectMeta
 from kafka_segments.topic_partition import TopicPartition
+from kit import FakeClock, make_segment, upload_segment
 
 from lake.adoption_helpers import flip_byte
-from lake.helpers import FakeClock, make_segment, upload_segment
 
 pytestmark = pytest.mark.lake
 

@@ -19,7 +19,6 @@ from kafka_segments.lake.checkpoint_files import (
     read_bootstrap_checkpoints,
     write_checkpoint_files,
 )
-from kafka_segments.lake.history import location_of
 from kafka_segments.lake.layout import (
     CLEANER_OFFSET_CHECKPOINT_KEY,
     LOG_START_OFFSET_CHECKPOINT_KEY,
@@ -197,13 +196,13 @@ def test_bootstrap_refuses_a_malformed_file_naming_the_object_and_line(
     store.put(key, data)
     with pytest.raises(CheckpointFileError, match=match) as caught:
         read_bootstrap_checkpoints(store)
-    assert caught.value.path == location_of(store, key)
+    assert caught.value.path == store.location(key)
     assert caught.value.line == line
-    assert str(caught.value).startswith(location_of(store, key) + (f" line {line}" if line else ""))
+    assert str(caught.value).startswith(store.location(key) + (f" line {line}" if line else ""))
 
 
 def test_bootstrap_refuses_a_file_that_is_not_utf8(store: ObjectStore) -> None:
     store.put(LOG_START, b"0\n1\n\xff 0 5\n")
     with pytest.raises(CheckpointFileError, match="not valid UTF-8 at byte 4") as caught:
         read_bootstrap_checkpoints(store)
-    assert caught.value.path == location_of(store, LOG_START)
+    assert caught.value.path == store.location(LOG_START)

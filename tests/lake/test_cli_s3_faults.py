@@ -11,26 +11,23 @@ would, and log records reach the captured stderr as Python's last-resort handler
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import io
-import logging
-import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli_harness import cli_in_process
 from fault_proxy import ALWAYS, Fault, FaultProxy, fault_proxy
-from kafka_segments.cli.main import main
 from kafka_segments.demo import DEFAULT_REGION, EMBEDDED_CREDENTIALS, EmbeddedS3
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.history import read_head
 from kafka_segments.lake.reader import read_segment
 from kafka_segments.lake.recover import recover
 from kafka_segments.storage import S3Store
+from kit import T0
 from s3_fixtures import BUCKET, new_s3_prefix
 
-from lake.helpers import T0
 from lake.retention_helpers import upload_fifteen_records
 
 pytestmark = pytest.mark.lake
@@ -64,33 +61,7 @@ def environment(endpoint: str) -> dict[str, str]:
     }
 
 
-@dataclasses.dataclass(frozen=True)
-class Result:
-    returncode: int
-    stderr: str
-
-
-def cli(*args: str, endpoint: str) -> Result:
-    """``kafka-segments ARGS`` in process, in the environment of ``environment(endpoint)`` alone for AWS."""
-    err = io.StringIO()
-    handler = logging.StreamHandler(err)
-    handler.setLevel(logging.WARNING)
-    root = logging.getLogger()
-    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(io.StringIO()):
-        for name in [name for name in os.environ if name.startswith("AWS_")]:
-            patch.delenv(name)
-        for name, value in environment(endpoint).items():
-            patch.setenv(name, value)
-        root.addHandler(handler)
-        try:
-            with contextlib.redirect_stderr(err):
-                status = main(list(args))
-        finally:
-            root.removeHandler(handler)
-    return Result(status, err.getvalue())
-
-
-def assert_clean_outcome(result: Result, command: str) -> None:
+def assert_clean_outcome(result: subprocess.CompletedProcess[str], command: str) -> None:
     assert "Traceback" not in result.stderr, result.stderr
     if result.returncode == 0:
         return
@@ -127,7 +98,7 @@ def test_commands_succeed_or_fail_in_one_line_and_the_lake_stays_whole(
         "describe": ["describe", "--lake", lake],
     }
     for command, args in commands.items():
-        assert_clean_outcome(cli(*args, endpoint=proxy.endpoint_url), command)
+        assert_clean_outcome(cli_in_process(*args, aws=environment(proxy.endpoint_url)), command)
     proxy.clear()
 
     recover(store)

@@ -13,8 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from kafka_segments.errors import ManifestFormatError, UnsupportedFormatVersionError
-from kafka_segments.lake.codec import dump_json, manifest_from_json, manifest_to_json
+from kafka_segments.lake.codec import manifest_from_json, manifest_to_json
 from kafka_segments.lake.history import read_manifest
+from kafka_segments.lake.json_document import dump_json
 from kafka_segments.lake.layout import manifest_key, segment_key
 from kafka_segments.segment.files import FileKind
 from kafka_segments.state import (

@@ -42,14 +42,15 @@ from kafka_segments.lake.layout import (
     segment_key,
     staged_manifest_key,
 )
-from kafka_segments.lake.runs import Outcome, read_outcome, read_run
+from kafka_segments.lake.run_folder import read_outcome, read_run
+from kafka_segments.lake.runs import Outcome
 from kafka_segments.segment.files import FileKind
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+from kit import FakeClock, make_segment, record_local_hashes
 
 from lake.commit_child import TP, stage_appending_run
 from lake.faults import AFTER, Call, FaultyStore
-from lake.helpers import FakeClock, make_segment, record_local_hashes
 
 pytestmark = pytest.mark.lake
 

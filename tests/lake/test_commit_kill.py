@@ -16,11 +16,12 @@ from kafka_segments.demo import DEFAULT_REGION
 from kafka_segments.lake import commit_run, read_head, resolve_commit
 from kafka_segments.lake.checkpoint_files import checkpoint_files_match
 from kafka_segments.lake.layout import CHECKPOINT_KEYS, staged_manifest_key
-from kafka_segments.lake.runs import Outcome, read_outcome, read_run
+from kafka_segments.lake.run_folder import read_outcome, read_run
+from kafka_segments.lake.runs import Outcome
 from kafka_segments.storage import LocalStore, ObjectStore, S3Store
+from kit import FakeClock
 
 from lake.commit_child import stage_appending_run
-from lake.helpers import FakeClock
 
 pytestmark = pytest.mark.lake
 

@@ -25,6 +25,7 @@ from kafka_segments.retention.delete_records import DeleteRecordsRequest
 from kafka_segments.state import SegmentOrigin
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+from kit import FakeClock
 from unit.compaction_helpers import DAY, NOW
 
 from lake.compaction_run_helpers import (
@@ -44,7 +45,6 @@ from lake.compaction_run_helpers import (
     upload_cleaner_checkpoint,
     upload_log_start_offsets,
 )
-from lake.helpers import FakeClock
 
 pytestmark = pytest.mark.lake
 

@@ -10,12 +10,13 @@ import json
 import pytest
 from kafka_segments.compaction.eligibility import Eligibility
 from kafka_segments.lake.history import manifest_versions
+from kafka_segments.lake.run_folder import read_run_json
 from kafka_segments.pipeline.compaction.stage import CompactionStatus
-from kafka_segments.pipeline.run_files import read_run_json
 from kafka_segments.records import Record, build_batch
 from kafka_segments.state import SegmentOrigin
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+from kit import keys_outside_run
 from unit.compaction_helpers import DAY, NOW
 
 from lake.compaction_run_helpers import (
@@ -32,7 +33,6 @@ from lake.compaction_run_helpers import (
     run_at,
     undecodable,
 )
-from lake.helpers import keys_outside_run
 
 pytestmark = pytest.mark.lake
 

@@ -13,6 +13,7 @@ from kafka_segments.pipeline.retention_run import RunOptions, run_retention
 from kafka_segments.retention.consumed import ConsumedStatus
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+from kit import T0, FakeClock, upload_segment
 from unit.coordinator_records import (
     CoordinatorLog,
     consumer_subscription,
@@ -23,7 +24,6 @@ from unit.coordinator_records import (
     offset_commit_value,
 )
 
-from lake.helpers import T0, FakeClock, upload_segment
 from lake.retention_helpers import (
     TP,
     bases,

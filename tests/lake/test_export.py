@@ -18,8 +18,8 @@ from kafka_segments.segment.files import FileKind, segment_file_name
 from kafka_segments.segment.writer import SegmentFiles, write_segment
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+from kit import FakeClock
 
-from lake.helpers import FakeClock
 from lake.read_helpers import (
     EMPTY_PARTITION_LEO,
     ORDERS_0,

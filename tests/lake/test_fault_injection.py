@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import pytest
 from forwarding_store import ForwardingStore
+from kafka_segments.clock import wall_clock_ms
 from kafka_segments.errors import KafkaSegmentsError, ObjectNotFoundError, TransientStoreError
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.adoption import adopt_objects
@@ -26,7 +27,6 @@ from kafka_segments.lake.gc import collect_garbage
 from kafka_segments.lake.history import manifest_versions, read_head, read_manifest
 from kafka_segments.lake.layout import try_parse_segment_key
 from kafka_segments.lake.recover import recover
-from kafka_segments.lake.runs import wall_clock_ms
 from kafka_segments.lake.staging import begin_run, build_manifest, retire, stage_manifest, stage_segment
 from kafka_segments.segment.files import FileKind
 from kafka_segments.segment.writer import SegmentFiles
@@ -34,8 +34,7 @@ from kafka_segments.state import Manifest, PartitionState
 from kafka_segments.storage import ObjectStore, PutMode, PutResult
 from kafka_segments.storage.base import Overwrite
 from kafka_segments.topic_partition import TopicPartition
-
-from lake.helpers import FakeClock, make_segment, upload_segment
+from kit import FakeClock, make_segment, upload_segment
 
 pytestmark = pytest.mark.lake
 

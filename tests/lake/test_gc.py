@@ -21,6 +21,7 @@ from kafka_segments.lake.layout import (
 )
 from kafka_segments.segment.files import FileKind
 from kafka_segments.storage import ObjectStore
+from kit import FakeClock, make_segment, upload_segment
 
 from lake.gc_helpers import (
     DELAY_MS,
@@ -37,7 +38,6 @@ from lake.gc_helpers import (
     start,
     write,
 )
-from lake.helpers import FakeClock, make_segment, upload_segment
 
 pytestmark = pytest.mark.lake
 

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 import pytest
 from forwarding_store import ForwardingStore
+from kafka_segments.clock import wall_clock_ms
 from kafka_segments.config import Config, parse_config
 from kafka_segments.config.catalogue import MIN_RUN_FOLDER_RETENTION_MS
 from kafka_segments.lake.commit import abort_run
@@ -19,13 +20,12 @@ from kafka_segments.lake.history import manifest_versions
 from kafka_segments.lake.layout import RUNS_PREFIX, manifest_key, outcome_key, run_prefix, run_record_key
 from kafka_segments.lake.recover import recover
 from kafka_segments.lake.run_folders import expired_run_folders
-from kafka_segments.lake.runs import wall_clock_ms
 from kafka_segments.pipeline.run_gc import collect_run_garbage
 from kafka_segments.storage import ObjectStore
 from kafka_segments.storage.base import ObjectMeta
+from kit import FakeClock
 
 from lake.gc_helpers import FailingDeletes, append, head_of, keys, stage, start, write
-from lake.helpers import FakeClock
 
 pytestmark = pytest.mark.lake
 

@@ -13,8 +13,7 @@ from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.history import read_head
 from kafka_segments.storage import LocalStore
 from kafka_segments.topic_partition import TopicPartition
-
-from lake.helpers import FakeClock, make_segment, upload_segment
+from kit import FakeClock, make_segment, upload_segment
 
 pytestmark = pytest.mark.lake
 

@@ -5,14 +5,15 @@ loads them."""
 from __future__ import annotations
 
 import pytest
+from kafka_segments.coordinator.replay import CoordinatorRecordError
 from kafka_segments.errors import SegmentObjectMismatchError
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.reader import resolve_manifest
-from kafka_segments.offsets.coordinator_replay import CoordinatorRecordError
 from kafka_segments.offsets.lake_source import LakeSourceError, snapshot_from_lake
 from kafka_segments.state import CommittedOffset, GroupOffsets, GroupType, OffsetSnapshot
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+from kit import T0, FakeClock, make_segment, upload_segment
 from unit.coordinator_records import (
     CoordinatorLog,
     consumer_group_member,
@@ -27,7 +28,6 @@ from unit.coordinator_records import (
     target_assignment_metadata,
 )
 
-from lake.helpers import T0, FakeClock, make_segment, upload_segment
 from lake.read_helpers import PartitionSpec, Seg, commit_lake
 
 pytestmark = pytest.mark.lake

@@ -1,24 +1,33 @@
-"""Writers racing for the same version, on both backends: exactly one wins, every other one gets
-``CommitConflictError`` (and is recorded as aborted), nothing of the losers is visible, and the versions stay
-contiguous."""
+"""Writers racing for the same version, on every backend (local, moto's S3, ministack's S3): exactly one
+wins, every other one gets ``CommitConflictError`` (and is recorded as aborted), nothing of the losers is
+visible, and the versions stay contiguous."""
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 from kafka_segments.errors import CommitConflictError
 from kafka_segments.lake import Manifest, commit_run, read_head
 from kafka_segments.lake.checkpoint_files import checkpoint_files_match
 from kafka_segments.lake.history import manifest_versions, read_manifest
-from kafka_segments.lake.runs import Outcome, read_outcome
+from kafka_segments.lake.run_folder import read_outcome
+from kafka_segments.lake.runs import Outcome
 from kafka_segments.storage import LocalStore, ObjectStore
+from kit import FakeClock
+from ministack_fixtures import BACKENDS, backend_store
 
 from lake.commit_child import stage_appending_run
-from lake.helpers import FakeClock
 
 pytestmark = pytest.mark.lake
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> ObjectStore:
+    return backend_store(request, tmp_path)
+
 
 WRITERS = 3
 

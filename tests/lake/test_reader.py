@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+from forwarding_store import ForwardingStore
 from kafka_segments.errors import PreconditionFailedError, SegmentObjectMismatchError
 from kafka_segments.lake.layout import manifest_key
 from kafka_segments.lake.reader import (
@@ -16,15 +17,16 @@ from kafka_segments.lake.reader import (
     format_ranges,
     iter_visible_batches,
     partition_state,
+    pinned_range,
     read_segment,
     read_segment_version_into,
     resolve_manifest,
 )
 from kafka_segments.state import SegmentEntry
-from kafka_segments.storage import LocalStore, ObjectStore
+from kafka_segments.storage import LocalStore, ObjectMeta, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+from kit import FakeClock, make_segment
 
-from lake.helpers import FakeClock, make_segment
 from lake.read_helpers import (
     PAYMENTS_0,
     PAYMENTS_LOG_START,
@@ -236,3 +238,32 @@ def test_format_ranges_collapses_runs() -> None:
     assert format_ranges([9, 1, 3, 4, 5]) == "1, 3-5, 9"
     assert format_ranges([2]) == "2"
     assert format_ranges([]) == ""
+
+
+class RangeEtags(ForwardingStore):
+    """Records every ``get_range``'s ``if_match`` and counts ``head`` calls (a store the lake never names)."""
+
+    def __init__(self, inner: ObjectStore) -> None:
+        super().__init__(inner)
+        self.if_matches: list[str | None] = []
+        self.heads = 0
+
+    def get_range(self, key: str, *, start: int, end: int, if_match: str | None = None) -> bytes:
+        self.if_matches.append(if_match)
+        return super().get_range(key, start=start, end=end, if_match=if_match)
+
+    def head(self, key: str) -> ObjectMeta:
+        self.heads += 1
+        return super().head(key)
+
+
+def test_a_pinned_range_is_the_stores_conditional_ranged_read(store: ObjectStore, clock: FakeClock) -> None:
+    log, key = one_segment_lake(store, clock, adopted=True)
+    entry = resolve_manifest(store).partitions[0].segments[0]
+    wrapped = RangeEtags(store)
+
+    assert pinned_range(wrapped, entry, start=3, end=40) == log[3:40]
+    assert (wrapped.if_matches, wrapped.heads) == ([entry.etag], 0)
+    store.put(key, log[:-1] + b"!")
+    with pytest.raises(PreconditionFailedError, match="the object changed"):
+        pinned_range(wrapped, entry, start=3, end=40)

@@ -14,12 +14,13 @@ from kafka_segments.lake.gc import collect_garbage
 from kafka_segments.lake.history import manifest_versions
 from kafka_segments.lake.layout import CHECKPOINT_KEYS, manifest_key, run_record_key
 from kafka_segments.lake.recover import RecoverAction, recover
-from kafka_segments.lake.runs import Outcome, read_outcome
+from kafka_segments.lake.run_folder import read_outcome
+from kafka_segments.lake.runs import Outcome
 from kafka_segments.storage import ObjectStore
+from kit import FakeClock
 
 from lake.adoption_helpers import CountingStore
 from lake.gc_helpers import append, commit, head_of, keys, run_keys, stage, start, write
-from lake.helpers import FakeClock
 
 pytestmark = pytest.mark.lake
 

@@ -13,8 +13,8 @@ from kafka_segments.pipeline.report import plan_to_dict
 from kafka_segments.retention.delete_records import DeleteRecordsErrorCode, DeleteRecordsRequest
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+from kit import T0, FakeClock, keys_outside_run
 
-from lake.helpers import T0, FakeClock, keys_outside_run
 from lake.read_helpers import iter_visible_records
 from lake.retention_helpers import (
     TP,

@@ -22,9 +22,8 @@ from kafka_segments.records.fast import HeaderTable
 from kafka_segments.records.record import Record
 from kafka_segments.segment.writer import write_segments
 from kafka_segments.state import OpenTransaction, SegmentOrigin
+from kit import T0, make_segment
 from unit.strategies import BatchSpec, segment_bytes, segment_specs
-
-from lake.helpers import T0, make_segment
 
 pytestmark = pytest.mark.unit
 

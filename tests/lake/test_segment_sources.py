@@ -20,9 +20,9 @@ from kafka_segments.segment.writer import SegmentFiles, write_segment
 from kafka_segments.state import SegmentEntry
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+from kit import FakeClock, make_segment
 from unit.compaction_helpers import NOW, legacy_message, legacy_wrapper
 
-from lake.helpers import FakeClock, make_segment
 from lake.read_helpers import PartitionSpec, ReadRecordingStore, Seg, commit_lake
 
 pytestmark = pytest.mark.lake

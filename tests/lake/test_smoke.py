@@ -17,8 +17,7 @@ from kafka_segments.lake.staging import stage_segment
 from kafka_segments.segment.files import FileKind
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
-
-from lake.helpers import FakeClock, make_segment
+from kit import FakeClock, make_segment
 
 pytestmark = pytest.mark.lake
 

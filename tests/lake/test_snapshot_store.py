@@ -42,6 +42,7 @@ from kafka_segments.offsets.sources import (
 from kafka_segments.segment.files import segment_file_name
 from kafka_segments.state import CommittedOffset, GroupError, GroupOffsets, GroupType, OffsetSnapshot
 from kafka_segments.storage import ObjectStore, Overwrite
+from kit import T0
 from unit.coordinator_records import (
     CoordinatorLog,
     group_metadata_key,
@@ -49,8 +50,6 @@ from unit.coordinator_records import (
     offset_commit_key,
     offset_commit_value,
 )
-
-from lake.helpers import T0
 
 pytestmark = pytest.mark.lake
 

@@ -9,14 +9,13 @@ import pytest
 from kafka_segments.demo import EmbeddedS3
 from kafka_segments.errors import RunStateError
 from kafka_segments.lake.history import head_version
-from kafka_segments.lake.runs import Outcome, read_outcome
+from kafka_segments.lake.run_folder import read_outcome, write_run_json
+from kafka_segments.lake.runs import Outcome, Selection
 from kafka_segments.offsets.snapshot_codec import load_snapshot_file
 from kafka_segments.offsets.snapshot_store import pin_snapshot, store_snapshot
 from kafka_segments.pipeline.engines import ClusterEngine
 from kafka_segments.pipeline.offsets_input import OffsetsChoice
-from kafka_segments.pipeline.planning import Selection
 from kafka_segments.pipeline.report import render_report
-from kafka_segments.pipeline.run_files import write_run_file
 from kafka_segments.pipeline.stages import (
     VALIDATION,
     ValidationGateError,
@@ -30,6 +29,7 @@ from kafka_segments.pipeline.stages import (
 )
 from kafka_segments.storage import LocalStore, ObjectStore, S3Store
 from kafka_segments.topic_partition import TopicPartition
+from kit import FakeClock, ThreadRunner, upload_segment
 from unit.coordinator_records import (
     CoordinatorLog,
     consumer_subscription,
@@ -40,7 +40,6 @@ from unit.coordinator_records import (
     offset_commit_value,
 )
 
-from lake.helpers import FakeClock, ThreadRunner, upload_segment
 from lake.retention_helpers import (
     TP,
     bases,
@@ -60,7 +59,7 @@ CONSUMED = topic_yaml(retention_commitoffset_enable=True, retention_commitoffset
 
 
 def _validated(store: ObjectStore, run_id: str, *, success: bool = True) -> None:
-    write_run_file(store, run_id, VALIDATION, {"run_id": run_id, "success": success, "suites": []})
+    write_run_json(store, run_id, VALIDATION, {"run_id": run_id, "success": success, "suites": []})
 
 
 def _stage(

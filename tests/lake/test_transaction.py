@@ -7,11 +7,12 @@ import pytest
 from kafka_segments.errors import RunStateError
 from kafka_segments.lake.history import head_version, manifest_versions, read_head
 from kafka_segments.lake.recover import RecoverAction, recover
-from kafka_segments.lake.runs import Outcome, read_outcome, read_run
-from kafka_segments.lake.transaction import LakeTransaction, RunOutcome
+from kafka_segments.lake.run_folder import read_outcome, read_run
+from kafka_segments.lake.runs import Outcome, RunOutcome
+from kafka_segments.lake.transaction import LakeTransaction
 from kafka_segments.storage import ObjectStore
+from kit import FakeClock, keys_outside_run
 
-from lake.helpers import FakeClock, keys_outside_run
 from lake.retention_helpers import upload_fifteen_records
 
 pytestmark = pytest.mark.lake

@@ -30,7 +30,7 @@ from kafka_segments.records.record import Record
 from kafka_segments.segment.writer import write_segment
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
-from lake.helpers import FakeClock, upload_segment
+from kit import FakeClock, upload_segment
 from lake.retention_helpers import config, single_record_batch
 
 from quality.helpers import NOW, stage

@@ -20,17 +20,16 @@ from kafka_segments.config import Config
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.codec import manifest_from_json, manifest_to_json
 from kafka_segments.lake.layout import staged_manifest_key
-from kafka_segments.lake.runs import read_run
+from kafka_segments.lake.run_folder import read_run, run_file_key
+from kafka_segments.lake.runs import ALL_PARTITIONS, Selection
 from kafka_segments.lake.staging import retire
 from kafka_segments.pipeline.offsets_input import OffsetsChoice
-from kafka_segments.pipeline.planning import ALL_PARTITIONS, Selection
-from kafka_segments.pipeline.run_files import run_file_key
 from kafka_segments.pipeline.stages import INPUT_MANIFEST, execute_run, prepare_run, snapshot_offsets
 from kafka_segments.segment.writer import write_segment
 from kafka_segments.state import Manifest, PartitionState, RetiredObject, SegmentEntry
 from kafka_segments.storage import ObjectStore, Overwrite
 from kafka_segments.topic_partition import TopicPartition
-from lake.helpers import FakeClock, upload_segment
+from kit import FakeClock, upload_segment
 from lake.retention_helpers import (
     config,
     group,

@@ -18,11 +18,11 @@ from kafka_segments.errors import ManifestFormatError
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.codec import manifest_from_json, manifest_to_json
 from kafka_segments.lake.layout import staged_manifest_key
-from kafka_segments.pipeline.run_files import INPUT_MANIFEST, PLAN, read_run_json, run_file_key
+from kafka_segments.lake.run_folder import INPUT_MANIFEST, PLAN, read_run_json, run_file_key
 from kafka_segments.pipeline.stages import commit_staged, execute_run, prepare_run
 from kafka_segments.segment.writer import write_segment
 from kafka_segments.storage import LocalStore, ObjectStore
-from lake.helpers import FakeClock, upload_segment
+from kit import FakeClock, upload_segment
 from lake.retention_helpers import config
 from segment_quality.gx_runtime import run_suites
 from segment_quality.staged.compaction import read_retired_output, round_claims

@@ -14,7 +14,7 @@ from kafka_segments.pipeline.stages import commit_staged, read_run_json
 from kafka_segments.state import SegmentOrigin
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
-from lake.helpers import FakeClock
+from kit import FakeClock
 from lake.read_helpers import iter_visible_records
 from segment_quality import validate_run
 from segment_quality.staged.frames import quality_frames

@@ -20,14 +20,21 @@ from kafka_segments.config import Config
 from kafka_segments.errors import RunStateError
 from kafka_segments.lake.codec import manifest_from_json, manifest_to_json
 from kafka_segments.lake.history import read_head
-from kafka_segments.lake.runs import Outcome, read_outcome, read_run
+from kafka_segments.lake.run_folder import (
+    INPUT_MANIFEST,
+    PLAN,
+    read_outcome,
+    read_run,
+    run_file_key,
+    write_run_json,
+)
+from kafka_segments.lake.runs import Outcome
 from kafka_segments.lake.staging import retire
-from kafka_segments.pipeline.run_files import INPUT_MANIFEST, PLAN, run_file_key, write_run_file
 from kafka_segments.pipeline.stages import VALIDATION, commit_staged, read_run_json
 from kafka_segments.state import Manifest, OpenTransaction, SegmentEntry
 from kafka_segments.storage import LocalStore, Overwrite
 from kafka_segments.topic_partition import TopicPartition
-from lake.helpers import FakeClock
+from kit import FakeClock
 from lake.retention_helpers import config
 from segment_quality import ValidationFailedError, validate_run
 
@@ -88,7 +95,7 @@ def _plan(edit: Callable[[dict[str, Any]], None]) -> Edit:
     def apply(store: LocalStore, run_id: str) -> None:
         document = read_run_json(store, run_id, PLAN)
         edit(document)
-        write_run_file(store, run_id, PLAN, document)
+        write_run_json(store, run_id, PLAN, document)
 
     return apply
 

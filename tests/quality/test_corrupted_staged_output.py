@@ -14,12 +14,12 @@ from kafka_segments.errors import RunStateError
 from kafka_segments.lake import stage_segment
 from kafka_segments.lake.gc import collect_garbage
 from kafka_segments.lake.history import head_version, read_head
-from kafka_segments.lake.runs import Outcome, read_outcome, read_run
-from kafka_segments.pipeline.run_files import run_file_key
+from kafka_segments.lake.run_folder import read_outcome, read_run, run_file_key
+from kafka_segments.lake.runs import Outcome
 from kafka_segments.pipeline.stages import VALIDATION, commit_staged, read_run_json
 from kafka_segments.state import Manifest
 from kafka_segments.storage import LocalStore, ObjectStore
-from lake.helpers import FakeClock, make_segment
+from kit import FakeClock, make_segment
 from segment_quality import ValidationFailedError, validate_run
 
 from quality.helpers import (
@@ -213,7 +213,7 @@ def test_a_segment_vanishing_without_being_retired_is_caught_as_counts_that_do_n
 def test_a_deletion_in_a_partition_the_run_did_not_plan_is_caught(
     local_store: LocalStore, tmp_path: Path, clock: FakeClock
 ) -> None:
-    from kafka_segments.pipeline.planning import Selection
+    from kafka_segments.lake.runs import Selection
 
     snapshot = four_pass_lake(local_store, tmp_path, clock)
     run_id = stage(

@@ -4,18 +4,31 @@ while a deletion a pass would not make is caught."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+from pathlib import Path
+from types import ModuleType
 
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from kafka_segments.compaction import COMPACTION_REASON
 from kafka_segments.config import Config, parse_config
-from kafka_segments.retention.rules import LogView, PassInputs, apply_retention
+from kafka_segments.retention.rules import DeletionReason, LogView, PassInputs, apply_retention
 from kafka_segments.state import Manifest, PartitionState, RetiredObject, SegmentEntry, SegmentOrigin
 from kafka_segments.topic_partition import TopicPartition
+from segment_quality import compaction_suites, suites
 from segment_quality.gx_runtime import expectation, run_suites
+from segment_quality.spec import conditions_of
 from segment_quality.staged.frames import PLANNED, PlanEntry, QualityFrames, frames_of
-from segment_quality.suites import COMPACTION_SUITES, FRAME_COLUMNS, REASONS, RETENTION_SUITES, suite_specs
+from segment_quality.suites import (
+    COMPACTION_SUITES,
+    FRAME_COLUMNS,
+    REASONS,
+    RETENTION_SUITES,
+    RETIRE_REASONS,
+    suite_specs,
+)
 
 pytestmark = pytest.mark.quality
 
@@ -52,6 +65,27 @@ def test_each_invariant_becomes_a_gx_expectation_named_after_it() -> None:
             assert (built.row_condition is None) == (invariant.when is None)
             if isinstance(invariant.when, tuple):
                 assert repr(built.row_condition).count(" AND ") == len(invariant.when) - 1
+
+
+def test_the_suites_know_every_reason_a_run_retires_for() -> None:
+    assert set(RETIRE_REASONS) == {reason.value for reason in DeletionReason} | {COMPACTION_REASON}
+    conditioned = {
+        condition.value
+        for spec in suite_specs()
+        for invariant in spec.invariants
+        for condition in conditions_of(invariant.when)
+        if condition.column == "reason"
+    }
+    assert conditioned <= set(RETIRE_REASONS)
+    assert {reason.value for reason in DeletionReason} <= conditioned  # every pass has its own invariants
+
+
+@pytest.mark.parametrize("module", [suites, compaction_suites], ids=lambda module: module.__name__)
+def test_the_suites_spell_no_reason_themselves(module: ModuleType) -> None:
+    """A reason written out in a suite is a copy that a new or renamed reason leaves behind."""
+    tree = ast.parse(Path(str(module.__file__)).read_text())
+    literals = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)}
+    assert literals & set(RETIRE_REASONS) == set()
 
 
 # ------------------------------------------------------------------------------------------------- property

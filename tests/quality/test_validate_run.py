@@ -13,11 +13,11 @@ import pytest
 from kafka_segments.config import Config
 from kafka_segments.demo import EmbeddedS3
 from kafka_segments.lake.adopt_run import adopt
-from kafka_segments.lake.history import head_version, location_of
-from kafka_segments.pipeline.run_files import run_file_key
+from kafka_segments.lake.history import head_version
+from kafka_segments.lake.run_folder import run_file_key
 from kafka_segments.pipeline.stages import VALIDATION, commit_staged, finish_run, read_run_json
 from kafka_segments.storage import LocalStore, ObjectStore, S3Store
-from lake.helpers import FakeClock
+from kit import FakeClock
 from lake.retention_helpers import bases, partition
 from segment_quality import validate_run
 from segment_quality.cli import main
@@ -63,7 +63,7 @@ def test_kafkas_own_four_pass_plan_passes_and_commits(
     assert report.failed == ()
     assert report.validation_key == run_file_key(run_id, VALIDATION)
     assert report.data_docs_key == run_file_key(run_id, "data-docs/index.html")
-    assert report.data_docs_location == location_of(store, report.data_docs_key)
+    assert report.data_docs_location == store.location(report.data_docs_key)
     assert b"retention.deletions" in store.get(report.data_docs_key)
     document = read_run_json(store, run_id, VALIDATION)
     assert document["run_id"] == run_id
@@ -170,7 +170,10 @@ def test_cli_validates_an_s3_lake_and_prints_where_the_results_are(
     [
         ([], "the following arguments are required"),
         (["validate", "--lake", "gs://bucket/x", "--run-id", "r1"], "unsupported scheme"),
-        (["validate", "--lake", "{lake}", "--run-id", "never-prepared"], "has no request.json"),
+        (
+            ["validate", "--lake", "{lake}", "--run-id", "never-prepared"],
+            "no run 'never-prepared' in this lake",
+        ),
     ],
 )
 def test_cli_usage_and_input_errors_exit_2_with_one_line(

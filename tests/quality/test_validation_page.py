@@ -7,13 +7,12 @@ import re
 from pathlib import Path
 
 import pytest
-from kafka_segments.lake.history import location_of
 from kafka_segments.lake.layout import staged_manifest_key
+from kafka_segments.lake.run_folder import run_file_key
 from kafka_segments.pipeline.report import render_report
-from kafka_segments.pipeline.run_files import run_file_key
 from kafka_segments.pipeline.stages import VALIDATION, finish_run, read_run_json
 from kafka_segments.storage import LocalStore
-from lake.helpers import FakeClock
+from kit import FakeClock
 from segment_quality import validate_run
 from segment_quality.page import PAGE, render_page
 
@@ -33,7 +32,7 @@ def test_the_page_shows_every_expectations_result_and_loads_nothing(
     report = validate_run(local_store, run_id, config=four_pass_config())
 
     assert report.page_key == run_file_key(run_id, PAGE)
-    assert report.page_location == location_of(local_store, report.page_key)
+    assert report.page_location == local_store.location(report.page_key)
     page = local_store.get(report.page_key).decode()
     assert EXTERNAL.search(page) is None  # no stylesheet, script, image or link to fetch
     assert "<script" not in page

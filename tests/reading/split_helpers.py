@@ -37,7 +37,7 @@ from kafka_segments.segment.writer import write_segment
 from kafka_segments.state import Manifest, SegmentEntry
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
-from lake.helpers import T0, FakeClock
+from kit import T0, FakeClock
 
 TP = TopicPartition("events", 0)
 INDEX_INTERVAL = 512
@@ -168,8 +168,8 @@ class RangeRecordingStore(ForwardingStore):
         data = super().get(key)
         return self._seen(key, 0, data)
 
-    def get_range(self, key: str, *, start: int, end: int) -> bytes:
-        data = super().get_range(key, start=start, end=end)
+    def get_range(self, key: str, *, start: int, end: int, if_match: str | None = None) -> bytes:
+        data = super().get_range(key, start=start, end=end, if_match=if_match)
         return self._seen(key, start, data)
 
     def _seen(self, key: str, start: int, data: bytes) -> bytes:

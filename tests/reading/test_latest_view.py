@@ -14,8 +14,8 @@ from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.reader import resolve_manifest
 from kafka_segments.reading import VersionGoneError, arrow_schema, read_lake
 from kafka_segments.storage import LocalStore, ObjectStore
+from kit import FakeClock
 from lake.compaction_run_helpers import TP, LakeLog, cleaned, kafka_test_config, run_at
-from lake.helpers import FakeClock
 from unit.compaction_helpers import NOW
 
 pytestmark = pytest.mark.lake

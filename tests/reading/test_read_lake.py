@@ -16,7 +16,7 @@ from kafka_segments.errors import ManifestVersionNotFoundError
 from kafka_segments.reading import DataLossError, ReadOptionError, VersionGoneError, arrow_schema, read_lake
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
-from lake.helpers import FakeClock
+from kit import FakeClock
 from lake.read_helpers import PAYMENTS_0, PartitionSpec, Seg, commit_lake, commit_states, rich_specs
 from s3_fixtures import new_s3_store
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from kafka_segments.reading import ReadOptionError
 from kafka_segments.storage import LocalStore
-from lake.helpers import FakeClock
+from kit import FakeClock
 from lake.read_helpers import commit_lake, rich_specs
 from spark_source import KafkaSegmentsDataSource
 from spark_source.data_source import lake_uri

@@ -22,7 +22,7 @@ from kafka_segments.reading import ReadOptionError, plan_read
 from kafka_segments.reading.pushdown import Narrowing
 from kafka_segments.segment.offset_index import ENTRY
 from kafka_segments.storage import LocalStore, ObjectStore
-from lake.helpers import FakeClock
+from kit import FakeClock
 from pyspark.sql.datasource import GreaterThanOrEqual, LessThan
 from s3_fixtures import new_s3_store
 

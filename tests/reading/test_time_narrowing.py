@@ -30,8 +30,8 @@ from kafka_segments.segment.time_index import ENTRY, TimestampOffset, build_time
 from kafka_segments.segment.writer import write_segment
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+from kit import FakeClock, upload_segment
 from lake.adoption_helpers import CountingStore
-from lake.helpers import FakeClock, upload_segment
 from pyspark.sql.datasource import GreaterThanOrEqual
 
 from reading.split_helpers import RangeRecordingStore, rows

@@ -27,7 +27,7 @@ from kafka_segments.segment.writer import write_segment
 from kafka_segments.state import Manifest
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
-from lake.helpers import T0, FakeClock
+from kit import T0, FakeClock
 from pyspark.sql.datasource import GreaterThanOrEqual, LessThan
 
 from reading.split_helpers import RangeRecordingStore, commit_partition, rows, task_rows

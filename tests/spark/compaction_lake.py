@@ -43,7 +43,7 @@ from kafka_segments.records.crc import crc32c
 from kafka_segments.segment.writer import write_segment
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
-from lake.helpers import T0
+from kit import T0
 from unit.compaction_helpers import LogBuilder, legacy_message, legacy_wrapper
 
 HOUR = 3_600_000

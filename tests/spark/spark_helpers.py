@@ -10,7 +10,7 @@ from typing import Any
 from compaction_lake import segment_keys
 from kafka_segments.demo import DEFAULT_REGION, EMBEDDED_CREDENTIALS, EmbeddedS3
 from kafka_segments.lake.codec import manifest_to_json
-from kafka_segments.lake.staging import read_staged_manifest
+from kafka_segments.lake.run_folder import read_staged_manifest
 from kafka_segments.pipeline.stages import PLAN, STAGED, read_run_json
 from kafka_segments.storage import ObjectStore
 

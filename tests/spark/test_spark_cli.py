@@ -15,13 +15,12 @@ import contextlib
 import importlib.util
 import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 import retention_job
+from cli_harness import cli
 from compaction_lake import CONFIG_YAML, DAMAGED, UNCLEANABLE, first_run_objects, upload
 from kafka_segments.cli import spark_engine
 from kafka_segments.cli.main import main
@@ -30,13 +29,14 @@ from kafka_segments.demo import EmbeddedS3
 from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.history import manifest_versions
 from kafka_segments.lake.reader import resolve_manifest
-from kafka_segments.lake.runs import Outcome, list_runs, read_outcome
+from kafka_segments.lake.run_folder import list_runs, read_outcome
+from kafka_segments.lake.runs import Outcome
 from kafka_segments.pipeline.engines import spark_submit
 from kafka_segments.pipeline.engines.spark_submit import SparkJobResult, SparkJobSpec
 from kafka_segments.pipeline.stages import execute_run
 from kafka_segments.storage import LocalStore, S3Store
 from kafka_segments.topic_partition import TopicPartition
-from lake.helpers import T0
+from kit import T0
 from lake.retention_helpers import group, upload_fifteen_records, write_snapshot
 from s3_fixtures import BUCKET, new_s3_store
 from spark_helpers import PANDAS_WARNING, normalized, written_by
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
 
 pytestmark = [pytest.mark.spark, pytest.mark.filterwarnings(PANDAS_WARNING)]
 
-CLI = Path(sys.executable).parent / "kafka-segments"
 DAY = 86_400_000
 RETENTION_TOPICS = """\
   t:
@@ -79,12 +78,6 @@ def fill(store: S3Store) -> None:
     for partition in (0, 1):
         upload_fifteen_records(store, ts=10, tp=TopicPartition("t", partition))
     upload_fifteen_records(store, ts=T0 - 2 * DAY, tp=K0)
-
-
-def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(CLI), *args], capture_output=True, text=True, timeout=600, check=False, env=env
-    )
 
 
 def job_on(spark: SparkSession) -> Callable[..., SparkJobResult]:
@@ -141,7 +134,7 @@ def test_run_engine_spark_commits_what_inline_commits(
     assert manifest_versions(on_spark) == []  # staged and validated, nothing committed
 
     report_file = tmp_path / "report.json"
-    ran = cli("run", *spark_args, "--report", str(report_file), env=process_env)
+    ran = cli("run", *spark_args, "--report", str(report_file), env=process_env, timeout=600)
     assert (ran.returncode, ran.stderr.splitlines()[-1]) == (1, QUARANTINED), ran.stderr
     assert "[run] execute: spark-submit kafka-segments-retention on local[1]" in ran.stderr
     assert "[run] validate: python -m segment_quality validate" in ran.stderr

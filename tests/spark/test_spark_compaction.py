@@ -42,11 +42,11 @@ from compaction_lake import (
     second_run_objects,
     upload,
 )
+from kafka_segments.clock import Clock
 from kafka_segments.demo import EmbeddedS3
 from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.reader import iter_visible_batches, read_segment, resolve_manifest, visible_segments
-from kafka_segments.lake.runs import Clock
-from kafka_segments.lake.staging import read_staged_manifest
+from kafka_segments.lake.run_folder import read_staged_manifest
 from kafka_segments.pipeline.compaction.stage import CompactionStatus, PartitionCompaction
 from kafka_segments.pipeline.compaction.task import CompactionTask
 from kafka_segments.pipeline.engines import ClusterEngine, TaskRunner, compaction_task
@@ -66,7 +66,7 @@ from kafka_segments.segment.txn_index import parse_txn_index
 from kafka_segments.state import PartitionState, SegmentOrigin
 from kafka_segments.storage import S3Store
 from kafka_segments.topic_partition import TopicPartition
-from lake.helpers import FakeClock
+from kit import FakeClock
 from lake.retention_helpers import config
 from s3_fixtures import BUCKET, new_s3_store
 from spark_helpers import PANDAS_WARNING, normalized, written_by

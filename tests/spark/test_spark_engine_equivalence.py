@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from kafka_segments.lake.reader import resolve_manifest
+from kafka_segments.lake.run_folder import write_run_json
 from kafka_segments.pipeline.engines import ClusterEngine
 from kafka_segments.pipeline.offsets_input import OffsetsChoice
-from kafka_segments.pipeline.run_files import write_run_file
 from kafka_segments.pipeline.stages import (
     VALIDATION,
     commit_staged,
@@ -29,8 +29,8 @@ from kafka_segments.records.record import Record
 from kafka_segments.segment.writer import write_segment
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+from kit import T0, FakeClock, upload_segment
 from lake.adoption_helpers import commit_marker, plain_batch, prefix_bytes, segment_of, txn_batch
-from lake.helpers import T0, FakeClock, upload_segment
 from lake.retention_helpers import (
     TP,
     config,
@@ -161,7 +161,7 @@ def assert_same_and_commit_spark(store: ObjectStore, pair: Pair, clock: FakeCloc
     assert (inline.pop("engine"), on_spark.pop("engine")) == ("inline", "spark")
     assert on_spark == inline
     reject_run(store, pair.inline, reason="compared with the Spark run", clock=clock)
-    write_run_file(store, pair.spark, VALIDATION, {"run_id": pair.spark, "success": True, "suites": []})
+    write_run_json(store, pair.spark, VALIDATION, {"run_id": pair.spark, "success": True, "suites": []})
     commit_staged(store, pair.spark, clock=clock)
     return on_spark
 

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 from kafka_segments.reading import arrow_schema, plan_read, read_lake
 from kafka_segments.storage import ObjectStore
-from lake.helpers import FakeClock
+from kit import FakeClock
 from lake.read_helpers import rich_lake
 from s3_fixtures import new_s3_store
 from spark_source import register

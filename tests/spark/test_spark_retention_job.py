@@ -12,7 +12,7 @@ from kafka_segments.checkpoint import parse_offset_checkpoint
 from kafka_segments.errors import TransientStoreError
 from kafka_segments.pipeline.engines.spark_submit import RETENTION_JOB_NAME
 from kafka_segments.pipeline.stages import STAGED, prepare_run, read_run_json
-from lake.helpers import T0, FakeClock
+from kit import T0, FakeClock
 from lake.retention_helpers import topic_yaml, upload_fifteen_records
 from spark_helpers import PANDAS_WARNING, Lake
 from spark_runner import SparkRunner

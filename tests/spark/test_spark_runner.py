@@ -21,7 +21,7 @@ from kafka_segments.records.fast import HeaderTable
 from kafka_segments.retention.plan import PartitionPlan
 from kafka_segments.storage import LocalStore
 from kafka_segments.topic_partition import TopicPartition
-from lake.helpers import T0, FakeClock
+from kit import T0, FakeClock
 from lake.retention_helpers import TP, config, group, topic_yaml, upload_fifteen_records, write_snapshot
 from spark_helpers import PANDAS_WARNING
 from spark_runner import SparkRunner

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from kafka_segments.reading import plan_read
 from kafka_segments.storage import ObjectStore
-from lake.helpers import FakeClock
+from kit import FakeClock
 from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
 from reading.split_helpers import TP, commit_events, event_batches, rows
 from reading.time_helpers import HOUR_MS, T0, all_rows, as_datetime, click_batches, commit_clicks, in_window

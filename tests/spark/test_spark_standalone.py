@@ -21,7 +21,7 @@ import pytest
 from kafka_segments.pipeline.engines.spark_submit import retention_job_spec, run_spark_submit
 from kafka_segments.pipeline.stages import execute_run, prepare_run
 from kafka_segments.topic_partition import TopicPartition
-from lake.helpers import T0, FakeClock
+from kit import T0, FakeClock
 from lake.retention_helpers import config, record_size, upload_fifteen_records
 from spark_helpers import Lake, staged_documents
 from spark_startup import QUICK_JVM_OPTIONS

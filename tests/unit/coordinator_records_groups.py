@@ -5,7 +5,7 @@ Transcriptions of Kafka's JSON definitions as of 4.1
 (``group-coordinator/src/main/resources/common/message/{ShareGroup,StreamsGroup}*{Key,Value}.json``,
 ``share-coordinator/.../Share{Snapshot,Update}{Key,Value}.json``): field names, types, versions, nullable
 versions, tags and defaults as Kafka writes them. They share no code
-with the library's decoder (``kafka_segments.offsets.coordinator_schema_share`` / ``_streams``);
+with the library's decoder (``kafka_segments.coordinator.schema_share`` / ``_streams``);
 ``test_coordinator_json_share_streams`` checks the two agree field by field.
 
 ``RECORDS`` maps each record type (the key's ``apiKey``) to ``(key schema, value schema)``;

@@ -105,6 +105,72 @@ def test_compose_env_writes_fresh_valid_keys_and_never_overwrites(tmp_path: Path
     assert output.read_text() == before
 
 
+# ------------------------------------------------------------------------------ as users would start it
+
+PROJECT_IMAGE = "kafka-segments:0.1.0"
+_VARIABLE = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}")
+
+
+def interpolated(text: str, environment: dict[str, str]) -> str:
+    """``text`` with Compose's ``${NAME}`` / ``${NAME:-default}`` / ``${NAME-default}`` resolved."""
+    return _VARIABLE.sub(lambda m: environment.get(m.group(1)) or (m.group(2) or ""), text)
+
+
+def host_ips(service: str, environment: dict[str, str]) -> list[str]:
+    """The host address of each published port of ``service`` (short syntax ``[IP:]HOST:CONTAINER``; no IP:
+    every interface, ``0.0.0.0``)."""
+    found = []
+    for port in SERVICES[service].get("ports", []):
+        parts = interpolated(str(port), environment).split("/")[0].split(":")
+        found.append(":".join(parts[:-2]) if len(parts) > 2 else "0.0.0.0")
+    return found
+
+
+def test_published_ports_are_bound_to_loopback_by_default() -> None:
+    published = {name: host_ips(name, {}) for name in SERVICES if SERVICES[name].get("ports")}
+    assert set(published) >= {"minio", "airflow-api-server", "spark-master"}
+    for name, addresses in published.items():
+        assert set(addresses) == {"127.0.0.1"}, (name, SERVICES[name]["ports"])
+
+
+def test_the_published_address_can_be_chosen() -> None:
+    chosen = {"KAFKA_SEGMENTS_HOST_IP": "192.0.2.10"}
+    for name in SERVICES:
+        assert set(host_ips(name, chosen)) <= {"192.0.2.10"}, name
+
+
+def test_the_project_image_is_built_once_and_reused() -> None:
+    builders = [name for name, service in SERVICES.items() if "build" in service]
+    assert builders == ["airflow-init"]
+    assert SERVICES["airflow-init"]["image"] == PROJECT_IMAGE
+    assert SERVICES["airflow-init"]["build"] == {"context": ".", "dockerfile": "docker/Dockerfile"}
+    users = [name for name, service in SERVICES.items() if service.get("image") == PROJECT_IMAGE]
+    assert set(users) >= {"demo-lake", "spark-master", "spark-worker", "airflow-init", *AIRFLOW_SERVICES}
+    for name in users:
+        if name != "airflow-init":  # never pulled: the tag exists only where airflow-init built it
+            assert SERVICES[name]["pull_policy"] == "never", name
+
+
+def test_every_project_container_shares_one_kernel_cache_volume() -> None:
+    from kafka_segments.user_cache import CACHE_DIR_ENV
+
+    assert "kernel-cache" in COMPOSE["volumes"]
+    folders = set()
+    for name, service in SERVICES.items():
+        if service.get("image") != PROJECT_IMAGE:
+            continue
+        environment = env(name)
+        cache = environment[CACHE_DIR_ENV]
+        assert f"kernel-cache:{cache}" in service["volumes"], name
+        assert environment["NUMBA_CACHE_DIR"].startswith(cache + "/"), name  # the package's kernels too
+        folders.add(cache)
+    assert len(folders) == 1
+    # the image makes the folder the unprivileged user's, so the new named volume takes that owner
+    (folder,) = folders
+    assert re.search(rf"mkdir -p [^\n]*{re.escape(folder)}", DOCKERFILE)
+    assert re.search(rf"chown -R 50000:0 [^\n]*{re.escape(folder)}", DOCKERFILE)
+
+
 # ------------------------------------------------------------------------------------------ logs, health
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kafka_segments.offsets.coordinator_json import DELETE, parse_offsets_record
+from kafka_segments.coordinator.dump_log import DELETE, parse_offsets_record
 from unit.coordinator_records import (
     CONSUMER_GROUP_MEMBER_METADATA_VALUE,
     CONSUMER_GROUP_METADATA_VALUE,
@@ -218,11 +218,11 @@ def _library_fields(fields: tuple[Any, ...], *, written: set[str]) -> list[tuple
 
 
 def test_the_transcriptions_agree_with_the_library() -> None:
-    """The test writer's KIP-848 value schemas and ``offsets.coordinator_schema``'s (Kafka 4.1) list the same
+    """The test writer's KIP-848 value schemas and ``coordinator.schema``'s (Kafka 4.1) list the same
     fields, types, versions and tags, so neither drifts to another Kafka version unnoticed (the encoder and
     the decoder stay separate code). The writer leaves out only the tagged nullable struct it writes as raw
     tagged bytes (``ClassicMemberMetadata``)."""
-    from kafka_segments.offsets.coordinator_schema import CONSUMER_GROUP_VALUES
+    from kafka_segments.coordinator.schema import CONSUMER_GROUP_VALUES
 
     written = {"metadataHash"}
     ours = {

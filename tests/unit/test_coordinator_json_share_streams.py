@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from kafka_segments.offsets.coordinator_json import (
+from kafka_segments.coordinator.dump_log import (
     DELETE,
     parse_offsets_record,
     parse_share_group_state_record,
@@ -386,8 +386,8 @@ def test_the_transcriptions_agree_with_the_library() -> None:
     """The test writer's schemas and the library's tables (Kafka 4.1) list the same record types, key and
     value fields, types, versions, nullability and tags, so neither drifts to another Kafka version
     unnoticed."""
-    from kafka_segments.offsets.coordinator_json import GROUP_RECORDS
-    from kafka_segments.offsets.coordinator_schema_share import SHARE_STATE_RECORDS as LIBRARY_STATE
+    from kafka_segments.coordinator.dump_log import GROUP_RECORDS
+    from kafka_segments.coordinator.schema_share import SHARE_STATE_RECORDS as LIBRARY_STATE
 
     for ours, library in ((RECORDS, GROUP_RECORDS), (SHARE_STATE_RECORDS, LIBRARY_STATE)):
         assert set(ours) == set(library)

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kafka_segments.offsets.coordinator_replay import CoordinatorRecordError, replay_log
-from kafka_segments.offsets.coordinator_snapshot import ReplayResult, build_snapshot
+from kafka_segments.coordinator.replay import CoordinatorRecordError, replay_log
+from kafka_segments.coordinator.snapshot import ReplayResult, build_snapshot
 from kafka_segments.state import CommittedOffset, GroupError, GroupOffsets, GroupType
 from unit.coordinator_records import (
     LEADER_CHANGE_KEY,

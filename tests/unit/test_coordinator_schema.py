@@ -14,15 +14,15 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kafka_segments.offsets.coordinator_fields import CoordinatorSchemaError
-from kafka_segments.offsets.coordinator_keys import (
+from kafka_segments.coordinator.fields import CoordinatorSchemaError
+from kafka_segments.coordinator.keys import (
     ConsumerGroupRecordKey,
     GroupMetadataKey,
     OffsetCommitKey,
     UnknownRecordKey,
     decode_key,
 )
-from kafka_segments.offsets.coordinator_values import (
+from kafka_segments.coordinator.values import (
     ConsumerGroupCurrentMemberAssignmentValue,
     ConsumerGroupMemberMetadataValue,
     ConsumerGroupMetadataValue,

@@ -1,5 +1,5 @@
 """Writing ``__consumer_offsets`` records: golden bytes from the JSON schemas, round trips through the
-library's decoders (``coordinator_keys``, ``coordinator_values``) and replay (``coordinator_replay``), and
+library's decoders (``coordinator.keys``, ``coordinator.values``) and replay (``coordinator.replay``), and
 agreement with the test-side schema-driven encoder (``coordinator_records``), which shares no code with the
 writer."""
 
@@ -10,16 +10,16 @@ import struct
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kafka_segments.offsets.coordinator_keys import GroupMetadataKey, OffsetCommitKey, decode_key
-from kafka_segments.offsets.coordinator_replay import replay_log
-from kafka_segments.offsets.coordinator_values import (
+from kafka_segments.coordinator.keys import GroupMetadataKey, OffsetCommitKey, decode_key
+from kafka_segments.coordinator.replay import replay_log
+from kafka_segments.coordinator.values import (
     GroupMetadataValue,
     MemberMetadata,
     OffsetCommitValue,
     decode_subscription_topics,
     decode_value,
 )
-from kafka_segments.offsets.coordinator_writer import (
+from kafka_segments.coordinator.writer import (
     CoordinatorEncodeError,
     GroupMember,
     GroupMetadata,

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from kafka_segments.config import Config, load_config
+from kafka_segments.coordinator.writer import partition_for_group
 from kafka_segments.demo import (
     AUDIT_EMPTY_FOR_MS,
     CLICKSTREAM_SEGMENT_AGES_H,
@@ -23,7 +24,6 @@ from kafka_segments.demo import (
     pin_demo_offsets,
 )
 from kafka_segments.lake.history import head_version
-from kafka_segments.offsets.coordinator_writer import partition_for_group
 from kafka_segments.offsets.sources import take_snapshot
 from kafka_segments.pipeline.offsets_input import OffsetsChoice
 from kafka_segments.pipeline.report import run_to_dict

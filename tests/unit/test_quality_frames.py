@@ -9,11 +9,11 @@ import pytest
 from kafka_segments.config import Config, parse_config
 from kafka_segments.errors import RunStateError
 from kafka_segments.lake.layout import staged_manifest_key
-from kafka_segments.pipeline.run_files import write_run_file
+from kafka_segments.lake.run_folder import write_run_json
 from kafka_segments.state import Manifest, PartitionState, RetiredObject, SegmentEntry, SegmentOrigin
 from kafka_segments.storage import LocalStore
 from kafka_segments.topic_partition import TopicPartition
-from lake.helpers import FakeClock
+from kit import FakeClock
 from lake.retention_helpers import record_size
 from quality.helpers import NOW, QUIET, four_pass_config, four_pass_lake, stage
 from segment_quality.staged.compaction import log_changes
@@ -161,7 +161,7 @@ def test_a_staged_manifest_that_vanished_is_an_input_error(tmp_path: Path, clock
 
 def test_a_run_that_was_not_executed_is_a_run_state_error(tmp_path: Path) -> None:
     store = LocalStore(tmp_path / "lake")
-    write_run_file(store, "r1", "request.json", {"run_id": "r1", "now_ms": NOW, "dry_run": False})
+    write_run_json(store, "r1", "request.json", {"run_id": "r1", "now_ms": NOW, "dry_run": False})
 
     with pytest.raises(RunStateError, match=r"has no staged\.json"):
         quality_frames(store, "r1", config=Config.default())

@@ -14,8 +14,8 @@ def describe_context(args: argparse.Namespace) -> CompactionContext:
     Raises:
         ConfigError: the configuration file cannot be read or is not valid (every problem listed).
     """
+    from kafka_segments.clock import wall_clock_ms
     from kafka_segments.config import load_config
-    from kafka_segments.lake.runs import wall_clock_ms
     from kafka_segments.pipeline.compaction.stage import compaction_budget
 
     config = load_config(args.config)

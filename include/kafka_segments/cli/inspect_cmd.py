@@ -14,12 +14,12 @@ from typing import Any
 
 from kafka_segments.cli.common import EXIT_OK, EXIT_PROBLEM, Commands, add_json
 from kafka_segments.cli.index_dump import dump_index_file
-from kafka_segments.errors import CorruptRecordError
-from kafka_segments.offsets.coordinator_json import (
+from kafka_segments.coordinator.dump_log import (
     parse_offsets_record,
     parse_share_group_state_record,
     parse_transaction_log_record,
 )
+from kafka_segments.errors import CorruptRecordError
 from kafka_segments.records.batch import NO_SEQUENCE, BatchHeader, increment_sequence
 from kafka_segments.records.control import (
     ControlKey,

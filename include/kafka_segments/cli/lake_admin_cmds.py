@@ -1,5 +1,5 @@
-"""The lake commands that change it: ``adopt``, ``recover`` and ``gc`` (docs/lake.md). ``gc`` is a dry run
-unless ``--execute``. Each prints a report for people, or one JSON document with ``--json``."""
+"""The lake commands that change it: ``adopt``, ``recover``, ``upgrade`` and ``gc`` (docs/lake.md). ``gc``
+is a dry run unless ``--execute``. Each prints a report for people, or one JSON document with ``--json``."""
 
 from __future__ import annotations
 
@@ -19,12 +19,13 @@ from kafka_segments.cli.common import (
 from kafka_segments.cli.lake_cmds import open_lake
 from kafka_segments.cli.output import emit
 from kafka_segments.config.catalogue import DEFAULT_RETAIN_MANIFESTS, MIN_RUN_FOLDER_RETENTION_MS
+from kafka_segments.state import MANIFEST_FORMAT_2
 
 
 def run_adopt(args: argparse.Namespace) -> int:
+    from kafka_segments.clock import wall_clock_ms
     from kafka_segments.lake.adopt_run import adopt
     from kafka_segments.lake.recover import recover
-    from kafka_segments.lake.runs import wall_clock_ms
 
     store = open_lake(args.lake)
     now_ms = args.now if args.now is not None else wall_clock_ms()
@@ -52,6 +53,17 @@ def run_recover(args: argparse.Namespace) -> int:
 
     report = recover(open_lake(args.lake), abandon_after_ms=args.abandon_after_ms)
     emit(report.to_dict(), report.to_text(), as_json=args.json)
+    return EXIT_OK
+
+
+def run_upgrade(args: argparse.Namespace) -> int:
+    from kafka_segments.lake.recover import recover
+    from kafka_segments.lake.upgrade import upgrade
+
+    store = open_lake(args.lake)
+    recover(store)  # every change starts by settling interrupted work
+    result = upgrade(store, to_format=args.format)
+    emit(result.to_dict(), result.to_text(), as_json=args.json)
     return EXIT_OK
 
 
@@ -92,7 +104,7 @@ positive_int = bounded_int(minimum=1, what="an integer", too_small="must be >= 1
 
 
 def add_parsers(commands: Commands) -> None:
-    """Add ``adopt``, ``recover`` and ``gc`` to the command line."""
+    """Add ``adopt``, ``recover``, ``upgrade`` and ``gc`` to the command line."""
     sub = commands.add_parser(
         "adopt",
         help="take in segments uploaded with Kafka's plain names (bootstraps a lake from a log directory)",
@@ -128,6 +140,22 @@ def add_parsers(commands: Commands) -> None:
     )
     add_json(sub, help=REPORT_JSON_HELP)
     sub.set_defaults(handler=run_recover)
+
+    sub = commands.add_parser(
+        "upgrade",
+        help="commit the head again in manifest format 2 (a commit then writes only what it changed)",
+        description=(
+            "Commit the head version again, unchanged, in manifest format 2 (docs/metadata-format-2.md): "
+            "a small root per version and immutable pieces per partition, so that each later commit "
+            "writes only the partitions it changed. Older versions stay readable; nothing else changes."
+        ),
+    )
+    add_lake(sub)
+    sub.add_argument(
+        "--format", type=int, choices=[MANIFEST_FORMAT_2], default=MANIFEST_FORMAT_2, help="the format (2)"
+    )
+    add_json(sub, help=REPORT_JSON_HELP)
+    sub.set_defaults(handler=run_upgrade)
 
     sub = commands.add_parser(
         "gc",

@@ -17,7 +17,7 @@ def write_lake_page(
     store: ObjectStore, args: argparse.Namespace, context: CompactionContext | None, *, out: str
 ) -> Path:
     """Build the view of ``store`` (``args``: ``--version``, ``--offsets``, ``--now``) and write it."""
-    from kafka_segments.lake.runs import wall_clock_ms
+    from kafka_segments.clock import wall_clock_ms
     from kafka_segments.offsets.snapshot_codec import load_snapshot_file
     from kafka_segments.views.lake_view import build_lake_view
     from kafka_segments.views.lake_view_html import render_html

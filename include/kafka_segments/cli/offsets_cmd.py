@@ -122,16 +122,15 @@ def snapshot_text(
 ) -> str:
     """The report for people: id and location, the pin (or why there is none), then every group with its
     offsets, and errors."""
-    from kafka_segments.lake.history import location_of
 
     snapshot = stored.snapshot
     lines = [
         f"offset snapshot {stored.snapshot_id}",
-        f"stored at {location_of(store, stored.key)}",
+        f"stored at {store.location(stored.key)}",
         f"source {snapshot.source}, taken at {_iso(snapshot.taken_at_ms)} ({snapshot.taken_at_ms})",
     ]
     if pin is not None:
-        lines.append(_pin_line(pin, stored, location_of(store, pin.key)))
+        lines.append(_pin_line(pin, stored, store.location(pin.key)))
     elif not_pinned:
         lines.append(not_pinned)
     lines.append(_counts_line(snapshot))
@@ -166,7 +165,6 @@ def snapshot_document(
     pinned; else ``now_ms``, ``key``, ``snapshot_id``, ``source``, ``pinned_at_ms``, ``reused``),
     ``not_pinned`` (why ``--now`` did not pin, else ``null``) and ``snapshot`` (the snapshot's canonical JSON
     document)."""
-    from kafka_segments.lake.history import location_of
     from kafka_segments.offsets.snapshot_codec import snapshot_to_dict
 
     pin_document = None
@@ -182,7 +180,7 @@ def snapshot_document(
     return {
         "snapshot_id": stored.snapshot_id,
         "key": stored.key,
-        "location": location_of(store, stored.key),
+        "location": store.location(stored.key),
         "pin": pin_document,
         "not_pinned": not_pinned,
         "snapshot": snapshot_to_dict(stored.snapshot),

@@ -150,7 +150,7 @@ def _retention(args: argparse.Namespace, *, dry_run: bool) -> int:
         return _usage_error(args, exc)
     store = open_lake(args.lake)
     listed = _listed_meanwhile(store)
-    from kafka_segments.lake.runs import wall_clock_ms
+    from kafka_segments.clock import wall_clock_ms
     from kafka_segments.pipeline.offsets_input import OffsetsChoice
     from kafka_segments.pipeline.report import render_text, run_to_dict
     from kafka_segments.pipeline.retention_run import RunOptions, run_retention
@@ -181,8 +181,8 @@ def _retention(args: argparse.Namespace, *, dry_run: bool) -> int:
 
 def run_delete_records(args: argparse.Namespace) -> int:
     from kafka_segments.cli.lake_cmds import open_lake
+    from kafka_segments.clock import wall_clock_ms
     from kafka_segments.config import Config, load_config
-    from kafka_segments.lake.runs import wall_clock_ms
     from kafka_segments.offsets.snapshot_codec import load_snapshot_file
     from kafka_segments.pipeline.delete_records_run import delete_records, outcome_to_dict
     from kafka_segments.retention.delete_records import parse_delete_records

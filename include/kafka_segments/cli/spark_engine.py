@@ -6,7 +6,6 @@ problem (quarantine, failed validation or Spark job, commit conflict); 2 bad inp
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib.util
 import json
 import subprocess
@@ -17,12 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_segments.cli.common import EXIT_PROBLEM, EXIT_USAGE
 from kafka_segments.cli.output import emit
-from kafka_segments.errors import KafkaSegmentsError
 
 if TYPE_CHECKING:
     from kafka_segments.config import Config
-    from kafka_segments.lake.gc_report import GcReport
-    from kafka_segments.pipeline.stages import RunRequest
+    from kafka_segments.lake.runs import RunRecord
+    from kafka_segments.pipeline.sequence import RunOptions
     from kafka_segments.storage.base import ObjectStore
 
 DEFAULT_MASTER = "local[*]"
@@ -33,66 +31,68 @@ Progress = Callable[[str], None]
 
 def run_spark_engine(args: argparse.Namespace, *, dry_run: bool) -> int:
     """The stages of a run on Spark (see the module docstring); prints the report, returns the exit code."""
+    from kafka_segments.cli.lake_cmds import open_lake
+    from kafka_segments.clock import wall_clock_ms
     from kafka_segments.config import ConfigError, load_config
     from kafka_segments.offsets.snapshot_fields import SnapshotFormatError
+    from kafka_segments.pipeline.offsets_input import OffsetsChoice
+    from kafka_segments.pipeline.sequence import RunOptions, run_stages
 
     step = _progress(args.command)
+    options = RunOptions(
+        now_ms=args.now if args.now is not None else wall_clock_ms(),
+        offsets=OffsetsChoice(
+            file=args.offsets,
+            source=args.offsets_source,
+            groups=None if args.groups is None else tuple(args.groups),
+        ),
+        topics=None if args.topics is None else tuple(args.topics),
+        dry_run=dry_run,
+        gc=getattr(args, "gc", True),
+        labels={"engine": "spark", "command": f"kafka-segments {args.command}"},
+        progress=step,
+    )
     try:
         config = load_config(args.config)  # bad configuration: exit 2 before anything runs
-        store, request = _prepare(args, dry_run=dry_run, step=step)
+        finished = run_stages(open_lake(args.lake), config, options, SparkDoor(args))
     except (ConfigError, SnapshotFormatError) as exc:
         print(f"kafka-segments {args.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    failure = _execute(args, store, request, step=step)
-    if failure is not None:
-        _end_run(store, request.run_id, reason=failure)
-        print(f"kafka-segments {args.command}: {failure}", file=sys.stderr)
+    if finished.report is not None:
+        _print_report(args, finished.report)
+    if finished.failure is not None:
+        print(f"kafka-segments {args.command}: {finished.failure}", file=sys.stderr)
         return EXIT_PROBLEM
-    failure = _validate(args, request.run_id, step=step)
-    if failure is not None:
-        _end_run(store, request.run_id, reason=failure)
-        _report(args, store, request.run_id, gc=None)
-        print(f"kafka-segments {args.command}: {failure}", file=sys.stderr)
-        return EXIT_PROBLEM
-    return _commit_and_report(args, store, request, config, dry_run=dry_run, step=step)
+    return _quarantine_status(args, finished.report or {})
 
 
-def _prepare(args: argparse.Namespace, *, dry_run: bool, step: Progress) -> tuple[ObjectStore, RunRequest]:
-    from kafka_segments.cli.lake_cmds import open_lake
-    from kafka_segments.lake.recover import recover
-    from kafka_segments.lake.runs import wall_clock_ms
-    from kafka_segments.pipeline.offsets_input import OffsetsChoice
-    from kafka_segments.pipeline.planning import Selection
-    from kafka_segments.pipeline.stages import prepare_run, snapshot_offsets
+class SparkDoor:
+    """Executes with spark-submit of the retention job, validates with the quality package's gate, each in
+    a process of its own."""
 
-    store = open_lake(args.lake)
-    now_ms = args.now if args.now is not None else wall_clock_ms()
-    topics = None if args.topics is None else tuple(args.topics)
-    if not dry_run:
-        step("recover: settling interrupted runs")
-        recover(store)
-    step("offsets: resolving the consumer-offset snapshot")
-    choice = OffsetsChoice(
-        file=args.offsets,
-        source=args.offsets_source,
-        groups=None if args.groups is None else tuple(args.groups),
-    )
-    offsets = snapshot_offsets(store, choice, now_ms=now_ms, dry_run=dry_run, topics=topics)
-    request = prepare_run(
-        store,
-        now_ms=now_ms,
-        offsets=offsets,
-        dry_run=dry_run,
-        selection=Selection(topics=topics),
-        labels={"engine": "spark", "command": f"kafka-segments {args.command}"},
-    )
-    step(f"prepare: run {request.run_id} on version {request.base_version}")
-    return store, request
+    requires_validation = True
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self._args = args
+
+    def execute(self, store: ObjectStore, config: Config, record: RunRecord, options: RunOptions) -> None:
+        from kafka_segments.lake.runs import RunOutcome
+        from kafka_segments.pipeline.sequence import StageFailedError
+
+        failure = _execute(self._args, record.run_id, step=options.step)
+        if failure is not None:
+            raise StageFailedError(failure, outcome=RunOutcome.ABORTED)
+
+    def validate(self, store: ObjectStore, record: RunRecord, options: RunOptions) -> None:
+        from kafka_segments.lake.runs import RunOutcome
+        from kafka_segments.pipeline.sequence import StageFailedError
+
+        failure = _validate(self._args, record.run_id, step=options.step)
+        if failure is not None:
+            raise StageFailedError(failure, outcome=RunOutcome.REJECTED)
 
 
-def _execute(
-    args: argparse.Namespace, store: ObjectStore, request: RunRequest, *, step: Progress
-) -> str | None:
+def _execute(args: argparse.Namespace, run_id: str, *, step: Progress) -> str | None:
     """The Spark job; the reason the run must end uncommitted, or ``None``."""
     from kafka_segments.pipeline.engines.spark_submit import (
         SparkJobError,
@@ -103,7 +103,7 @@ def _execute(
 
     master = getattr(args, "spark_master", None) or DEFAULT_MASTER
     try:
-        spec = retention_job_spec(lake=args.lake, run_id=request.run_id, config_path=args.config)
+        spec = retention_job_spec(lake=args.lake, run_id=run_id, config_path=args.config)
         step(f"execute: spark-submit {spec.name} on {master} (adopt and plan on Spark's executors)")
         result = run_spark_submit(spec, master=master, progress=lambda line: step(f"spark: {line}"))
     except (SparkJobError, SparkJobNotFoundError) as exc:
@@ -132,41 +132,13 @@ def _validate(args: argparse.Namespace, run_id: str, *, step: Progress) -> str |
     return f"validation {verdict}, nothing is committed: {reason}"
 
 
-def _commit_and_report(
-    args: argparse.Namespace,
-    store: ObjectStore,
-    request: RunRequest,
-    config: Config,
-    *,
-    dry_run: bool,
-    step: Progress,
-) -> int:
-    from kafka_segments.pipeline.run_gc import collect_run_garbage
-    from kafka_segments.pipeline.stages import commit_staged
-
-    step("commit: committing the staged state" if not dry_run else "commit: a dry run commits nothing")
-    outcome = commit_staged(store, request.run_id)
-    step(f"commit: {outcome.outcome}")
-    gc = None
-    if getattr(args, "gc", True) and not dry_run:
-        step("gc: deleting retired objects whose file.delete.delay.ms has passed")
-        gc = collect_run_garbage(store, config, dry_run=False)
-    report = _report(args, store, request.run_id, gc=gc)
-    return _quarantine_status(args, report)
-
-
-def _report(
-    args: argparse.Namespace, store: ObjectStore, run_id: str, *, gc: GcReport | None
-) -> dict[str, Any]:
-    """``finish_run``'s report, printed (``--json``: the document) and written to ``--report``."""
+def _print_report(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    """The run's report, printed (``--json``: the document) and written to ``--report``."""
     from kafka_segments.pipeline.report import render_report
-    from kafka_segments.pipeline.stages import finish_run
 
-    report = finish_run(store, run_id, gc=gc)
     if args.report:
         Path(args.report).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     emit(report, render_report(report), as_json=args.json)
-    return report
 
 
 def _quarantine_status(args: argparse.Namespace, report: dict[str, Any]) -> int:
@@ -174,14 +146,6 @@ def _quarantine_status(args: argparse.Namespace, report: dict[str, Any]) -> int:
     from kafka_segments.cli.common import quarantine_exit, quarantined_partitions
 
     return quarantine_exit(args.command, quarantined_partitions(report))
-
-
-def _end_run(store: ObjectStore, run_id: str, *, reason: str) -> None:
-    """End a run that will not commit (recorded with the reason; its staged objects are swept later)."""
-    from kafka_segments.pipeline.stages import reject_run
-
-    with contextlib.suppress(KafkaSegmentsError):
-        reject_run(store, run_id, reason=reason)
 
 
 def _progress(command: str) -> Progress:

@@ -6,3 +6,7 @@ naming the Kafka source it reimplements (``range``, ``eligibility``, ``offset_ma
 The hot paths (``decoded``, ``records.fast``, ``batch_kinds``/``batch_decisions``, ``gc_pause``) take the same
 decisions and write the same bytes; ``tests/unit/test_fast_rebuild.py`` compares a round with and without
 them."""
+
+COMPACTION_REASON = "compaction"
+"""The reason a segment replaced by a cleaning round's output is retired with (``RetiredObject.reason``),
+beside retention's ``DeletionReason`` values."""

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 
 from kafka_segments.checkpoint import LOG_START_OFFSET_CHECKPOINT, format_offset_checkpoint
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.demo.log import DAY_MS, HOUR_MS, Message, PartitionLog, Producer, partition_objects
 from kafka_segments.demo.offsets import (
     CLICKSTREAM,
@@ -20,7 +21,6 @@ from kafka_segments.demo.offsets import (
     consumer_offsets_objects,
     consumer_offsets_snapshot,
 )
-from kafka_segments.lake.runs import Clock, wall_clock_ms
 from kafka_segments.offsets.snapshot_store import SnapshotPin
 from kafka_segments.offsets.sources import LAKE_SOURCE
 from kafka_segments.records.attributes import CompressionType

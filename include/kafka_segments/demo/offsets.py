@@ -3,26 +3,16 @@
 ``billing`` is caught up and commits inside transactions (one aborted: its offsets are dropped on replay);
 ``analytics`` lags (stuck at offset 25 of ``clickstream-1``), holding consumed retention back; ``audit`` has
 been Empty for 9.5 days, so its offsets expired (KIP-211, ``ClassicGroup.offsetExpirationCondition``).
-Records use the versions a Kafka 4.x broker writes (``coordinator_writer``)."""
+Records use the versions a Kafka 4.x broker writes (``coordinator.writer``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from kafka_segments.demo.log import (
-    DAY_MS,
-    HOUR_MS,
-    MINUTE_MS,
-    PLAIN,
-    Message,
-    PartitionLog,
-    Producer,
-    partition_objects,
-)
-from kafka_segments.offsets.coordinator_replay import replay_log
-from kafka_segments.offsets.coordinator_snapshot import build_snapshot
-from kafka_segments.offsets.coordinator_writer import (
+from kafka_segments.coordinator.replay import replay_log
+from kafka_segments.coordinator.snapshot import build_snapshot
+from kafka_segments.coordinator.writer import (
     CoordinatorRecord,
     GroupMember,
     GroupMetadata,
@@ -32,6 +22,16 @@ from kafka_segments.offsets.coordinator_writer import (
     group_metadata_record,
     offset_commit_record,
     partition_for_group,
+)
+from kafka_segments.demo.log import (
+    DAY_MS,
+    HOUR_MS,
+    MINUTE_MS,
+    PLAIN,
+    Message,
+    PartitionLog,
+    Producer,
+    partition_objects,
 )
 from kafka_segments.offsets.sources import LAKE_SOURCE
 from kafka_segments.state import OffsetSnapshot

@@ -18,7 +18,7 @@ _EXPORTS = exports_by_module(
             "MANIFEST_FORMAT_VERSION Manifest OpenTransaction PartitionState RetiredObject SegmentEntry "
             "SegmentOrigin"
         ),
-        "runs": "RunEnd RunRecord wall_clock_ms",
+        "runs": "RunEnd RunRecord",
         "adoption_report": "AdoptionReport AdoptionResult",
         "adopt_run": "adopt",
         "adoption": "adopt_objects",

@@ -3,10 +3,11 @@ uploaded segments, commit when anything changed (else end the run with nothing t
 
 from __future__ import annotations
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.lake.adoption import DEFAULT_MAX_WORKERS
 from kafka_segments.lake.adoption_report import AdoptionReport
-from kafka_segments.lake.runs import Clock, wall_clock_ms
-from kafka_segments.lake.transaction import LakeTransaction, RunOutcome
+from kafka_segments.lake.runs import RunOutcome
+from kafka_segments.lake.transaction import LakeTransaction
 from kafka_segments.storage.base import ObjectStore
 
 NOTHING_TO_ADOPT = "nothing to adopt"

@@ -24,7 +24,6 @@ from kafka_segments.errors import (
     SegmentObjectMismatchError,
 )
 from kafka_segments.lake.adoption_report import Ignored, Quarantine
-from kafka_segments.lake.history import location_of
 from kafka_segments.lake.runs import RunRecord
 from kafka_segments.lake.scan import Buffer, sha256_hex, summarize_segment
 from kafka_segments.lake.time_pin import stored_time_index_sha256
@@ -200,7 +199,7 @@ def _candidate(
 ) -> ReadResult:
     try:
         summary = summarize_segment(
-            data, key=location_of(store, job.key), base_offset=job.base_offset, sha256=sha256
+            data, key=store.location(job.key), base_offset=job.base_offset, sha256=sha256
         )
     except CorruptRecordError as exc:
         return ReadResult(job.key, len(data), problem=_damage(job, exc))
@@ -233,7 +232,7 @@ def _regrown(
     if sha256_hex(view[: live.size]) != live.sha256:
         how = f"grew from {live.size} to {len(data)} bytes, but its first {live.size} bytes changed"
         return ReadResult(job.key, len(data), problem=_changed(job.topic_partition, live, how))
-    location = location_of(store, job.key)
+    location = store.location(job.key)
     try:
         summary = summarize_segment(data, key=location, base_offset=live.base_offset, sha256=sha256)
     except CorruptRecordError as exc:

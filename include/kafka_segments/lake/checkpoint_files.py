@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from kafka_segments.checkpoint import format_offset_checkpoint, parse_offset_checkpoint
 from kafka_segments.errors import ObjectNotFoundError
-from kafka_segments.lake.history import location_of
 from kafka_segments.lake.layout import CLEANER_OFFSET_CHECKPOINT_KEY, LOG_START_OFFSET_CHECKPOINT_KEY
 from kafka_segments.state import Manifest, PartitionState
 from kafka_segments.storage.base import ObjectStore, Overwrite
@@ -80,4 +79,4 @@ def _read_optional(store: ObjectStore, key: str) -> dict[TopicPartition, int]:
         data = store.get(key)
     except ObjectNotFoundError:
         return {}
-    return parse_offset_checkpoint(data, path=location_of(store, key))
+    return parse_offset_checkpoint(data, path=store.location(key))

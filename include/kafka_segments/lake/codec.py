@@ -8,16 +8,15 @@ the field. Unknown extra fields are ignored, so a later release may add fields w
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping
 from enum import Enum
 from typing import Any, TypeVar
 
-from kafka_segments.errors import InvalidTopicError, ManifestFormatError, UnsupportedFormatVersionError
+from kafka_segments.lake.json_document import Reader, dump_json, load_document
 from kafka_segments.lake.layout import parse_segment_file_name, try_parse_segment_key
 from kafka_segments.segment.files import FileKind
 from kafka_segments.state import (
     MANIFEST_FORMAT_VERSION,
+    MANIFEST_FORMATS,
     Manifest,
     OpenTransaction,
     PartitionState,
@@ -35,26 +34,25 @@ E = TypeVar("E", bound=Enum)
 
 
 def manifest_to_json(manifest: Manifest) -> bytes:
-    """The manifest as compact, deterministic UTF-8 JSON."""
+    """The manifest as compact, deterministic UTF-8 JSON, all in one object (format 1's layout; a manifest
+    whose commit writes format 2 says so in ``commit_format``: a run's staged copy of it)."""
     document = {
-        "format_version": manifest.format_version,
+        "format_version": MANIFEST_FORMAT_VERSION,
         "version": manifest.version,
         "parent_version": manifest.parent_version,
         "run_id": manifest.run_id,
         "operation": manifest.operation,
         "committed_at_ms": manifest.committed_at_ms,
         "now_ms": manifest.now_ms,
-        "partitions": [_partition_to_dict(state) for state in manifest.partitions],
-        "retired": [_retired_to_dict(retired) for retired in manifest.retired],
+        "partitions": [partition_to_dict(state) for state in manifest.partitions],
+        "retired": [retired_to_dict(retired) for retired in manifest.retired],
     }
+    if manifest.format_version != MANIFEST_FORMAT_VERSION:
+        document["commit_format"] = manifest.format_version
     return dump_json(document)
 
 
-def dump_json(document: Mapping[str, Any]) -> bytes:
-    return json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-
-
-def _partition_to_dict(state: PartitionState) -> dict[str, Any]:
+def partition_to_dict(state: PartitionState) -> dict[str, Any]:
     return {
         "topic": state.topic_partition.topic,
         "partition": state.topic_partition.partition,
@@ -62,12 +60,12 @@ def _partition_to_dict(state: PartitionState) -> dict[str, Any]:
         "log_end_offset": state.log_end_offset,
         "cleaner_checkpoint": state.cleaner_checkpoint,
         "run_id": state.run_id,
-        "open_transactions": [_open_transaction_to_dict(t) for t in state.open_transactions],
+        "open_transactions": [open_transaction_to_dict(t) for t in state.open_transactions],
         "segments": [segment_to_dict(segment) for segment in state.segments],
     }
 
 
-def _open_transaction_to_dict(txn: OpenTransaction) -> dict[str, Any]:
+def open_transaction_to_dict(txn: OpenTransaction) -> dict[str, Any]:
     fields = {
         "producer_id": txn.producer_id,
         "producer_epoch": txn.producer_epoch,
@@ -98,7 +96,7 @@ def segment_to_dict(segment: SegmentEntry) -> dict[str, Any]:
     return fields if pin is None else {**fields, "time_index_sha256": pin}
 
 
-def _retired_to_dict(retired: RetiredObject) -> dict[str, Any]:
+def retired_to_dict(retired: RetiredObject) -> dict[str, Any]:
     return {
         "key": retired.key,
         "topic": retired.topic_partition.topic,
@@ -113,108 +111,6 @@ def _retired_to_dict(retired: RetiredObject) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------- reading
 
 
-class Reader:
-    """Typed field access on one decoded JSON object; every error names the object and the field path."""
-
-    def __init__(self, data: object, *, location: str, path: str = "") -> None:
-        if not isinstance(data, dict):
-            raise ManifestFormatError(f"{path or 'document'}: expected a JSON object", location=location)
-        self._data: dict[str, Any] = data
-        self.location = location
-        self.path = path
-
-    def _where(self, name: str) -> str:
-        return f"{self.path}.{name}" if self.path else name
-
-    def fail(self, name: str, problem: str) -> ManifestFormatError:
-        return ManifestFormatError(f"field {self._where(name)!r}: {problem}", location=self.location)
-
-    def _get(self, name: str) -> Any:
-        if name not in self._data:
-            raise self.fail(name, "missing")
-        return self._data[name]
-
-    def integer(self, name: str, *, minimum: int | None = None) -> int:
-        value = self._get(name)
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise self.fail(name, f"expected an integer, found {value!r}")
-        if minimum is not None and value < minimum:
-            raise self.fail(name, f"must be >= {minimum}, found {value}")
-        return value
-
-    def optional_integer(self, name: str, *, minimum: int | None = None) -> int | None:
-        if self._get(name) is None:
-            return None
-        return self.integer(name, minimum=minimum)
-
-    def later_integer(self, name: str, *, minimum: int | None = None) -> int | None:
-        """An integer or null that documents written before the field lack (``None`` then)."""
-        return self.optional_integer(name, minimum=minimum) if name in self._data else None
-
-    def optional_boolean(self, name: str, *, default: bool) -> bool:
-        """A JSON boolean that older documents may lack (``default`` then)."""
-        value = self._get(name) if name in self._data else default
-        if not isinstance(value, bool):
-            raise self.fail(name, f"must be true or false, got {value!r}")
-        return value
-
-    def later_string(self, name: str) -> str | None:
-        """A non-empty string that documents written before the field lack (``None`` then)."""
-        return self.string(name) if name in self._data else None
-
-    def string(self, name: str, *, allow_empty: bool = False) -> str:
-        value = self._get(name)
-        if not isinstance(value, str) or (not value and not allow_empty):
-            raise self.fail(name, f"expected a {'' if allow_empty else 'non-empty '}string, found {value!r}")
-        return value
-
-    def choice(self, name: str, enum: type[E]) -> E:
-        """A string field holding one of ``enum``'s values."""
-        value = self.string(name)
-        try:
-            return enum(value)
-        except ValueError:
-            raise self.fail(name, f"unknown {name} {value!r}") from None
-
-    def objects(self, name: str, parse: Callable[[Reader], T]) -> tuple[T, ...]:
-        value = self._get(name)
-        if not isinstance(value, list):
-            raise self.fail(name, f"expected a list, found {type(value).__name__}")
-        return tuple(
-            parse(Reader(item, location=self.location, path=f"{self._where(name)}[{index}]"))
-            for index, item in enumerate(value)
-        )
-
-    def topic_partition(self) -> TopicPartition:
-        topic = self.string("topic")
-        partition = self.integer("partition", minimum=0)
-        try:
-            return TopicPartition(topic, partition)
-        except InvalidTopicError as exc:
-            raise self.fail("topic", str(exc)) from exc
-
-
-def load_document(data: bytes, *, location: str, supported: int, kind: str) -> Reader:
-    """Decode a persisted JSON file and check its ``format_version``."""
-    try:
-        document = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ManifestFormatError(f"{kind} is not UTF-8 (byte {exc.start})", location=location) from exc
-    except json.JSONDecodeError as exc:
-        raise ManifestFormatError(
-            f"{kind} is not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg})", location=location
-        ) from exc
-    reader = Reader(document, location=location)
-    version = reader.integer("format_version")
-    if version != supported:
-        raise UnsupportedFormatVersionError(
-            f"{kind} has format_version {version}; this build reads format_version {supported} "
-            "(written by another release of kafka-segments?)",
-            location=location,
-        )
-    return reader
-
-
 def manifest_from_json(data: bytes, *, location: str) -> Manifest:
     """Parse and check a manifest.
 
@@ -223,13 +119,18 @@ def manifest_from_json(data: bytes, *, location: str) -> Manifest:
         ManifestFormatError: anything else wrong, naming the field.
     """
     reader = load_document(data, location=location, supported=MANIFEST_FORMAT_VERSION, kind="manifest")
+    return manifest_from_reader(reader, partitions=reader.objects("partitions", read_partition))
+
+
+def manifest_from_reader(reader: Reader, *, partitions: tuple[PartitionState, ...]) -> Manifest:
+    """A manifest's version fields from ``reader`` (a format 1 manifest or a format 2 root) with its
+    ``partitions`` (read from the same object, or from a root's pieces)."""
     version = reader.integer("version", minimum=1)
     parent = reader.optional_integer("parent_version", minimum=1)
     if (parent is None) != (version == 1) or (parent is not None and parent != version - 1):
         raise reader.fail(
             "parent_version", f"version {version} must have parent {version - 1 or None}, found {parent}"
         )
-    partitions = reader.objects("partitions", _read_partition)
     _check_unique_partitions(reader, partitions)
     return Manifest(
         version=version,
@@ -239,8 +140,18 @@ def manifest_from_json(data: bytes, *, location: str) -> Manifest:
         committed_at_ms=reader.integer("committed_at_ms"),
         now_ms=reader.integer("now_ms"),
         partitions=partitions,
-        retired=reader.objects("retired", _read_retired),
+        retired=reader.objects("retired", read_retired),
+        format_version=_commit_format(reader),
     )
+
+
+def _commit_format(reader: Reader) -> int:
+    """The format a manifest is (or, for a run's staged copy in format 1's layout, is to be) committed in."""
+    stored = reader.integer("format_version")
+    later = reader.later_integer("commit_format", minimum=MANIFEST_FORMAT_VERSION)
+    if later is not None and later not in MANIFEST_FORMATS:
+        raise reader.fail("commit_format", f"unknown manifest format {later}")
+    return stored if later is None else later
 
 
 def _check_unique_partitions(reader: Reader, partitions: tuple[PartitionState, ...]) -> None:
@@ -254,23 +165,32 @@ def _check_unique_partitions(reader: Reader, partitions: tuple[PartitionState, .
         raise reader.fail("partitions", "not sorted by topic and partition")
 
 
-def _read_partition(reader: Reader) -> PartitionState:
+def read_partition(reader: Reader) -> PartitionState:
     topic_partition = reader.topic_partition()
     log_start = reader.integer("log_start_offset", minimum=0)
     log_end = reader.integer("log_end_offset", minimum=0)
-    if log_start > log_end:
-        raise reader.fail("log_start_offset", f"{log_start} is above log_end_offset {log_end}")
-    segments = reader.objects("segments", _read_segment)
-    _check_segments(reader, topic_partition, segments, log_end)
-    return PartitionState(
+    segments = reader.objects("segments", read_segment)
+    state = PartitionState(
         topic_partition=topic_partition,
         log_start_offset=log_start,
         log_end_offset=log_end,
         segments=segments,
         cleaner_checkpoint=reader.optional_integer("cleaner_checkpoint", minimum=0),
-        open_transactions=reader.objects("open_transactions", _read_open_transaction),
+        open_transactions=reader.objects("open_transactions", read_open_transaction),
         run_id=reader.string("run_id"),
     )
+    check_partition(reader, state)
+    return state
+
+
+def check_partition(reader: Reader, state: PartitionState) -> None:
+    """The invariants of a partition's state (its log offsets and segments), failing on ``reader``'s
+    object."""
+    if state.log_start_offset > state.log_end_offset:
+        raise reader.fail(
+            "log_start_offset", f"{state.log_start_offset} is above log_end_offset {state.log_end_offset}"
+        )
+    _check_segments(reader, state.topic_partition, state.segments, state.log_end_offset)
 
 
 def _check_segments(
@@ -299,7 +219,7 @@ def _check_segments(
         raise reader.fail("log_end_offset", f"{log_end} is below the last segment's next offset")
 
 
-def _read_segment(reader: Reader) -> SegmentEntry:
+def read_segment(reader: Reader) -> SegmentEntry:
     base = reader.integer("base_offset", minimum=0)
     last = reader.optional_integer("last_offset", minimum=base)
     return SegmentEntry(
@@ -320,7 +240,7 @@ def _read_segment(reader: Reader) -> SegmentEntry:
     )
 
 
-def _read_open_transaction(reader: Reader) -> OpenTransaction:
+def read_open_transaction(reader: Reader) -> OpenTransaction:
     # last_offset may be below first_offset: a log start offset inside the transaction clamps the latter
     return OpenTransaction(
         producer_id=reader.integer("producer_id", minimum=0),
@@ -330,7 +250,7 @@ def _read_open_transaction(reader: Reader) -> OpenTransaction:
     )
 
 
-def _read_retired(reader: Reader) -> RetiredObject:
+def read_retired(reader: Reader) -> RetiredObject:
     key = reader.string("key")
     topic_partition = reader.topic_partition()
     parsed = try_parse_segment_key(key)

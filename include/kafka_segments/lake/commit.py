@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.errors import (
     CommitConflictError,
     CommitStateUnknownError,
@@ -24,19 +25,11 @@ from kafka_segments.errors import (
 )
 from kafka_segments.lake.checkpoint_files import write_checkpoint_files
 from kafka_segments.lake.codec import manifest_to_json
-from kafka_segments.lake.history import head_version, location_of, read_manifest, try_read_manifest
+from kafka_segments.lake.format2 import FORMAT_2, write_version
+from kafka_segments.lake.history import head_version, read_manifest, try_read_manifest
 from kafka_segments.lake.layout import manifest_key
-from kafka_segments.lake.runs import (
-    Clock,
-    Outcome,
-    RunEnd,
-    RunRecord,
-    read_outcome,
-    read_run,
-    wall_clock_ms,
-    write_outcome,
-)
-from kafka_segments.lake.staging import read_staged_manifest
+from kafka_segments.lake.run_folder import read_outcome, read_run, read_staged_manifest, write_outcome
+from kafka_segments.lake.runs import Outcome, RunEnd, RunOutcome, RunRecord
 from kafka_segments.state import Manifest
 from kafka_segments.storage.base import Create, ObjectStore
 
@@ -105,7 +98,7 @@ def commit_run(store: ObjectStore, run_id: str, *, clock: Clock = wall_clock_ms)
         committed = commit_manifest(store, _stamp(staged, clock()))
     except CommitConflictError as conflict:
         # The run can never commit now: record it, as when the version was found taken up front.
-        write_outcome(store, RunEnd(run.run_id, Outcome.ABORTED, None, clock(), conflict.reason))
+        write_outcome(store, RunEnd(run.run_id, RunOutcome.LOST, None, clock(), conflict.reason))
         raise
     finish_commit(store, committed, clock=clock)
     return committed
@@ -119,7 +112,7 @@ def _settle_existing(store: ObjectStore, run: RunRecord, existing: Manifest, *, 
         store,
         RunEnd(
             run.run_id,
-            Outcome.ABORTED,
+            RunOutcome.LOST,
             None,
             clock(),
             f"version {existing.version} was committed by run {existing.run_id}",
@@ -128,7 +121,7 @@ def _settle_existing(store: ObjectStore, run: RunRecord, existing: Manifest, *, 
     raise CommitConflictError(
         f"run {run.run_id!r} lost: version {existing.version} was committed by run {existing.run_id!r}; "
         "re-plan from the new head",
-        location=location_of(store, manifest_key(existing.version)),
+        location=store.location(manifest_key(existing.version)),
     )
 
 
@@ -137,7 +130,7 @@ def _check_base_is_head(store: ObjectStore, run: RunRecord) -> None:
     if head != run.base_version:
         raise CommitConflictError(
             f"run {run.run_id!r} builds on version {run.base_version} but the head is {head}; re-plan",
-            location=location_of(store, manifest_key(run.commit_version)),
+            location=store.location(manifest_key(run.commit_version)),
         )
 
 
@@ -187,8 +180,11 @@ def commit_manifest(store: ObjectStore, manifest: Manifest) -> Manifest:
         CommitStateUnknownError: the PUT failed ambiguously and the version could not be read back.
     """
     key = manifest_key(manifest.version)
+    data = (
+        write_version(store, manifest) if manifest.format_version == FORMAT_2 else manifest_to_json(manifest)
+    )
     try:
-        store.put(key, manifest_to_json(manifest), mode=Create())
+        store.put(key, data, mode=Create())
     except ObjectAlreadyExistsError:
         return _read_back(store, manifest, ambiguous=False)
     except (StoreAccessError, InvalidObjectKeyError, ConditionalWriteConflictError):
@@ -200,7 +196,7 @@ def commit_manifest(store: ObjectStore, manifest: Manifest) -> Manifest:
             raise CommitStateUnknownError(
                 f"commit of version {manifest.version} by run {manifest.run_id!r} failed ({exc.reason}) and "
                 f"could not be read back ({read_error.reason}); run `kafka-segments recover` first",
-                location=location_of(store, key),
+                location=store.location(key),
             ) from exc
     return manifest
 
@@ -213,16 +209,16 @@ def _read_back(store: ObjectStore, manifest: Manifest, *, ambiguous: bool) -> Ma
             raise CommitStateUnknownError(
                 f"commit of version {manifest.version} by run {manifest.run_id!r} failed and the version is "
                 "not there (yet); commit the run again (it checks first) or run `kafka-segments recover`",
-                location=location_of(store, key),
+                location=store.location(key),
             )
         raise CommitStateUnknownError(
-            f"version {manifest.version} exists but could not be read", location=location_of(store, key)
+            f"version {manifest.version} exists but could not be read", location=store.location(key)
         )
     if existing.run_id != manifest.run_id:
         raise CommitConflictError(
             f"version {manifest.version} was committed by run {existing.run_id!r} first; "
             f"nothing of run {manifest.run_id!r} is visible; re-plan from the new head",
-            location=location_of(store, key),
+            location=store.location(key),
         )
     return existing
 
@@ -231,12 +227,19 @@ def finish_commit(store: ObjectStore, manifest: Manifest, *, clock: Clock = wall
     """The idempotent steps after a commit: checkpoint files (while it is the head) and the run outcome."""
     if head_version(store) == manifest.version:
         write_checkpoint_files(store, manifest)
-    write_outcome(store, RunEnd(manifest.run_id, Outcome.COMMITTED, manifest.version, clock()))
+    write_outcome(store, RunEnd(manifest.run_id, RunOutcome.COMMITTED, manifest.version, clock()))
 
 
-def abort_run(store: ObjectStore, run_id: str, *, reason: str, clock: Clock = wall_clock_ms) -> None:
-    """Record that the run gives up. Its objects are swept once it can no longer commit (another commit
-    took its version); aborting does not delete anything itself.
+def abort_run(
+    store: ObjectStore,
+    run_id: str,
+    *,
+    reason: str,
+    outcome: RunOutcome = RunOutcome.ABORTED,
+    clock: Clock = wall_clock_ms,
+) -> None:
+    """Record that the run gives up, as ``outcome`` with ``reason`` beside it. Its objects are swept once
+    it can no longer commit (another commit took its version); aborting does not delete anything itself.
 
     Raises:
         RunStateError: the run already committed.
@@ -246,4 +249,6 @@ def abort_run(store: ObjectStore, run_id: str, *, reason: str, clock: Clock = wa
         raise RunStateError(
             f"run {run_id!r} already committed version {resolution.version}", location=store.describe()
         )
-    write_outcome(store, RunEnd(run_id, Outcome.ABORTED, None, clock(), reason))
+    if outcome is RunOutcome.COMMITTED:
+        raise ValueError("a run that gives up cannot end as committed")
+    write_outcome(store, RunEnd(run_id, outcome, None, clock(), reason))

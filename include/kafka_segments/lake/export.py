@@ -23,7 +23,6 @@ from kafka_segments.checkpoint import (
     format_offset_checkpoint,
     log_start_offsets_to_checkpoint,
 )
-from kafka_segments.lake.history import location_of
 from kafka_segments.lake.reader import read_segment, resolve_manifest
 from kafka_segments.progress import phase
 from kafka_segments.segment.recovery import rebuild_indexes
@@ -253,7 +252,7 @@ def rebuild_segment(
         base_offset=segment.base_offset,
         index_interval_bytes=index_interval_bytes,
         ongoing_txns=ongoing_txns,
-        segment=location_of(store, segment.key),
+        segment=store.location(segment.key),
     )
     if recovery.damage is not None:
         raise recovery.damage

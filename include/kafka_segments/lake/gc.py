@@ -12,18 +12,20 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.config.catalogue import DEFAULT_RETAIN_MANIFESTS
 from kafka_segments.errors import ManifestFormatError, RunStateError
+from kafka_segments.lake.format2 import is_piece_key
 from kafka_segments.lake.gc_report import GcReport, OrphanItem, RetiredItem
 from kafka_segments.lake.history import manifest_versions, read_manifest, try_read_manifest
 from kafka_segments.lake.layout import RUNS_PREFIX, is_meta_key, manifest_key, try_parse_segment_key
+from kafka_segments.lake.run_folder import read_run
 from kafka_segments.lake.run_folders import (
     ExpiredRun,
     check_run_folder_retention,
     delete_run_folders,
     expired_run_folders,
 )
-from kafka_segments.lake.runs import Clock, read_run, wall_clock_ms
 from kafka_segments.lake.sweep import (
     DeleteFailure,
     References,
@@ -90,13 +92,14 @@ def _plan(
     """The dry-run report: everything classified, nothing deleted."""
     versions = manifest_versions(store)
     retained_versions = tuple(versions[-retain:])
-    retained = _read_retained(store, retained_versions)
+    pieces: set[str] = set()
+    retained = _read_retained(store, retained_versions, pieces)
     head = retained[-1] if retained else None
     everything = list(store.list())  # one listing: the run folders' verdicts come from it too
-    listing = [meta for meta in everything if not is_meta_key(meta.key)]
+    listing = [meta for meta in everything if not is_meta_key(meta.key) or is_piece_key(meta.key)]
     present = frozenset(meta.key for meta in listing)
     due, waiting, held, gone, problems = _classify_retired(head, retained, present, now_ms)
-    keep = references(retained, head.retired if head is not None else ())
+    keep = references(retained, head.retired if head is not None else (), pieces=pieces)
     sweep, left = _classify_orphans(store, listing, keep, retained, now_ms, orphan_min_age_ms)
     oldest_retained = retained_versions[0] if retained_versions else 0
     return GcReport(
@@ -127,13 +130,15 @@ def _expired_runs(
     return expired_run_folders(runs, kept_run_ids=kept, now_ms=now_ms, retention_ms=retention_ms)
 
 
-def _read_retained(store: ObjectStore, versions: tuple[int, ...]) -> list[Manifest]:
-    """The retained manifests, oldest first. The head must be readable; an older one that vanished meanwhile
-    (a concurrent gc with a newer head removed it) protects nothing any more."""
+def _read_retained(store: ObjectStore, versions: tuple[int, ...], pieces: set[str]) -> list[Manifest]:
+    """The retained manifests, oldest first, collecting the keys of the pieces they are made of (format 2).
+    The head must be readable; an older one that vanished meanwhile (a concurrent gc with a newer head
+    removed it) protects nothing any more."""
     if not versions:
         return []
-    older = (try_read_manifest(store, version) for version in versions[:-1])
-    return [*(manifest for manifest in older if manifest is not None), read_manifest(store, versions[-1])]
+    older = (try_read_manifest(store, version, referenced=pieces) for version in versions[:-1])
+    kept = [manifest for manifest in older if manifest is not None]
+    return [*kept, read_manifest(store, versions[-1], referenced=pieces)]
 
 
 def _classify_retired(

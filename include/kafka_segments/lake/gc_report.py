@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kafka_segments.lake.layout import manifest_key, run_prefix
+from kafka_segments.lake.layout import manifest_key
+from kafka_segments.lake.run_folder import run_file_key
 from kafka_segments.lake.run_folders import ExpiredRun
 from kafka_segments.lake.sweep import DeleteFailure, format_wall_ms
 
@@ -138,7 +139,7 @@ class GcReport:
             f"run folders: {len(self.expired_runs)} {verb} "
             f"(runs that ended over {self.run_folder_retention_ms} ms ago)",
             *(
-                f"  {verb}  {run_prefix(run.run_id)} ({len(run.keys)} object(s), last changed "
+                f"  {verb}  {run_file_key(run.run_id, '')} ({len(run.keys)} object(s), last changed "
                 f"{format_wall_ms(run.last_modified_ms)})"
                 for run in self.expired_runs
             ),

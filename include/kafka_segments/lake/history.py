@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 from kafka_segments.errors import ManifestFormatError, ObjectNotFoundError
-from kafka_segments.lake.codec import manifest_from_json
+from kafka_segments.lake.codec import manifest_from_reader, read_partition
+from kafka_segments.lake.format2 import FORMAT_2, read_partitions, root_lines
+from kafka_segments.lake.json_document import load_document
 from kafka_segments.lake.layout import MANIFESTS_PREFIX, manifest_key, parse_manifest_key
-from kafka_segments.state import Manifest
+from kafka_segments.state import MANIFEST_FORMATS, Manifest
 from kafka_segments.storage.base import ObjectStore
-
-
-def location_of(store: ObjectStore, key: str) -> str:
-    """A key's full location for messages (``s3://bucket/prefix/key`` or a local path)."""
-    root = store.describe()
-    return root + key if root.endswith("/") else f"{root}/{key}"
 
 
 def manifest_versions(store: ObjectStore) -> list[int]:
@@ -27,8 +23,9 @@ def head_version(store: ObjectStore) -> int | None:
     return versions[-1] if versions else None
 
 
-def read_manifest(store: ObjectStore, version: int) -> Manifest:
-    """Manifest ``version``.
+def read_manifest(store: ObjectStore, version: int, *, referenced: set[str] | None = None) -> Manifest:
+    """Manifest ``version``, in either format (a format 2 root's partitions are read from its pieces;
+    ``referenced`` collects their keys).
 
     Raises:
         ObjectNotFoundError: no such version (never committed, or removed by gc).
@@ -36,11 +33,18 @@ def read_manifest(store: ObjectStore, version: int) -> Manifest:
             unknown format version); also when it claims another version than its key.
     """
     key = manifest_key(version)
-    manifest = manifest_from_json(store.get(key), location=location_of(store, key))
+    reader = load_document(
+        store.get(key), location=store.location(key), supported=MANIFEST_FORMATS, kind="manifest"
+    )
+    if reader.integer("format_version") == FORMAT_2:
+        partitions = read_partitions(store, root_lines(reader), referenced=referenced)
+    else:
+        partitions = reader.objects("partitions", read_partition)
+    manifest = manifest_from_reader(reader, partitions=partitions)
     if manifest.version != version:
         raise ManifestFormatError(
             f"field 'version': the object for version {version} says {manifest.version}",
-            location=location_of(store, key),
+            location=store.location(key),
         )
     return manifest
 
@@ -51,9 +55,11 @@ def read_head(store: ObjectStore) -> Manifest | None:
     return None if version is None else read_manifest(store, version)
 
 
-def try_read_manifest(store: ObjectStore, version: int) -> Manifest | None:
+def try_read_manifest(
+    store: ObjectStore, version: int, *, referenced: set[str] | None = None
+) -> Manifest | None:
     """Manifest ``version``, or ``None`` when it does not exist."""
     try:
-        return read_manifest(store, version)
+        return read_manifest(store, version, referenced=referenced)
     except ObjectNotFoundError:
         return None

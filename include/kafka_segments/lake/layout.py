@@ -10,6 +10,7 @@ import secrets
 import time
 from dataclasses import dataclass
 
+from kafka_segments.clock import wall_clock_ms
 from kafka_segments.errors import InvalidFileNameError, InvalidRunIdError, InvalidTopicError
 from kafka_segments.segment.files import OFFSET_DIGITS, FileKind, filename_prefix
 from kafka_segments.topic_partition import TopicPartition
@@ -47,7 +48,7 @@ def validate_run_id(run_id: str) -> str:
 
 def new_run_id(*, wall_ms: int | None = None) -> str:
     """A fresh run id: the UTC wall time and 8 random hex digits (``20261121T093000Z-1f2e3d4c``)."""
-    seconds = (time.time_ns() // 1_000_000 if wall_ms is None else wall_ms) / 1000
+    seconds = (wall_clock_ms() if wall_ms is None else wall_ms) / 1000
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(seconds)) + "-" + secrets.token_hex(4)
 
 

@@ -19,15 +19,14 @@ from kafka_segments.errors import (
     PartitionNotFoundError,
     SegmentObjectMismatchError,
 )
-from kafka_segments.lake.history import location_of, manifest_versions, read_manifest
+from kafka_segments.lake.history import manifest_versions, read_manifest
 from kafka_segments.lake.scan import sha256_hex
 from kafka_segments.records.batch import BatchHeader
 from kafka_segments.records.log import Entry, iter_batches
 from kafka_segments.records.record import Record
 from kafka_segments.state import Manifest, PartitionState, SegmentEntry
 from kafka_segments.storage.base import MappingStore, ObjectStore, Progress, WritableBuffer
-from kafka_segments.storage.buffers import check_etag, check_fits, read_into, writable_view
-from kafka_segments.storage.s3 import S3Store
+from kafka_segments.storage.buffers import check_fits, read_into, writable_view
 from kafka_segments.topic_partition import TopicPartition
 
 if TYPE_CHECKING:
@@ -135,7 +134,7 @@ def read_segment(store: ObjectStore, entry: SegmentEntry) -> bytes:
             ``entry.size`` bytes do not hash to ``entry.sha256``; the error names the object.
         ObjectStoreError: the store could not be read (e.g. ``TransientStoreError``).
     """
-    location = location_of(store, entry.key)
+    location = store.location(entry.key)
     try:
         data = store.get_range(entry.key, start=0, end=entry.size)
     except ObjectNotFoundError:
@@ -160,7 +159,7 @@ def read_segment_version_into(
         BufferTooSmallError: ``out`` is shorter than the object.
         ObjectStoreError: as ``read_segment``.
     """
-    location = location_of(store, entry.key)
+    location = store.location(entry.key)
     view = writable_view(out, location=location)
     check_fits(entry.size, len(view), location=location)
     try:
@@ -187,7 +186,7 @@ def map_segment_version(store: ObjectStore, entry: SegmentEntry) -> MappedObject
     """
     if not isinstance(store, MappingStore):
         return None
-    location = location_of(store, entry.key)
+    location = store.location(entry.key)
     try:
         mapped = store.get_mapped(entry.key, if_match=entry.etag)
     except ObjectNotFoundError:
@@ -254,7 +253,7 @@ def iter_visible_batches(store: ObjectStore, state: PartitionState) -> Iterator[
     log_start = state.log_start_offset
     for segment in visible_segments(state):
         data = read_segment(store, segment)
-        for entry in iter_batches(data, segment=location_of(store, segment.key)):
+        for entry in iter_batches(data, segment=store.location(segment.key)):
             if entry.header.last_offset >= log_start:
                 yield VisibleBatch(segment=segment, entry=entry, log_start_offset=log_start)
 
@@ -265,11 +264,10 @@ def pinned_range(store: ObjectStore, segment: SegmentEntry, *, start: int, end: 
     Raises:
         PreconditionFailedError: the object is no longer that version.
         ObjectNotFoundError: it is gone.
+        SegmentObjectMismatchError: that version is shorter than the manifest's ``size`` (the range ends
+            early where the manifest says it has bytes: its ``size`` is not the object's).
     """
-    if isinstance(store, S3Store):
-        return store.get_range(segment.key, start=start, end=end, if_match=segment.etag)
-    where = location_of(store, segment.key)
-    check_etag(store, segment.key, segment.etag, location=where)
-    data = store.get_range(segment.key, start=start, end=end)
-    check_etag(store, segment.key, segment.etag, location=where)
+    data = store.get_range(segment.key, start=start, end=end, if_match=segment.etag)
+    if len(data) < min(end, segment.size) - start:
+        raise _other_size(segment, store.head(segment.key).size, store.location(segment.key))
     return data

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import Any
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.errors import ManifestFormatError
 from kafka_segments.lake.checkpoint_files import checkpoint_files_match, write_checkpoint_files
 from kafka_segments.lake.commit import finish_commit, resolve_commit
@@ -23,17 +24,8 @@ from kafka_segments.lake.history import (
     read_manifest,
     try_read_manifest,
 )
-from kafka_segments.lake.runs import (
-    Clock,
-    Outcome,
-    RunEnd,
-    RunRecord,
-    list_unsettled_runs,
-    read_outcome,
-    read_run,
-    wall_clock_ms,
-    write_outcome,
-)
+from kafka_segments.lake.run_folder import list_unsettled_runs, read_outcome, read_run, write_outcome
+from kafka_segments.lake.runs import RunEnd, RunOutcome, RunRecord
 from kafka_segments.lake.sweep import (
     DeleteFailure,
     DeleteResult,
@@ -42,7 +34,7 @@ from kafka_segments.lake.sweep import (
     references,
     sweep_objects,
 )
-from kafka_segments.lake.transaction import LakeTransaction, RunOutcome
+from kafka_segments.lake.transaction import LakeTransaction
 from kafka_segments.state import Manifest
 from kafka_segments.storage.base import ObjectMeta, ObjectStore
 
@@ -229,7 +221,7 @@ def _resolve(store: ObjectStore, run: RunRecord) -> _Resolution:
 def _finish(store: ObjectStore, run: RunRecord, *, clock: Clock) -> RunRecovery:
     manifest = try_read_manifest(store, run.commit_version)
     if manifest is None:  # gc removed it since the read-back: it is not the head, only the outcome is missing
-        write_outcome(store, RunEnd(run.run_id, Outcome.COMMITTED, run.commit_version, clock()))
+        write_outcome(store, RunEnd(run.run_id, RunOutcome.COMMITTED, run.commit_version, clock()))
         detail = f"committed version {run.commit_version} before it stopped; outcome written"
         return RunRecovery(run.run_id, run.base_version, RecoverAction.FINISHED, detail)
     is_head = head_version(store) == manifest.version
@@ -250,7 +242,7 @@ def _discard(
     fence: Manifest | None = None,
 ) -> RunRecovery:
     swept = sweeper.sweep(run.run_id)
-    write_outcome(store, RunEnd(run.run_id, Outcome.ABORTED, None, clock(), detail))
+    write_outcome(store, RunEnd(run.run_id, RunOutcome.ABORTED, None, clock(), detail))
     return RunRecovery(
         run_id=run.run_id,
         base_version=run.base_version,
@@ -300,8 +292,10 @@ class _Sweeper:
 
     def _references(self) -> References:
         """Every live segment of every present manifest, and the head's pending retired objects."""
-        manifests = [m for m in map(self._read, manifest_versions(self._store)) if m is not None]
-        return references(manifests, manifests[-1].retired if manifests else ())
+        pieces: set[str] = set()
+        versions = manifest_versions(self._store)
+        manifests = [m for m in (self._read(v, pieces) for v in versions) if m is not None]
+        return references(manifests, manifests[-1].retired if manifests else (), pieces=pieces)
 
-    def _read(self, version: int) -> Manifest | None:
-        return try_read_manifest(self._store, version)
+    def _read(self, version: int, pieces: set[str]) -> Manifest | None:
+        return try_read_manifest(self._store, version, referenced=pieces)

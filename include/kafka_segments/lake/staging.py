@@ -7,15 +7,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
-from kafka_segments.errors import ObjectAlreadyExistsError, ObjectNotFoundError, RunStateError
-from kafka_segments.lake.codec import manifest_from_json, manifest_to_json
-from kafka_segments.lake.history import head_version, location_of, read_manifest
-from kafka_segments.lake.layout import new_run_id, segment_key, staged_manifest_key
-from kafka_segments.lake.runs import Clock, RunRecord, register_run, wall_clock_ms
+from kafka_segments.clock import Clock, wall_clock_ms
+from kafka_segments.errors import ObjectAlreadyExistsError, RunStateError
+from kafka_segments.lake.history import head_version, read_manifest
+from kafka_segments.lake.layout import new_run_id, segment_key
+from kafka_segments.lake.run_folder import STAGED_MANIFEST, register_run, run_file_key, write_staged_manifest
+from kafka_segments.lake.runs import RunRecord, RunRequest
 from kafka_segments.lake.scan import summarize_segment
 from kafka_segments.lake.time_pin import checked_time_index_sha256
 from kafka_segments.segment.files import FileKind
 from kafka_segments.state import (
+    MANIFEST_FORMAT_VERSION,
     Manifest,
     PartitionState,
     RetiredObject,
@@ -23,7 +25,7 @@ from kafka_segments.state import (
     SegmentOrigin,
     sort_partitions,
 )
-from kafka_segments.storage.base import Create, MappingStore, ObjectStore, Overwrite
+from kafka_segments.storage.base import Create, MappingStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 
 
@@ -34,6 +36,7 @@ def begin_run(
     operation: str,
     dry_run: bool = False,
     run_id: str | None = None,
+    request: RunRequest | None = None,
     clock: Clock = wall_clock_ms,
 ) -> tuple[RunRecord, Manifest | None]:
     """Register a run on the current head and return it with its base manifest.
@@ -49,6 +52,7 @@ def begin_run(
         started_at_ms=clock(),
         now_ms=now_ms,
         dry_run=dry_run,
+        request=request or RunRequest(),
     )
     record = register_run(store, wanted)
     base = None if record.base_version is None else read_manifest(store, record.base_version)
@@ -81,7 +85,7 @@ def stage_segment(
     etag_is_sha256 = isinstance(store, MappingStore)
     summary = summarize_segment(
         log,
-        key=location_of(store, log_key),
+        key=store.location(log_key),
         base_offset=base_offset,
         sha256=_SHA256_OF_ETAG if etag_is_sha256 else None,
     )
@@ -116,7 +120,7 @@ def _create_or_same(store: ObjectStore, key: str, data: bytes) -> str:
         if store.get(key) != data:
             raise RunStateError(
                 "object already exists with other bytes; a run never overwrites an object",
-                location=location_of(store, key),
+                location=store.location(key),
             ) from None
         return store.head(key).etag
 
@@ -147,12 +151,14 @@ def build_manifest(
     partitions: Iterable[PartitionState],
     newly_retired: Iterable[RetiredObject] = (),
     present_keys: frozenset[str] | set[str] | None = None,
+    format_version: int | None = None,
 ) -> Manifest:
     """The manifest ``run`` proposes: ``partitions`` (complete: every partition of the new state) and the
     retired objects of ``base`` still waiting for gc plus ``newly_retired``.
 
     ``present_keys`` (the keys the run's listing found) lets retired entries whose objects are already gone
-    drop out; without it every retired entry is carried forward."""
+    drop out; without it every retired entry is carried forward. ``format_version``: the format the commit
+    writes (default: the base's, so a lake keeps its format until it is upgraded)."""
     carried = [
         retired
         for retired in (base.retired if base is not None else ())
@@ -167,6 +173,7 @@ def build_manifest(
         now_ms=run.now_ms,
         partitions=sort_partitions(list(partitions)),
         retired=(*carried, *newly_retired),
+        format_version=format_version or (MANIFEST_FORMAT_VERSION if base is None else base.format_version),
     )
 
 
@@ -181,20 +188,6 @@ def stage_manifest(store: ObjectStore, run: RunRecord, manifest: Manifest) -> No
         raise RunStateError(
             f"staged manifest (run {manifest.run_id!r}, parent {manifest.parent_version}) does not build on "
             f"run {run.run_id!r} at version {run.base_version}",
-            location=location_of(store, staged_manifest_key(run.run_id)),
+            location=store.location(run_file_key(run.run_id, STAGED_MANIFEST)),
         )
-    key = staged_manifest_key(run.run_id)
-    data = manifest_to_json(manifest)
-    manifest_from_json(data, location=location_of(store, key))  # refuse now what the commit would refuse
-    store.put(key, data, mode=Overwrite())
-
-
-def read_staged_manifest(store: ObjectStore, run_id: str) -> Manifest:
-    key = staged_manifest_key(run_id)
-    try:
-        data = store.get(key)
-    except ObjectNotFoundError:
-        raise RunStateError(
-            f"run {run_id!r} has no staged manifest", location=location_of(store, key)
-        ) from None
-    return manifest_from_json(data, location=location_of(store, key))
+    write_staged_manifest(store, manifest)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from kafka_segments.errors import DeleteObjectsError, ObjectStoreError
+from kafka_segments.lake.format2 import piece_run_id
 from kafka_segments.lake.layout import index_keys, is_meta_key, try_parse_segment_key
 from kafka_segments.state import Manifest, RetiredObject
 from kafka_segments.storage.base import ObjectMeta, ObjectStore
@@ -57,10 +58,13 @@ def key_stem(key: str) -> str:
     return key if name is None else key[: -len(name.kind.value)]
 
 
-def references(manifests: Iterable[Manifest], retired: Iterable[RetiredObject]) -> References:
+def references(
+    manifests: Iterable[Manifest], retired: Iterable[RetiredObject], *, pieces: Iterable[str] = ()
+) -> References:
     """What a sweep must not touch: every live segment of ``manifests`` and every ``retired`` object still
-    waiting for garbage collection, each with the other objects of its name stem."""
-    logs: set[str] = set()
+    waiting for garbage collection, each with the other objects of its name stem, and the manifest
+    ``pieces`` those manifests are made of (format 2)."""
+    logs: set[str] = set(pieces)
     for manifest in manifests:
         logs.update(manifest.live_keys())
     logs.update(item.key for item in retired)
@@ -73,9 +77,8 @@ def with_index_siblings(log_key: str) -> tuple[str, ...]:
 
 
 def objects_by_run(listing: Iterable[ObjectMeta]) -> dict[str, tuple[ObjectMeta, ...]]:
-    """The segment objects named with a run id, grouped by that run id (in listing order).
-
-    Keys under ``_kafka_segments/``, root files and Kafka's plain names are left out."""
+    """The segment objects and manifest pieces named with a run id, grouped by that run id (in listing
+    order). Other keys under ``_kafka_segments/``, root files and Kafka's plain names are left out."""
     grouped: dict[str, list[ObjectMeta]] = {}
     for meta in listing:
         run_id = object_run_id(meta.key)
@@ -85,9 +88,10 @@ def objects_by_run(listing: Iterable[ObjectMeta]) -> dict[str, tuple[ObjectMeta,
 
 
 def object_run_id(key: str) -> str | None:
-    """The run id in a segment object's name; ``None`` for plain names and anything that is no segment."""
+    """The run id in a segment object's or a manifest piece's name (``lake.format2``); ``None`` for plain
+    names and anything else."""
     if is_meta_key(key):
-        return None
+        return piece_run_id(key)
     name = try_parse_segment_key(key)
     return None if name is None else name.run_id
 

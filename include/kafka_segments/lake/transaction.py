@@ -16,27 +16,33 @@ Nothing written before the commit is visible to readers; a dry run ends as ``Run
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Callable, Iterable, Sequence
-from enum import StrEnum
 from types import TracebackType
 from typing import Self
 
-from kafka_segments.errors import CommitConflictError, KafkaSegmentsError, ObjectNotFoundError, RunStateError
+from kafka_segments.clock import Clock, wall_clock_ms
+from kafka_segments.errors import CommitConflictError, KafkaSegmentsError, RunStateError
 from kafka_segments.lake.adoption import DEFAULT_MAX_WORKERS, SegmentReader, adopt_objects
 from kafka_segments.lake.adoption_report import AdoptionResult
 from kafka_segments.lake.commit import abort_run, commit_run
 from kafka_segments.lake.history import read_manifest
-from kafka_segments.lake.layout import run_prefix, staged_manifest_key
-from kafka_segments.lake.runs import Clock, Outcome, RunRecord, read_outcome, read_run, wall_clock_ms
+from kafka_segments.lake.run_folder import (
+    has_staged_manifest,
+    read_outcome,
+    read_run,
+    write_run_bytes,
+    write_run_json,
+)
+from kafka_segments.lake.runs import (
+    DRY_RUN_REASON,
+    NOTHING_TO_CHANGE_REASON,
+    RunOutcome,
+    RunRecord,
+    RunRequest,
+)
 from kafka_segments.lake.staging import begin_run, build_manifest, stage_manifest
 from kafka_segments.state import Manifest, PartitionState, RetiredObject
-from kafka_segments.storage.base import ObjectMeta, ObjectStore, Overwrite
-
-DRY_RUN_REASON = "dry run: planned and validated, nothing committed"
-NOTHING_TO_CHANGE_REASON = "nothing to change"
-UNCHANGED_REASONS = frozenset({NOTHING_TO_CHANGE_REASON, "nothing to adopt"})
-"""The recorded reasons of a run that ended with nothing to change (``commit(unchanged_reason=)``)."""
+from kafka_segments.storage.base import ObjectMeta, ObjectStore
 
 
 class _Unread:
@@ -44,16 +50,6 @@ class _Unread:
 
 
 UNREAD = _Unread()
-
-
-class RunOutcome(StrEnum):
-    """How a run ended (the value is what reports print)."""
-
-    COMMITTED = "committed"
-    DRY_RUN = "dry run"
-    NOTHING_TO_CHANGE = "nothing to change"
-    REJECTED = "rejected by validation"
-    LOST = "lost to another commit"
 
 
 Validation = Callable[["LakeTransaction"], str | None]
@@ -87,12 +83,20 @@ class LakeTransaction:
         operation: str,
         dry_run: bool = False,
         run_id: str | None = None,
+        request: RunRequest | None = None,
         clock: Clock = wall_clock_ms,
     ) -> Self:
-        """Register a run on the current head. Registering a ``run_id`` again (a retried task) returns the
-        transaction it started, on the base it started from."""
+        """Register a run on the current head, with what it is asked to do (``request``, kept in its
+        ``run.json``). Registering a ``run_id`` again (a retried task) returns the transaction it started,
+        on the base it started from."""
         run, base = begin_run(
-            store, now_ms=now_ms, operation=operation, dry_run=dry_run, run_id=run_id, clock=clock
+            store,
+            now_ms=now_ms,
+            operation=operation,
+            dry_run=dry_run,
+            run_id=run_id,
+            request=request,
+            clock=clock,
         )
         return cls(store, run, base, clock=clock)
 
@@ -168,22 +172,29 @@ class LakeTransaction:
 
     def write_file(self, name: str, document: object) -> str:
         """Write ``document`` as JSON into the run's folder (invisible to readers); return the key."""
-        data = json.dumps(document, indent=2, sort_keys=False).encode() + b"\n"
-        return self.write_bytes(name, data)
+        return write_run_json(self._store, self.run_id, name, document)
 
     def write_bytes(self, name: str, data: bytes) -> str:
-        key = run_prefix(self.run_id) + name
-        self._store.put(key, data, mode=Overwrite())
-        return key
+        return write_run_bytes(self._store, self.run_id, name, data)
 
     def proposed(
-        self, partitions: Iterable[PartitionState], *, retired: Iterable[RetiredObject] = ()
+        self,
+        partitions: Iterable[PartitionState],
+        *,
+        retired: Iterable[RetiredObject] = (),
+        format_version: int | None = None,
     ) -> Manifest:
         """The manifest the run would commit with these ``partitions`` (every partition of the new state)
-        and newly ``retired`` objects; retired objects of the base already gone from the listing drop out."""
+        and newly ``retired`` objects; retired objects of the base already gone from the listing drop out.
+        ``format_version``: the manifest format to commit (default: the base's)."""
         present = None if self._adoption is None else self._adoption.present_keys
         return build_manifest(
-            self._run, base=self.base, partitions=partitions, newly_retired=retired, present_keys=present
+            self._run,
+            base=self.base,
+            partitions=partitions,
+            newly_retired=retired,
+            present_keys=present,
+            format_version=format_version,
         )
 
     def stage(
@@ -192,6 +203,7 @@ class LakeTransaction:
         *,
         retired: Iterable[RetiredObject] = (),
         always: bool = False,
+        format_version: int | None = None,
     ) -> bool:
         """Stage the proposed state in the run's folder when it differs from what was adopted; return
         whether it does (something to commit). ``always`` stages it regardless, without an adoption
@@ -204,7 +216,8 @@ class LakeTransaction:
         retired = tuple(retired)
         self._changed = always or self._differs(partitions, retired)
         if self._changed:
-            stage_manifest(self._store, self._run, self.proposed(partitions, retired=retired))
+            proposed = self.proposed(partitions, retired=retired, format_version=format_version)
+            stage_manifest(self._store, self._run, proposed)
         return self._changed
 
     def _differs(self, partitions: tuple[PartitionState, ...], retired: tuple[RetiredObject, ...]) -> bool:
@@ -220,7 +233,7 @@ class LakeTransaction:
     def changed(self) -> bool:
         """Whether a new manifest is staged (read back from the run's folder in a resumed transaction)."""
         if self._changed is None:
-            self._changed = self._has_staged_manifest()
+            self._changed = has_staged_manifest(self._store, self.run_id)
         return self._changed
 
     # --- the end ---------------------------------------------------------------------------------------
@@ -242,14 +255,11 @@ class LakeTransaction:
         if validation is not None:
             reason = validation(self)
             if reason is not None:
-                self.abort(reason)
-                return self._end(RunOutcome.REJECTED)
+                return self._end(self.abort(reason, outcome=RunOutcome.REJECTED))
         if self.dry_run:
-            self.abort(DRY_RUN_REASON)
-            return self._end(RunOutcome.DRY_RUN)
+            return self._end(self.abort(DRY_RUN_REASON, outcome=RunOutcome.DRY_RUN))
         if not self.changed:
-            self.abort(unchanged_reason)
-            return self._end(RunOutcome.NOTHING_TO_CHANGE)
+            return self._end(self.abort(unchanged_reason, outcome=RunOutcome.NOTHING_TO_CHANGE))
         self._commit_attempted = True
         try:
             self._committed = commit_run(self._store, self.run_id, clock=self._clock)
@@ -259,41 +269,37 @@ class LakeTransaction:
         return self._end(RunOutcome.COMMITTED)
 
     def ended(self) -> RunOutcome | None:
-        """How the run ended, from its recorded outcome (``None`` while it has not)."""
+        """How the run ended, from its recorded outcome (``None`` while it has not).
+
+        Raises:
+            RunStateError: it ended uncleanly (rejected, lost, aborted): there is nothing more to do in it.
+        """
         if self._outcome is not None:
             return self._outcome
         recorded = read_outcome(self._store, self.run_id)
         if recorded is None:
             return None
-        if recorded.outcome is Outcome.COMMITTED:
-            self._committed = read_manifest(self._store, recorded.version) if recorded.version else None
-            return self._end(RunOutcome.COMMITTED)
-        if recorded.reason == DRY_RUN_REASON:
-            return self._end(RunOutcome.DRY_RUN)
-        if recorded.reason in UNCHANGED_REASONS:
-            return self._end(RunOutcome.NOTHING_TO_CHANGE)
-        raise RunStateError(
-            f"run {self.run_id!r} was aborted: {recorded.reason}", location=self._store.describe()
-        )
+        if not recorded.run_outcome.is_clean:
+            raise RunStateError(
+                f"run {self.run_id!r} was aborted: {recorded.reason}", location=self._store.describe()
+            )
+        if recorded.run_outcome is RunOutcome.COMMITTED and recorded.version:
+            self._committed = read_manifest(self._store, recorded.version)
+        return self._end(recorded.run_outcome)
 
-    def abort(self, reason: str) -> None:
-        """Record that the run gives up (nothing is committed; its objects are swept later).
+    def abort(self, reason: str, *, outcome: RunOutcome = RunOutcome.ABORTED) -> RunOutcome:
+        """Record that the run gives up, as ``outcome`` (nothing is committed; its objects are swept
+        later); returns ``outcome``.
 
         Raises:
             RunStateError: the run already committed.
         """
-        abort_run(self._store, self.run_id, reason=reason, clock=self._clock)
+        abort_run(self._store, self.run_id, reason=reason, outcome=outcome, clock=self._clock)
+        return outcome
 
     def _end(self, outcome: RunOutcome) -> RunOutcome:
         self._outcome = outcome
         return outcome
-
-    def _has_staged_manifest(self) -> bool:
-        try:
-            self._store.head(staged_manifest_key(self.run_id))
-        except ObjectNotFoundError:
-            return False
-        return True
 
     # --- an exception aborts ---------------------------------------------------------------------------
     def __enter__(self) -> Self:

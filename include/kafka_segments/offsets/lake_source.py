@@ -1,6 +1,6 @@
 """Consumer-group offsets from the ``__consumer_offsets`` partitions archived in the lake (docs/retention.md,
 "Consumer-offset snapshots"), each partition replayed as the group coordinator loads it
-(``coordinator_replay``) from what a consumer of the committed log sees.
+(``coordinator.replay``) from what a consumer of the committed log sees.
 
 The log is replayed **as of the run's ``now``**: later records were not yet written then. A lake without the
 topic is refused (``LakeSourceError``): "no groups" would let consumed retention treat every topic as unread.
@@ -8,11 +8,10 @@ topic is refused (``LakeSourceError``): "no groups" would let consumed retention
 
 from __future__ import annotations
 
+from kafka_segments.coordinator.replay import PartitionReplay
+from kafka_segments.coordinator.snapshot import ReplayResult, build_snapshot
 from kafka_segments.errors import LakeError
-from kafka_segments.lake.history import location_of
 from kafka_segments.lake.reader import iter_visible_batches
-from kafka_segments.offsets.coordinator_replay import PartitionReplay
-from kafka_segments.offsets.coordinator_snapshot import ReplayResult, build_snapshot
 from kafka_segments.state import Manifest, OffsetSnapshot, PartitionState
 from kafka_segments.storage.base import ObjectStore
 
@@ -71,5 +70,5 @@ def replay_partition(
         records = batch.records
         if as_of_ms is not None and batch.header.max_timestamp > as_of_ms:
             records = tuple(record for record in records if record.timestamp <= as_of_ms)
-        replay.replay_batch(batch.header, records, segment=location_of(store, batch.segment.key))
+        replay.replay_batch(batch.header, records, segment=store.location(batch.segment.key))
     return replay.result()

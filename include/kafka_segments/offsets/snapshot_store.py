@@ -15,14 +15,14 @@ import re
 import time
 from dataclasses import dataclass, field, replace
 
+from kafka_segments.clock import wall_clock_ms
 from kafka_segments.errors import (
     ConditionalWriteConflictError,
     LakeError,
     ObjectAlreadyExistsError,
     ObjectNotFoundError,
 )
-from kafka_segments.lake.codec import dump_json
-from kafka_segments.lake.history import location_of
+from kafka_segments.lake.json_document import dump_json
 from kafka_segments.lake.layout import META_PREFIX
 from kafka_segments.offsets.snapshot_codec import snapshot_from_json, snapshot_to_json
 from kafka_segments.offsets.snapshot_fields import (
@@ -131,7 +131,7 @@ def store_snapshot(store: ObjectStore, snapshot: OffsetSnapshot) -> StoredSnapsh
     data = snapshot_to_json(snapshot)
     snapshot_id = snapshot_id_of(data)
     key = snapshot_key(snapshot_id)
-    location = location_of(store, key)
+    location = store.location(key)
     canonical = snapshot_from_json(data, location=location)
     _create_or_match(store, key, data, location=location)
     return StoredSnapshot(snapshot_id=snapshot_id, key=key, snapshot=canonical)
@@ -170,7 +170,7 @@ def read_snapshot(store: ObjectStore, snapshot_id: str) -> OffsetSnapshot:
         SnapshotFormatError: the object is not a valid snapshot.
     """
     key = snapshot_key(snapshot_id)
-    location = location_of(store, key)
+    location = store.location(key)
     data = _get_or_none(store, key)
     if data is None:
         raise SnapshotNotFoundError(f"no offset snapshot {snapshot_id} in the lake", location=location)
@@ -225,14 +225,14 @@ def pin_snapshot(
         ObjectStoreError: the store failed.
     """
     key = pin_key(now_ms)
-    location = location_of(store, key)
+    location = store.location(key)
     try:
         store.head(snapshot_key(snapshot_id))
     except ObjectNotFoundError:
         raise SnapshotNotFoundError(
             f"cannot pin offset snapshot {snapshot_id}: it is not stored in the lake", location=location
         ) from None
-    pinned_at = time.time_ns() // 1_000_000 if pinned_at_ms is None else pinned_at_ms
+    pinned_at = wall_clock_ms() if pinned_at_ms is None else pinned_at_ms
     pin = SnapshotPin(now_ms=now_ms, snapshot_id=snapshot_id, source=source, pinned_at_ms=pinned_at)
     data = _pin_to_json(pin)
     _read_pin_bytes(data, location=location, now_ms=now_ms)  # never write what could not be read back
@@ -260,7 +260,7 @@ def read_pin(store: ObjectStore, now_ms: int) -> SnapshotPin | None:
     """
     key = pin_key(now_ms)
     data = _get_or_none(store, key)
-    return None if data is None else _read_pin_bytes(data, location=location_of(store, key), now_ms=now_ms)
+    return None if data is None else _read_pin_bytes(data, location=store.location(key), now_ms=now_ms)
 
 
 def list_pins(store: ObjectStore) -> list[int]:

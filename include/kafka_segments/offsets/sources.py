@@ -5,11 +5,11 @@ The source modules are imported only when used, so reading a file never loads a 
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Literal
 
+from kafka_segments.clock import wall_clock_ms
 from kafka_segments.errors import KafkaSegmentsError, NoCommittedStateError
 from kafka_segments.state import Manifest, OffsetSnapshot
 from kafka_segments.storage.base import ObjectStore
@@ -124,7 +124,7 @@ def _from_kafka(
     try:
         return snapshot_from_kafka(
             admin,
-            taken_at_ms=time.time_ns() // 1_000_000 if taken_at_ms is None else taken_at_ms,
+            taken_at_ms=wall_clock_ms() if taken_at_ms is None else taken_at_ms,
             source=source,
             groups=groups,
             topics=topics,

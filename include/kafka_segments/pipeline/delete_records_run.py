@@ -7,11 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.config import Config
 from kafka_segments.lake.adoption import AdoptionResult
 from kafka_segments.lake.recover import recover
-from kafka_segments.lake.runs import Clock, wall_clock_ms
-from kafka_segments.lake.transaction import LakeTransaction, RunOutcome
+from kafka_segments.lake.runs import RunOutcome
+from kafka_segments.lake.transaction import LakeTransaction
 from kafka_segments.pipeline.run_changes import apply_plan
 from kafka_segments.retention.consumed import ConsumedIndexes
 from kafka_segments.retention.delete_records import (

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from kafka_segments.lake.runs import wall_clock_ms
+from kafka_segments.clock import wall_clock_ms
 from kafka_segments.offsets.snapshot_codec import load_snapshot_file
 from kafka_segments.offsets.snapshot_store import (
     pin_snapshot,

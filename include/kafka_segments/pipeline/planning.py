@@ -3,46 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 from kafka_segments.config import Config
 from kafka_segments.lake.adoption_report import AdoptionResult
+from kafka_segments.lake.runs import ALL_PARTITIONS, Selection
 from kafka_segments.pipeline.engines.base import Engine, TopicPlanTask
 from kafka_segments.retention.plan import RetentionPlan
 from kafka_segments.state import OffsetSnapshot, PartitionState
 from kafka_segments.topic_partition import TopicPartition
-
-
-@dataclass(frozen=True, slots=True)
-class Selection:
-    """The partitions a run plans (``None``: all). Adoption always covers the whole lake."""
-
-    topics: tuple[str, ...] | None = None
-    partitions: tuple[TopicPartition, ...] | None = None
-    _topic_set: frozenset[str] | None = field(init=False, repr=False, compare=False, default=None)
-    _partition_set: frozenset[TopicPartition] | None = field(
-        init=False, repr=False, compare=False, default=None
-    )
-
-    def __post_init__(self) -> None:
-        # membership is tested once per partition of the lake: sets keep a run linear in the partitions
-        object.__setattr__(self, "_topic_set", None if self.topics is None else frozenset(self.topics))
-        topic_partitions = None if self.partitions is None else frozenset(self.partitions)
-        object.__setattr__(self, "_partition_set", topic_partitions)
-
-    def __contains__(self, topic_partition: object) -> bool:
-        if not isinstance(topic_partition, TopicPartition):
-            return False
-        if self._topic_set is not None and topic_partition.topic not in self._topic_set:
-            return False
-        return self._partition_set is None or topic_partition in self._partition_set
-
-    def select(self, states: Sequence[PartitionState]) -> list[PartitionState]:
-        return [state for state in states if state.topic_partition in self]
-
-
-ALL_PARTITIONS = Selection()
-"""Plan every partition."""
 
 
 def adoption_quarantine(adoption: AdoptionResult) -> dict[TopicPartition, str]:

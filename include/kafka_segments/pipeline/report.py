@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from kafka_segments.lake.transaction import RunOutcome
+from kafka_segments.lake.runs import RunOutcome
 from kafka_segments.pipeline.compaction.report import compaction_report_lines
 from kafka_segments.pipeline.metrics import run_metrics
 from kafka_segments.retention.consumed import ConsumedBound, ConsumedStatus
@@ -195,8 +195,9 @@ def render_report(document: Mapping[str, Any]) -> str:
         )
     gc = document.get("gc")
     if gc is not None:
+        deleted = "would delete" if gc.get("dry_run") else "deleted"
         lines.append(
-            f"gc: deleted {len(gc['deleted'])} retired segment(s), {len(gc['waiting'])} waiting for "
+            f"gc: {deleted} {len(gc['deleted'])} retired segment(s), {len(gc['waiting'])} waiting for "
             "file.delete.delay.ms"
         )
     return "\n".join(lines) + "\n"

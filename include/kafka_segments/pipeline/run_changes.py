@@ -10,11 +10,11 @@ from dataclasses import dataclass
 
 from kafka_segments.config import Config
 from kafka_segments.lake.adoption_report import AdoptionResult
-from kafka_segments.lake.runs import RunRecord
+from kafka_segments.lake.runs import RunRecord, Selection
 from kafka_segments.lake.staging import retire
 from kafka_segments.pipeline.compaction.stage import CompactionResult, compact_states
 from kafka_segments.pipeline.engines.base import Engine
-from kafka_segments.pipeline.planning import Selection, adoption_quarantine, plan_adopted
+from kafka_segments.pipeline.planning import adoption_quarantine, plan_adopted
 from kafka_segments.retention.plan import PartitionPlan, RetentionPlan
 from kafka_segments.state import OffsetSnapshot, PartitionState, RetiredObject
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.config import Config
 from kafka_segments.config.catalogue import (
     DEFAULT_RETAIN_MANIFESTS,
@@ -11,7 +12,6 @@ from kafka_segments.config.catalogue import (
 )
 from kafka_segments.lake.gc import collect_garbage
 from kafka_segments.lake.gc_report import GcReport
-from kafka_segments.lake.runs import Clock, wall_clock_ms
 from kafka_segments.storage.base import ObjectStore
 
 

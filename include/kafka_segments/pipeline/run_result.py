@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from kafka_segments.lake.adoption_report import AdoptionResult
 from kafka_segments.lake.gc_report import GcReport
 from kafka_segments.lake.recover import RecoverReport
-from kafka_segments.lake.transaction import RunOutcome
+from kafka_segments.lake.runs import RunOutcome
 from kafka_segments.pipeline.compaction.results import CompactionResult
 from kafka_segments.pipeline.offsets_input import ResolvedOffsets
 from kafka_segments.retention.plan import RetentionPlan

@@ -11,37 +11,37 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.config import Config
 from kafka_segments.errors import LakeError, RunStateError
 from kafka_segments.lake.adoption import adopt_objects
 from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.gc_report import GcReport
-from kafka_segments.lake.history import location_of, read_head
-from kafka_segments.lake.runs import Clock, Outcome, RunRecord, read_outcome, wall_clock_ms
-from kafka_segments.lake.staging import build_manifest
-from kafka_segments.lake.transaction import LakeTransaction, RunOutcome
-from kafka_segments.offsets.lake_source import CONSUMER_OFFSETS_TOPIC
-from kafka_segments.offsets.snapshot_codec import snapshot_to_json
-from kafka_segments.pipeline.engines.base import Engine
-from kafka_segments.pipeline.offsets_input import OffsetsChoice, ResolvedOffsets, resolve_offsets
-from kafka_segments.pipeline.planning import ALL_PARTITIONS, Selection
-from kafka_segments.pipeline.run_files import (
+from kafka_segments.lake.history import read_head
+from kafka_segments.lake.run_folder import (
     INPUT_MANIFEST,
     OFFSETS,
     PLAN,
     REPORT,
-    REQUEST,
     STAGED,
     STAGED_FORMAT_VERSION,
     VALIDATION,
-    RunRequest,
-    read_request,
+    has_run_file,
+    read_outcome,
+    read_run,
+    read_run_bytes,
     read_run_json,
     read_run_json_or_none,
-    read_run_offsets,
     run_file_key,
-    write_run_file,
+    write_run_json,
 )
+from kafka_segments.lake.runs import ALL_PARTITIONS, RunOutcome, RunRecord, RunRequest, Selection
+from kafka_segments.lake.staging import build_manifest
+from kafka_segments.lake.transaction import LakeTransaction
+from kafka_segments.offsets.lake_source import CONSUMER_OFFSETS_TOPIC
+from kafka_segments.offsets.snapshot_codec import snapshot_from_json, snapshot_to_json
+from kafka_segments.pipeline.engines.base import Engine
+from kafka_segments.pipeline.offsets_input import OffsetsChoice, ResolvedOffsets, resolve_offsets
 from kafka_segments.state import Manifest
 from kafka_segments.storage.base import ObjectStore
 
@@ -54,23 +54,24 @@ __all__ = [
     "OFFSETS",
     "PLAN",
     "REPORT",
-    "REQUEST",
     "STAGED",
     "VALIDATION",
     "CommitOutcome",
-    "RunRequest",
     "StagedRun",
     "ValidationGateError",
     "commit_staged",
     "execute_run",
     "finish_run",
     "prepare_run",
-    "read_request",
+    "read_prepared_run",
     "read_run_json",
     "read_run_offsets",
     "reject_run",
     "snapshot_offsets",
 ]
+
+RUN_OPERATION = "run"
+"""The operation of a run the stages prepare (``run.json``)."""
 
 VIEW_RUN_ID = "offsets-view"
 """The run id of the throwaway adoption that lets the ``lake`` offsets source see uploaded segments."""
@@ -119,41 +120,73 @@ def prepare_run(
     labels: Mapping[str, str] | None = None,
     run_id: str | None = None,
     clock: Clock = wall_clock_ms,
-) -> RunRequest:
-    """Register the run on the current head and record what it is asked to do (``request.json``), with the
+) -> RunRecord:
+    """Register the run on the current head with what it is asked to do (its ``run.json``), and the
     offsets snapshot it uses (``offsets.json``: a dry run's snapshot is stored nowhere else).
 
-    Preparing an already prepared run id again returns its stored request (a retried task)."""
-    if run_id is not None:
-        existing = read_run_json_or_none(store, run_id, REQUEST)
-        if existing is not None:
-            return RunRequest.from_dict(existing)
-    txn = LakeTransaction.begin(
-        store, now_ms=now_ms, operation="run", dry_run=dry_run, run_id=run_id, clock=clock
-    )
+    Preparing an already prepared run id again returns its stored record (a retried task)."""
     request = RunRequest(
-        run_id=txn.run_id,
-        now_ms=txn.now_ms,
-        base_version=txn.run.base_version,
-        dry_run=txn.dry_run,
-        topics=selection.topics,
-        partitions=selection.partitions,
+        selection=selection,
         offsets_snapshot_id=None if offsets is None else offsets.snapshot_id,
         offsets_origin=None if offsets is None else offsets.origin,
         offsets_note="" if offsets is None else offsets.note,
         labels=dict(labels or {}),
     )
-    if offsets is not None:
+    txn = LakeTransaction.begin(
+        store,
+        now_ms=now_ms,
+        operation=RUN_OPERATION,
+        dry_run=dry_run,
+        run_id=run_id,
+        request=request,
+        clock=clock,
+    )
+    record = txn.run
+    stored = record.request.offsets_origin is None or has_run_file(store, record.run_id, OFFSETS)
+    if offsets is not None and not stored:  # a retried task keeps the first one's
         txn.write_bytes(OFFSETS, snapshot_to_json(offsets.snapshot))
-    txn.write_file(REQUEST, request.to_dict())
-    return request
+    return record
+
+
+def read_prepared_run(store: ObjectStore, run_id: str) -> RunRecord:
+    """The record of a run ``prepare_run`` registered.
+
+    Raises:
+        RunStateError: no such run, or the run is another operation's (adopt, delete-records, a fence).
+    """
+    return _prepared(store, read_run(store, run_id))
+
+
+def _prepared(store: ObjectStore, record: RunRecord) -> RunRecord:
+    if record.operation != RUN_OPERATION:
+        raise RunStateError(
+            f"run {record.run_id!r} is a {record.operation!r} run, not one prepared by the run's stages",
+            location=store.location(run_file_key(record.run_id, "")),
+        )
+    return record
+
+
+def read_run_offsets(store: ObjectStore, record: RunRecord) -> ResolvedOffsets | None:
+    """The offsets snapshot the run uses (from its folder; ``None``: the run has none).
+
+    Raises:
+        RunStateError: the run names a snapshot its folder lacks.
+    """
+    request = record.request
+    if request.offsets_origin is None:
+        return None
+    data = read_run_bytes(store, record.run_id, OFFSETS)
+    snapshot = snapshot_from_json(data, location=store.location(run_file_key(record.run_id, OFFSETS)))
+    return ResolvedOffsets(
+        snapshot, request.offsets_snapshot_id, request.offsets_origin, request.offsets_note
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class StagedRun:
     """What ``execute_run`` staged."""
 
-    request: RunRequest
+    record: RunRecord
     result: RunResult
     changed: bool
     """Whether a new manifest was staged (something to commit)."""
@@ -185,39 +218,39 @@ def execute_run(
     from kafka_segments.pipeline.run_changes import plan_changes
     from kafka_segments.pipeline.run_result import RunResult
 
-    request = read_request(store, run_id)
     txn = LakeTransaction.resume(store, run_id, clock=clock)
+    record = _prepared(store, txn.run)
     if txn.ended() is not None:
         raise RunStateError(
-            f"run {run_id!r} has already ended", location=location_of(store, run_file_key(run_id, ""))
+            f"run {run_id!r} has already ended", location=store.location(run_file_key(run_id, ""))
         )
     engine = InlineEngine(store) if engine is None else engine
     adoption = txn.adopt(reader=engine.reader(txn.run))
-    offsets = read_run_offsets(store, request)
+    offsets = read_run_offsets(store, record)
     changes = plan_changes(
         adoption,
         config,
         run=txn.run,
         engine=engine,
         snapshot=None if offsets is None else offsets.snapshot,
-        selection=request.selection,
+        selection=record.selection,
     )
     txn.write_bytes(INPUT_MANIFEST, manifest_to_json(txn.proposed(adoption.partitions)))
     txn.write_file(PLAN, plan_document(txn.run, changes, offsets))
     changed = txn.stage(changes.partitions, retired=changes.retired)
     result = RunResult(
-        run_id,
-        request.now_ms,
-        request.dry_run,
-        txn.run.base_version,
-        None,
-        offsets,
-        adoption,
-        changes.plan,
+        run_id=run_id,
+        now_ms=record.now_ms,
+        dry_run=record.dry_run,
+        base_version=record.base_version,
+        committed_version=None,
+        offsets=offsets,
+        adoption=adoption,
+        plan=changes.plan,
         compaction=changes.compaction,
         previous_now_ms=None if txn.base is None else txn.base.now_ms,
     )
-    staged = StagedRun(request, result, changed, engine.name)
+    staged = StagedRun(record, result, changed, engine.name)
     txn.write_file(STAGED, _staged_document(staged))
     return staged
 
@@ -242,10 +275,10 @@ def _staged_document(staged: StagedRun) -> dict[str, Any]:
     report = run_to_dict(staged.result)
     report["outcome"] = "staged" if staged.changed else RunOutcome.NOTHING_TO_CHANGE.value
     report["engine"] = staged.engine
-    report["labels"] = dict(staged.request.labels)
+    report["labels"] = dict(staged.record.request.labels)
     return {
         "format_version": STAGED_FORMAT_VERSION,
-        "run_id": staged.request.run_id,
+        "run_id": staged.record.run_id,
         "changed": staged.changed,
         "report": report,
     }
@@ -280,15 +313,23 @@ def commit_staged(
     return CommitOutcome(run_id, outcome, txn.committed_version)
 
 
-def reject_run(store: ObjectStore, run_id: str, *, reason: str, clock: Clock = wall_clock_ms) -> None:
-    """End the run without a commit (its validation failed); its staged objects are swept later."""
+def reject_run(
+    store: ObjectStore,
+    run_id: str,
+    *,
+    reason: str,
+    outcome: RunOutcome = RunOutcome.REJECTED,
+    clock: Clock = wall_clock_ms,
+) -> None:
+    """End the run without a commit, as ``outcome`` (by default: its validation failed); its staged objects
+    are swept later."""
     txn = LakeTransaction.resume(store, run_id, clock=clock)
     if txn.ended() is None:
-        txn.abort(reason)
+        txn.abort(reason, outcome=outcome)
 
 
 def _check_validation(store: ObjectStore, run_id: str) -> None:
-    location = location_of(store, run_file_key(run_id, VALIDATION))
+    location = store.location(run_file_key(run_id, VALIDATION))
     document = read_run_json_or_none(store, run_id, VALIDATION)
     if document is None:
         raise ValidationGateError(
@@ -313,16 +354,15 @@ def finish_run(
     ended = read_outcome(store, run_id)
     if ended is None:
         report["outcome"] = "not committed"
-    elif ended.outcome is Outcome.COMMITTED:
-        report["outcome"] = RunOutcome.COMMITTED.value
-        report["committed_version"] = ended.version
     else:
-        report["outcome"] = RunOutcome.DRY_RUN.value if report.get("dry_run") else ended.reason or "aborted"
+        report["outcome"] = ended.label
+        if ended.run_outcome is RunOutcome.COMMITTED:
+            report["committed_version"] = ended.version
     validation = read_run_json_or_none(store, run_id, VALIDATION)
     report["validation"] = None if validation is None else _validation_summary(validation)
     report["gc"] = None if gc is None else dict(gc) if isinstance(gc, Mapping) else gc.to_dict()
     report["report_key"] = run_file_key(run_id, REPORT)
-    write_run_file(store, run_id, REPORT, report)
+    write_run_json(store, run_id, REPORT, report)
     return report
 
 

@@ -100,13 +100,16 @@ _DEFAULT_START = Bound(BoundKind.EARLIEST, "startingOffsets")
 _DEFAULT_END = Bound(BoundKind.LATEST, "endingOffsets")
 
 
-def parse_options(options: Mapping[str, str]) -> ReadOptions:
+def parse_options(options: Mapping[str, object]) -> ReadOptions:
     """The read options of ``options`` (Spark's option map: names are case-insensitive, values strings).
+    A value given as a Python ``int`` or ``bool`` means its text (``1`` is ``"1"``, ``True`` is ``"true"``),
+    as Spark's ``DataFrameReader.option`` takes them; any other type is refused naming the option.
 
     Raises:
-        ReadOptionError: an option is malformed or contradicts another.
+        ReadOptionError: an option is malformed, of a type that is not a string, an int or a bool, or
+            contradicts another.
     """
-    given = {name.lower(): value for name, value in options.items()}
+    given = {_option_name(name): _option_text(name, value) for name, value in options.items()}
     return ReadOptions(
         subscription=_subscription(given),
         starting=_bound(given, "starting", _DEFAULT_START),
@@ -120,6 +123,30 @@ def parse_options(options: Mapping[str, str]) -> ReadOptions:
         starting_strategy_latest=_strategy(given),
         max_bytes_per_partition=_max_bytes(given),
     )
+
+
+def _option_name(name: object) -> str:
+    if not isinstance(name, str):
+        raise ReadOptionError(_shown(name), f"an option's name must be a string, not {type(name).__name__}")
+    return name.lower()
+
+
+def _option_text(name: str, value: object) -> str:
+    """``value`` as the option's text: a string as is, a bool as ``true``/``false``, an int in decimal."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    raise ReadOptionError(
+        name, f"{_shown(value)} is a {type(value).__name__}: give a string (or an int or a bool)"
+    )
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
 
 
 def _subscription(given: Mapping[str, str]) -> Subscription:

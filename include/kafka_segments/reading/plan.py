@@ -25,11 +25,11 @@ class ReadPlan:
     tasks: tuple[SegmentTask, ...]
 
 
-def as_options(options: Mapping[str, str] | ReadOptions) -> ReadOptions:
+def as_options(options: Mapping[str, object] | ReadOptions) -> ReadOptions:
     return options if isinstance(options, ReadOptions) else parse_options(options)
 
 
-def plan_read(store: ObjectStore, options: Mapping[str, str] | ReadOptions) -> ReadPlan:
+def plan_read(store: ObjectStore, options: Mapping[str, object] | ReadOptions) -> ReadPlan:
     """The plan of a read of ``store`` with ``options`` (Spark's Kafka option names).
 
     Raises:

@@ -18,7 +18,7 @@ from kafka_segments.storage.base import ObjectStore
 
 
 def read_lake(
-    lake: str | os.PathLike[str] | ObjectStore, options: Mapping[str, str] | ReadOptions
+    lake: str | os.PathLike[str] | ObjectStore, options: Mapping[str, object] | ReadOptions
 ) -> Iterator[Any]:
     """The records ``options`` select, as ``pyarrow.RecordBatch`` es, partition by partition in offset order.
 

@@ -34,7 +34,6 @@ import numpy as np
 import numpy.typing as npt
 
 from kafka_segments.errors import CorruptRecordError, ObjectNotFoundError, PreconditionFailedError
-from kafka_segments.lake.history import location_of
 from kafka_segments.lake.reader import pinned_range, read_segment
 from kafka_segments.reading.spans import ByteSpan
 from kafka_segments.reading.tasks import SegmentTask
@@ -77,7 +76,7 @@ def task_pieces(store: ObjectStore, task: SegmentTask) -> Iterator[TaskColumns]:
     """
     span = task.span
     segment = task.segment
-    where = location_of(store, segment.key)
+    where = store.location(segment.key)
     if span is None:
         yield from _pieces(read_segment(store, segment), where, origin=0, after=tuple)
         return
@@ -102,7 +101,7 @@ def segment_pieces(store: ObjectStore, segment: SegmentEntry) -> Iterator[Decode
         SegmentObjectMismatchError: the object is not what the manifest recorded.
         CorruptRecordError: a batch is damaged.
     """
-    where = location_of(store, segment.key)
+    where = store.location(segment.key)
     for columns in decode_record_pieces(read_segment(store, segment), segment=where):
         yield columns, where
         del columns

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kafka_segments.errors import CorruptRecordError, ObjectNotFoundError, PreconditionFailedError
-from kafka_segments.lake.history import location_of
 from kafka_segments.lake.reader import pinned_range, read_segment, visible_segments
 from kafka_segments.lake.time_pin import time_floor
 from kafka_segments.reading.spans import index_entries
@@ -48,7 +47,7 @@ def offset_for_timestamp(
     segment = next((s for s in visible_segments(state) if s.largest_timestamp_ms >= timestamp_ms), None)
     if segment is None:
         return None
-    where = location_of(store, segment.key)
+    where = store.location(segment.key)
     data, table = _from_floor(store, segment, time_floor(store, segment, timestamp_ms), where=where)
     reaching = np.flatnonzero((table.max_timestamp >= timestamp_ms) & (table.last_offset >= log_start))
     if reaching.size == 0:

@@ -5,7 +5,9 @@ records it (``manifest``: ``SegmentEntry``, ``PartitionState``, ``OpenTransactio
 Pure data: nothing here reads a store or decides what to keep (docs/architecture.md)."""
 
 from kafka_segments.state.manifest import (
+    MANIFEST_FORMAT_2,
     MANIFEST_FORMAT_VERSION,
+    MANIFEST_FORMATS,
     Manifest,
     OpenTransaction,
     PartitionState,
@@ -26,6 +28,8 @@ from kafka_segments.state.offsets import (
 
 __all__ = [
     "GROUP_STATES",
+    "MANIFEST_FORMATS",
+    "MANIFEST_FORMAT_2",
     "MANIFEST_FORMAT_VERSION",
     "SNAPSHOT_FORMAT_VERSION",
     "CommittedOffset",

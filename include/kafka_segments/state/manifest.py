@@ -13,6 +13,10 @@ from enum import Enum
 from kafka_segments.topic_partition import TopicPartition
 
 MANIFEST_FORMAT_VERSION = 1
+MANIFEST_FORMAT_2 = 2
+"""A small root per version and immutable pieces per partition (docs/metadata-format-2.md)."""
+MANIFEST_FORMATS = frozenset({MANIFEST_FORMAT_VERSION, MANIFEST_FORMAT_2})
+"""The manifest formats this build reads and writes."""
 
 
 class SegmentOrigin(Enum):

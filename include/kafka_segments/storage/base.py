@@ -79,13 +79,20 @@ class ObjectStore(Protocol):
         """The store's location, for messages (``s3://bucket/prefix/`` or a local path)."""
         ...
 
+    def location(self, key: str) -> str:
+        """``key``'s full location, for messages (``s3://bucket/prefix/key`` or a local path);
+        ``key_location`` gives it from ``describe()``."""
+        ...
+
     def get(self, key: str) -> bytes:
         """The object's bytes. Raises ``ObjectNotFoundError``."""
         ...
 
-    def get_range(self, key: str, *, start: int, end: int) -> bytes:
-        """Bytes ``[start, end)`` of the object, clipped to its size like a slice. Raises
-        ``ObjectNotFoundError``; ``ValueError`` if ``start < 0`` or ``end < start``."""
+    def get_range(self, key: str, *, start: int, end: int, if_match: str | None = None) -> bytes:
+        """Bytes ``[start, end)`` of the object, clipped to its size like a slice. ``if_match``: of that
+        etag's version only, else ``PreconditionFailedError`` (the conditional ranged read: a range of the
+        version a manifest names, never a mix of two). Raises ``ObjectNotFoundError``; ``ValueError`` if
+        ``start < 0`` or ``end < start``."""
         ...
 
     def head(self, key: str) -> ObjectMeta:
@@ -147,6 +154,11 @@ class MappingStore(ObjectStore, Protocol):
     def mapped_unchanged(self, mapped: MappedObject) -> bool:
         """Whether the object ``mapped`` maps is unchanged since (its bytes are the version mapped)."""
         ...
+
+
+def key_location(root: str, key: str) -> str:
+    """``key``'s full location under a store's ``describe()`` text ``root`` (what ``location`` returns)."""
+    return root + key if root.endswith("/") else f"{root}/{key}"
 
 
 def validate_key(key: str, *, location: str) -> str:

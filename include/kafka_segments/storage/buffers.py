@@ -68,12 +68,6 @@ def etag_mismatch(expected: str, found: str, *, location: str) -> None:
         )
 
 
-def object_location(store: ObjectStore, key: str) -> str:
-    """``<store>/<key>`` for messages (S3 stores describe themselves with a trailing ``/``)."""
-    where = store.describe()
-    return f"{where}{key}" if where.endswith("/") else f"{where}/{key}"
-
-
 def read_into(
     store: ObjectStore,
     key: str,
@@ -95,7 +89,7 @@ def read_into(
     """
     if isinstance(store, ReadIntoStore):
         return store.get_into(key, out, verify_checksum=verify_checksum, progress=progress, if_match=if_match)
-    location = object_location(store, validate_key(key, location=store.describe()))
+    location = store.location(validate_key(key, location=store.describe()))
     view = writable_view(out, location=location)
     check_etag(store, key, if_match, location=location)
     data = store.get(key)

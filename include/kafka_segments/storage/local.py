@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from kafka_segments.errors import (
     ForeignObjectError,
@@ -38,10 +38,12 @@ from kafka_segments.storage.base import (
     UpdateIfMatch,
     WritableBuffer,
     check_range,
+    key_location,
     validate_key,
     validate_prefix,
 )
 from kafka_segments.storage.buffers import check_fits, etag_mismatch, writable_view
+from kafka_segments.storage.local_files import fsync_dir, link_reason
 from kafka_segments.storage.local_mapping import MappedObject, map_file
 from kafka_segments.storage.local_mapping import StatKey as _StatKey
 from kafka_segments.storage.local_mapping import stat_key as _stat_key
@@ -58,14 +60,6 @@ def _write_fully(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 class LocalStore:
     """Objects as files under ``root`` (created on the first write)."""
 
@@ -75,6 +69,9 @@ class LocalStore:
 
     def describe(self) -> str:
         return str(self.root)
+
+    def location(self, key: str) -> str:
+        return key_location(self.describe(), key)
 
     def __str__(self) -> str:
         return self.describe()
@@ -96,12 +93,33 @@ class LocalStore:
         with self._os_errors(path):
             return path.read_bytes()
 
-    def get_range(self, key: str, *, start: int, end: int) -> bytes:
+    def get_range(self, key: str, *, start: int, end: int, if_match: str | None = None) -> bytes:
+        """Bytes ``[start, end)`` (``ObjectStore.get_range``), clipped to the file's size *before* reading: a
+        read allocates what it asks for, so ``end`` past the file (a tampered manifest's ``size``) must not
+        be asked for. ``if_match``: compared with the etag (sha256) of the file opened and read from, known
+        or hashed; a write in place while read fails it too."""
         check_range(start, end)
         path = self._readable(key)
         with self._os_errors(path), path.open("rb") as f:
+            opened = _stat_key(os.fstat(f.fileno()))
+            if if_match is not None:
+                etag_mismatch(if_match, self._open_file_etag(key, f, opened), location=str(path))
             f.seek(start)
-            return f.read(end - start)
+            data = f.read(max(0, min(end, os.fstat(f.fileno()).st_size) - start))
+            if if_match is not None and _stat_key(os.fstat(f.fileno())) != opened:
+                raise PreconditionFailedError("the object changed while read", location=str(path))
+            return data
+
+    def _open_file_etag(self, key: str, f: BinaryIO, version: _StatKey) -> str:
+        """The etag of ``key``'s open file ``f`` (stat key ``version``): known, else hashed and remembered."""
+        cached = self._etags.get(key)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        f.seek(0)
+        etag = _hash_stream(f)
+        if _stat_key(os.fstat(f.fileno())) == version:
+            self._etags[key] = (version, etag)
+        return etag
 
     def get_into(
         self,
@@ -253,7 +271,7 @@ class LocalStore:
                         if isinstance(mode, UpdateIfMatch):
                             self._check_etag(path, mode.etag)
                         os.replace(temp, path)
-                _fsync_dir(path.parent)
+                fsync_dir(path.parent)
             finally:
                 temp.unlink(missing_ok=True)
         self._remember(key, path, inode, etag)
@@ -316,14 +334,14 @@ class LocalStore:
         path = self.root / validate_key(key, location=self.describe())
         linked = self._linked_folder(key.split("/")[:-1])
         if linked is not None:
-            raise ForeignObjectError(_link_reason("folder", linked), location=str(path))
+            raise ForeignObjectError(link_reason("folder", linked), location=str(path))
         return path
 
     def _readable(self, key: str) -> Path:
         """``_path``, and the file itself must not be a symbolic link."""
         path = self._path(key)
         if path.is_symlink():
-            raise ForeignObjectError(_link_reason("file", path), location=str(path))
+            raise ForeignObjectError(link_reason("file", path), location=str(path))
         return path
 
     def _linked_folder(self, folders: Sequence[str]) -> Path | None:
@@ -359,20 +377,13 @@ class LocalStore:
             ) from exc
 
 
-def _link_reason(what: str, link: Path) -> str:
-    try:
-        target = os.readlink(link)
-    except OSError:
-        target = "?"
-    return (
-        f"a symbolic link ({what} {link} -> {target}): a local lake does not follow links, whose bytes "
-        "would come from outside its root"
-    )
-
-
 def _hash_file(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as f:
-        while chunk := f.read(_CHUNK):
-            digest.update(chunk)
+        return _hash_stream(f)
+
+
+def _hash_stream(f: BinaryIO) -> str:
+    digest = hashlib.sha256()
+    while chunk := f.read(_CHUNK):
+        digest.update(chunk)
     return digest.hexdigest()

@@ -6,6 +6,10 @@ The boto3 client is built lazily from the standard AWS settings, and dropped whe
 which never repeat a body read. ``UpdateIfMatch`` on a missing key raises ``PreconditionFailedError``, as
 locally.
 
+Before its first write (put, delete) in a process, the store proves that the endpoint honours conditional
+writes (``s3_probe``: one probe per endpoint, bucket and prefix per process; reads never probe), else it
+refuses with ``ConditionalWritesUnsupportedError``.
+
 ``get_into(..., verify_checksum=False)`` skips botocore's response checksum (a second client with
 ``when_required``) for callers that check the bytes themselves: the manifest's sha256, or every batch's
 CRC-32C of an ``If-Match`` read. It costs more than a CRC-32C pass over every batch (bench/RESULTS.md)."""
@@ -36,11 +40,13 @@ from kafka_segments.storage.base import (
     UpdateIfMatch,
     WritableBuffer,
     check_range,
+    key_location,
     validate_key,
     validate_prefix,
 )
-from kafka_segments.storage.buffers import check_fits, writable_view
+from kafka_segments.storage.buffers import check_fits, etag_mismatch, writable_view
 from kafka_segments.storage.s3_errors import READ_ATTEMPTS, retried, translate_s3_error, transport_errors
+from kafka_segments.storage.s3_probe import ProbeTarget, ensure_conditional_writes
 from kafka_segments.storage.s3_session import new_session
 
 __all__ = ["DELETE_BATCH_SIZE", "READ_CHUNK_BYTES", "S3Store"]
@@ -79,9 +85,14 @@ class S3Store:
         self._client: Any = None
         self._unverified_client: Any = None
         self._client_lock = threading.Lock()
+        # The endpoint this store proved honours conditional writes (it travels with a pickled store).
+        self._writes_checked_at: str | None = None
 
     def describe(self) -> str:
         return f"s3://{self.bucket}/{self.prefix}"
+
+    def location(self, key: str) -> str:
+        return key_location(self.describe(), key)
 
     def __str__(self) -> str:
         return self.describe()
@@ -99,6 +110,13 @@ class S3Store:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._client_lock = threading.Lock()
+
+    def check_conditional_writes(self) -> None:
+        """Prove (once per process per endpoint, bucket and prefix) that the endpoint honours ``If-None-Match:
+        *`` and ``If-Match``; else ``ConditionalWritesUnsupportedError``, and nothing of the lake is written.
+        Every write calls it first (``s3_probe``)."""
+        target = ProbeTarget(client=self.client(), bucket=self.bucket, prefix=self.prefix)
+        self._writes_checked_at = ensure_conditional_writes(target, checked_at=self._writes_checked_at)
 
     def client(self) -> Any:
         """The boto3 S3 client (built on first use)."""
@@ -198,7 +216,9 @@ class S3Store:
         check_range(start, end)
         full = self._full_key(key)
         if start == end:  # an empty range cannot be expressed in a Range header
-            self.head(key)
+            found = self.head(key).etag
+            if if_match is not None:
+                etag_mismatch(if_match, found, location=self.location(key))
             return b""
         conditions = {} if if_match is None else {"IfMatch": if_match}
 
@@ -253,7 +273,7 @@ class S3Store:
                     key=str(item["Key"])[len(self.prefix) :],
                     size=int(item["Size"]),
                     etag=str(item["ETag"]),
-                    last_modified_ms=int(item["LastModified"].timestamp() * 1000),
+                    last_modified_ms=int(item["LastModified"].timestamp()) * 1000,  # seconds, as HEAD's
                 )
             if not page.get("IsTruncated") or not page.get("NextContinuationToken"):
                 return
@@ -263,6 +283,7 @@ class S3Store:
 
     def put(self, key: str, data: bytes, *, mode: PutMode = Overwrite()) -> PutResult:  # noqa: B008
         full = self._full_key(key)
+        self.check_conditional_writes()
         conditions: dict[str, str] = {}
         if isinstance(mode, Create):
             conditions["IfNoneMatch"] = "*"
@@ -274,6 +295,7 @@ class S3Store:
 
     def delete(self, key: str) -> None:
         full = self._full_key(key)
+        self.check_conditional_writes()
 
         def attempt() -> None:
             with self._translated(full):
@@ -283,6 +305,8 @@ class S3Store:
 
     def delete_many(self, keys: Iterable[str]) -> None:
         full_keys = [self._full_key(key) for key in keys]  # validate every key before deleting any
+        if full_keys:
+            self.check_conditional_writes()
         failed: dict[str, str] = {}
         for first in range(0, len(full_keys), DELETE_BATCH_SIZE):
             batch = full_keys[first : first + DELETE_BATCH_SIZE]

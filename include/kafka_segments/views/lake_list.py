@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from kafka_segments.errors import KafkaSegmentsError
 from kafka_segments.lake.reader import resolve_manifest
 from kafka_segments.storage.base import ObjectStore
-from kafka_segments.views.lake_view_history import Commit, history_of, read_report, summary_of
+from kafka_segments.views.lake_view_history import Commit, history_of, summary_of
+from kafka_segments.views.run_report import read_report
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +28,7 @@ class LakeSummary:
 
 def summarize_lake(store: ObjectStore, *, name: str) -> LakeSummary:
     """The row of the lake in ``store``, named ``name``; a lake that cannot be read (no committed state, a
-    manifest that is not valid, a store error) gets a row whose ``problem`` says why."""
+    manifest or head run report that is not valid, a store error) gets a row whose ``problem`` says why."""
     location = store.describe()
     try:
         manifest = resolve_manifest(store, None)

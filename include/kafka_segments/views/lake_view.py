@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from kafka_segments.config import Config
 from kafka_segments.lake.reader import resolve_manifest
@@ -23,7 +22,8 @@ from kafka_segments.topic_partition import TopicPartition
 from kafka_segments.views.describe import LakeDescription, describe_manifest
 from kafka_segments.views.describe_compaction import CompactionContext
 from kafka_segments.views.lake_view_groups import GroupView, group_views
-from kafka_segments.views.lake_view_history import History, read_history, read_report
+from kafka_segments.views.lake_view_history import History, read_history
+from kafka_segments.views.run_report import RunReport, read_report
 
 DEFAULT_HISTORY_VERSIONS = 100
 """How many of the newest retained manifest versions the history shows by default (one GET each)."""
@@ -85,7 +85,7 @@ def build_lake_view(
 
     Raises:
         NoCommittedStateError, ManifestVersionNotFoundError: see ``reader.resolve_manifest``.
-        ManifestFormatError: a manifest is not valid.
+        ManifestFormatError: a manifest or a run report is not valid (naming the object and the field).
     """
     manifest = resolve_manifest(store, version)
     if snapshot is None:
@@ -144,22 +144,17 @@ def _next(plan: PartitionPlan) -> NextRetention:
     )
 
 
-def uncleanable(report: Mapping[str, Any] | None) -> tuple[Uncleanable, ...]:
+def uncleanable(report: RunReport | None) -> tuple[Uncleanable, ...]:
     """The partitions a run's report names as quarantined by adoption or by a failed cleaning round."""
     if report is None:
         return ()
-    adoption = report.get("adoption")
-    compaction = report.get("compaction")
-    quarantined = adoption.get("quarantined", []) if isinstance(adoption, dict) else []
-    rounds = compaction.get("partitions", []) if isinstance(compaction, dict) else []
     found = [
-        Uncleanable(str(q.get("topic")), int(q.get("partition", -1)), f"adoption: {q.get('reason')}")
-        for q in quarantined
-        if isinstance(q, dict)
+        Uncleanable(q.topic_partition.topic, q.topic_partition.partition, f"adoption: {q.reason}")
+        for q in report.quarantined
     ]
     found += [
-        Uncleanable(str(r.get("topic")), int(r.get("partition", -1)), f"uncleanable: {r.get('error')}")
-        for r in rounds
-        if isinstance(r, dict) and r.get("status") == "quarantined"
+        Uncleanable(r.topic_partition.topic, r.topic_partition.partition, f"uncleanable: {r.error}")
+        for r in report.rounds
+        if r.status == "quarantined"
     ]
     return tuple(sorted(found, key=lambda u: (u.topic, u.partition)))

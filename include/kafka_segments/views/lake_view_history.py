@@ -6,19 +6,16 @@ when it has one: ``adopt``, ``fence`` and older runs may have none)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from kafka_segments.errors import ObjectNotFoundError
 from kafka_segments.lake.history import manifest_versions, read_manifest
-from kafka_segments.lake.layout import manifest_key, run_prefix
+from kafka_segments.lake.json_document import decode_json
+from kafka_segments.lake.layout import manifest_key
 from kafka_segments.state import MANIFEST_FORMAT_VERSION, Manifest
 from kafka_segments.storage.base import ObjectStore
+from kafka_segments.views.run_report import RunReport, read_report
 
-REPORT_NAME = "report.json"
-"""A committed run's report in its folder (docs/lake.md, "Layout")."""
 COMMITTED = "committed"
 
 
@@ -74,7 +71,8 @@ def read_history(store: ObjectStore, *, limit: int | None = None, head: Manifest
     again; ``None``: up to the newest). Older versions are read by ``version_summary``.
 
     Raises:
-        ManifestFormatError: a manifest is not valid (``lake.history.read_manifest``'s error).
+        ManifestFormatError: a manifest (``lake.history.read_manifest``'s error) or a run report
+            (``views.run_report.read_report``) is not valid.
     """
     versions = [v for v in manifest_versions(store) if head is None or v <= head.version]
     if limit is not None:
@@ -97,9 +95,7 @@ class VersionSummary:
     points: Mapping[str, TopicPoint]
 
 
-def history_of(
-    summaries: Sequence[VersionSummary], reports: Mapping[str, Mapping[str, Any] | None]
-) -> History:
+def history_of(summaries: Sequence[VersionSummary], reports: Mapping[str, RunReport | None]) -> History:
     """The history of ``summaries`` (ascending) with their runs' reports (``None``: no report)."""
     topics: dict[str, list[TopicPoint]] = {}
     for summary in summaries:
@@ -124,7 +120,7 @@ def version_summary(store: ObjectStore, version: int) -> VersionSummary:
     """
     data = store.get(manifest_key(version))
     try:
-        document = json.loads(data)
+        document = decode_json(data, location=store.location(manifest_key(version)), kind="manifest")
         if document["format_version"] != MANIFEST_FORMAT_VERSION or document["version"] != version:
             raise ValueError(version)
         rows = [
@@ -149,51 +145,22 @@ def _summary(
     return VersionSummary(version, run_id, operation, committed_at_ms, points)
 
 
-def read_report(store: ObjectStore, run_id: str) -> Mapping[str, Any] | None:
-    """A run's report document, ``None`` when it has none or it is not a JSON object."""
-    try:
-        document = json.loads(store.get(run_prefix(run_id) + REPORT_NAME))
-    except (ObjectNotFoundError, ValueError):
-        return None
-    return document if isinstance(document, dict) else None
-
-
-def _commit(manifest: VersionSummary, report: Mapping[str, Any] | None) -> Commit:
-    outcome = COMMITTED if report is None else str(report.get("outcome") or COMMITTED)
+def _commit(manifest: VersionSummary, report: RunReport | None) -> Commit:
     return Commit(
         version=manifest.version,
         run_id=manifest.run_id,
         operation=manifest.operation,
         committed_at_ms=manifest.committed_at_ms,
-        outcome=outcome,
+        outcome=COMMITTED if report is None else report.outcome or COMMITTED,
         deleted=() if report is None else deleted_by_pass(report),
-        cleaner={} if report is None else dict(_mapping(_mapping(report.get("metrics")).get("log_cleaner"))),
+        cleaner={} if report is None else dict(report.log_cleaner),
     )
 
 
-def deleted_by_pass(report: Mapping[str, Any]) -> tuple[Deleted, ...]:
+def deleted_by_pass(report: RunReport) -> tuple[Deleted, ...]:
     """Retention's passes (``plan.totals.by_reason``) then compaction's bytes read less bytes written."""
-    plan = _mapping(report.get("plan"))
-    by_reason = _mapping(_mapping(plan.get("totals")).get("by_reason"))
-    passes = [
-        Deleted(str(reason), _int(_mapping(v).get("segments")), _int(_mapping(v).get("bytes")))
-        for reason, v in by_reason.items()
-    ]
-    compaction = _mapping(report.get("compaction"))
-    totals = _mapping(compaction.get("totals"))
-    if _int(totals.get("cleaned")):
-        rounds = [_mapping(p) for p in compaction.get("partitions") or () if isinstance(p, dict)]
-        segments = sum(
-            len(p.get("segments_replaced") or ()) - len(p.get("segments_written") or ()) for p in rounds
-        )
-        removed = _int(totals.get("bytes_read")) - _int(totals.get("bytes_written"))
-        passes.append(Deleted("compaction", segments, removed))
+    passes = [Deleted(p.reason, p.segments, p.size_bytes) for p in report.by_reason]
+    if report.cleaned:
+        segments = sum(r.segments_replaced - r.segments_written for r in report.rounds)
+        passes.append(Deleted("compaction", segments, report.bytes_read - report.bytes_written))
     return tuple(passes)
-
-
-def _mapping(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -10,9 +10,11 @@ from collections.abc import Callable, Iterable, Sequence
 from html import escape
 
 from kafka_segments.config.catalogue import LONG_MAX
+from kafka_segments.redaction import redact_uri
 from kafka_segments.timefmt import iso_utc
 from kafka_segments.topic_partition import TopicPartition
 from kafka_segments.views.describe import PartitionDescription
+from kafka_segments.views.display_text import shown_text
 from kafka_segments.views.lake_list import LakeSummary
 from kafka_segments.views.lake_view import LakeView
 from kafka_segments.views.lake_view_groups import GroupView
@@ -61,21 +63,24 @@ def render_lake_list(lakes: Sequence[LakeSummary], *, title: str, href: Callable
 
 
 def _lake_row(lake: LakeSummary, href: str) -> str:
-    name = f'<td><a href="{escape(href)}">{escape(lake.name)}</a></td>{_td(lake.location)}'
+    name = f'<td><a href="{escape(href)}">{escape(lake.name)}</a></td>{_td(redact_uri(lake.location))}'
     commit = lake.commit
     if commit is None or lake.size_bytes is None:
-        problem = f'<td colspan="6" class="bad">{escape(lake.problem or "no committed state")}</td>'
-        return f'<tr data-lake="{escape(lake.name)}">{name}{problem}</tr>'
+        problem = escape(redact_uri(lake.problem or "no committed state"))
+        cells = f'{name}<td colspan="6" class="bad">{problem}</td>'
+        return f'<tr data-lake="{escape(lake.name)}" data-problem="">{cells}</tr>'
     return (
         f'<tr data-lake="{escape(lake.name)}">{name}{_cell("version", commit.version)}'
         f"{_td(_time_text(commit.committed_at_ms))}{_td(commit.run_id)}{_td(commit.operation)}"
-        f"{_td(commit.outcome)}{_cell('size_bytes', lake.size_bytes, _bytes_note(lake.size_bytes))}</tr>"
+        f"{_td(shown_text(commit.outcome))}"
+        f"{_cell('size_bytes', lake.size_bytes, _bytes_note(lake.size_bytes))}</tr>"
     )
 
 
 def render_problem(title: str, problem: str) -> str:
-    """A page saying why there is no view (no lake configured, a lake that cannot be read)."""
-    return _page(title, f'<p class="bad">{escape(problem)}</p>')
+    """A page saying why there is no view (no lake configured, a lake that cannot be read); a URI's secret
+    in ``problem`` is not shown (``redaction.redact_uri``)."""
+    return _page(title, f'<p class="bad">{escape(redact_uri(problem))}</p>')
 
 
 def _page(title: str, body: str) -> str:
@@ -89,10 +94,11 @@ def _page(title: str, body: str) -> str:
 def lake_section(view: LakeView, index: int) -> str:
     d = view.description
     totals = d.totals()
+    location = escape(redact_uri(d.location))
     return "".join(
         [
-            f'<section class="lake" data-lake="{escape(d.location)}" data-now-ms="{view.now_ms}">'
-            f"<h2>Lake {escape(d.location)}</h2>",
+            f'<section class="lake" data-lake="{location}" data-now-ms="{view.now_ms}">'
+            f"<h2>Lake {location}</h2>",
             f'<p>Manifest version <b data-key="version" data-value="{d.version}">{d.version}</b>, '
             f"committed {_time(d.committed_at_ms)} by run {_code(d.run_id)} ({escape(d.operation)}). "
             f"Shown at {_time(view.now_ms)}; {_offsets(view)}.</p>",
@@ -158,7 +164,7 @@ def _uncleanable(view: LakeView) -> str:
     if not view.uncleanable:
         return "<h3>Uncleanable partitions</h3><p>None in the last commit's run.</p>"
     rows = [
-        f"<tr>{_td(u.topic)}{_cell('partition', u.partition)}{_td(u.reason, 'bad')}</tr>"
+        f"<tr>{_td(u.topic)}{_cell('partition', u.partition)}{_td(shown_text(u.reason), 'bad')}</tr>"
         for u in view.uncleanable
     ]
     return "<h3>Uncleanable partitions</h3>" + _table("", ("Topic", "Partition", "Reason"), rows)
@@ -170,7 +176,8 @@ def _groups(groups: Sequence[GroupView], table_id: str, now_ms: int) -> str:
     headers = ("Group", "State", "Topic", "Partition", "Committed offset", "Lag (records)", "Lag (bytes)",
                "Offsets expire", "Holds back the next run")  # fmt: skip
     rows = [
-        f'<tr data-group="{escape(g.group_id)}">{_td(g.group_id)}{_td(g.state)}{_td(r.topic)}'
+        f'<tr data-group="{escape(shown_text(g.group_id))}">{_td(shown_text(g.group_id))}{_td(g.state)}'
+        f"{_td(r.topic)}"
         f"{_cell('partition', r.partition)}{_cell('committed_offset', r.committed_offset)}"
         f"{_cell('lag_records', r.lag_records)}{_cell('lag_bytes', r.lag_bytes, _bytes_note(r.lag_bytes))}"
         f"{_td(_expiry(r.expires_at_ms, r.expiry_why, now_ms))}"
@@ -206,12 +213,14 @@ def _history(view: LakeView, table_id: str) -> str:
 
 
 def _commit_row(commit: Commit) -> str:
-    deleted = "; ".join(f"{d.name}: {d.segments} segment(s), {_bytes(d.size_bytes)}" for d in commit.deleted)
-    cleaner = ", ".join(f"{name} {value}" for name, value in commit.cleaner.items())
+    deleted = "; ".join(
+        f"{shown_text(d.name)}: {d.segments} segment(s), {_bytes(d.size_bytes)}" for d in commit.deleted
+    )
+    cleaner = ", ".join(f"{shown_text(name)} {value}" for name, value in commit.cleaner.items())
     return (
         f'<tr data-version="{commit.version}">{_cell("version", commit.version)}'
         f"{_td(_time_text(commit.committed_at_ms))}{_td(commit.run_id)}{_td(commit.operation)}"
-        f"{_td(commit.outcome)}{_td(deleted or '-')}{_td(cleaner or '-')}</tr>"
+        f"{_td(shown_text(commit.outcome))}{_td(deleted or '-')}{_td(cleaner or '-')}</tr>"
     )
 
 

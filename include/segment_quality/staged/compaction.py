@@ -14,16 +14,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kafka_segments.compaction import COMPACTION_REASON
 from kafka_segments.config import Config
 from kafka_segments.errors import CorruptRecordError, ObjectNotFoundError
-from kafka_segments.lake.history import location_of
 from kafka_segments.lake.layout import parse_segment_key, try_parse_segment_key
 from kafka_segments.state import Manifest, PartitionState, RetiredObject, SegmentEntry, SegmentOrigin
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 
-COMPACTION_REASON = "compaction"
-"""The reason a segment replaced by a round's output is retired with (``compaction.stage``)."""
 CLEANED = "cleaned"
 NO_ROUND = "none"
 """``compaction_status`` of a partition ``plan.json``'s compaction section does not list."""
@@ -227,7 +225,7 @@ def read_retired_output(store: ObjectStore, before: Manifest, after: Manifest) -
         name = parse_segment_key(key)
         try:
             data = store.get(key)
-            summary = summarize_segment(data, key=location_of(store, key), base_offset=name.base_offset)
+            summary = summarize_segment(data, key=store.location(key), base_offset=name.base_offset)
         except (ObjectNotFoundError, CorruptRecordError):
             continue
         entries[key] = summary.entry(

@@ -13,16 +13,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_segments.config import Config
-from kafka_segments.errors import LakeError, ObjectNotFoundError, RunStateError
-from kafka_segments.lake.codec import manifest_from_json
-from kafka_segments.lake.history import location_of
-from kafka_segments.lake.layout import staged_manifest_key
-from kafka_segments.pipeline.run_files import (
+from kafka_segments.errors import LakeError, RunStateError
+from kafka_segments.lake.run_folder import (
     INPUT_MANIFEST,
     PLAN,
     STAGED,
-    read_request,
+    STAGED_MANIFEST,
+    read_run,
     read_run_json,
+    read_run_manifest,
     run_file_key,
 )
 from kafka_segments.state import Manifest, SegmentEntry
@@ -135,14 +134,14 @@ def quality_frames(store: ObjectStore, run_id: str, *, config: Config) -> Qualit
         QualityInputError: ``staged.json`` says a manifest was staged but there is none.
         ObjectStoreError: the store could not be read.
     """
-    now_ms = read_request(store, run_id).now_ms
+    now_ms = read_run(store, run_id).now_ms
     staged = _staged_manifest(store, run_id)
     changed = read_run_json(store, run_id, STAGED).get("changed") is True
     if staged is None:
         if changed:
             raise QualityInputError(
                 f"run {run_id!r}: staged.json says the run changed the lake but it staged no manifest",
-                location=location_of(store, staged_manifest_key(run_id)),
+                location=store.location(run_file_key(run_id, STAGED_MANIFEST)),
             )
         return QualityFrames(_empty(PARTITION_COLUMNS), _empty(DELETION_COLUMNS), staged=False)
     before = _input_manifest(store, run_id)
@@ -209,23 +208,14 @@ def _plan_entries(document: Mapping[str, Any]) -> dict[TopicPartition, PlanEntry
 
 
 def _input_manifest(store: ObjectStore, run_id: str) -> Manifest:
-    key = run_file_key(run_id, INPUT_MANIFEST)
-    manifest = _manifest_or_none(store, key)
+    manifest = read_run_manifest(store, run_id, INPUT_MANIFEST)
     if manifest is None:
         raise RunStateError(
             f"run {run_id!r} has no {INPUT_MANIFEST} (has the execute stage run?)",
-            location=location_of(store, key),
+            location=store.location(run_file_key(run_id, INPUT_MANIFEST)),
         )
     return manifest
 
 
 def _staged_manifest(store: ObjectStore, run_id: str) -> Manifest | None:
-    return _manifest_or_none(store, staged_manifest_key(run_id))
-
-
-def _manifest_or_none(store: ObjectStore, key: str) -> Manifest | None:
-    try:
-        data = store.get(key)
-    except ObjectNotFoundError:
-        return None
-    return manifest_from_json(data, location=location_of(store, key))
+    return read_run_manifest(store, run_id, STAGED_MANIFEST)

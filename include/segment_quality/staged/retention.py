@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from kafka_segments.compaction import COMPACTION_REASON
 from kafka_segments.config import Config, TopicConfig
 from kafka_segments.retention.rules import DeletionReason, last_offset_of, passes_for
 from kafka_segments.state import RetiredObject, SegmentEntry
 from kafka_segments.topic_partition import TopicPartition
 
-from segment_quality.staged.compaction import COMPACTION_REASON, LogChange
+from segment_quality.staged.compaction import LogChange
 
 PLANNED, SKIPPED, NOT_PLANNED = "planned", "skipped", "not-planned"
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
+from kafka_segments.compaction import COMPACTION_REASON
 from kafka_segments.compaction.eligibility import CompactionBudget, CompactionCandidate, Eligibility
 from kafka_segments.compaction.range import CheckpointState
 from kafka_segments.compaction.stats import CleanerStats
@@ -18,9 +19,6 @@ from kafka_segments.lake.runs import RunRecord
 from kafka_segments.lake.staging import retire
 from kafka_segments.state import PartitionState, RetiredObject, SegmentEntry
 from kafka_segments.topic_partition import TopicPartition
-
-COMPACTION_REASON = "compaction"
-"""The reason a segment replaced by a round's output is retired with."""
 
 
 class CompactionStatus(Enum):

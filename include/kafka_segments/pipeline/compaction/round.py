@@ -28,7 +28,6 @@ from kafka_segments.errors import (
     SegmentWriteError,
     UnsupportedCodecError,
 )
-from kafka_segments.lake.history import location_of
 from kafka_segments.lake.layout import segment_key
 from kafka_segments.lake.runs import RunRecord
 from kafka_segments.lake.scan import summarize_segment
@@ -241,7 +240,7 @@ def _new_segment(
             last_modified_ms=cleaned.last_modified_ms,
         )
     key = segment_key(topic_partition, cleaned.base_offset, FileKind.LOG, run_id=run.run_id)
-    summary = summarize_segment(files.log, key=location_of(store, key), base_offset=cleaned.base_offset)
+    summary = summarize_segment(files.log, key=store.location(key), base_offset=cleaned.base_offset)
     return summary.entry(
         key=key,
         base_offset=cleaned.base_offset,

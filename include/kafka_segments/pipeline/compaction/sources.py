@@ -72,7 +72,9 @@ def streamed_source(
         if mapped is not None:
             buffer = np.frombuffer(mapped.data, dtype=np.uint8)
         elif buffer is None:
-            buffer = np.empty(entry.size, dtype=np.uint8)
+            buffer = _reserve_buffer(entry.size)
+            if buffer is None:  # no room for the size the manifest records: read_segment compares it
+                return plain_source(store, entry)
             filling = ArenaPrefaulter(buffer)  # fresh too: its pages faulted in ahead of the transfer
         reading = StreamedSegment(
             buffer,
@@ -119,6 +121,15 @@ def _feed_mapped(data: memoryview, reading: StreamedSegment) -> memoryview:
     for end in range(PROGRESS_CHUNK_BYTES, len(data) + PROGRESS_CHUNK_BYTES, PROGRESS_CHUNK_BYTES):
         reading.feed(min(end, len(data)))
     return data
+
+
+def _reserve_buffer(size: int) -> U8 | None:
+    """A buffer of ``size`` bytes, or ``None`` where memory or the address space refuses it (a manifest's
+    ``size`` far beyond its object's: ``plain_source`` then refuses it naming both sizes)."""
+    try:  # only the pages written cost memory
+        return np.empty(size, dtype=np.uint8)
+    except MemoryError:
+        return None
 
 
 def _reserve_arena(size: int) -> U8 | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from kafka_segments.compaction import COMPACTION_REASON
 from kafka_segments.compaction.eligibility import (
     CompactionBudget,
     CompactionCandidate,
@@ -19,7 +20,6 @@ from kafka_segments.compaction.eligibility import (
 from kafka_segments.config import Config
 from kafka_segments.lake.runs import RunRecord
 from kafka_segments.pipeline.compaction.results import (
-    COMPACTION_REASON,
     CompactionResult,
     CompactionStatus,
     PartitionCompaction,

@@ -16,7 +16,7 @@ fields could not be pinned to the 4.1 release commit by commit)."""
 
 from __future__ import annotations
 
-from kafka_segments.offsets.coordinator_schema import (
+from kafka_segments.coordinator.schema import (
     GROUP_ID,
     MEMBER_ID,
     TOPIC_PARTITIONS,

@@ -1,4 +1,8 @@
-"""Building blocks of the lake tests: a settable clock, and Kafka segments from the project's own writer."""
+"""The shared test kit, for the tests of every folder: the tests' wall-clock start ``T0`` and a settable
+clock, Kafka segments from the project's own writer and their upload under Kafka's names, a thread
+``TaskRunner``, what a dry run must leave, and the sizes ``LocalStore`` hashes.
+
+Import as ``from kit import ...`` (``tests/`` is on the path, as for ``s3_fixtures``)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kafka_segments.offsets.coordinator_fields import CoordinatorSchemaError, FieldReader
+from kafka_segments.coordinator.fields import CoordinatorSchemaError, FieldReader
 
 OFFSET_COMMIT_LEGACY = 0
 OFFSET_COMMIT = 1

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kafka_segments.offsets.coordinator_fields import CoordinatorSchemaError
-from kafka_segments.offsets.coordinator_keys import (
+from kafka_segments.coordinator.fields import CoordinatorSchemaError
+from kafka_segments.coordinator.keys import (
     CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
     ConsumerGroupRecordKey,
 )
-from kafka_segments.offsets.coordinator_values import (
+from kafka_segments.coordinator.values import (
     ConsumerGroupCurrentMemberAssignmentValue,
     ConsumerGroupMemberMetadataValue,
     CoordinatorValue,

@@ -1,7 +1,7 @@
 """The message schemas ``kafka-dump-log.sh`` decodes coordinator values with, as data: a ``Schema`` per
 message, a ``Field`` per field, with the versions, nullability and tags of Kafka's JSON definitions
 (``group-coordinator/src/main/resources/common/message/*.json`` at Kafka 4.1). The reader that walks them is
-``coordinator_json.read_message``.
+``coordinator.dump_log.read_message``.
 
 ``CONSUMER_GROUP_VALUES`` holds the values of the KIP-848 consumer-group records, by record type (3-8, 16):
 ``ConsumerGroupMetadataValue`` (with 4.1's ``MetadataHash``), ``ConsumerGroupPartitionMetadataValue``,

@@ -1,4 +1,4 @@
-"""From the replays of the ``__consumer_offsets`` partitions (``coordinator_replay``) to one snapshot.
+"""From the replays of the ``__consumer_offsets`` partitions (``coordinator.replay``) to one snapshot.
 
 A group lives in one partition (``partitionFor(groupId)``, ``GroupCoordinatorService``), so the partitions'
 groups together are the snapshot; a group found in several partitions, or failed in any, is reported in the

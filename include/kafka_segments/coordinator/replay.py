@@ -17,9 +17,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kafka_segments.errors import LocatedError
-from kafka_segments.offsets.coordinator_fields import CoordinatorSchemaError
-from kafka_segments.offsets.coordinator_groups import (
+from kafka_segments.coordinator.fields import CoordinatorSchemaError
+from kafka_segments.coordinator.groups import (
     LEAVE_GROUP_MEMBER_EPOCH,
     ClassicGroup,
     ConsumerGroup,
@@ -28,7 +27,7 @@ from kafka_segments.offsets.coordinator_groups import (
     known_timestamp,
     update_member,
 )
-from kafka_segments.offsets.coordinator_keys import (
+from kafka_segments.coordinator.keys import (
     CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT,
     CONSUMER_GROUP_MEMBER_METADATA,
     CONSUMER_GROUP_METADATA,
@@ -42,8 +41,8 @@ from kafka_segments.offsets.coordinator_keys import (
     UnknownRecordKey,
     decode_key,
 )
-from kafka_segments.offsets.coordinator_snapshot import ReplayResult
-from kafka_segments.offsets.coordinator_values import (
+from kafka_segments.coordinator.snapshot import ReplayResult
+from kafka_segments.coordinator.values import (
     ConsumerGroupMetadataValue,
     ConsumerGroupRegularExpressionValue,
     ConsumerGroupTargetAssignmentMetadataValue,
@@ -52,6 +51,7 @@ from kafka_segments.offsets.coordinator_values import (
     OffsetCommitValue,
     decode_value,
 )
+from kafka_segments.errors import LocatedError
 from kafka_segments.records.batch import NO_PRODUCER_ID, BatchHeader
 from kafka_segments.records.control import ControlKey, ControlRecordError, ControlRecordType
 from kafka_segments.records.log import iter_batches

@@ -1,5 +1,5 @@
 """Encoding ``__consumer_offsets`` records as Kafka's group coordinator writes them (the mirror image of
-``coordinator_keys`` and ``coordinator_values``).
+``coordinator.keys`` and ``coordinator.values``).
 
 Versions as ``GroupCoordinatorRecordHelpers`` writes them: OffsetCommit under record type 1, value v3, or v1
 with an explicit expire timestamp (``offsetCommitValueVersion``); GroupMetadata under type 2, value v3;

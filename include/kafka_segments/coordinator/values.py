@@ -1,4 +1,4 @@
-"""The values of ``__consumer_offsets`` records, decoded by their key's record type (``coordinator_keys``).
+"""The values of ``__consumer_offsets`` records, decoded by their key's record type (``coordinator.keys``).
 
 A value version outside the schema's ``validVersions`` is an error (``UnknownRecordVersionException``).
 OffsetCommitValue v0-4 is accepted under both types 0 and 1 (Kafka 4.3 reads type 0 as
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kafka_segments.offsets.coordinator_fields import CoordinatorSchemaError, FieldReader
-from kafka_segments.offsets.coordinator_keys import (
+from kafka_segments.coordinator.fields import CoordinatorSchemaError, FieldReader
+from kafka_segments.coordinator.keys import (
     CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT,
     CONSUMER_GROUP_MEMBER_METADATA,
     CONSUMER_GROUP_METADATA,

@@ -11,11 +11,11 @@ classic group of protocol type ``consumer`` shows each member's ``subscription``
 
 Schemas: ``group-coordinator/src/main/resources/common/message/{OffsetCommit,GroupMetadata}{Key,Value}.json``,
 ``transaction-coordinator/.../TransactionLog{Key,Value}.json``, ``clients/.../ConsumerProtocol*.json``; the
-KIP-848 consumer-group values (types 3-8, 16) are ``coordinator_schema.CONSUMER_GROUP_VALUES`` (a uuid prints
+KIP-848 consumer-group values (types 3-8, 16) are ``coordinator.schema.CONSUMER_GROUP_VALUES`` (a uuid prints
 as Kafka's ``Uuid.toString``, URL-safe base64 without padding; a null nullable field as ``null``); the
-share-group (10-15) and streams-group (17, 19-23) records are ``coordinator_schema_share.SHARE_GROUP_RECORDS``
-and ``coordinator_schema_streams.STREAMS_GROUP_RECORDS``, and ``__share_group_state``'s records
-(``--share-group-state-decoder``) ``coordinator_schema_share.SHARE_STATE_RECORDS`` (docs/inspect.md)."""
+share-group (10-15) and streams-group (17, 19-23) records are ``coordinator.schema_share.SHARE_GROUP_RECORDS``
+and ``coordinator.schema_streams.STREAMS_GROUP_RECORDS``, and ``__share_group_state``'s records
+(``--share-group-state-decoder``) ``coordinator.schema_share.SHARE_STATE_RECORDS`` (docs/inspect.md)."""
 
 from __future__ import annotations
 
@@ -25,15 +25,15 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kafka_segments.offsets.coordinator_fields import CoordinatorSchemaError, FieldReader
-from kafka_segments.offsets.coordinator_keys import (
+from kafka_segments.coordinator.fields import CoordinatorSchemaError, FieldReader
+from kafka_segments.coordinator.keys import (
     ConsumerGroupRecordKey,
     GroupMetadataKey,
     OffsetCommitKey,
     UnknownRecordKey,
     decode_key,
 )
-from kafka_segments.offsets.coordinator_schema import (
+from kafka_segments.coordinator.schema import (
     CONSUMER_GROUP_VALUES,
     Field,
     RecordSchemas,
@@ -41,8 +41,8 @@ from kafka_segments.offsets.coordinator_schema import (
     coordinator_key,
     in_versions,
 )
-from kafka_segments.offsets.coordinator_schema_share import SHARE_GROUP_RECORDS, SHARE_STATE_RECORDS
-from kafka_segments.offsets.coordinator_schema_streams import STREAMS_GROUP_RECORDS
+from kafka_segments.coordinator.schema_share import SHARE_GROUP_RECORDS, SHARE_STATE_RECORDS
+from kafka_segments.coordinator.schema_streams import STREAMS_GROUP_RECORDS
 
 DELETE = "<DELETE>"
 _CONSUMER_PROTOCOL_TYPE = "consumer"

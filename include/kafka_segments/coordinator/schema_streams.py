@@ -11,7 +11,7 @@ metadata); 4.1 does not know them, so they are skipped as unknown tags, as 4.1 d
 
 from __future__ import annotations
 
-from kafka_segments.offsets.coordinator_schema import (
+from kafka_segments.coordinator.schema import (
     GROUP_ID,
     MEMBER_ID,
     Field,
