@@ -25,7 +25,7 @@ from kafka_segments.records.builder import build_batch
 from kafka_segments.records.record import Record
 from kafka_segments.segment.offset_index import ENTRY
 from kafka_segments.storage import ObjectStore
-from lake.helpers import FakeClock
+from kit import FakeClock
 from unit.bad_batches import zstd_bomb
 
 from reading.split_helpers import TP, commit_events, event_batches, rows
