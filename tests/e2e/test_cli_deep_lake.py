@@ -20,7 +20,7 @@ from kafka_segments.storage import LocalStore
 from kafka_segments.storage.base import Overwrite
 from kafka_segments.views.lake_view_history import version_summary
 from kafka_segments.views.run_report import read_report
-from lake.helpers import FakeClock
+from kit import FakeClock
 from lake.read_helpers import rich_lake
 
 pytestmark = pytest.mark.e2e

@@ -16,7 +16,7 @@ from kafka_segments.lake.history import read_head
 from kafka_segments.lake.reader import read_segment
 from kafka_segments.storage import s3_probe
 from kafka_segments.topic_partition import TopicPartition
-from lake.helpers import T0
+from kit import T0
 from lake.retention_helpers import upload_fifteen_records
 from ministack_fixtures import new_ministack_store
 

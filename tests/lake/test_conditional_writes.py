@@ -28,11 +28,11 @@ from kafka_segments.errors import ConditionalWritesUnsupportedError
 from kafka_segments.lake import layout
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.storage import LocalStore, S3Store, s3_probe
+from kit import T0
 from lying_s3 import LyingS3, lying_s3_server
 from ministack_fixtures import new_ministack_store
 from s3_fixtures import BUCKET, new_s3_prefix
 
-from lake.helpers import T0
 from lake.retention_helpers import upload_fifteen_records
 
 pytestmark = pytest.mark.lake

@@ -23,7 +23,7 @@ from kafka_segments.pipeline.compaction.sources import streamed_source
 from kafka_segments.reading import read_lake
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.storage.base import Overwrite
-from lake.helpers import FakeClock
+from kit import FakeClock
 
 from reading.split_helpers import TP, commit_events, event_batches
 

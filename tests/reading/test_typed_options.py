@@ -11,7 +11,7 @@ import pytest
 from kafka_segments.reading import ReadOptionError, arrow_schema, read_lake
 from kafka_segments.reading.options import parse_options
 from kafka_segments.storage import LocalStore
-from lake.helpers import FakeClock
+from kit import FakeClock
 from lake.read_helpers import rich_lake
 
 pytestmark = pytest.mark.unit
