@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import struct
+from typing import Any
 
 import pytest
 from kafka_segments.errors import CorruptRecordError, DecompressionLimitError
@@ -45,8 +46,8 @@ def bombs(count: int, *, first: int = 0) -> list[bytes]:
     return [struct.pack(">q", first + i) + one[8:] for i in range(count)]
 
 
-def value_bytes(batch: object) -> int:
-    return sum(len(value) for value in batch.column("value").to_pylist() if value is not None)  # type: ignore[attr-defined]
+def value_bytes(batch: Any) -> int:
+    return sum(len(value) for value in batch.column("value").to_pylist() if value is not None)
 
 
 def test_arrow_batches_hold_a_bounded_amount_of_records(store: ObjectStore) -> None:

@@ -6,7 +6,7 @@ byte position and offset), not a JVM memory error."""
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from kafka_segments.records.attributes import CompressionType
@@ -45,7 +45,7 @@ def test_bombs_in_spans_through_spark(spark: SparkSession, s3_server: EmbeddedS3
     commit_events(store, [*events, *under, past], cut=len(events) + 4, log_start=0, clock=FakeClock())
     uri = store.describe().rstrip("/")
 
-    def frame(ending: int) -> object:
+    def frame(ending: int) -> Any:
         return (
             spark.read.format("kafka-segments")
             .option("lake", uri)
@@ -55,10 +55,10 @@ def test_bombs_in_spans_through_spark(spark: SparkSession, s3_server: EmbeddedS3
             .load()
         )
 
-    counted = frame(last + 4).where(f"offset >= {last}").selectExpr("count(*)", "sum(length(value))")  # type: ignore[attr-defined]
+    counted = frame(last + 4).where(f"offset >= {last}").selectExpr("count(*)", "sum(length(value))")
     assert counted.collect()[0][:] == (4, 4 * BOMB)
     with pytest.raises(Exception, match="DecompressionLimitError") as caught:
-        frame(last + 5).where(f"offset >= {last}").selectExpr("sum(length(value))").collect()  # type: ignore[attr-defined]
+        frame(last + 5).where(f"offset >= {last}").selectExpr("sum(length(value))").collect()
     assert f"at byte 0 (offset {last + 4}): zstd records inflate past the decompression limit" in str(
         caught.value
     )
