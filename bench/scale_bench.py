@@ -25,6 +25,13 @@ Usage::
     .venv/bin/python bench/scale_bench.py --json out.json
 
 Results go to ``bench/RESULTS.md`` by hand (copy the printed table).
+
+``--metadata`` measures instead what the lake's metadata costs as it grows (issue 33: ``scale_metadata.py``):
+``adopt``, a ``run`` with nothing due, a ``run`` after 1% of the partitions got a segment, and ``describe``,
+on lakes of P partitions x S segments, with the bytes each step wrote and read and its requests::
+
+    .venv/bin/python bench/scale_bench.py --metadata --partitions 200 --segments 500
+    .venv/bin/python bench/scale_bench.py --metadata --shapes 100x100,200x500 --work-dir /dev/shm
 """
 
 from __future__ import annotations
@@ -190,7 +197,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work-dir", help="where to build the lakes (default: a temporary directory)")
     parser.add_argument("--quick", action="store_true", help="20 and 40 partitions x 3 segments (smoke test)")
     parser.add_argument("--json", help="write the results as JSON to this file")
+    metadata = parser.add_argument_group("metadata at scale (issue 33)")
+    metadata.add_argument("--metadata", action="store_true", help="adopt, run and describe as the lake grows")
+    metadata.add_argument("--partitions", type=int, help="with --segments: one shape P x S")
+    metadata.add_argument("--shapes", help="shapes PxS, comma-separated (e.g. 100x100,200x500)")
+    metadata.add_argument("--no-count", action="store_true", help="run the plain command line, uncounted")
     args = parser.parse_args(argv)
+    if args.metadata:
+        return metadata_main(args)
     if args.quick:
         args.sizes, args.segments = "20,40", 3
     sizes = [int(size) for size in args.sizes.split(",")]
@@ -210,6 +224,24 @@ def main(argv: list[str] | None = None) -> int:
         "machine": {"python": platform.python_version(), "nproc": os.cpu_count()},
     }
     print(table(result))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump(result, out, indent=2)
+    return 0
+
+
+def metadata_main(args: argparse.Namespace) -> int:
+    import scale_metadata
+
+    if args.quick:
+        shapes = [(20, 3)]
+    elif args.shapes:
+        shapes = scale_metadata.parse_shapes(args.shapes)
+    else:
+        shapes = [(args.partitions or 100, args.segments)]
+    count = not args.no_count
+    result = scale_metadata.main(shapes, records=args.records, work_dir=args.work_dir, count=count)
+    print(scale_metadata.table(result))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
             json.dump(result, out, indent=2)

@@ -148,6 +148,30 @@ def test_quick_scale_bench_runs_every_step_at_two_sizes(tmp_path: Path) -> None:
     assert all(set(row["steps"]) == {"plan", "run", "gc", "describe"} for row in report["sizes"])
 
 
+def test_quick_metadata_scale_bench_counts_what_each_step_writes(tmp_path: Path) -> None:
+    out = tmp_path / "metadata.json"
+    argv = ["--metadata", "--quick", "--work-dir", str(tmp_path), "--json", str(out)]
+    result = subprocess.run(
+        [sys.executable, str(SCALE_BENCH), *argv],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    assert "**Metadata at scale** (local lake" in result.stdout
+    (shape,) = json.loads(out.read_text())["shapes"]
+    assert shape["segments"] == 60
+    steps = shape["steps"]
+    assert list(steps) == ["adopt", "run, nothing due", "run, 1% new", "describe"]
+    assert [step["head_version"] for step in steps.values()] == [1, 1, 2, 2]
+    # A new version writes metadata; a run with nothing due and describe write none.
+    written = [step["counts"]["metadata_written"] for step in steps.values()]
+    assert written[0] >= steps["adopt"]["head_manifest_bytes"] > 0
+    assert written[2] > 0
+    assert written[1] == written[3] == 0
+    assert steps["describe"]["counts"]["requests"]["get"] >= 1
+
+
 VS_KAFKA_BENCH = BENCH.parent / "vs_kafka_cleaner.py"
 
 

@@ -1,0 +1,75 @@
+"""The command line (``kafka-segments …``) with the lake's store counted: what ``scale_bench.py --metadata``
+runs in each fresh process.
+
+The store ``open_lake`` returns is wrapped in ``tests/counting_store.py``'s ``CountingStore`` (a mapping
+store stays one, so a local run takes the same paths), and a local lake's whole-file hashing (its etags are
+the files' sha256) is counted too. At exit the counts go, as JSON, to the file named by
+``$SCALE_BENCH_COUNTS``. Usage: ``python bench/counted_cli.py run --lake … --config …``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+COUNTS_ENV = "SCALE_BENCH_COUNTS"
+TESTS = Path(__file__).resolve().parents[1] / "tests"
+
+
+def main(argv: list[str]) -> int:
+    sys.path.insert(0, str(TESTS))
+    from counting_store import CountingStore, counting_store
+    from kafka_segments.cli import lake_cmds
+    from kafka_segments.cli import main as cli_main
+    from kafka_segments.storage import ObjectStore
+
+    stores: list[CountingStore] = []
+    original = lake_cmds.open_lake
+
+    def open_counted(uri: str) -> ObjectStore:
+        store = counting_store(original(uri))
+        stores.append(store)
+        return store
+
+    for name, module in list(sys.modules.items()):  # the modules that imported open_lake by name
+        if name.startswith("kafka_segments.cli") and getattr(module, "open_lake", None) is original:
+            module.open_lake = open_counted  # type: ignore[attr-defined]
+    hashed = _count_local_hashing()
+    try:
+        return cli_main.main(argv)
+    finally:
+        out = os.environ.get(COUNTS_ENV)
+        if out:
+            counts: dict[str, Any] = {"stores": [store.counts().as_dict() for store in stores]}
+            counts["local_hashed"] = dict(hashed)
+            Path(out).write_text(json.dumps(counts), encoding="utf-8")
+
+
+def _count_local_hashing() -> dict[str, int]:
+    """``{"files": n, "bytes": n}`` of the whole files ``LocalStore`` hashes from now on (left at 0 when the
+    store hashes some other way)."""
+    from kafka_segments.storage import local
+
+    hashed = {"files": 0, "bytes": 0}
+    hash_file = getattr(local, "_hash_file", None)
+    if hash_file is None:
+        return hashed
+    lock = threading.Lock()
+
+    def counted(path: Path) -> str:
+        digest: str = hash_file(path)
+        with lock:
+            hashed["files"] += 1
+            hashed["bytes"] += path.stat().st_size
+        return digest
+
+    local._hash_file = counted
+    return hashed
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
