@@ -179,12 +179,15 @@ def run_stages(
         return FinishedRun(record, report, recovered, failure=failed.reason)
     # From here on a failure is left to ``recover``: aborting could contradict a commit whose outcome is
     # unknown, and a run that never committed is fenced and swept like any interrupted run.
-    options.step("commit: a dry run commits nothing" if dry_run else "commit: committing the staged state")
+    options.step(
+        "commit: a dry run commits nothing" if dry_run else "commit: staging and committing the new state"
+    )
     ended = commit_staged(store, record.run_id, require_validation=door.requires_validation, clock=clock)
     options.step(f"commit: {ended.outcome}")
     gc = None
     if options.gc and runs(Stage.GC, dry_run=dry_run):
-        options.step(f"gc: {'listing' if dry_run else 'deleting'} retired objects past file.delete.delay.ms")
+        doing = "listing (a dry run deletes nothing)" if dry_run else "deleting"
+        options.step(f"gc: {doing} retired objects whose file.delete.delay.ms has passed")
         gc = collect_run_garbage(store, config, dry_run=dry_run, clock=clock)
     report = finish_run(store, record.run_id, gc=gc)
     return FinishedRun(record, report, recovered, ended, gc)

@@ -134,9 +134,9 @@ def quality_frames(store: ObjectStore, run_id: str, *, config: Config) -> Qualit
         QualityInputError: ``staged.json`` says a manifest was staged but there is none.
         ObjectStoreError: the store could not be read.
     """
+    changed = read_run_json(store, run_id, STAGED).get("changed") is True  # executed?
     now_ms = read_run(store, run_id).now_ms
     staged = _staged_manifest(store, run_id)
-    changed = read_run_json(store, run_id, STAGED).get("changed") is True
     if staged is None:
         if changed:
             raise QualityInputError(
