@@ -11,7 +11,7 @@ from pathlib import Path
 from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.config import Config
 from kafka_segments.errors import LakeError
-from kafka_segments.lake.run_folder import VALIDATION, run_file_key, write_run_json
+from kafka_segments.lake.run_folder import VALIDATION, read_run, run_file_key, write_run_json
 from kafka_segments.pipeline.stages import reject_run
 from kafka_segments.storage.base import ObjectStore
 
@@ -55,6 +55,7 @@ def validate_run(
         RunStateError: the run was not prepared or executed.
         ManifestFormatError, QualityInputError: the run's files are not valid or contradict each other.
     """
+    read_run(store, run_id)  # a run the lake does not know is named as such, before its stages' files
     frames = quality_frames(store, run_id, config=config)
     with tempfile.TemporaryDirectory(prefix="kafka-segments-data-docs-") as folder:
         from segment_quality.gx_runtime import run_suites

@@ -26,9 +26,9 @@ from kafka_segments.lake.reader import resolve_manifest
 from kafka_segments.segment.writer import SegmentFiles
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+from kit import T0, FakeClock, ThreadRunner, make_segment, upload_segment
 from s3_fixtures import new_s3_store
 
-from lake.helpers import T0, FakeClock, ThreadRunner, make_segment, upload_segment
 from lake.retention_helpers import config, run, topic_yaml
 
 pytestmark = pytest.mark.lake

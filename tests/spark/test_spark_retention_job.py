@@ -31,7 +31,7 @@ def test_bad_arguments_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize(
     ("run_id", "config_text", "reason"),
     [
-        pytest.param("never-prepared", None, "has no request.json", id="an_unprepared_run"),
+        pytest.param("never-prepared", None, "no run 'never-prepared' in this lake", id="an_unprepared_run"),
         pytest.param(
             "r", "topics:\n  t:\n    retention.ms: soon\n", "retention.ms", id="a_bad_configuration"
         ),

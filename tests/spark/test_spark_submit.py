@@ -164,7 +164,7 @@ def test_a_failing_job_raises_with_its_own_one_line_reason(tmp_path: Path) -> No
     assert error.exit_code == 1
     assert f"{RETENTION_JOB_NAME}: " in error.reason
     assert "never-prepared" in error.reason
-    assert "has no request.json" in error.reason
+    assert "no run 'never-prepared' in this lake" in error.reason
     assert error.location == f"{spec.application} on local[1]"
     assert error.output_tail[-1] == lines[-1]
     restored = pickle.loads(pickle.dumps(error))  # errors cross process boundaries (Airflow, executors)
