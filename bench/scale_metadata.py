@@ -81,7 +81,7 @@ def parse_shapes(text: str) -> list[tuple[int, int]]:
 
 def segment_logs(count: int, *, records: int, first: int = 0) -> list[tuple[str, bytes]]:
     """``count`` consecutive segments' ``.log`` (name, bytes), ``records`` records each, from ``first``."""
-    logs = []
+    logs: list[tuple[str, bytes]] = []
     for index in range(count):
         base = first + index * records
         ts = START_MS + base
@@ -96,8 +96,10 @@ def segment_logs(count: int, *, records: int, first: int = 0) -> list[tuple[str,
 class Lake(Protocol):
     """Where a shape's lake lives: its URI for the command line, how to write into it, and its head."""
 
-    uri: str
     env: dict[str, str]
+
+    @property
+    def uri(self) -> str: ...
 
     def write(self, files: list[tuple[str, bytes]]) -> None: ...
 
