@@ -202,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     metadata.add_argument("--partitions", type=int, help="with --segments: one shape P x S")
     metadata.add_argument("--shapes", help="shapes PxS, comma-separated (e.g. 100x100,200x500)")
     metadata.add_argument("--no-count", action="store_true", help="run the plain command line, uncounted")
+    metadata.add_argument("--s3", action="store_true", help="the lake on moto's S3 server, behind a proxy")
+    metadata.add_argument("--latency-ms", type=int, default=20, help="with --s3: added to every reply")
     args = parser.parse_args(argv)
     if args.metadata:
         return metadata_main(args)
@@ -240,7 +242,10 @@ def metadata_main(args: argparse.Namespace) -> int:
     else:
         shapes = [(args.partitions or 100, args.segments)]
     count = not args.no_count
-    result = scale_metadata.main(shapes, records=args.records, work_dir=args.work_dir, count=count)
+    latency = args.latency_ms if args.s3 else None
+    result = scale_metadata.main(
+        shapes, records=args.records, work_dir=args.work_dir, count=count, s3_latency_ms=latency
+    )
     print(scale_metadata.table(result))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:

@@ -15,6 +15,10 @@ Per step: wall, CPU (user + system) and peak RSS of the process (``os.wait4``), 
 after it, the bytes it wrote to ``_kafka_segments/`` (the version's manifest objects, and all), bytes read,
 requests by kind, and the bytes a local lake hashed to know its files' etags. Nothing here is asserted;
 ``tests/lake/test_run_cost.py`` checks the counts that matter.
+
+``--s3``: the lake is on moto's S3 server (in this process) instead, behind ``tests/fault_proxy.py``'s proxy
+holding every reply back ``--latency-ms`` (20); each step also reports the HTTP requests the proxy saw, by
+method. The lake is written straight to the server (concurrently), not through the proxy.
 """
 
 from __future__ import annotations
@@ -25,9 +29,14 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from kafka_segments.records.builder import build_batch
 from kafka_segments.records.record import Record
@@ -72,7 +81,7 @@ def parse_shapes(text: str) -> list[tuple[int, int]]:
 
 def segment_logs(count: int, *, records: int, first: int = 0) -> list[tuple[str, bytes]]:
     """``count`` consecutive segments' ``.log`` (name, bytes), ``records`` records each, from ``first``."""
-    logs = []
+    logs: list[tuple[str, bytes]] = []
     for index in range(count):
         base = first + index * records
         ts = START_MS + base
@@ -84,26 +93,117 @@ def segment_logs(count: int, *, records: int, first: int = 0) -> list[tuple[str,
     return logs
 
 
-def build_lake(root: Path, partitions: int, logs: list[tuple[str, bytes]]) -> None:
-    for partition in range(partitions):
-        folder = root / f"{TOPIC}-{partition}"
-        folder.mkdir(parents=True)
-        for name, data in logs:
-            (folder / name).write_bytes(data)
+class Lake(Protocol):
+    """Where a shape's lake lives: its URI for the command line, how to write into it, and its head."""
+
+    env: dict[str, str]
+
+    @property
+    def uri(self) -> str: ...
+
+    def write(self, files: list[tuple[str, bytes]]) -> None: ...
+
+    def head(self) -> tuple[int, int]:
+        """The head version and its manifest's size (0, 0 without one)."""
+        ...
+
+    def http_requests(self) -> dict[str, int]:
+        """HTTP requests by method since the last call (empty for a local lake)."""
+        ...
 
 
-def head(root: Path) -> tuple[int, int]:
-    """The head version and its manifest's size (0, 0 without one)."""
-    manifests = sorted((root / "_kafka_segments" / "manifests").glob("*.json"))
-    if not manifests:
-        return 0, 0
-    return int(manifests[-1].stem), manifests[-1].stat().st_size
+@dataclass
+class LocalLake:
+    root: Path
+    env: dict[str, str]
+
+    @property
+    def uri(self) -> str:
+        return str(self.root)
+
+    def write(self, files: list[tuple[str, bytes]]) -> None:
+        for key, data in files:
+            path = self.root / key
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+
+    def head(self) -> tuple[int, int]:
+        manifests = sorted((self.root / "_kafka_segments" / "manifests").glob("*.json"))
+        if not manifests:
+            return 0, 0
+        return int(manifests[-1].stem), manifests[-1].stat().st_size
+
+    def http_requests(self) -> dict[str, int]:
+        return {}
 
 
-def measure(root: Path, args: list[str], *, count: bool) -> Step:
+@dataclass
+class S3Lake:
+    store: Any
+    """An ``S3Store`` straight on the server (the proxy is for the command line)."""
+    proxy: Any
+    uri: str
+    env: dict[str, str]
+
+    def write(self, files: list[tuple[str, bytes]]) -> None:
+        with ThreadPoolExecutor(16) as pool:
+            list(pool.map(lambda file: self.store.put(file[0], file[1]), files))
+
+    def head(self) -> tuple[int, int]:
+        manifests = list(self.store.list("_kafka_segments/manifests/"))
+        if not manifests:
+            return 0, 0
+        return int(manifests[-1].key.rsplit("/", 1)[1].split(".")[0]), manifests[-1].size
+
+    def http_requests(self) -> dict[str, int]:
+        with self.proxy.lock:
+            seen = Counter(method for method, _ in self.proxy.requests)
+            self.proxy.requests.clear()
+        return dict(sorted(seen.items()))
+
+
+@contextmanager
+def s3_lakes(latency_ms: int) -> Iterator[Any]:
+    """A factory of fresh S3 lakes (one prefix each) on moto's server behind a delaying proxy."""
+    sys.path.insert(0, str(CLI_CHILD.parents[1] / "tests"))
+    from fault_proxy import ALWAYS, Fault, fault_proxy
+    from kafka_segments.demo import DEFAULT_REGION, EMBEDDED_CREDENTIALS, embedded_s3_server
+
+    bucket = "scale-bench"
+    env = {
+        "AWS_ACCESS_KEY_ID": EMBEDDED_CREDENTIALS["aws_access_key_id"],
+        "AWS_SECRET_ACCESS_KEY": EMBEDDED_CREDENTIALS["aws_secret_access_key"],
+        "AWS_DEFAULT_REGION": DEFAULT_REGION,
+    }
+    os.environ.update(env)
+    with ExitStack() as stack:
+        server = stack.enter_context(embedded_s3_server())
+        server.client().create_bucket(Bucket=bucket)
+        proxy = stack.enter_context(fault_proxy(server.endpoint_url))
+        if latency_ms:
+            proxy.add(Fault("delay", times=ALWAYS, delay_s=latency_ms / 1000))
+
+        def new_lake() -> S3Lake:
+            prefix = f"lake-{uuid.uuid4().hex[:8]}"
+            lake_env = {**env, "AWS_ENDPOINT_URL": proxy.endpoint_url}
+            return S3Lake(server.store(bucket, prefix), proxy, f"s3://{bucket}/{prefix}", lake_env)
+
+        yield new_lake
+
+
+def lake_files(partitions: int, logs: list[tuple[str, bytes]], first: int = 0) -> list[tuple[str, bytes]]:
+    return [
+        (f"{TOPIC}-{partition}/{name}", data)
+        for partition in range(first, first + partitions)
+        for name, data in logs
+    ]
+
+
+def measure(lake: Lake, args: list[str], *, count: bool) -> Step:
     """Run ``kafka-segments args`` in a fresh process (counted through ``counted_cli.py`` when ``count``)."""
+    lake.http_requests()
     with tempfile.NamedTemporaryFile(suffix=".json") as counts_file:
-        env = {**os.environ, "SCALE_BENCH_COUNTS": counts_file.name}
+        env = {**os.environ, **lake.env, "SCALE_BENCH_COUNTS": counts_file.name}
         argv = [sys.executable, str(CLI_CHILD), *args] if count else [str(KAFKA_SEGMENTS), *args]
         start = time.perf_counter()
         child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
@@ -115,7 +215,10 @@ def measure(root: Path, args: list[str], *, count: bool) -> Step:
             raise SystemExit(f"kafka-segments {' '.join(args)} exited {code}: {stderr.decode()[-2000:]}")
         text = Path(counts_file.name).read_text(encoding="utf-8") if count else ""
     counts = summarize(json.loads(text)) if text else {}
-    version, size = head(root)
+    http = lake.http_requests()
+    if http:
+        counts["http_requests"] = http
+    version, size = lake.head()
     return Step(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, version, size, counts)
 
 
@@ -142,24 +245,22 @@ def summarize(raw: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def run_shape(work: Path, partitions: int, segments: int, *, records: int, count: bool) -> dict[str, Any]:
-    root = work / f"lake-{partitions}x{segments}"
+def run_shape(lake: Lake, work: Path, shape: tuple[int, int], *, records: int, count: bool) -> dict[str, Any]:
+    partitions, segments = shape
     config = work / "config.yaml"
     config.write_text(CONFIG, encoding="utf-8")
     build_start = time.perf_counter()
-    build_lake(root, partitions, segment_logs(segments, records=records))
+    lake.write(lake_files(partitions, segment_logs(segments, records=records)))
     build_seconds = time.perf_counter() - build_start
-    lake = ["--lake", str(root)]
-    run = ["run", *lake, "--config", str(config), "--engine", "inline"]
+    uri = ["--lake", lake.uri]
+    run = ["run", *uri, "--config", str(config), "--engine", "inline"]
     steps: dict[str, Step] = {}
-    steps["adopt"] = measure(root, ["adopt", *lake, "--now", str(NOW_MS)], count=count)
-    steps["run, nothing due"] = measure(root, [*run, "--now", str(NOW_MS + MINUTE_MS)], count=count)
-    changed = max(1, partitions // 100)
-    for partition in range(changed):  # one new segment each, after the partition's last
-        for name, data in segment_logs(1, records=records, first=segments * records):
-            (root / f"{TOPIC}-{partition}" / name).write_bytes(data)
-    steps["run, 1% new"] = measure(root, [*run, "--now", str(NOW_MS + 2 * MINUTE_MS)], count=count)
-    steps["describe"] = measure(root, ["describe", *lake, "--json"], count=count)
+    steps["adopt"] = measure(lake, ["adopt", *uri, "--now", str(NOW_MS)], count=count)
+    steps["run, nothing due"] = measure(lake, [*run, "--now", str(NOW_MS + MINUTE_MS)], count=count)
+    changed = max(1, partitions // 100)  # one new segment each, after the partition's last
+    lake.write(lake_files(changed, segment_logs(1, records=records, first=segments * records)))
+    steps["run, 1% new"] = measure(lake, [*run, "--now", str(NOW_MS + 2 * MINUTE_MS)], count=count)
+    steps["describe"] = measure(lake, ["describe", *uri, "--json"], count=count)
     return {
         "partitions": partitions,
         "segments_per_partition": segments,
@@ -176,7 +277,8 @@ def _mb(n: float) -> str:
 
 def table(result: dict[str, Any]) -> str:
     lines = [
-        f"**Metadata at scale** (local lake, one topic, `.log` files of {result['records']} records; "
+        f"**Metadata at scale** ({result.get('backend', 'local lake')}, one topic, `.log` files of "
+        f"{result['records']} records; "
         "one fresh process per step; MB = 10^6 bytes)",
         "",
         "| lake | step | wall s | CPU s | peak RSS MB | head manifest MB (version) | manifest MB written | "
@@ -191,6 +293,9 @@ def table(result: dict[str, Any]) -> str:
             step = shape["steps"][name]
             counts = step["counts"]
             requests = ", ".join(f"{kind} {n:,}" for kind, n in sorted(counts.get("requests", {}).items()))
+            if "http_requests" in counts:
+                http = ", ".join(f"{method} {n:,}" for method, n in counts["http_requests"].items())
+                requests += f" (HTTP: {http})"
             read = sum(counts.get("bytes_read", {}).values())
             hashed = counts.get("local_hashed", {}).get("bytes", 0)
             lines.append(
@@ -203,15 +308,30 @@ def table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(shapes: list[tuple[int, int]], *, records: int, work_dir: str | None, count: bool) -> dict[str, Any]:
+def main(
+    shapes: list[tuple[int, int]],
+    *,
+    records: int,
+    work_dir: str | None,
+    count: bool,
+    s3_latency_ms: int | None,
+) -> dict[str, Any]:
+    """Every shape measured (on S3 behind a proxy of ``s3_latency_ms`` when it is not ``None``)."""
     rows = []
-    with tempfile.TemporaryDirectory(prefix="scale-metadata-", dir=work_dir) as work:
+    with tempfile.TemporaryDirectory(prefix="scale-metadata-", dir=work_dir) as work, ExitStack() as stack:
+        new_s3_lake = None if s3_latency_ms is None else stack.enter_context(s3_lakes(s3_latency_ms))
         for partitions, segments in shapes:
-            rows.append(run_shape(Path(work), partitions, segments, records=records, count=count))
+            lake: Lake
+            if new_s3_lake is None:
+                lake = LocalLake(Path(work) / f"lake-{partitions}x{segments}", {})
+            else:
+                lake = new_s3_lake()
+            rows.append(run_shape(lake, Path(work), (partitions, segments), records=records, count=count))
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)  # progress: the shape just measured
     return {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "records": records,
+        "backend": "local lake" if s3_latency_ms is None else f"S3 lake (moto, {s3_latency_ms} ms a reply)",
         "shapes": rows,
         "machine": {"nproc": os.cpu_count(), "load_average": os.getloadavg()},
     }
