@@ -18,7 +18,7 @@ from kafka_segments.lake.layout import run_prefix
 from kafka_segments.offsets.snapshot_store import pin_snapshot, store_snapshot
 from kafka_segments.state import CommittedOffset, GroupOffsets, OffsetSnapshot
 from kafka_segments.storage import LocalStore
-from lake.lake_view_helpers import build_view_lake
+from views.lake_view_helpers import build_view_lake
 
 pytestmark = pytest.mark.airflow
 

@@ -29,7 +29,6 @@ import pytest
 from cli_harness import cli
 from kafka_segments.storage import LocalStore
 from kit import FakeClock
-from lake.lake_view_helpers import ViewLake, build_view_lake, expected_numbers, page_numbers
 from lake.read_helpers import rich_lake
 from migrated_db import install_migrated_database
 from orchestration.demo_stack import (
@@ -43,6 +42,7 @@ from orchestration.demo_stack import (
 from orchestration.lake_view_app import URL_PREFIX
 from orchestration.lake_view_lakes import LAKES_VARIABLE
 from orchestration.rest_api import api_healthy, api_request, api_token
+from views.lake_view_helpers import ViewLake, build_view_lake, expected_numbers, page_numbers
 
 pytestmark = pytest.mark.airflow
 

@@ -13,7 +13,7 @@ from cli_harness import cli
 from kafka_segments.lake.history import read_manifest
 from kafka_segments.lake.layout import run_prefix
 from kafka_segments.storage import LocalStore
-from lake.lake_view_helpers import ViewLake, build_view_lake, expected_numbers, page_numbers
+from views.lake_view_helpers import ViewLake, build_view_lake, expected_numbers, page_numbers
 
 pytestmark = pytest.mark.e2e
 

@@ -203,12 +203,13 @@ class EtagRecords:
         if folder is None or not folder.is_dir():
             return
         stale_temp = wall_clock_ms() / 1000 - _TEMP_AGE_S
-        for entry in os.scandir(folder):
-            if entry.name.startswith(_TEMP_PREFIX):
-                if entry.stat(follow_symlinks=False).st_mtime < stale_temp:  # left by a killed writer
+        with os.scandir(folder) as entries:  # closed also when another writer's rename races a stat
+            for entry in entries:
+                if entry.name.startswith(_TEMP_PREFIX):
+                    if _mtime(entry) < stale_temp:  # left by a killed writer
+                        Path(entry.path).unlink(missing_ok=True)
+                elif entry.name != _ROOT_FILE and entry.name not in keep:
                     Path(entry.path).unlink(missing_ok=True)
-            elif entry.name != _ROOT_FILE and entry.name not in keep:
-                Path(entry.path).unlink(missing_ok=True)
 
 
 def _split(key: str) -> tuple[str, str]:
@@ -273,10 +274,19 @@ def _replace(path: Path, data: bytes) -> None:
 
 def _drop_gone_lakes(records: Path) -> None:
     """Delete the records of lakes whose root folder no longer exists."""
-    for entry in os.scandir(records):
-        try:
-            root = (Path(entry.path) / _ROOT_FILE).read_bytes()
-        except OSError:
-            continue  # not a lake's folder, or one being created
-        if not os.path.isdir(os.fsdecode(root)):
-            shutil.rmtree(entry.path, ignore_errors=True)
+    with os.scandir(records) as entries:
+        for entry in entries:
+            try:
+                root = (Path(entry.path) / _ROOT_FILE).read_bytes()
+            except OSError:
+                continue  # not a lake's folder, or one being created
+            if not os.path.isdir(os.fsdecode(root)):
+                shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _mtime(entry: os.DirEntry[str]) -> float:
+    """A folder entry's mtime; ``inf`` when it is gone meanwhile (another writer renamed its temp file)."""
+    try:
+        return entry.stat(follow_symlinks=False).st_mtime
+    except FileNotFoundError:
+        return float("inf")

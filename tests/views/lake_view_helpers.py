@@ -16,7 +16,6 @@ from kafka_segments.offsets.snapshot_store import pin_snapshot, store_snapshot
 from kafka_segments.state import CommittedOffset, GroupOffsets, OffsetSnapshot
 from kafka_segments.storage import LocalStore
 from kit import FakeClock
-
 from lake.read_helpers import commit_states, rich_lake
 
 CONFIG = """\

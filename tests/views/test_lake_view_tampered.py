@@ -22,7 +22,7 @@ from kafka_segments.views.lake_list import LakeSummary, summarize_lake
 from kafka_segments.views.lake_view import build_lake_view
 from kafka_segments.views.lake_view_html import render_html, render_lake_list, render_problem
 
-from lake.lake_view_helpers import ViewLake, build_view_lake
+from views.lake_view_helpers import ViewLake, build_view_lake
 
 pytestmark = pytest.mark.lake
 

@@ -12,7 +12,6 @@ from kafka_segments.topic_partition import TopicPartition
 from kafka_segments.views.describe import COLUMNS, describe_lake, iso_utc
 from kafka_segments.views.describe_compaction import COMPACTION_KEYS
 from kit import T0, FakeClock
-
 from lake.read_helpers import (
     EMPTY_PARTITION_LEO,
     PAYMENTS_0,

@@ -14,8 +14,8 @@ from kafka_segments.views.lake_list import summarize_lake
 from kafka_segments.views.lake_view_html import render_lake_list
 from orchestration.lake_view_lakes import ConfiguredLake, LakeListError, configured_lakes
 
-from lake.lake_view_helpers import ViewLake, build_view_lake
-from lake.test_lake_view import CountingStore
+from views.lake_view_helpers import ViewLake, build_view_lake
+from views.test_lake_view import CountingStore
 
 pytestmark = pytest.mark.lake
 

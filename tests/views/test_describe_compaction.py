@@ -39,7 +39,6 @@ from kafka_segments.views.describe_compaction import (
     NextRun,
 )
 from kit import T0, FakeClock, make_segment, upload_segment
-
 from lake.compaction_run_helpers import config_yaml, read_lake, run_at, topics_config
 from lake.read_helpers import commit_states
 

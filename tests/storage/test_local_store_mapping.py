@@ -23,7 +23,6 @@ from kafka_segments.storage import LocalStore, local
 from kafka_segments.storage.base import MappingStore
 from kafka_segments.topic_partition import TopicPartition
 from kit import FakeClock, make_segment, record_local_hashes, upload_segment
-
 from lake.adoption_helpers import CountingStore
 
 pytestmark = pytest.mark.lake

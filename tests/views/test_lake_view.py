@@ -23,7 +23,7 @@ from kafka_segments.views.lake_view import LakeView, build_lake_view
 from kafka_segments.views.lake_view_history import summary_of, version_summary
 from kafka_segments.views.lake_view_html import render_html
 
-from lake.lake_view_helpers import BILLING_OFFSET, ViewLake, build_view_lake, expected_numbers, page_numbers
+from views.lake_view_helpers import BILLING_OFFSET, ViewLake, build_view_lake, expected_numbers, page_numbers
 
 pytestmark = pytest.mark.lake
 
