@@ -8,9 +8,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from kafka_segments.cli.times import parse_time_ms
+
+if TYPE_CHECKING:
+    from kafka_segments.pipeline.sequence import RunOptions
 
 EXIT_OK = 0
 EXIT_PROBLEM = 1
@@ -71,3 +74,27 @@ def quarantine_exit(command: str, partitions: Iterable[str]) -> int:
         )
         return EXIT_PROBLEM
     return EXIT_OK
+
+
+def run_options(
+    args: argparse.Namespace, *, dry_run: bool, labels: Mapping[str, str] | None = None
+) -> RunOptions:
+    """What ``run`` and ``plan`` ask of a run (either engine): ``now`` (default: the wall clock), the offsets
+    source, the topics, gc, and progress lines ``[command] …`` on stderr."""
+    from kafka_segments.clock import wall_clock_ms
+    from kafka_segments.pipeline.offsets_input import OffsetsChoice
+    from kafka_segments.pipeline.sequence import RunOptions
+
+    return RunOptions(
+        now_ms=args.now if args.now is not None else wall_clock_ms(),
+        offsets=OffsetsChoice(
+            file=args.offsets,
+            source=args.offsets_source,
+            groups=None if args.groups is None else tuple(args.groups),
+        ),
+        topics=None if args.topics is None else tuple(args.topics),
+        dry_run=dry_run,
+        gc=getattr(args, "gc", True),
+        labels=dict(labels or {}),
+        progress=lambda line: print(f"[{args.command}] {line}", file=sys.stderr, flush=True),
+    )

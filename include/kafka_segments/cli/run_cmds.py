@@ -23,6 +23,7 @@ from kafka_segments.cli.common import (
     add_now,
     quarantine_exit,
     quarantined_partitions,
+    run_options,
 )
 from kafka_segments.cli.output import emit
 
@@ -150,25 +151,12 @@ def _retention(args: argparse.Namespace, *, dry_run: bool) -> int:
         return _usage_error(args, exc)
     store = open_lake(args.lake)
     listed = _listed_meanwhile(store)
-    from kafka_segments.clock import wall_clock_ms
-    from kafka_segments.pipeline.offsets_input import OffsetsChoice
     from kafka_segments.pipeline.report import render_text, run_to_dict
-    from kafka_segments.pipeline.retention_run import RunOptions, run_retention
+    from kafka_segments.pipeline.retention_run import run_retention
 
     try:
         listed()
-        options = RunOptions(
-            now_ms=args.now if args.now is not None else wall_clock_ms(),
-            offsets=OffsetsChoice(
-                file=args.offsets,
-                source=args.offsets_source,
-                groups=None if args.groups is None else tuple(args.groups),
-            ),
-            topics=None if args.topics is None else tuple(args.topics),
-            dry_run=dry_run,
-            gc=getattr(args, "gc", True),
-            progress=lambda line: print(f"[{args.command}] {line}", file=sys.stderr, flush=True),
-        )
+        options = run_options(args, dry_run=dry_run)
         result = run_retention(store, config, options)
     except _input_errors() as exc:
         return _usage_error(args, exc)

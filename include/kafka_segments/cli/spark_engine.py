@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kafka_segments.cli.common import EXIT_PROBLEM, EXIT_USAGE
+from kafka_segments.cli.common import EXIT_PROBLEM, EXIT_USAGE, run_options
 from kafka_segments.cli.output import emit
 
 if TYPE_CHECKING:
@@ -32,26 +32,12 @@ Progress = Callable[[str], None]
 def run_spark_engine(args: argparse.Namespace, *, dry_run: bool) -> int:
     """The stages of a run on Spark (see the module docstring); prints the report, returns the exit code."""
     from kafka_segments.cli.lake_cmds import open_lake
-    from kafka_segments.clock import wall_clock_ms
     from kafka_segments.config import ConfigError, load_config
     from kafka_segments.offsets.snapshot_fields import SnapshotFormatError
-    from kafka_segments.pipeline.offsets_input import OffsetsChoice
-    from kafka_segments.pipeline.sequence import RunOptions, run_stages
+    from kafka_segments.pipeline.sequence import run_stages
 
-    step = _progress(args.command)
-    options = RunOptions(
-        now_ms=args.now if args.now is not None else wall_clock_ms(),
-        offsets=OffsetsChoice(
-            file=args.offsets,
-            source=args.offsets_source,
-            groups=None if args.groups is None else tuple(args.groups),
-        ),
-        topics=None if args.topics is None else tuple(args.topics),
-        dry_run=dry_run,
-        gc=getattr(args, "gc", True),
-        labels={"engine": "spark", "command": f"kafka-segments {args.command}"},
-        progress=step,
-    )
+    labels = {"engine": "spark", "command": f"kafka-segments {args.command}"}
+    options = run_options(args, dry_run=dry_run, labels=labels)
     try:
         config = load_config(args.config)  # bad configuration: exit 2 before anything runs
         finished = run_stages(open_lake(args.lake), config, options, SparkDoor(args))
@@ -146,10 +132,3 @@ def _quarantine_status(args: argparse.Namespace, report: dict[str, Any]) -> int:
     from kafka_segments.cli.common import quarantine_exit, quarantined_partitions
 
     return quarantine_exit(args.command, quarantined_partitions(report))
-
-
-def _progress(command: str) -> Progress:
-    def step(line: str) -> None:
-        print(f"[{command}] {line}", file=sys.stderr, flush=True)
-
-    return step

@@ -53,6 +53,11 @@ def manifest_to_json(manifest: Manifest) -> bytes:
 
 
 def partition_to_dict(state: PartitionState) -> dict[str, Any]:
+    return {**partition_fields(state), "segments": [segment_to_dict(segment) for segment in state.segments]}
+
+
+def partition_fields(state: PartitionState) -> dict[str, Any]:
+    """A partition's own fields, without its segments (format 2 keeps those in chunks)."""
     return {
         "topic": state.topic_partition.topic,
         "partition": state.topic_partition.partition,
@@ -61,7 +66,6 @@ def partition_to_dict(state: PartitionState) -> dict[str, Any]:
         "cleaner_checkpoint": state.cleaner_checkpoint,
         "run_id": state.run_id,
         "open_transactions": [open_transaction_to_dict(t) for t in state.open_transactions],
-        "segments": [segment_to_dict(segment) for segment in state.segments],
     }
 
 

@@ -25,7 +25,7 @@ from typing import Any
 from kafka_segments.errors import ManifestFormatError, ObjectAlreadyExistsError
 from kafka_segments.lake.codec import (
     check_partition,
-    open_transaction_to_dict,
+    partition_fields,
     partition_to_dict,
     read_open_transaction,
     read_segment,
@@ -194,19 +194,7 @@ def _write_chunk(
 
 
 def _partition_bytes(state: PartitionState, chunks: Sequence[Mapping[str, Any]]) -> bytes:
-    return dump_json(
-        {
-            "format_version": FORMAT_2,
-            "topic": state.topic_partition.topic,
-            "partition": state.topic_partition.partition,
-            "log_start_offset": state.log_start_offset,
-            "log_end_offset": state.log_end_offset,
-            "cleaner_checkpoint": state.cleaner_checkpoint,
-            "run_id": state.run_id,
-            "open_transactions": [open_transaction_to_dict(t) for t in state.open_transactions],
-            "chunks": list(chunks),
-        }
-    )
+    return dump_json({"format_version": FORMAT_2, **partition_fields(state), "chunks": list(chunks)})
 
 
 def _create(store: ObjectStore, piece: Piece) -> None:
