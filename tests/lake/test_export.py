@@ -13,6 +13,7 @@ from kafka_segments.lake.checkpoint_files import checkpoint_file_contents
 from kafka_segments.lake.export import export_lake
 from kafka_segments.lake.layout import LOG_START_OFFSET_CHECKPOINT_KEY
 from kafka_segments.lake.reader import partition_state, read_segment, resolve_manifest
+from kafka_segments.lake.roots import read_root
 from kafka_segments.records.log import iter_batches
 from kafka_segments.segment.files import FileKind, segment_file_name
 from kafka_segments.segment.writer import SegmentFiles, write_segment
@@ -133,7 +134,7 @@ def test_checkpoint_files_follow_kafkas_rule(
     local_store: LocalStore, clock: FakeClock, tmp_path: Path
 ) -> None:
     first = rich_lake(local_store, clock)
-    payments = partition_state(local_store, first, PAYMENTS_0)
+    payments = partition_state(local_store, read_root(local_store, first.version), PAYMENTS_0)
     after_retention = dataclasses.replace(payments, log_start_offset=6, segments=payments.segments[1:])
     commit_states(local_store, [*first.partitions[:2], after_retention, *first.partitions[3:]], clock=clock)
 

@@ -22,6 +22,7 @@ from kafka_segments.lake.reader import (
     read_segment_version_into,
     resolve_manifest,
 )
+from kafka_segments.lake.roots import read_root
 from kafka_segments.state import SegmentEntry
 from kafka_segments.storage import LocalStore, ObjectMeta, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
@@ -163,7 +164,7 @@ def test_visible_records_start_at_the_log_start_offset_inside_a_batch(
     store: ObjectStore, clock: FakeClock
 ) -> None:
     rich_lake(store, clock)
-    state = partition_state(store, resolve_manifest(store), PAYMENTS_0)
+    state = partition_state(store, read_root(store, resolve_manifest(store).version), PAYMENTS_0)
 
     batches = list(iter_visible_batches(store, state))
     records = list(iter_visible_records(store, state))
@@ -181,7 +182,7 @@ def test_visible_records_start_at_the_log_start_offset_inside_a_batch(
 
 def test_segments_below_the_log_start_offset_are_not_read(local_store: LocalStore, clock: FakeClock) -> None:
     manifest = rich_lake(local_store, clock)
-    state = partition_state(local_store, manifest, PAYMENTS_0)
+    state = partition_state(local_store, read_root(local_store, manifest.version), PAYMENTS_0)
     moved = dataclasses.replace(state, log_start_offset=state.log_end_offset)  # kept active segment only
     commit_states(local_store, [moved], clock=clock)
     for segment in state.segments:
@@ -199,7 +200,7 @@ def test_resolve_manifest_reads_the_head_or_an_older_version(
     local_store: LocalStore, clock: FakeClock
 ) -> None:
     first = rich_lake(local_store, clock)
-    state = partition_state(local_store, first, PAYMENTS_0)
+    state = partition_state(local_store, read_root(local_store, first.version), PAYMENTS_0)
     second = commit_states(local_store, [dataclasses.replace(state, log_start_offset=6)], clock=clock)
 
     assert resolve_manifest(local_store) == second
@@ -229,9 +230,9 @@ def test_an_unknown_partition_names_what_exists(local_store: LocalStore, clock: 
     manifest = rich_lake(local_store, clock)
 
     with pytest.raises(PartitionNotFoundError, match="topic 'payments' has partitions 0-1"):
-        partition_state(local_store, manifest, TopicPartition("payments", 7))
+        partition_state(local_store, read_root(local_store, manifest.version), TopicPartition("payments", 7))
     with pytest.raises(PartitionNotFoundError, match="topics: orders, payments"):
-        partition_state(local_store, manifest, TopicPartition("nope", 0))
+        partition_state(local_store, read_root(local_store, manifest.version), TopicPartition("nope", 0))
 
 
 def test_format_ranges_collapses_runs() -> None:

@@ -22,8 +22,11 @@ from pathlib import Path
 
 import pytest
 from counting_store import META, METADATA_AREAS, READ_KINDS, RUNS, SEGMENTS, Call, Counts, counting_store
+from kafka_segments.lake.gc import collect_garbage
 from kafka_segments.lake.reader import resolve_manifest
+from kafka_segments.lake.upgrade import upgrade
 from kafka_segments.segment.writer import SegmentFiles
+from kafka_segments.state import MANIFEST_FORMAT_2
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 from kit import T0, FakeClock, ThreadRunner, make_segment, upload_segment
@@ -46,7 +49,7 @@ rewrites its last chunk) does not depend on the lake's size."""
 RECORDS_PER_SEGMENT = 2
 ROOT_LINE_BYTES = 1024
 """The most a version's metadata may grow by per partition it did not change: one line of the root
-(docs/metadata-format-2.md: ~250 bytes with its summary), with room for a verbose encoding."""
+(docs/metadata-format-2.md: ~650 bytes with its summary), with room to spare."""
 ROOT_READS = 4
 """How many times a run may read each unchanged partition's root line (the head, read by a few stages)."""
 RUN_METADATA_LINES = 4
@@ -64,6 +67,7 @@ class RunCost:
     """What the second run of a lake of ``partitions`` partitions did, through the counting store."""
 
     partitions: int
+    manifest_format: int
     counts: Counts
     calls: tuple[Call, ...]
     adopted: bool
@@ -95,11 +99,15 @@ def build_lake(store: ObjectStore, partitions: int) -> None:
     )
 
 
-def measure(store: ObjectStore, partitions: int) -> RunCost:
+def measure(store: ObjectStore, partitions: int, manifest_format: int) -> RunCost:
     clock = FakeClock(NOW_MS)
     cfg = config(topic_yaml())
     build_lake(store, partitions)
     run(store, cfg, now_ms=NOW_MS, clock=clock)  # the lake's first version: everything adopted
+    if manifest_format == MANIFEST_FORMAT_2:
+        upgrade(store, clock=clock)
+        # Format 1's versions leave the retained set (else gc reads them whole until ten commits later).
+        collect_garbage(store, dry_run=False, retain_manifests=1, clock=clock)
     new_base = CHANGED_SEGMENTS * RECORDS_PER_SEGMENT
     new_segment = make_segment(new_base, batches=1, records_per_batch=RECORDS_PER_SEGMENT)
     upload_segment(store, CHANGED, new_segment, with_indexes=False)
@@ -108,19 +116,31 @@ def measure(store: ObjectStore, partitions: int) -> RunCost:
     run(counting, cfg, now_ms=clock.now_ms, clock=clock)
     state = resolve_manifest(store).partition(CHANGED)
     adopted = state is not None and state.segments[-1].base_offset == new_base
-    return RunCost(partitions, counting.counts(), counting.calls, adopted)
+    return RunCost(partitions, manifest_format, counting.counts(), counting.calls, adopted)
 
 
-@pytest.fixture(scope="module", params=["local", "s3"])
+@pytest.fixture(
+    scope="module",
+    params=[("local", 1), ("local", 2), ("s3", 1), ("s3", 2)],
+    ids=["local-format1", "local-format2", "s3-format1", "s3-format2"],
+)
 def costs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> list[RunCost]:
-    """The second run's cost on a lake of each size in ``PARTITIONS``, on one backend."""
+    """The second run's cost on a lake of each size in ``PARTITIONS``, on one backend, in one manifest
+    format (format 2: upgraded after the first run)."""
+    backend, manifest_format = request.param
 
     def new_store() -> ObjectStore:
-        if request.param == "local":
+        if backend == "local":
             return LocalStore(Path(tmp_path_factory.mktemp("run-cost")) / "lake")
         return new_s3_store(request.getfixturevalue("s3_server"))
 
-    return [measure(new_store(), partitions) for partitions in PARTITIONS]
+    return [measure(new_store(), partitions, manifest_format) for partitions in PARTITIONS]
+
+
+def format_1_breaks(request: pytest.FixtureRequest, costs: list[RunCost], reason: str) -> None:
+    """Format 1 fails this test by design (strictly: it must fail); format 2 must pass it."""
+    if costs[0].manifest_format == 1:
+        request.applymarker(pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason))
 
 
 def marginal(costs: list[RunCost], amount: Callable[[Counts], int]) -> float:
@@ -185,40 +205,27 @@ def test_the_run_writes_no_segment_and_the_same_few_metadata_objects(costs: list
     assert objects == [objects[0]] * len(costs), figures(costs)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="format 1 rewrites the whole manifest on every commit: issue 33",
-)
 def test_the_version_a_commit_writes_grows_by_a_root_line_per_unchanged_partition(
-    costs: list[RunCost],
+    costs: list[RunCost], request: pytest.FixtureRequest
 ) -> None:
+    format_1_breaks(request, costs, "format 1 rewrites the whole manifest on every commit")
     per_partition = marginal(costs, metadata_written)
     assert per_partition <= ROOT_LINE_BYTES, figures(costs, per_partition)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="format 1: every run reads the whole manifest, every partition's segment entries: issue 33",
-)
 def test_the_metadata_a_run_reads_grows_by_a_few_root_lines_per_unchanged_partition(
-    costs: list[RunCost],
+    costs: list[RunCost], request: pytest.FixtureRequest
 ) -> None:
+    format_1_breaks(request, costs, "format 1: a run reads every partition's segment entries")
     per_partition = marginal(costs, metadata_read)
     assert per_partition <= ROOT_READS * ROOT_LINE_BYTES, figures(costs, per_partition)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason=(
-        "format 1: the run's folder holds copies of the whole manifest (input manifest, staged manifest) "
-        "besides the new version: issue 33"
-    ),
-)
 def test_everything_a_run_writes_to_the_lake_metadata_grows_by_a_few_lines_per_unchanged_partition(
-    costs: list[RunCost],
+    costs: list[RunCost], request: pytest.FixtureRequest
 ) -> None:
+    format_1_breaks(
+        request, costs, "format 1: the run's folder copies the whole manifest besides the new version"
+    )
     per_partition = marginal(costs, lake_metadata_written)
     assert per_partition <= RUN_METADATA_LINES * ROOT_LINE_BYTES, figures(costs, per_partition)

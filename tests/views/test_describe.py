@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 from kafka_segments.errors import PartitionNotFoundError
 from kafka_segments.lake.reader import partition_state
+from kafka_segments.lake.roots import read_root
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 from kafka_segments.views.describe import COLUMNS, describe_lake, iso_utc
@@ -135,7 +136,7 @@ def test_json_has_stable_keys_and_values(local_store: LocalStore, clock: FakeClo
 def test_as_of_an_older_version(local_store: LocalStore, clock: FakeClock) -> None:
     first = rich_lake(local_store, clock)
     clock.advance(60_000)
-    state = partition_state(local_store, first, PAYMENTS_0)
+    state = partition_state(local_store, read_root(local_store, first.version), PAYMENTS_0)
     commit_states(
         local_store,
         [dataclasses.replace(state, log_start_offset=6, segments=state.segments[1:])],

@@ -154,10 +154,10 @@ def _describe(store: ObjectStore) -> None:
 def _dump(store: ObjectStore) -> None:
     from kafka_segments.cli.inspect_cmd import batch_line, dump_record
     from kafka_segments.demo import SAMPLE_TOPIC
-    from kafka_segments.lake.reader import iter_visible_batches, partition_state, resolve_manifest
+    from kafka_segments.lake.reader import iter_visible_batches, partition_state, resolve_root
 
     topic_partition = TopicPartition(SAMPLE_TOPIC, 1)  # partition 0 was wholly consumed and deleted
-    state = partition_state(store, resolve_manifest(store, None), topic_partition)
+    state = partition_state(store, resolve_root(store, None), topic_partition)
     lines = [f"{topic_partition}: log start offset {state.log_start_offset}, end {state.log_end_offset}"]
     for batch in iter_visible_batches(store, state):
         lines.append(batch_line(batch.header, True))

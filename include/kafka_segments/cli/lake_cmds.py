@@ -17,7 +17,7 @@ from kafka_segments.cli.output import print_json
 
 if TYPE_CHECKING:
     from kafka_segments.lake.reader import VisibleBatch
-    from kafka_segments.state import Manifest, PartitionState
+    from kafka_segments.state import PartitionState
     from kafka_segments.storage.base import ObjectStore
 
 
@@ -116,11 +116,11 @@ def open_lake(uri: str) -> ObjectStore:
 
 
 def run_describe(args: argparse.Namespace) -> int:
-    from kafka_segments.lake.reader import resolve_manifest
-    from kafka_segments.views.describe import describe_manifest
+    from kafka_segments.lake.reader import resolve_root
+    from kafka_segments.views.describe import describe_manifest, topics_manifest
 
     store = open_lake(args.lake)
-    manifest = resolve_manifest(store, args.version)
+    manifest = topics_manifest(resolve_root(store, args.version), args.topics, location=store.describe())
     context = None
     if getattr(args, "config", None):
         from kafka_segments.cli.compaction_view import describe_context
@@ -158,16 +158,16 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_dump(args: argparse.Namespace) -> int:
-    from kafka_segments.lake.reader import partition_state, resolve_manifest
+    from kafka_segments.lake.reader import partition_state, resolve_root
     from kafka_segments.topic_partition import TopicPartition
 
     store = open_lake(args.lake)
-    manifest = resolve_manifest(store, args.version)
-    state = partition_state(store, manifest, TopicPartition(args.topic, args.partition))
+    root = resolve_root(store, args.version)
+    state = partition_state(store, root, TopicPartition(args.topic, args.partition))
     if args.json:
-        print_json(dump_document(store, manifest, state))
+        print_json(dump_document(store, root.version, state))
     else:
-        for line in dump_lines(store, manifest, state):
+        for line in dump_lines(store, root.version, state):
             sys.stdout.write(line)  # not line + "\n": a record's line may be as large as the record
             sys.stdout.write("\n")
     return EXIT_OK
@@ -183,7 +183,7 @@ def _batches_by_segment(
         yield key, batches[0].segment.base_offset, batches
 
 
-def dump_lines(store: ObjectStore, manifest: Manifest, state: PartitionState) -> Iterator[str]:
+def dump_lines(store: ObjectStore, version: int, state: PartitionState) -> Iterator[str]:
     """The text dump: a partition line, then per segment a ``Dumping`` line, a line per batch (as
     ``kafka-dump-log.sh``) and a ``| offset:`` line per visible record; a closing summary line.
 
@@ -191,7 +191,7 @@ def dump_lines(store: ObjectStore, manifest: Manifest, state: PartitionState) ->
         SegmentObjectMismatchError, CorruptRecordError: see ``reader.iter_visible_batches``.
     """
     yield (
-        f"Dumping {state.topic_partition} at version {manifest.version} of {store.describe()}: "
+        f"Dumping {state.topic_partition} at version {version} of {store.describe()}: "
         f"log start offset {state.log_start_offset}, log end offset {state.log_end_offset}, "
         f"last stable offset {state.last_stable_offset}"
     )
@@ -223,7 +223,7 @@ def _record_lines(batch: VisibleBatch) -> Generator[str, None, int]:
     return count
 
 
-def dump_document(store: ObjectStore, manifest: Manifest, state: PartitionState) -> dict[str, Any]:
+def dump_document(store: ObjectStore, version: int, state: PartitionState) -> dict[str, Any]:
     """The ``--json`` dump. Keys: ``lake``, ``version``, ``topic``, ``partition``, ``log_start_offset``,
     ``log_end_offset``, ``last_stable_offset``, ``segments`` (those with visible batches: ``key``,
     ``base_offset``, ``batches``: ``inspect --json``'s batch objects, each with its visible ``records``).
@@ -242,7 +242,7 @@ def dump_document(store: ObjectStore, manifest: Manifest, state: PartitionState)
         segments.append({"key": key, "base_offset": base_offset, "batches": documents})
     return {
         "lake": store.describe(),
-        "version": manifest.version,
+        "version": version,
         "topic": state.topic_partition.topic,
         "partition": state.topic_partition.partition,
         "log_start_offset": state.log_start_offset,

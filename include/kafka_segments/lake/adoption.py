@@ -88,6 +88,7 @@ def adopt_objects(
     listing: Sequence[ObjectMeta] | None = None,
     max_workers: int = DEFAULT_MAX_WORKERS,
     reader: SegmentReader | None = None,
+    leave: frozenset[TopicPartition] = frozenset(),
 ) -> AdoptionResult:
     """What adopting the lake's unknown plain segments on top of ``base`` gives (reads only, writes nothing).
 
@@ -98,6 +99,9 @@ def adopt_objects(
         max_workers: threads reading objects in parallel.
         reader: runs the read jobs instead of the local threads (the Spark engine fans them out to its
             executors); it must return one ``ReadResult`` per job, as ``read_one`` makes them.
+        leave: partitions ``base`` leaves out on purpose (a run that reads only the partitions it may
+            change, ``LakeTransaction.narrow``): their listed objects are not looked at, they stay as the
+            committed version has them.
 
     Raises:
         CheckpointFileError: bootstrap only: a root checkpoint file is malformed (names the object and line).
@@ -109,7 +113,7 @@ def adopt_objects(
         raise ValueError(f"base manifest version {base_version} is not run {run.run_id}'s {run.base_version}")
     classified = classify_listing(store.list() if listing is None else listing)
     checkpoints = read_bootstrap_checkpoints(store) if base is None else None
-    partitions = _plan(classified, base)
+    partitions = [part for part in _plan(classified, base) if part.topic_partition not in leave]
     jobs = [job for part in partitions for job in part.jobs()]
     if reader is None:
         reads = read_all(store, run, jobs, max_workers=max_workers)

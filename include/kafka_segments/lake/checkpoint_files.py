@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from kafka_segments.checkpoint import format_offset_checkpoint, parse_offset_checkpoint
 from kafka_segments.errors import ObjectNotFoundError
 from kafka_segments.lake.layout import CLEANER_OFFSET_CHECKPOINT_KEY, LOG_START_OFFSET_CHECKPOINT_KEY
-from kafka_segments.state import Manifest, PartitionState
+from kafka_segments.lake.roots import VersionRoot, root_of
+from kafka_segments.state import Manifest, PartitionSummary
 from kafka_segments.storage.base import ObjectStore, Overwrite
 from kafka_segments.topic_partition import TopicPartition
 
@@ -26,18 +27,27 @@ class BootstrapCheckpoints:
     cleaner_offsets: dict[TopicPartition, int]
 
 
-def _lists_log_start(state: PartitionState) -> bool:
-    if state.segments:
-        return state.log_start_offset > state.segments[0].base_offset
-    return state.log_start_offset > 0
+def _lists_log_start(summary: PartitionSummary, first_base_offset: int | None) -> bool:
+    if first_base_offset is not None:
+        return summary.log_start_offset > first_base_offset
+    return summary.log_start_offset > 0
 
 
-def checkpoint_file_contents(manifest: Manifest | None) -> dict[str, bytes]:
-    """Key -> bytes of both checkpoint files for ``manifest`` (empty maps for ``None``)."""
-    partitions = manifest.partitions if manifest is not None else ()
-    log_start = {s.topic_partition: s.log_start_offset for s in partitions if _lists_log_start(s)}
+def checkpoint_file_contents(version: VersionRoot | Manifest | None) -> dict[str, bytes]:
+    """Key -> bytes of both checkpoint files for ``version`` (empty maps for ``None``), from its root's
+    summaries (a root written before they held the first segment's base offset reads those partitions)."""
+    root = root_of(version) if isinstance(version, Manifest) else version
+    partitions = root.partitions if root is not None else ()
+    first_bases = _first_base_offsets(root) if root is not None else {}
+    log_start = {
+        p.topic_partition: p.summary.log_start_offset
+        for p in partitions
+        if _lists_log_start(p.summary, first_bases.get(p.topic_partition))
+    }
     cleaner = {
-        s.topic_partition: s.cleaner_checkpoint for s in partitions if s.cleaner_checkpoint is not None
+        p.topic_partition: p.summary.cleaner_checkpoint
+        for p in partitions
+        if p.summary.cleaner_checkpoint is not None
     }
     return {
         LOG_START_OFFSET_CHECKPOINT_KEY: format_offset_checkpoint(log_start),
@@ -45,15 +55,30 @@ def checkpoint_file_contents(manifest: Manifest | None) -> dict[str, bytes]:
     }
 
 
-def write_checkpoint_files(store: ObjectStore, manifest: Manifest) -> None:
-    """Rewrite both checkpoint files from ``manifest`` (each an atomic overwrite)."""
-    for key, data in checkpoint_file_contents(manifest).items():
+def _first_base_offsets(root: VersionRoot) -> dict[TopicPartition, int]:
+    """Each partition's first segment's base offset (partitions without segments are absent)."""
+    found = {
+        p.topic_partition: p.summary.first_segment_base_offset
+        for p in root.partitions
+        if p.summary.first_segment_base_offset is not None
+    }
+    lacking = {
+        p.topic_partition for p in root.partitions if p.summary.segments and p.topic_partition not in found
+    }
+    if lacking:
+        found.update((s.topic_partition, s.segments[0].base_offset) for s in root.load(lacking.__contains__))
+    return found
+
+
+def write_checkpoint_files(store: ObjectStore, version: VersionRoot | Manifest) -> None:
+    """Rewrite both checkpoint files for ``version`` (each an atomic overwrite)."""
+    for key, data in checkpoint_file_contents(version).items():
         store.put(key, data, mode=Overwrite())
 
 
-def checkpoint_files_match(store: ObjectStore, manifest: Manifest) -> bool:
-    """Whether both files at the root hold exactly what ``manifest`` gives."""
-    for key, expected in checkpoint_file_contents(manifest).items():
+def checkpoint_files_match(store: ObjectStore, version: VersionRoot | Manifest) -> bool:
+    """Whether both files at the lake's root hold exactly what ``version`` gives."""
+    for key, expected in checkpoint_file_contents(version).items():
         try:
             if store.get(key) != expected:
                 return False

@@ -8,6 +8,7 @@ the field. Unknown extra fields are ignored, so a later release may add fields w
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import Enum
 from typing import Any, TypeVar
 
@@ -15,6 +16,7 @@ from kafka_segments.lake.json_document import Reader, dump_json, load_document
 from kafka_segments.lake.layout import parse_segment_file_name, try_parse_segment_key
 from kafka_segments.segment.files import FileKind
 from kafka_segments.state import (
+    MANIFEST_FORMAT_2,
     MANIFEST_FORMAT_VERSION,
     MANIFEST_FORMATS,
     Manifest,
@@ -49,6 +51,8 @@ def manifest_to_json(manifest: Manifest) -> bytes:
     }
     if manifest.format_version != MANIFEST_FORMAT_VERSION:
         document["commit_format"] = manifest.format_version
+    if manifest.carries_parent:
+        document["carries_parent"] = True
     return dump_json(document)
 
 
@@ -135,7 +139,7 @@ def manifest_from_reader(reader: Reader, *, partitions: tuple[PartitionState, ..
         raise reader.fail(
             "parent_version", f"version {version} must have parent {version - 1 or None}, found {parent}"
         )
-    _check_unique_partitions(reader, partitions)
+    check_partition_order(reader, [state.topic_partition for state in partitions])
     return Manifest(
         version=version,
         parent_version=parent,
@@ -146,7 +150,17 @@ def manifest_from_reader(reader: Reader, *, partitions: tuple[PartitionState, ..
         partitions=partitions,
         retired=reader.objects("retired", read_retired),
         format_version=_commit_format(reader),
+        carries_parent=_carries_parent(reader),
     )
+
+
+def _carries_parent(reader: Reader) -> bool:
+    """A staged format 2 proposal of some partitions only (``Manifest.carries_parent``)."""
+    carries = reader.optional_boolean("carries_parent", default=False)
+    staged = reader.integer("format_version") == MANIFEST_FORMAT_VERSION
+    if carries and not (staged and _commit_format(reader) == MANIFEST_FORMAT_2):
+        raise reader.fail("carries_parent", "only a run's proposal in format 2 may carry its parent")
+    return carries
 
 
 def _commit_format(reader: Reader) -> int:
@@ -158,13 +172,14 @@ def _commit_format(reader: Reader) -> int:
     return stored if later is None else later
 
 
-def _check_unique_partitions(reader: Reader, partitions: tuple[PartitionState, ...]) -> None:
+def check_partition_order(reader: Reader, partitions: Sequence[TopicPartition]) -> None:
+    """Partitions listed once each, sorted by topic and partition (failing on ``reader``'s object)."""
     seen: set[TopicPartition] = set()
-    order = [(p.topic_partition.topic, p.topic_partition.partition) for p in partitions]
-    for state in partitions:
-        if state.topic_partition in seen:
-            raise reader.fail("partitions", f"{state.topic_partition} is listed twice")
-        seen.add(state.topic_partition)
+    for topic_partition in partitions:
+        if topic_partition in seen:
+            raise reader.fail("partitions", f"{topic_partition} is listed twice")
+        seen.add(topic_partition)
+    order = [(tp.topic, tp.partition) for tp in partitions]
     if order != sorted(order):
         raise reader.fail("partitions", "not sorted by topic and partition")
 

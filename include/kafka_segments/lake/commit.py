@@ -26,8 +26,9 @@ from kafka_segments.errors import (
 from kafka_segments.lake.checkpoint_files import write_checkpoint_files
 from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.format2 import FORMAT_2, write_version
-from kafka_segments.lake.history import head_version, read_manifest, try_read_manifest
+from kafka_segments.lake.history import head_version, read_manifest
 from kafka_segments.lake.layout import manifest_key
+from kafka_segments.lake.roots import VersionRoot, parse_root, read_root, root_of, try_read_root
 from kafka_segments.lake.run_folder import read_outcome, read_run, read_staged_manifest, write_outcome
 from kafka_segments.lake.runs import Outcome, RunEnd, RunOutcome, RunRecord
 from kafka_segments.state import Manifest
@@ -56,7 +57,7 @@ def resolve_commit(store: ObjectStore, run_id: str) -> CommitResolution:
     When gc already removed that version (the head is past it), the run's recorded outcome decides whether it
     was this run; the version is reported as taken either way (the run can no longer commit)."""
     run = read_run(store, run_id)
-    existing = try_read_manifest(store, run.commit_version)
+    existing = try_read_root(store, run.commit_version)
     if existing is None:
         head = head_version(store)
         if head is None or head < run.commit_version:
@@ -74,9 +75,15 @@ def resolve_commit(store: ObjectStore, run_id: str) -> CommitResolution:
 
 
 def commit_run(store: ObjectStore, run_id: str, *, clock: Clock = wall_clock_ms) -> Manifest:
-    """Commit the run's staged manifest; return the committed manifest.
+    """``commit_run_version``, returning the committed manifest (read back whole)."""
+    return read_manifest(store, commit_run_version(store, run_id, clock=clock))
 
-    Idempotent: a run that already committed gets its committed manifest back.
+
+def commit_run_version(store: ObjectStore, run_id: str, *, clock: Clock = wall_clock_ms) -> int:
+    """Commit the run's staged manifest; return the committed version. Reads the version's root (to find
+    it taken) and, of the base, the partitions the staged manifest lists: not the whole lake.
+
+    Idempotent: a run that already committed gets its version back.
 
     Raises:
         CommitConflictError: another run took the version (nothing of this run is visible).
@@ -88,26 +95,32 @@ def commit_run(store: ObjectStore, run_id: str, *, clock: Clock = wall_clock_ms)
     outcome = read_outcome(store, run_id)
     if outcome is not None and outcome.outcome is Outcome.ABORTED:
         raise RunStateError(f"run {run_id!r} was aborted: {outcome.reason}", location=store.describe())
-    existing = try_read_manifest(store, run.commit_version)
+    existing = try_read_root(store, run.commit_version)
     if existing is not None:
         return _settle_existing(store, run, existing, clock=clock)
     staged = read_staged_manifest(store, run_id)
     try:
         _check_base_is_head(store, run)
-        _check_new_objects_exist(store, run, staged)
-        committed = commit_manifest(store, _stamp(staged, clock()))
+        base = None if run.base_version is None else read_root(store, run.base_version)
+        _check_new_objects_exist(store, run, staged, base)
+        stamped = _stamp(staged, clock())
+        data = commit_manifest(store, stamped, parent=base)
     except CommitConflictError as conflict:
         # The run can never commit now: record it, as when the version was found taken up front.
         write_outcome(store, RunEnd(run.run_id, RunOutcome.LOST, None, clock(), conflict.reason))
         raise
-    finish_commit(store, committed, clock=clock)
-    return committed
+    if stamped.format_version == FORMAT_2:
+        committed = parse_root(store, run.commit_version, data)
+    else:
+        committed = root_of(stamped, store)
+    finish_commit(store, run.commit_version, run.run_id, clock=clock, root=committed)
+    return run.commit_version
 
 
-def _settle_existing(store: ObjectStore, run: RunRecord, existing: Manifest, *, clock: Clock) -> Manifest:
+def _settle_existing(store: ObjectStore, run: RunRecord, existing: VersionRoot, *, clock: Clock) -> int:
     if existing.run_id == run.run_id:
-        finish_commit(store, existing, clock=clock)
-        return existing
+        finish_commit(store, existing.version, run.run_id, clock=clock, root=existing)
+        return existing.version
     write_outcome(
         store,
         RunEnd(
@@ -138,9 +151,10 @@ HEAD_CHECK_LIMIT = 32
 """Up to this many new objects are checked with one HEAD each; more with one listing of the lake."""
 
 
-def _check_new_objects_exist(store: ObjectStore, run: RunRecord, staged: Manifest) -> None:
-    base_keys = read_manifest(store, run.base_version).live_keys() if run.base_version else frozenset()
-    new_keys = sorted(staged.live_keys() - base_keys)
+def _check_new_objects_exist(
+    store: ObjectStore, run: RunRecord, staged: Manifest, base: VersionRoot | None
+) -> None:
+    new_keys = sorted(staged.live_keys() - _base_keys(base, staged))
     if len(new_keys) > HEAD_CHECK_LIMIT:
         listed = {meta.key for meta in store.list()}
         missing = [key for key in new_keys if key not in listed]
@@ -152,6 +166,15 @@ def _check_new_objects_exist(store: ObjectStore, run: RunRecord, staged: Manifes
             + ", ".join(missing[:5]),
             location=store.describe(),
         )
+
+
+def _base_keys(root: VersionRoot | None, staged: Manifest) -> frozenset[str]:
+    """The base's live keys of the partitions ``staged`` lists (all, unless it carries the others)."""
+    if root is None:
+        return frozenset()
+    listed = {state.topic_partition for state in staged.partitions}
+    states = root.load(listed.__contains__ if staged.carries_parent else None)
+    return frozenset(segment.key for state in states for segment in state.segments)
 
 
 def _exists(store: ObjectStore, key: str) -> bool:
@@ -172,38 +195,42 @@ def _stamp(manifest: Manifest, committed_at_ms: int) -> Manifest:
     return dataclasses.replace(manifest, committed_at_ms=committed_at_ms, retired=retired)
 
 
-def commit_manifest(store: ObjectStore, manifest: Manifest) -> Manifest:
-    """The commit itself: one create-if-absent PUT of ``manifest``'s version; returns what is committed.
+def commit_manifest(store: ObjectStore, manifest: Manifest, *, parent: VersionRoot | None = None) -> bytes:
+    """The commit itself: one create-if-absent PUT of ``manifest``'s version; returns the bytes put
+    (``parent``: the parent version's root, when already read).
 
     Raises:
         CommitConflictError: the version exists and another run made it.
         CommitStateUnknownError: the PUT failed ambiguously and the version could not be read back.
     """
     key = manifest_key(manifest.version)
-    data = (
-        write_version(store, manifest) if manifest.format_version == FORMAT_2 else manifest_to_json(manifest)
-    )
+    if manifest.format_version != FORMAT_2:
+        data = manifest_to_json(manifest)
+    elif parent is not None and parent.format_version == FORMAT_2:
+        data = write_version(store, manifest, parent_lines=parent.line_documents())
+    else:
+        data = write_version(store, manifest)
     try:
         store.put(key, data, mode=Create())
     except ObjectAlreadyExistsError:
-        return _read_back(store, manifest, ambiguous=False)
+        _read_back(store, manifest, ambiguous=False)
     except (StoreAccessError, InvalidObjectKeyError, ConditionalWriteConflictError):
         raise  # refused before anything was written: not ambiguous (409: retry commit_run, it checks first)
     except ObjectStoreError as exc:
         try:
-            return _read_back(store, manifest, ambiguous=True)
+            _read_back(store, manifest, ambiguous=True)
         except ObjectStoreError as read_error:
             raise CommitStateUnknownError(
                 f"commit of version {manifest.version} by run {manifest.run_id!r} failed ({exc.reason}) and "
                 f"could not be read back ({read_error.reason}); run `kafka-segments recover` first",
                 location=store.location(key),
             ) from exc
-    return manifest
+    return data
 
 
-def _read_back(store: ObjectStore, manifest: Manifest, *, ambiguous: bool) -> Manifest:
+def _read_back(store: ObjectStore, manifest: Manifest, *, ambiguous: bool) -> None:
     key = manifest_key(manifest.version)
-    existing = try_read_manifest(store, manifest.version)
+    existing = try_read_root(store, manifest.version)
     if existing is None:
         if ambiguous:
             raise CommitStateUnknownError(
@@ -220,14 +247,21 @@ def _read_back(store: ObjectStore, manifest: Manifest, *, ambiguous: bool) -> Ma
             f"nothing of run {manifest.run_id!r} is visible; re-plan from the new head",
             location=store.location(key),
         )
-    return existing
 
 
-def finish_commit(store: ObjectStore, manifest: Manifest, *, clock: Clock = wall_clock_ms) -> None:
-    """The idempotent steps after a commit: checkpoint files (while it is the head) and the run outcome."""
-    if head_version(store) == manifest.version:
-        write_checkpoint_files(store, manifest)
-    write_outcome(store, RunEnd(manifest.run_id, RunOutcome.COMMITTED, manifest.version, clock()))
+def finish_commit(
+    store: ObjectStore,
+    version: int,
+    run_id: str,
+    *,
+    clock: Clock = wall_clock_ms,
+    root: VersionRoot | None = None,
+) -> None:
+    """The idempotent steps after run ``run_id`` committed ``version``: the checkpoint files (while it is
+    the head; from its root's summaries, ``root`` when already read) and the run's outcome."""
+    if head_version(store) == version:
+        write_checkpoint_files(store, read_root(store, version) if root is None else root)
+    write_outcome(store, RunEnd(run_id, RunOutcome.COMMITTED, version, clock()))
 
 
 def abort_run(

@@ -34,7 +34,15 @@ from kafka_segments.lake.codec import (
 )
 from kafka_segments.lake.json_document import Reader, dump_json, load_document
 from kafka_segments.lake.layout import META_PREFIX, manifest_key
-from kafka_segments.state import MANIFEST_FORMAT_2, MANIFEST_FORMATS, Manifest, PartitionState, SegmentEntry
+from kafka_segments.state import (
+    MANIFEST_FORMAT_2,
+    MANIFEST_FORMATS,
+    Manifest,
+    PartitionState,
+    PartitionSummary,
+    SegmentEntry,
+    summarize,
+)
 from kafka_segments.storage.base import Create, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 
@@ -98,12 +106,23 @@ class _Parent:
         return {sha: key for key, sha in refs}
 
 
-def write_version(store: ObjectStore, manifest: Manifest) -> bytes:
+def write_version(
+    store: ObjectStore,
+    manifest: Manifest,
+    *,
+    parent_lines: Mapping[TopicPartition, Mapping[str, Any]] | None = None,
+) -> bytes:
     """Write the pieces of the partitions ``manifest`` changed since its parent (create-if-absent: a retried
     commit finds its own pieces) and return the root for the commit's conditional PUT. Reads the parent's
-    root and the partition manifest of each changed partition: reads and writes follow what changed."""
-    parent = _read_parent(store, manifest.parent_version)
+    root (unless ``parent_lines`` gives its lines, already read) and the partition manifest of each changed
+    partition: reads and writes follow what changed."""
+    if parent_lines is None:
+        parent = _read_parent(store, manifest.parent_version, carrying=manifest.carries_parent)
+    else:
+        parent = _Parent(store, parent_lines)
     lines = [_line(store, state, manifest.run_id, parent) for state in manifest.partitions]
+    if manifest.carries_parent:
+        lines = _with_carried(lines, parent)
     root = {
         "format_version": FORMAT_2,
         "version": manifest.version,
@@ -118,14 +137,28 @@ def write_version(store: ObjectStore, manifest: Manifest) -> bytes:
     return dump_json(root)
 
 
-def _read_parent(store: ObjectStore, version: int | None) -> _Parent:
+def _with_carried(lines: list[dict[str, Any]], parent: _Parent) -> list[dict[str, Any]]:
+    """``lines`` plus the parent's lines of every other partition, as they are, in the manifest's order."""
+    written = {TopicPartition(str(line["topic"]), int(line["partition"])) for line in lines}
+    carried = [dict(line) for tp, line in parent.lines.items() if tp not in written]
+    return sorted([*lines, *carried], key=lambda line: (str(line["topic"]), int(line["partition"])))
+
+
+def _read_parent(store: ObjectStore, version: int | None, *, carrying: bool) -> _Parent:
     if version is None:
+        if carrying:
+            raise ValueError("a proposal that carries its parent's partitions needs a parent")
         return _Parent(store, {})
     key = manifest_key(version)
     reader = load_document(
         store.get(key), location=store.location(key), supported=MANIFEST_FORMATS, kind="manifest"
     )
     if reader.integer("format_version") != FORMAT_2:
+        if carrying:
+            raise ManifestFormatError(
+                "a proposal that carries its parent's partitions needs a format 2 parent",
+                location=reader.location,
+            )
         return _Parent(store, {})
     return _Parent(store, {line.topic_partition: line.document for line in root_lines(reader)})
 
@@ -145,8 +178,9 @@ def _line(store: ObjectStore, state: PartitionState, run_id: str, parent: _Paren
         "topic": state.topic_partition.topic,
         "partition": state.topic_partition.partition,
         "manifest": manifest.key,
+        "chunks": len(refs),
         "state_sha256": sha,
-        "summary": summarize(state),
+        "summary": summarize(state).to_dict(),
     }
 
 
@@ -203,21 +237,6 @@ def _create(store: ObjectStore, piece: Piece) -> None:
         store.put(piece.key, piece.data, mode=Create())
 
 
-def summarize(state: PartitionState) -> dict[str, Any]:
-    """The root's numbers of a partition (docs/metadata-format-2.md, "The summary")."""
-    first = state.segments[0] if state.segments else None
-    return {
-        "log_start_offset": state.log_start_offset,
-        "log_end_offset": state.log_end_offset,
-        "cleaner_checkpoint": state.cleaner_checkpoint,
-        "segments": len(state.segments),
-        "bytes": sum(segment.size for segment in state.segments),
-        "first_segment_next_offset": None if first is None else first.next_offset,
-        "first_segment_max_timestamp_ms": None if first is None else first.max_timestamp_ms,
-        "newest_key": None if not state.segments else state.segments[-1].key,
-    }
-
-
 # ---------------------------------------------------------------------------------------------- reading
 
 
@@ -225,7 +244,10 @@ def summarize(state: PartitionState) -> dict[str, Any]:
 class RootLine:
     topic_partition: TopicPartition
     manifest_key: str
+    summary: PartitionSummary
     document: Mapping[str, Any]
+    chunks: int | None = None
+    """How many chunks the partition manifest names (``None``: a root written before the field)."""
 
 
 def root_lines(reader: Reader) -> tuple[RootLine, ...]:
@@ -240,7 +262,33 @@ def _root_line(reader: Reader) -> RootLine:
     if not key.startswith(folder) or "/" in key[len(folder) :] or piece_run_id(key) is None:
         raise reader.fail("manifest", f"{key!r} is not a partition manifest of {topic_partition}")
     reader.string("state_sha256")
-    return RootLine(topic_partition, key, reader.raw())
+    summary = reader.later_object("summary")
+    if summary is None:
+        raise reader.fail("summary", "missing")
+    chunks = reader.later_integer("chunks", minimum=0)
+    return RootLine(topic_partition, key, _summary(summary), reader.raw(), chunks)
+
+
+def _summary(reader: Reader) -> PartitionSummary:
+    log_start = reader.integer("log_start_offset", minimum=0)
+    log_end = reader.integer("log_end_offset", minimum=0)
+    if log_start > log_end:
+        raise reader.fail("log_start_offset", f"{log_start} is above log_end_offset {log_end}")
+    return PartitionSummary(
+        log_start_offset=log_start,
+        log_end_offset=log_end,
+        cleaner_checkpoint=reader.optional_integer("cleaner_checkpoint", minimum=0),
+        segments=reader.integer("segments", minimum=0),
+        bytes=reader.integer("bytes", minimum=0),
+        first_segment_next_offset=reader.optional_integer("first_segment_next_offset", minimum=0),
+        first_segment_max_timestamp_ms=reader.optional_integer("first_segment_max_timestamp_ms", minimum=-1),
+        newest_key=reader.optional_string("newest_key"),
+        first_segment_base_offset=reader.later_integer("first_segment_base_offset", minimum=0),
+        first_segment_last_offset=reader.later_integer("first_segment_last_offset", minimum=0),
+        first_segment_bytes=reader.later_integer("first_segment_bytes", minimum=0),
+        first_segment_largest_timestamp_ms=reader.later_integer("first_segment_largest_timestamp_ms"),
+        live_sha256=reader.later_string("live_sha256"),
+    )
 
 
 def read_partitions(
@@ -259,6 +307,8 @@ def _read_partition(store: ObjectStore, line: RootLine, referenced: set[str] | N
     if reader.topic_partition() != line.topic_partition:
         raise reader.fail("topic", f"the manifest of {line.topic_partition} names another partition")
     chunk_keys = [key for key, _ in reader.objects("chunks", _chunk_ref)]
+    if line.chunks is not None and line.chunks != len(chunk_keys):
+        raise reader.fail("chunks", f"names {len(chunk_keys)} chunks, the root's line says {line.chunks}")
     segments: list[SegmentEntry] = []
     for key in chunk_keys:
         if not key.startswith(f"{PIECES_PREFIX}{line.topic_partition.dir_name}/chunks/"):
@@ -276,7 +326,23 @@ def _read_partition(store: ObjectStore, line: RootLine, referenced: set[str] | N
         run_id=reader.string("run_id"),
     )
     check_partition(reader, state)
+    if not _summary_agrees(line, state):
+        raise ManifestFormatError(
+            f"field 'summary' of {line.topic_partition} does not match its partition manifest "
+            f"{line.manifest_key}",
+            location=reader.location,
+        )
     return state
+
+
+def _summary_agrees(line: RootLine, state: PartitionState) -> bool:
+    """Whether the root's summary says what the partition's pieces say (a field a root written before it
+    lacks is not compared)."""
+    recorded = line.document.get("summary")
+    computed = summarize(state).to_dict()
+    if not isinstance(recorded, dict):
+        return False
+    return all(recorded.get(name) == value for name, value in computed.items() if name in recorded)
 
 
 def _chunk_ref(reader: Reader) -> tuple[str, str]:

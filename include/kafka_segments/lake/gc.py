@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.config.catalogue import DEFAULT_RETAIN_MANIFESTS
 from kafka_segments.errors import ManifestFormatError, RunStateError
-from kafka_segments.lake.format2 import is_piece_key
+from kafka_segments.lake.format2 import FORMAT_2, is_piece_key
 from kafka_segments.lake.gc_report import GcReport, OrphanItem, RetiredItem
-from kafka_segments.lake.history import manifest_versions, read_manifest, try_read_manifest
+from kafka_segments.lake.gc_scope import examined_partitions, partition_of
+from kafka_segments.lake.history import manifest_versions
 from kafka_segments.lake.layout import RUNS_PREFIX, is_meta_key, manifest_key, try_parse_segment_key
+from kafka_segments.lake.roots import VersionRoot, read_root, try_read_root
 from kafka_segments.lake.run_folder import read_run
 from kafka_segments.lake.run_folders import (
     ExpiredRun,
@@ -38,6 +40,7 @@ from kafka_segments.progress import Phase, phase
 from kafka_segments.segment.files import FileKind
 from kafka_segments.state import Manifest, RetiredObject
 from kafka_segments.storage.base import ObjectMeta, ObjectStore
+from kafka_segments.topic_partition import TopicPartition
 
 
 def collect_garbage(
@@ -92,14 +95,23 @@ def _plan(
     """The dry-run report: everything classified, nothing deleted."""
     versions = manifest_versions(store)
     retained_versions = tuple(versions[-retain:])
-    pieces: set[str] = set()
-    retained = _read_retained(store, retained_versions, pieces)
-    head = retained[-1] if retained else None
+    roots = _read_retained(store, retained_versions)
     everything = list(store.list())  # one listing: the run folders' verdicts come from it too
     listing = [meta for meta in everything if not is_meta_key(meta.key) or is_piece_key(meta.key)]
     present = frozenset(meta.key for meta in listing)
+    pieces: set[str] = set()
+    examined: frozenset[TopicPartition] | None = None
+    if roots and roots[-1].format_version == FORMAT_2:
+        examined = examined_partitions(roots, listing)
+        listing = [meta for meta in listing if partition_of(meta.key) in examined]
+    retained = [
+        root.manifest(None if examined is None else examined.__contains__, referenced=pieces)
+        for root in roots
+    ]
+    head = retained[-1] if retained else None
     due, waiting, held, gone, problems = _classify_retired(head, retained, present, now_ms)
     keep = references(retained, head.retired if head is not None else (), pieces=pieces)
+    # Format 2: only the examined partitions' objects can be orphans (``lake.gc_scope``).
     sweep, left = _classify_orphans(store, listing, keep, retained, now_ms, orphan_min_age_ms)
     oldest_retained = retained_versions[0] if retained_versions else 0
     return GcReport(
@@ -130,15 +142,14 @@ def _expired_runs(
     return expired_run_folders(runs, kept_run_ids=kept, now_ms=now_ms, retention_ms=retention_ms)
 
 
-def _read_retained(store: ObjectStore, versions: tuple[int, ...], pieces: set[str]) -> list[Manifest]:
-    """The retained manifests, oldest first, collecting the keys of the pieces they are made of (format 2).
-    The head must be readable; an older one that vanished meanwhile (a concurrent gc with a newer head
-    removed it) protects nothing any more."""
+def _read_retained(store: ObjectStore, versions: tuple[int, ...]) -> list[VersionRoot]:
+    """The retained versions' roots, oldest first. The head must be readable; an older one that vanished
+    meanwhile (a concurrent gc with a newer head removed it) protects nothing any more."""
     if not versions:
         return []
-    older = (try_read_manifest(store, version, referenced=pieces) for version in versions[:-1])
-    kept = [manifest for manifest in older if manifest is not None]
-    return [*kept, read_manifest(store, versions[-1], referenced=pieces)]
+    older = (try_read_root(store, version) for version in versions[:-1])
+    kept = [root for root in older if root is not None]
+    return [*kept, read_root(store, versions[-1])]
 
 
 def _classify_retired(

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from kafka_segments.errors import ManifestFormatError, ObjectNotFoundError
-from kafka_segments.lake.codec import manifest_from_reader, read_partition
-from kafka_segments.lake.format2 import FORMAT_2, read_partitions, root_lines
-from kafka_segments.lake.json_document import load_document
-from kafka_segments.lake.layout import MANIFESTS_PREFIX, manifest_key, parse_manifest_key
-from kafka_segments.state import MANIFEST_FORMATS, Manifest
+from kafka_segments.errors import ObjectNotFoundError
+from kafka_segments.lake.layout import MANIFESTS_PREFIX, parse_manifest_key
+from kafka_segments.lake.roots import read_root
+from kafka_segments.state import Manifest
 from kafka_segments.storage.base import ObjectStore
 
 
@@ -32,21 +30,7 @@ def read_manifest(store: ObjectStore, version: int, *, referenced: set[str] | No
         ManifestFormatError: the object is not a valid manifest (``UnsupportedFormatVersionError`` for an
             unknown format version); also when it claims another version than its key.
     """
-    key = manifest_key(version)
-    reader = load_document(
-        store.get(key), location=store.location(key), supported=MANIFEST_FORMATS, kind="manifest"
-    )
-    if reader.integer("format_version") == FORMAT_2:
-        partitions = read_partitions(store, root_lines(reader), referenced=referenced)
-    else:
-        partitions = reader.objects("partitions", read_partition)
-    manifest = manifest_from_reader(reader, partitions=partitions)
-    if manifest.version != version:
-        raise ManifestFormatError(
-            f"field 'version': the object for version {version} says {manifest.version}",
-            location=store.location(key),
-        )
-    return manifest
+    return read_root(store, version).manifest(referenced=referenced)
 
 
 def read_head(store: ObjectStore) -> Manifest | None:

@@ -19,7 +19,8 @@ from kafka_segments.errors import (
     PartitionNotFoundError,
     SegmentObjectMismatchError,
 )
-from kafka_segments.lake.history import manifest_versions, read_manifest
+from kafka_segments.lake.history import manifest_versions
+from kafka_segments.lake.roots import VersionRoot, read_root
 from kafka_segments.lake.scan import sha256_hex
 from kafka_segments.records.batch import BatchHeader
 from kafka_segments.records.log import Entry, iter_batches
@@ -60,7 +61,23 @@ class VisibleBatch:
 
 
 def resolve_manifest(store: ObjectStore, version: int | None = None) -> Manifest:
-    """Manifest ``version``, or the head when ``version`` is ``None``.
+    """Manifest ``version``, or the head when ``version`` is ``None`` (``resolve_root``, every partition
+    read).
+
+    Raises:
+        NoCommittedStateError, ManifestVersionNotFoundError, ManifestFormatError, ObjectStoreError: see
+            ``resolve_root``.
+    """
+    root = resolve_root(store, version)
+    try:
+        return root.manifest()
+    except ObjectNotFoundError:  # a piece removed by a concurrent gc after the root was read
+        raise _missing_version(store, root.version, manifest_versions(store)) from None
+
+
+def resolve_root(store: ObjectStore, version: int | None = None) -> VersionRoot:
+    """The root of version ``version``, or of the head when ``version`` is ``None``: a reader that wants some
+    partitions loads just those (``VersionRoot.load``).
 
     Raises:
         NoCommittedStateError: the lake has no manifest at all.
@@ -76,7 +93,7 @@ def resolve_manifest(store: ObjectStore, version: int | None = None) -> Manifest
     if wanted not in versions:
         raise _missing_version(store, wanted, versions)
     try:
-        return read_manifest(store, wanted)
+        return read_root(store, wanted)
     except ObjectNotFoundError:  # removed by a concurrent gc after the listing
         raise _missing_version(store, wanted, manifest_versions(store)) from None
 
@@ -101,27 +118,23 @@ def format_ranges(numbers: Sequence[int]) -> str:
     return ", ".join(str(low) if low == high else f"{low}-{high}" for low, high in ranges)
 
 
-def partition_state(
-    store: ObjectStore, manifest: Manifest, topic_partition: TopicPartition
-) -> PartitionState:
-    """The committed state of one partition.
+def partition_state(store: ObjectStore, root: VersionRoot, topic_partition: TopicPartition) -> PartitionState:
+    """The committed state of one partition (its pieces only, in format 2).
 
     Raises:
-        PartitionNotFoundError: the manifest has no such topic or partition (the message lists what it has).
+        PartitionNotFoundError: the version has no such topic or partition (the message lists what it has).
     """
-    state = manifest.partition(topic_partition)
-    if state is not None:
+    if topic_partition in root.topic_partitions():
+        (state,) = root.load(lambda tp: tp == topic_partition)
         return state
     topic = topic_partition.topic
-    partitions = [
-        s.topic_partition.partition for s in manifest.partitions if s.topic_partition.topic == topic
-    ]
+    partitions = [p.topic_partition.partition for p in root.partitions if p.topic_partition.topic == topic]
     if partitions:
         known = f"topic {topic_partition.topic!r} has partitions {format_ranges(partitions)}"
     else:
-        known = f"topics: {', '.join(manifest.topics) or '(none)'}"
+        known = f"topics: {', '.join(root.topics) or '(none)'}"
     raise PartitionNotFoundError(
-        f"partition {topic_partition} is not in manifest version {manifest.version} ({known})",
+        f"partition {topic_partition} is not in manifest version {root.version} ({known})",
         location=store.describe(),
     )
 

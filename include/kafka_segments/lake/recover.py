@@ -20,10 +20,10 @@ from kafka_segments.lake.commit import finish_commit, resolve_commit
 from kafka_segments.lake.history import (
     head_version,
     manifest_versions,
-    read_head,
     read_manifest,
     try_read_manifest,
 )
+from kafka_segments.lake.roots import VersionRoot, read_root, try_read_root
 from kafka_segments.lake.run_folder import list_unsettled_runs, read_outcome, read_run, write_outcome
 from kafka_segments.lake.runs import RunEnd, RunOutcome, RunRecord
 from kafka_segments.lake.sweep import (
@@ -136,7 +136,7 @@ def recover(
     """
     if abandon_after_ms < 0:
         raise ValueError(f"abandon_after_ms must be >= 0, got {abandon_after_ms}")
-    read_head(store)  # a garbage head raises here, before anything changes
+    head = _head_root(store)  # a garbage head raises here, before anything changes
     now_ms = clock()
     sweeper = _Sweeper(store)
     runs: list[RunRecovery] = []
@@ -146,7 +146,8 @@ def recover(
         )
         if result is not None:
             runs.append(result)
-    head = read_head(store)
+    if runs:  # a fence or a finished commit may have moved the head
+        head = _head_root(store)
     rewritten = head is not None and not checkpoint_files_match(store, head)
     if head is not None and rewritten:
         write_checkpoint_files(store, head)
@@ -218,16 +219,21 @@ def _resolve(store: ObjectStore, run: RunRecord) -> _Resolution:
     return _Resolution(_Fate.OPEN, f"may still commit version {version}: left alone")
 
 
+def _head_root(store: ObjectStore) -> VersionRoot | None:
+    version = head_version(store)
+    return None if version is None else read_root(store, version)
+
+
 def _finish(store: ObjectStore, run: RunRecord, *, clock: Clock) -> RunRecovery:
-    manifest = try_read_manifest(store, run.commit_version)
-    if manifest is None:  # gc removed it since the read-back: it is not the head, only the outcome is missing
+    root = try_read_root(store, run.commit_version)
+    if root is None:  # gc removed it since the read-back: it is not the head, only the outcome is missing
         write_outcome(store, RunEnd(run.run_id, RunOutcome.COMMITTED, run.commit_version, clock()))
         detail = f"committed version {run.commit_version} before it stopped; outcome written"
         return RunRecovery(run.run_id, run.base_version, RecoverAction.FINISHED, detail)
-    is_head = head_version(store) == manifest.version
-    finish_commit(store, manifest, clock=clock)
+    is_head = head_version(store) == root.version
+    finish_commit(store, root.version, run.run_id, clock=clock, root=root)
     files = "checkpoint files and outcome written" if is_head else "outcome written (no longer the head)"
-    detail = f"committed version {manifest.version} before it stopped; {files}"
+    detail = f"committed version {root.version} before it stopped; {files}"
     return RunRecovery(run.run_id, run.base_version, RecoverAction.FINISHED, detail)
 
 

@@ -38,25 +38,27 @@ def begin_run(
     run_id: str | None = None,
     request: RunRequest | None = None,
     clock: Clock = wall_clock_ms,
+    read_base: bool = True,
 ) -> tuple[RunRecord, Manifest | None]:
-    """Register a run on the current head and return it with its base manifest.
+    """Register a run on the current head and return it with its base manifest (``None``: the lake has
+    none, or ``read_base`` is false: a transaction reads what it needs of its base later).
 
     Registering an already registered run (a retried task with the same ``run_id``) returns its stored
     record and the manifest it started from, so it still commits the version it was planned against.
     Runs register through ``lake.transaction.LakeTransaction.begin`` (recovery's fences register here)."""
-    head = head_version(store)
     wanted = RunRecord(
         run_id=run_id or new_run_id(wall_ms=clock()),
         operation=operation,
-        base_version=head,
+        base_version=head_version(store),
         started_at_ms=clock(),
         now_ms=now_ms,
         dry_run=dry_run,
         request=request or RunRequest(),
     )
     record = register_run(store, wanted)
-    base = None if record.base_version is None else read_manifest(store, record.base_version)
-    return record, base
+    if not read_base or record.base_version is None:
+        return record, None
+    return record, read_manifest(store, record.base_version)
 
 
 def stage_segment(
@@ -152,13 +154,15 @@ def build_manifest(
     newly_retired: Iterable[RetiredObject] = (),
     present_keys: frozenset[str] | set[str] | None = None,
     format_version: int | None = None,
+    carries_parent: bool = False,
 ) -> Manifest:
     """The manifest ``run`` proposes: ``partitions`` (complete: every partition of the new state) and the
     retired objects of ``base`` still waiting for gc plus ``newly_retired``.
 
     ``present_keys`` (the keys the run's listing found) lets retired entries whose objects are already gone
     drop out; without it every retired entry is carried forward. ``format_version``: the format the commit
-    writes (default: the base's, so a lake keeps its format until it is upgraded)."""
+    writes (default: the base's, so a lake keeps its format until it is upgraded). ``carries_parent``:
+    ``partitions`` are the ones the run read; the commit carries the base's others (``Manifest``)."""
     carried = [
         retired
         for retired in (base.retired if base is not None else ())
@@ -174,6 +178,7 @@ def build_manifest(
         partitions=sort_partitions(list(partitions)),
         retired=(*carried, *newly_retired),
         format_version=format_version or (MANIFEST_FORMAT_VERSION if base is None else base.format_version),
+        carries_parent=carries_parent,
     )
 
 

@@ -24,8 +24,8 @@ from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.errors import CommitConflictError, KafkaSegmentsError, RunStateError
 from kafka_segments.lake.adoption import DEFAULT_MAX_WORKERS, SegmentReader, adopt_objects
 from kafka_segments.lake.adoption_report import AdoptionResult
-from kafka_segments.lake.commit import abort_run, commit_run
-from kafka_segments.lake.history import read_manifest
+from kafka_segments.lake.commit import abort_run, commit_run_version
+from kafka_segments.lake.roots import VersionRoot, read_root
 from kafka_segments.lake.run_folder import (
     has_staged_manifest,
     read_outcome,
@@ -41,8 +41,9 @@ from kafka_segments.lake.runs import (
     RunRequest,
 )
 from kafka_segments.lake.staging import begin_run, build_manifest, stage_manifest
-from kafka_segments.state import Manifest, PartitionState, RetiredObject
+from kafka_segments.state import MANIFEST_FORMAT_2, Manifest, PartitionState, RetiredObject
 from kafka_segments.storage.base import ObjectMeta, ObjectStore
+from kafka_segments.topic_partition import TopicPartition
 
 
 class _Unread:
@@ -69,7 +70,9 @@ class LakeTransaction:
         self._adoption: AdoptionResult | None = None
         self._changed: bool | None = None
         self._outcome: RunOutcome | None = None
-        self._committed: Manifest | None = None
+        self._committed_version: int | None = None
+        self._root: VersionRoot | None = None
+        self._scope: frozenset[TopicPartition] | None = None
         self._commit_attempted = False
         self.lost_to: CommitConflictError | None = None
         """After ``RunOutcome.LOST``: the conflict, naming the run that took the version."""
@@ -89,7 +92,7 @@ class LakeTransaction:
         """Register a run on the current head, with what it is asked to do (``request``, kept in its
         ``run.json``). Registering a ``run_id`` again (a retried task) returns the transaction it started,
         on the base it started from."""
-        run, base = begin_run(
+        run, _ = begin_run(
             store,
             now_ms=now_ms,
             operation=operation,
@@ -97,8 +100,9 @@ class LakeTransaction:
             run_id=run_id,
             request=request,
             clock=clock,
+            read_base=False,
         )
-        return cls(store, run, base, clock=clock)
+        return cls(store, run, UNREAD, clock=clock)
 
     @classmethod
     def resume(cls, store: ObjectStore, run_id: str, *, clock: Clock = wall_clock_ms) -> Self:
@@ -124,11 +128,12 @@ class LakeTransaction:
 
     @property
     def base(self) -> Manifest | None:
-        """The committed manifest the run builds on (``None``: the lake had none); a resumed transaction reads
-        it on first use only (a stage that only commits or aborts never needs it)."""
+        """The committed manifest the run builds on (``None``: the lake had none), read on first use only (a
+        stage that only registers, commits or aborts never needs it); after ``narrow``, only the partitions
+        in its scope."""
         if isinstance(self._base, _Unread):
-            version = self._run.base_version
-            self._base = None if version is None else read_manifest(self._store, version)
+            root = self.base_root
+            self._base = None if root is None else root.manifest()
         return self._base
 
     @property
@@ -148,7 +153,31 @@ class LakeTransaction:
 
     @property
     def committed_version(self) -> int | None:
-        return None if self._committed is None else self._committed.version
+        return self._committed_version
+
+    @property
+    def base_root(self) -> VersionRoot | None:
+        """The root of the run's base version (``None``: the lake had none), read once."""
+        if self._root is None and self._run.base_version is not None:
+            self._root = read_root(self._store, self._run.base_version)
+        return self._root
+
+    def narrow(self, scope: frozenset[TopicPartition]) -> None:
+        """Read, adopt and stage only the base's partitions in ``scope`` (plus partitions the base does not
+        have yet); the commit carries every other partition of the base as it is (format 2 only: its
+        commit writes the root from the base's lines). Before ``adopt``.
+
+        Raises:
+            RunStateError: the base is not in format 2, or the run adopted already.
+        """
+        root = self.base_root
+        if root is None or root.format_version != MANIFEST_FORMAT_2 or self._adoption is not None:
+            raise RunStateError(
+                f"run {self.run_id!r} can only narrow a format 2 base before it adopts",
+                location=self._store.describe(),
+            )
+        self._scope = scope
+        self._base = root.manifest(scope.__contains__)
 
     # --- work ------------------------------------------------------------------------------------------
     def adopt(
@@ -160,6 +189,8 @@ class LakeTransaction:
     ) -> AdoptionResult:
         """The base plus the segments uploaded since (``lake.adoption``); ``reader`` runs the reads
         elsewhere (the Spark engine's executors), else ``max_workers`` threads read here."""
+        root = self._root if self._scope is not None else None
+        leave = frozenset() if root is None else root.topic_partitions() - self._scope_or_all()
         self._adoption = adopt_objects(
             self._store,
             base=self.base,
@@ -167,8 +198,12 @@ class LakeTransaction:
             reader=reader,
             listing=listing,
             max_workers=max_workers,
+            leave=leave,
         )
         return self._adoption
+
+    def _scope_or_all(self) -> frozenset[TopicPartition]:
+        return frozenset() if self._scope is None else self._scope
 
     def write_file(self, name: str, document: object) -> str:
         """Write ``document`` as JSON into the run's folder (invisible to readers); return the key."""
@@ -195,6 +230,7 @@ class LakeTransaction:
             newly_retired=retired,
             present_keys=present,
             format_version=format_version,
+            carries_parent=self._scope is not None,
         )
 
     def stage(
@@ -262,7 +298,7 @@ class LakeTransaction:
             return self._end(self.abort(unchanged_reason, outcome=RunOutcome.NOTHING_TO_CHANGE))
         self._commit_attempted = True
         try:
-            self._committed = commit_run(self._store, self.run_id, clock=self._clock)
+            self._committed_version = commit_run_version(self._store, self.run_id, clock=self._clock)
         except CommitConflictError as conflict:
             self.lost_to = conflict
             return self._end(RunOutcome.LOST)
@@ -284,7 +320,7 @@ class LakeTransaction:
                 f"run {self.run_id!r} was aborted: {recorded.reason}", location=self._store.describe()
             )
         if recorded.run_outcome is RunOutcome.COMMITTED and recorded.version:
-            self._committed = read_manifest(self._store, recorded.version)
+            self._committed_version = recorded.version
         return self._end(recorded.run_outcome)
 
     def abort(self, reason: str, *, outcome: RunOutcome = RunOutcome.ABORTED) -> RunOutcome:

@@ -10,7 +10,7 @@ from kafka_segments.reading.options import ReadOptions, View, parse_options
 from kafka_segments.reading.ranges import PartitionRange, resolve_ranges, selected_states
 from kafka_segments.reading.spans import ByteSpan, segment_spans
 from kafka_segments.reading.tasks import SegmentTask, SpansOf, segment_tasks
-from kafka_segments.reading.timetravel import check_objects_exist, manifest_as_of
+from kafka_segments.reading.timetravel import check_objects_exist, root_as_of
 from kafka_segments.state import SegmentEntry
 from kafka_segments.storage.base import ObjectStore
 
@@ -39,14 +39,14 @@ def plan_read(store: ObjectStore, options: Mapping[str, object] | ReadOptions) -
     """
     parsed = as_options(options)
     travelling = parsed.version is not None or parsed.timestamp_as_of is not None
-    manifest = manifest_as_of(store, version=parsed.version, timestamp_ms=parsed.timestamp_as_of)
-    states = selected_states(manifest, parsed)
+    root = root_as_of(store, version=parsed.version, timestamp_ms=parsed.timestamp_as_of)
+    states = selected_states(root, parsed)
     if travelling:
-        check_objects_exist(store, manifest, states)
+        check_objects_exist(store, root.version, states)
     ranges = resolve_ranges(store, states, parsed)
     drop_aborted = parsed.read_committed or parsed.view is View.LATEST
     tasks = segment_tasks(ranges, drop_aborted=drop_aborted, spans_of=_spans_of(store, parsed))
-    return ReadPlan(manifest.version, parsed, ranges, tuple(tasks))
+    return ReadPlan(root.version, parsed, ranges, tuple(tasks))
 
 
 def _spans_of(store: ObjectStore, options: ReadOptions) -> SpansOf | None:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kafka_segments.lake.roots import VersionRoot
 from kafka_segments.reading.errors import DataLossError, ReadOptionError
 from kafka_segments.reading.options import EARLIEST, LATEST, Bound, BoundKind, ReadOptions
 from kafka_segments.reading.timestamps import offset_for_timestamp
-from kafka_segments.state import Manifest, PartitionState
+from kafka_segments.state import PartitionState
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 
@@ -31,21 +32,21 @@ class PartitionRange:
         return self.state.topic_partition
 
 
-def selected_states(manifest: Manifest, options: ReadOptions) -> tuple[PartitionState, ...]:
-    """The partitions of ``manifest`` the subscription covers.
+def selected_states(root: VersionRoot, options: ReadOptions) -> tuple[PartitionState, ...]:
+    """The partitions of ``root``'s version the subscription covers (no other partition's pieces are read).
 
     Raises:
         ReadOptionError: ``assign`` names a partition the manifest does not have.
     """
     subscription = options.subscription
-    missing = sorted(subscription.assigned - set(manifest.partition_map()))
+    missing = sorted(subscription.assigned - root.topic_partitions())
     if missing:
         raise ReadOptionError(
             "assign",
             f"partition(s) {', '.join(map(str, missing))} are not in the lake "
-            f"(manifest version {manifest.version})",
+            f"(manifest version {root.version})",
         )
-    return tuple(state for state in manifest.partitions if subscription.selects(state.topic_partition))
+    return root.load(subscription.selects)
 
 
 def resolve_ranges(

@@ -12,16 +12,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kafka_segments.errors import ManifestVersionNotFoundError, NoCommittedStateError
-from kafka_segments.lake.history import manifest_versions, try_read_manifest
-from kafka_segments.lake.reader import NO_STATE_HINT, format_ranges, resolve_manifest
+from kafka_segments.lake.history import manifest_versions
+from kafka_segments.lake.reader import NO_STATE_HINT, format_ranges, resolve_root
+from kafka_segments.lake.roots import VersionRoot, try_read_root
 from kafka_segments.reading.errors import VersionGoneError
-from kafka_segments.state import Manifest, PartitionState, RetiredObject
+from kafka_segments.state import PartitionState, RetiredObject
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.timefmt import iso_utc
 
 
-def manifest_as_of(store: ObjectStore, *, version: int | None, timestamp_ms: int | None) -> Manifest:
-    """The head, manifest ``version``, or the last manifest committed at or before ``timestamp_ms``.
+def root_as_of(store: ObjectStore, *, version: int | None, timestamp_ms: int | None) -> VersionRoot:
+    """The root of the head, of version ``version``, or of the last version committed at or before
+    ``timestamp_ms`` (the candidates' roots are read, none of their partitions).
 
     Raises:
         NoCommittedStateError: the lake has no manifest.
@@ -29,18 +31,18 @@ def manifest_as_of(store: ObjectStore, *, version: int | None, timestamp_ms: int
             or before ``timestamp_ms`` (the message gives the oldest one's commit time).
     """
     if timestamp_ms is None:
-        return resolve_manifest(store, version)
+        return resolve_root(store, version)
     versions = manifest_versions(store)
     if not versions:
         raise NoCommittedStateError(NO_STATE_HINT, location=store.describe())
-    oldest: Manifest | None = None
+    oldest: VersionRoot | None = None
     for candidate in reversed(versions):
-        manifest = try_read_manifest(store, candidate)
-        if manifest is None:
+        root = try_read_root(store, candidate)
+        if root is None:
             continue
-        if manifest.committed_at_ms <= timestamp_ms:
-            return manifest
-        oldest = manifest
+        if root.committed_at_ms <= timestamp_ms:
+            return root
+        oldest = root
     first = "" if oldest is None else f"; the oldest retained, version {oldest.version}, was committed at "
     first += "" if oldest is None else str(iso_utc(oldest.committed_at_ms))
     raise ManifestVersionNotFoundError(
@@ -50,7 +52,7 @@ def manifest_as_of(store: ObjectStore, *, version: int | None, timestamp_ms: int
     )
 
 
-def check_objects_exist(store: ObjectStore, manifest: Manifest, states: Sequence[PartitionState]) -> None:
+def check_objects_exist(store: ObjectStore, version: int, states: Sequence[PartitionState]) -> None:
     """``VersionGoneError`` unless every segment object of ``states`` exists (one listing per partition).
 
     Raises:
@@ -63,11 +65,10 @@ def check_objects_exist(store: ObjectStore, manifest: Manifest, states: Sequence
         missing.extend(segment.key for segment in state.segments if segment.key not in present)
     if not missing:
         return
-    retired = _retirements(store, after=manifest.version, keys=set(missing))
+    retired = _retirements(store, after=version, keys=set(missing))
     gone = "; ".join(_why(key, retired.get(key)) for key in missing)
     raise VersionGoneError(
-        f"version {manifest.version} can no longer be read: "
-        f"{len(missing)} of its segment object(s) are gone: {gone}",
+        f"version {version} can no longer be read: {len(missing)} of its segment object(s) are gone: {gone}",
         location=store.describe(),
     )
 
@@ -75,8 +76,8 @@ def check_objects_exist(store: ObjectStore, manifest: Manifest, states: Sequence
 def _retirements(store: ObjectStore, *, after: int, keys: set[str]) -> dict[str, RetiredObject]:
     found: dict[str, RetiredObject] = {}
     for version in (v for v in manifest_versions(store) if v > after):
-        manifest = try_read_manifest(store, version)
-        for retired in manifest.retired if manifest is not None else ():
+        root = try_read_root(store, version)
+        for retired in root.retired if root is not None else ():
             if retired.key in keys:
                 found.setdefault(retired.key, retired)
     return found

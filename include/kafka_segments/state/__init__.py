@@ -25,6 +25,7 @@ from kafka_segments.state.offsets import (
     GroupType,
     OffsetSnapshot,
 )
+from kafka_segments.state.summary import PartitionSummary, live_digest, summarize
 
 __all__ = [
     "GROUP_STATES",
@@ -40,8 +41,11 @@ __all__ = [
     "OffsetSnapshot",
     "OpenTransaction",
     "PartitionState",
+    "PartitionSummary",
     "RetiredObject",
     "SegmentEntry",
     "SegmentOrigin",
+    "live_digest",
     "sort_partitions",
+    "summarize",
 ]

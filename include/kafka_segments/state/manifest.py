@@ -184,6 +184,10 @@ class Manifest:
     partitions: tuple[PartitionState, ...] = ()
     retired: tuple[RetiredObject, ...] = ()
     format_version: int = field(default=MANIFEST_FORMAT_VERSION)
+    carries_parent: bool = False
+    """A run's staged proposal in format 2 that read only the partitions it could change: the parent
+    version's other partitions are carried into the commit unchanged (``partitions`` holds the ones the run
+    read). Never set on a committed version as readers see it."""
 
     def partition(self, topic_partition: TopicPartition) -> PartitionState | None:
         for state in self.partitions:

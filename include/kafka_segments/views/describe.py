@@ -13,7 +13,8 @@ from typing import Any
 
 from kafka_segments.compaction.eligibility import UNLIMITED, CompactionBudget
 from kafka_segments.errors import PartitionNotFoundError
-from kafka_segments.lake.reader import resolve_manifest
+from kafka_segments.lake.reader import resolve_root
+from kafka_segments.lake.roots import VersionRoot
 from kafka_segments.state import Manifest, PartitionState
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.timefmt import iso_utc
@@ -250,8 +251,33 @@ def describe_lake(
         NoCommittedStateError, ManifestVersionNotFoundError: see ``reader.resolve_manifest``.
         PartitionNotFoundError: a topic of ``topics`` is not in the manifest.
     """
-    manifest = resolve_manifest(store, version)
+    root = resolve_root(store, version)
+    manifest = topics_manifest(root, topics, location=store.describe())
     return describe_manifest(manifest, location=store.describe(), topics=topics, compaction=compaction)
+
+
+def topics_manifest(root: VersionRoot, topics: Iterable[str] | None, *, location: str) -> Manifest:
+    """The version with the partitions of ``topics`` (every partition when ``None``), reading no other
+    partition's pieces: what a description of those topics needs.
+
+    Raises:
+        PartitionNotFoundError: a topic of ``topics`` is not in the version.
+    """
+    if topics is None:
+        return root.manifest()
+    wanted = set(topics)
+    _check_topics(wanted, root.topics, version=root.version, location=location)
+    return root.manifest(lambda tp: tp.topic in wanted)
+
+
+def _check_topics(wanted: set[str], known: Sequence[str], *, version: int, location: str) -> None:
+    unknown = sorted(wanted - set(known))
+    if unknown:
+        raise PartitionNotFoundError(
+            f"topic(s) {', '.join(unknown)} not in manifest version {version} "
+            f"(topics: {', '.join(known) or '(none)'})",
+            location=location,
+        )
 
 
 def describe_manifest(
@@ -268,13 +294,7 @@ def describe_manifest(
     """
     wanted = None if topics is None else set(topics)
     if wanted is not None:
-        unknown = sorted(wanted - set(manifest.topics))
-        if unknown:
-            raise PartitionNotFoundError(
-                f"topic(s) {', '.join(unknown)} not in manifest version {manifest.version} "
-                f"(topics: {', '.join(manifest.topics) or '(none)'})",
-                location=location,
-            )
+        _check_topics(wanted, manifest.topics, version=manifest.version, location=location)
     states = [s for s in manifest.partitions if wanted is None or s.topic_partition.topic in wanted]
     outlooks = {} if compaction is None else compaction_outlooks(states, compaction)
     return LakeDescription(

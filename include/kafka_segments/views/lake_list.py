@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafka_segments.errors import KafkaSegmentsError
-from kafka_segments.lake.reader import resolve_manifest
+from kafka_segments.lake.reader import resolve_root
 from kafka_segments.storage.base import ObjectStore
-from kafka_segments.views.lake_view_history import Commit, history_of, summary_of
+from kafka_segments.views.lake_view_history import Commit, history_of, root_summary
 from kafka_segments.views.run_report import read_report
 
 
@@ -31,10 +31,10 @@ def summarize_lake(store: ObjectStore, *, name: str) -> LakeSummary:
     manifest or head run report that is not valid, a store error) gets a row whose ``problem`` says why."""
     location = store.describe()
     try:
-        manifest = resolve_manifest(store, None)
-        report = read_report(store, manifest.run_id)
+        root = resolve_root(store, None)
+        report = read_report(store, root.run_id)
     except (KafkaSegmentsError, OSError) as error:
         return LakeSummary(name, location, None, None, None, problem=str(error))
-    (commit,) = history_of([summary_of(manifest)], {manifest.run_id: report}).commits
-    size = sum(state.size_bytes for state in manifest.partitions)
-    return LakeSummary(name, location, commit, size, len(manifest.partitions))
+    (commit,) = history_of([root_summary(root)], {root.run_id: report}).commits
+    size = sum(p.summary.bytes for p in root.partitions)
+    return LakeSummary(name, location, commit, size, len(root.partitions))

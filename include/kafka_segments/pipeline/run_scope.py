@@ -1,0 +1,62 @@
+"""Which partitions of a format 2 base a run reads (issue 33; docs/metadata-format-2.md, "The summary"):
+those its listing shows changed (``lake.listing_scope``), and those of its selection where a rule may have
+something to do at the run's ``now`` by the root's summary (``retention.summary_rules``; a compacted topic's
+partitions while the cleaner runs: the summary does not yet say when cleaning is due). Every other
+partition is left unread and carried into the commit as it is: the rules would leave it unchanged, so the
+decisions are the ones a run over every partition makes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kafka_segments.config import Config
+from kafka_segments.config.model import TopicConfig
+from kafka_segments.lake.listing_scope import listing_changes
+from kafka_segments.lake.roots import RootPartition, VersionRoot
+from kafka_segments.lake.runs import Selection
+from kafka_segments.retention.consumed import ConsumedIndexes, consumed_bound
+from kafka_segments.retention.summary_rules import retention_may_delete
+from kafka_segments.state import MANIFEST_FORMAT_2, OffsetSnapshot
+from kafka_segments.storage.base import ObjectMeta
+from kafka_segments.topic_partition import TopicPartition
+
+
+def run_scope(
+    root: VersionRoot | None,
+    listing: Sequence[ObjectMeta],
+    config: Config,
+    *,
+    now_ms: int,
+    snapshot: OffsetSnapshot | None,
+    selection: Selection,
+) -> frozenset[TopicPartition] | None:
+    """The partitions a run on ``root`` reads, or ``None`` for all of them (a format 1 base, or none)."""
+    if root is None or root.format_version != MANIFEST_FORMAT_2:
+        return None
+    scope = set(listing_changes(root, listing))
+    indexes = None if snapshot is None else ConsumedIndexes(snapshot, now_ms=now_ms)
+    configs: dict[str, TopicConfig] = {}
+    for partition in root.partitions:
+        topic_partition = partition.topic_partition
+        if topic_partition in scope or topic_partition not in selection:
+            continue
+        topic = topic_partition.topic
+        topic_config = configs.get(topic) or configs.setdefault(topic, config.for_topic(topic))
+        if _may_change(partition, topic_config, now_ms=now_ms, indexes=indexes):
+            scope.add(topic_partition)
+    return frozenset(scope)
+
+
+def _may_change(
+    partition: RootPartition, config: TopicConfig, *, now_ms: int, indexes: ConsumedIndexes | None
+) -> bool:
+    if config.compact and config.cleaner_enabled:
+        return True
+    summary = partition.summary
+    bound = consumed_bound(
+        None if indexes is None else indexes.for_topic(config),
+        config,
+        partition=partition.topic_partition.partition,
+        log_start_offset=summary.log_start_offset,
+    )
+    return retention_may_delete(summary, config, now_ms=now_ms, min_committed_offset=bound.min_offset)
