@@ -82,12 +82,17 @@ class LakeReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[Any]:
         # The decoder (numba's kernels, pyarrow) is imported here, in the executors' workers only: Spark asks
         # the schema and the plan in short-lived Python processes on the driver, which need neither.
+        import pyarrow as pa
+        from kafka_segments.reading.arrow import arrow_schema
         from kafka_segments.reading.reader import read_latest
         from kafka_segments.reading.segment_read import read_task
 
         store = worker_store(self.lake)
         tasks: tuple[SegmentTask, ...] = partition.value
         include_headers = self.options.include_headers
+        # Spark keeps the first batch a reader gives for the whole task (``records_to_arrow_batches``'s
+        # ``first_element``): an empty one, so no batch of records is held past its turn.
+        yield pa.RecordBatch.from_pylist([], schema=arrow_schema(include_headers=include_headers))
         if self.options.view is View.LATEST:
             yield from read_latest(store, list(tasks), include_headers=include_headers)
             return

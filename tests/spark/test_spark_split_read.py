@@ -1,17 +1,22 @@
 """The ``kafka-segments`` Spark data source over a lake whose segments are split into byte spans
 (``maxBytesPerPartition``): one input partition per span, the rows of the unsplit ``read_lake``, and a pushed
-offset filter leaves only the spans that may hold it (on moto S3: ranged reads pinned with If-Match)."""
+offset filter leaves only the spans that may hold it (on moto S3: ranged reads pinned with If-Match), and a
+`.index` crafted to point at a forged batch changes no row."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from kafka_segments.lake.layout import index_keys
+from kafka_segments.lake.reader import resolve_manifest
 from kafka_segments.reading import plan_read
+from kafka_segments.segment.files import FileKind
 from kafka_segments.storage import ObjectStore
 from kit import FakeClock
 from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
 from reading.split_helpers import TP, commit_events, event_batches, rows
+from reading.test_crafted_index import CARRIER, carrier_files, crafted_index, stage
 from reading.time_helpers import HOUR_MS, T0, all_rows, as_datetime, click_batches, commit_clicks, in_window
 from reading.time_helpers import TP as CLICKS
 from s3_fixtures import new_s3_store
@@ -83,3 +88,20 @@ def test_a_pushed_one_hour_filter_starts_inside_the_segment(
     assert hour.rdd.getNumPartitions() < later.rdd.getNumPartitions() < len(plan_read(store, options).tasks)
     want = [(r["key"], r["offset"]) for r in in_window(all_rows(store), low, high)]
     assert _keys(hour.select("key", "offset").orderBy("offset").collect()) == want
+
+
+def test_a_crafted_index_changes_no_row_through_spark(spark: SparkSession, s3_server: EmbeddedS3) -> None:
+    """A `.index` replaced after the commit by one pointing at a forged batch inside a record value: before,
+    Spark's split read gave the carrier's offset twice; now the index is not the pinned one and the segment
+    is one task (``tests/reading/test_crafted_index.py``)."""
+    register(spark)
+    store = new_s3_store(s3_server)
+    files, forged_at = carrier_files()
+    stage(store, {FileKind.LOG: files.log, FileKind.INDEX: files.offset_index})
+    segment = resolve_manifest(store).partitions[0].segments[0]
+    store.put(index_keys(segment.key)[0], crafted_index(forged_at, offset=CARRIER + 1))
+    frame = _frame(
+        spark, store.describe().rstrip("/"), {"subscribe": TP.topic, "maxBytesPerPartition": "6000"}
+    )
+    found = [(r.offset, bytes(r.value)) for r in frame.select("offset", "value").orderBy("offset").collect()]
+    assert found == [(row["offset"], row["value"]) for row in rows(store, {"subscribe": TP.topic})]

@@ -1,7 +1,8 @@
 """Adoption's reads: one job per object whose bytes adoption needs, run in parallel, never keeping the bytes.
 
-A candidate is summarized (``summarize_segment``; the ``.timeindex`` beside it, and beside a re-adopted
-one, is checked against its batches and pinned when it holds: ``time_pin``); a changed live object of the
+A candidate is summarized (``summarize_segment``; the ``.timeindex`` and the ``.index`` beside it, and
+beside a re-adopted one, are checked against its batches and pinned when they hold: ``time_pin``,
+``index_pin``); a changed live object of the
 same size is compared by sha256 (a lake copied to another backend has other etags); a grown active segment
 is re-adopted when its recorded prefix still hashes to its sha256. Damage becomes a ``Quarantine`` naming
 the object and byte position; a vanished candidate or a symbolic link (``ForeignObjectError``) is
@@ -24,6 +25,7 @@ from kafka_segments.errors import (
     SegmentObjectMismatchError,
 )
 from kafka_segments.lake.adoption_report import Ignored, Quarantine
+from kafka_segments.lake.index_pin import stored_index_sha256
 from kafka_segments.lake.runs import RunRecord
 from kafka_segments.lake.scan import Buffer, sha256_hex, summarize_segment
 from kafka_segments.lake.time_pin import stored_time_index_sha256
@@ -213,6 +215,7 @@ def _candidate(
         time_index_sha256=stored_time_index_sha256(
             store, job.key, summary.table, base_offset=job.base_offset
         ),
+        index_sha256=stored_index_sha256(store, job.key, summary.table, base_offset=job.base_offset),
     )
     return ReadResult(job.key, len(data), entry=entry, table=summary.table)
 
@@ -250,6 +253,7 @@ def _regrown(
         time_index_sha256=stored_time_index_sha256(
             store, job.key, summary.table, base_offset=live.base_offset
         ),
+        index_sha256=stored_index_sha256(store, job.key, summary.table, base_offset=live.base_offset),
     )
     return ReadResult(job.key, len(data), entry=entry, table=tail)
 

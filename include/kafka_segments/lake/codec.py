@@ -100,8 +100,8 @@ def segment_to_dict(segment: SegmentEntry) -> dict[str, Any]:
         "run_id": segment.run_id,
     }
     # added later (optional): absent when unknown, so a state read from an older manifest is written as it was
-    pin = segment.time_index_sha256
-    return fields if pin is None else {**fields, "time_index_sha256": pin}
+    pins = {"time_index_sha256": segment.time_index_sha256, "index_sha256": segment.index_sha256}
+    return fields | {name: pin for name, pin in pins.items() if pin is not None}
 
 
 def retired_to_dict(retired: RetiredObject) -> dict[str, Any]:
@@ -256,6 +256,7 @@ def read_segment(reader: Reader) -> SegmentEntry:
         origin=reader.choice("origin", SegmentOrigin),
         run_id=reader.string("run_id"),
         time_index_sha256=reader.later_string("time_index_sha256"),
+        index_sha256=reader.later_string("index_sha256"),
     )
 
 

@@ -66,6 +66,7 @@ class SegmentSummary:
         origin: SegmentOrigin,
         run_id: str,
         time_index_sha256: str | None = None,
+        index_sha256: str | None = None,
     ) -> SegmentEntry:
         return SegmentEntry(
             key=key,
@@ -82,6 +83,7 @@ class SegmentSummary:
             origin=origin,
             run_id=run_id,
             time_index_sha256=time_index_sha256,
+            index_sha256=index_sha256,
         )
 
 

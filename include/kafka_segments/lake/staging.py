@@ -10,6 +10,7 @@ from dataclasses import replace
 from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.errors import ObjectAlreadyExistsError, RunStateError
 from kafka_segments.lake.history import head_version, read_manifest
+from kafka_segments.lake.index_pin import checked_index_sha256
 from kafka_segments.lake.layout import new_run_id, segment_key
 from kafka_segments.lake.run_folder import STAGED_MANIFEST, register_run, run_file_key, write_staged_manifest
 from kafka_segments.lake.runs import RunRecord, RunRequest
@@ -98,6 +99,7 @@ def stage_segment(
     if etag_is_sha256:
         summary = replace(summary, sha256=etag)
     time_index = files.get(FileKind.TIME_INDEX)
+    index = files.get(FileKind.INDEX)
     return summary.entry(
         key=log_key,
         base_offset=base_offset,
@@ -108,6 +110,9 @@ def stage_segment(
         time_index_sha256=None
         if time_index is None
         else checked_time_index_sha256(time_index, summary.table, base_offset=base_offset),
+        index_sha256=None
+        if index is None
+        else checked_index_sha256(index, summary.table, base_offset=base_offset),
     )
 
 

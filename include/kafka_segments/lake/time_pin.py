@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kafka_segments.errors import CorruptIndexError, ForeignObjectError, ObjectNotFoundError
+from kafka_segments.errors import CorruptIndexError
+from kafka_segments.lake.index_pin import bounded_object
 from kafka_segments.lake.layout import index_keys
 from kafka_segments.lake.scan import sha256_hex
 from kafka_segments.records.batch import MAGIC_VALUE_V2
@@ -76,12 +77,7 @@ def _bounded(store: ObjectStore, log_key: str, *, batch_count: int) -> bytes | N
     """The ``.timeindex`` beside ``log_key`` when it has at most one entry per batch and the one a roll adds
     (a trimmed index: a broker's active segment preallocates ``segment.index.bytes``, 10 MiB by default,
     which is then not read past that bound); ``None`` when larger, missing or not a plain object."""
-    bound = ENTRY_SIZE * (batch_count + 1)
-    try:
-        data = store.get_range(time_index_key(log_key), start=0, end=bound + 1)
-    except (ObjectNotFoundError, ForeignObjectError):
-        return None
-    return data if len(data) <= bound else None
+    return bounded_object(store, time_index_key(log_key), bound=ENTRY_SIZE * (batch_count + 1))
 
 
 def _entries_hold(index: TimeIndex, table: HeaderTable) -> bool:

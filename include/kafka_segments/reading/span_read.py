@@ -16,7 +16,9 @@ What a span's read checks, and why that is enough:
   below the task's first offset (offsets grow along a segment: nothing before it is wanted), and the batch
   just past the end starts at or after the task's end offset (its base offset is read with the span).
 
-When a check fails (the ``.index`` was stale or wrong), or the object is no longer that etag (a regrown
+The spans are cut at the entries of a ``.index`` the manifest pins (``lake.index_pin``: checked against the
+``.log`` when the segment entered the lake), so their starts are batch boundaries; these checks are defence
+in depth. When one fails, or the object is no longer that etag (a regrown
 adopted segment), the task falls back to the whole segment, checked against its sha256, and keeps the
 batches that start in its span: the same rows, from bytes the manifest vouches for. A damaged batch or a
 replaced object is then the whole read's named error (``CorruptRecordError``,

@@ -3,9 +3,11 @@ segments and byte ranges").
 
 The boundaries come from the segment's ``.index`` object, as a broker's fetch finds a position
 (``OffsetIndex.lookup``): an entry ``(offset, position)`` says a batch starts at ``position`` and
-``offset`` is in it or after it. The index is only a hint, never trusted over the ``.log``: the task that
-reads a span proves its boundaries from the bytes (``span_read``) and falls back to the whole segment when
-they do not hold. A segment without a readable ``.index`` is one task, as before.
+``offset`` is in it or after it. The index is never trusted over the ``.log``: it is used only when the
+manifest pins its sha256, recorded when its entries were checked against the ``.log``'s batch headers
+(``lake.index_pin``; a position inside a batch cannot be told from a boundary by the bytes after it). The
+task that reads a span still checks its bytes (``span_read``) and falls back to the whole segment when they
+do not hold. A segment without a pinned ``.index`` is one task, as before.
 
 What a span claims about its offsets follows from the index's entries: the batches starting at or after an
 entry's position hold offsets above the previous entry's offset, and those before it offsets below its own.
@@ -17,10 +19,9 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
-from kafka_segments.errors import CorruptIndexError, ObjectNotFoundError
-from kafka_segments.lake.layout import index_keys
+from kafka_segments.lake.index_pin import pinned_index_entries
 from kafka_segments.reading.options import DEFAULT_MAX_BYTES_PER_PARTITION
-from kafka_segments.segment.offset_index import OffsetPosition, parse_offset_index
+from kafka_segments.segment.offset_index import OffsetPosition
 from kafka_segments.state import SegmentEntry
 from kafka_segments.storage.base import ObjectStore
 
@@ -49,7 +50,7 @@ class ByteSpan:
 
 def segment_spans(store: ObjectStore, segment: SegmentEntry, *, max_bytes: int) -> tuple[ByteSpan, ...]:
     """The spans of ``segment`` (about ``max_bytes`` each), or ``()`` when it is not split: not larger than
-    ``max_bytes``, empty, or without a ``.index`` object that parses and fits the segment.
+    ``max_bytes``, empty, or without a ``.index`` the manifest pins (``lake.index_pin``).
 
     Raises:
         ObjectStoreError: the store could not be read (a missing ``.index`` is not an error).
@@ -68,15 +69,11 @@ def segment_spans(store: ObjectStore, segment: SegmentEntry, *, max_bytes: int) 
 
 
 def index_entries(store: ObjectStore, segment: SegmentEntry) -> list[OffsetPosition]:
-    """The ``.index`` entries inside the segment's bytes and offsets (none without a valid index)."""
-    key = index_keys(segment.key)[0]
-    try:
-        index = parse_offset_index(store.get(key), base_offset=segment.base_offset, path=key)
-    except (ObjectNotFoundError, CorruptIndexError):
-        return []
+    """The entries of the segment's pinned ``.index`` inside its bytes and offsets (none without an index
+    the manifest pins: ``lake.index_pin``)."""
     return [
         entry
-        for entry in index.entries
+        for entry in pinned_index_entries(store, segment)
         if 0 < entry.position < segment.size and entry.offset < segment.next_offset
     ]
 

@@ -5,9 +5,9 @@ the first batch whose ``maxTimestamp`` does, and in that batch the first record 
 The segment is found from the manifest (each entry's largest timestamp, what the ``.timeindex``'s last entry
 says) and the batch from a header scan of that one segment, so no record is decoded but the batch's own.
 The scan starts where the broker's does (``TimeIndex.lookup``, then ``OffsetIndex.lookup``) when the
-segment's ``.timeindex`` is pinned by the manifest (``lake.time_pin.time_floor``, the door a pushed
-``timestamp`` bound uses too) and the bytes from the ``.index``'s position prove themselves; else it scans
-the whole segment.
+segment's ``.timeindex`` and ``.index`` are pinned by the manifest (``lake.time_pin.time_floor``, the door
+a pushed ``timestamp`` bound uses too; ``lake.index_pin``) and the bytes from the ``.index``'s position
+prove themselves; else it scans the whole segment.
 Offsets below the log start offset and at or past the last fetchable offset (the last stable offset under
 read_committed, else the high watermark) are never answered, as the broker's lookup."""
 

@@ -57,6 +57,10 @@ class SegmentEntry:
     against this ``.log``'s batches (``lake.time_pin``), so a reader may narrow a timestamp range with it;
     ``None``: none checked (and in manifests written before the field). Not part of equality: the segment is
     the same."""
+    index_sha256: str | None = field(default=None, compare=False)
+    """The sha256 of the segment's ``.index`` object, recorded only when its entries were checked against
+    this ``.log``'s batches (``lake.index_pin``), so a reader may split the segment at them; ``None``: none
+    checked (and in manifests written before the field). Not part of equality."""
 
     @property
     def next_offset(self) -> int:
