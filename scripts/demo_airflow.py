@@ -1,7 +1,7 @@
 """The quick start's drivers: the maintenance DAG on the demo lake, under Airflow, on one machine.
 
     demo_airflow.py demo [--output DIR]                 # ./scripts/demo
-    demo_airflow.py standalone [--output DIR] [--port N] # ./scripts/airflow-standalone
+    demo_airflow.py standalone [--output DIR] [--port N] [--postgres]  # ./scripts/airflow-standalone
     demo_airflow.py lake --lake URI                     # the demo lake into any lake (docker-compose)
 
 Both start the embedded S3 server in this process, build the demo lake in it
@@ -18,6 +18,8 @@ tail is shown and the exit status is 1.
 
 ``standalone`` runs ``airflow standalone`` on the same kind of stack, prints the URL and login, and keeps
 everything (the embedded S3 server too) running until Ctrl-C, then stops each Airflow component cleanly.
+With ``--postgres`` its metadata database is PostgreSQL, as in production, on a throwaway server on
+127.0.0.1 (``orchestration.metadata_db``: Debian's binaries), removed when it stops.
 
 ``lake`` builds the demo lake (with the offsets pinned at the last two midnights) into the lake a URI names
 (``s3://bucket/prefix`` with the standard AWS settings, or a local path), unless it already has a committed
@@ -60,11 +62,13 @@ from orchestration.demo_stack import (
     DemoStackError,
     StackSettings,
     airflow_environment,
+    free_port,
     fresh_output_dir,
     log_tail,
     run_step,
     wait_until,
 )
+from orchestration.metadata_db import PostgresError, running_postgres
 from orchestration.rest_api import api_healthy
 from orchestration.shell_env import stack_exports, stack_unsets, standalone_banner, write_env_script
 from orchestration.task_progress import TaskProgress
@@ -83,6 +87,11 @@ def main(argv: list[str] | None = None) -> int:
     standalone = commands.add_parser("standalone", help="airflow standalone on the demo lake")
     standalone.add_argument("--output", type=Path, default=PROJECT / "demo-output" / "standalone")
     standalone.add_argument("--port", type=int, default=8080)
+    standalone.add_argument(
+        "--postgres",
+        action="store_true",
+        help="the metadata database on a throwaway PostgreSQL server (as production) instead of SQLite",
+    )
     lake = commands.add_parser("lake", help="build the demo lake into a lake URI (once)")
     lake.add_argument("--lake", required=True, help="s3://bucket/prefix or a local path")
     args = parser.parse_args(argv)
@@ -91,8 +100,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_demo(args.output.resolve())
         if args.command == "lake":
             return build_lake(args.lake)
-        return run_standalone(args.output.resolve(), port=args.port)
-    except DemoStackError as exc:
+        return run_standalone(args.output.resolve(), port=args.port, postgres=args.postgres)
+    except (DemoStackError, PostgresError) as exc:
         say(f"FAILED: {exc}")
         if exc.log is not None:
             say(f"---- last lines of {exc.log} ----\n{log_tail(exc.log).rstrip()}\n----")
@@ -166,7 +175,9 @@ def pin_history(store: ObjectStore, now_ms: int) -> None:
         pin_demo_offsets(store, now_ms=now_ms, at_ms=midnight - days * DAY_MS)
 
 
-def settings_for(output: Path, s3: EmbeddedS3, *, port: int = 8080, **extra: str) -> StackSettings:
+def settings_for(
+    output: Path, s3: EmbeddedS3, *, port: int = 8080, database_url: str | None = None, **extra: str
+) -> StackSettings:
     return StackSettings(
         project=PROJECT,
         airflow_home=output / "airflow-home",
@@ -175,6 +186,7 @@ def settings_for(output: Path, s3: EmbeddedS3, *, port: int = 8080, **extra: str
         config=PROJECT / "config" / "demo.yaml",
         offsets_source="lake",
         api_port=port,
+        database_url=database_url,
         extra=extra,
     )
 
@@ -297,14 +309,36 @@ def _on_sigterm(_signum: int, _frame: FrameType | None) -> None:
     raise _StopRequestedError
 
 
-def run_standalone(output: Path, *, port: int) -> int:
+@contextmanager
+def metadata_database(log: Path, *, postgres: bool) -> Iterator[str | None]:
+    """The standalone's metadata database: ``None`` (SQLite in ``AIRFLOW_HOME``), or with ``postgres`` the
+    URL of database ``airflow`` on a throwaway PostgreSQL server, stopped and removed afterwards."""
+    if not postgres:
+        yield None
+        return
+    with running_postgres(port=free_port(), log=log) as server:
+        url = server.create_database("airflow")
+        say(f"PostgreSQL on 127.0.0.1:{server.port} (data in {server.folder}, removed when Airflow stops)")
+        yield url
+
+
+def run_standalone(output: Path, *, port: int, postgres: bool = False) -> int:
     fresh_output_dir(output)
     log = output / "airflow.log"
     signal.signal(signal.SIGTERM, _on_sigterm)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started with SIGINT ignored
     now_ms = minute_now_ms()
-    with demo_lake_on_s3(now_ms=now_ms, history=True) as (s3, _store, _lake):
-        settings = settings_for(output, s3, port=port, AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS="False")
+    with (
+        demo_lake_on_s3(now_ms=now_ms, history=True) as (s3, _store, _lake),
+        metadata_database(log, postgres=postgres) as database_url,
+    ):
+        settings = settings_for(
+            output,
+            s3,
+            port=port,
+            database_url=database_url,
+            AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS="False",
+        )
         env = airflow_environment(settings)
         run_step("airflow db migrate", ["airflow", "db", "migrate"], env=env, log=log)
         airflow = Component(

@@ -37,6 +37,7 @@ from typing import IO
 
 from kafka_segments.demo.embedded_s3 import DEFAULT_REGION, EMBEDDED_CREDENTIALS
 
+from orchestration.metadata_db import database_settings
 from orchestration.rest_api import api_healthy
 
 MAINTENANCE_DAG_ID = "kafka_segments_maintenance"
@@ -73,6 +74,8 @@ class StackSettings:
     offsets_source: str | None = "lake"
     spark_connection: str = LOCAL_SPARK
     api_port: int = 8080
+    database_url: str | None = None
+    """Airflow's metadata database (a SQLAlchemy URL); ``None``: SQLite in ``airflow_home``."""
     extra: Mapping[str, str] = field(default_factory=dict)
     """Anything else (``KAFKA_SEGMENTS_SCHEDULE``, Airflow settings), applied last."""
 
@@ -93,7 +96,7 @@ def venv_bin(project: Path) -> Path:
 
 def airflow_environment(settings: StackSettings, *, base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment of every Airflow process of the stack (the DAG contract's Variables and Connections,
-    the lake's AWS settings for tasks and Spark, and a throwaway SQLite ``AIRFLOW_HOME``).
+    the lake's AWS settings for tasks and Spark, a throwaway ``AIRFLOW_HOME`` and its metadata database).
 
     Nothing Airflow-related is inherited from ``base`` (default ``os.environ``): an ``AIRFLOW__*`` setting of
     the calling process (a test session's unit-test mode, a developer's own Airflow) would change the stack.
@@ -113,7 +116,7 @@ def airflow_environment(settings: StackSettings, *, base: Mapping[str, str] | No
         AIRFLOW__CORE__EXECUTOR="LocalExecutor",
         AIRFLOW__CORE__PARALLELISM="2",
         **TASK_PRELOAD_SETTINGS,
-        AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS="orchestration.sqlite_settings.CONNECT_ARGS",
+        **database_settings(settings.database_url),
         AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS="True",
         AIRFLOW__API__HOST="127.0.0.1",  # this machine only
         AIRFLOW__API__PORT=str(settings.api_port),

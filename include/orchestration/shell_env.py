@@ -40,12 +40,15 @@ def write_env_script(folder: Path, exports: Mapping[str, str], *, unset: Sequenc
 
 def standalone_banner(settings: StackSettings, *, port: int, env_script: Path, login: str) -> str:
     """The lines printed once the standalone stack is up."""
+    home = "SQLite metadata database, task logs" if settings.database_url is None else "task logs"
     lines = [
         f"\nAirflow is up: http://localhost:{port}   login: {login}",
         f"  REST API:     http://localhost:{port}/api/v2",
-        f"  AIRFLOW_HOME: {settings.airflow_home}   (SQLite metadata database, task logs)",
+        f"  AIRFLOW_HOME: {settings.airflow_home}   ({home})",
         f"  lake:         {settings.lake_uri}",
     ]
+    if settings.database_url is not None:
+        lines.append(f"  metadata DB:  {settings.database_url}   (PostgreSQL)")
     if settings.s3_endpoint is not None:
         s3 = s3_environment(settings.s3_endpoint)
         lines.append(

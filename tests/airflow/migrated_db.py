@@ -59,13 +59,16 @@ def install_migrated_database(template: Path, airflow_home: Path) -> Path:
 
 @contextlib.contextmanager
 def throwaway_stack(
-    settings: StackSettings, template: Path, *, log: Path
+    settings: StackSettings, template: Path | None, *, log: Path
 ) -> Iterator[tuple[dict[str, str], str]]:
     """Airflow's scheduler and API server (on ``settings.api_port``) for a test, on a copy of ``template``
-    (no ``airflow db migrate``), killed at the end; yields the stack's environment and the API's base URL."""
-    install_migrated_database(template, settings.airflow_home)
+    (no ``airflow db migrate``), killed at the end; yields the stack's environment and the API's base URL.
+    ``template`` ``None``: the stack's database is the empty one ``settings.database_url`` names (PostgreSQL),
+    which ``airflow db migrate`` migrates first."""
+    if template is not None:
+        install_migrated_database(template, settings.airflow_home)
     env = airflow_environment(settings)
     with scheduler_and_api_server(
-        env, log=log, port=settings.api_port, migrated=True, stop_timeout_s=0
+        env, log=log, port=settings.api_port, migrated=template is not None, stop_timeout_s=0
     ) as api:
         yield env, api

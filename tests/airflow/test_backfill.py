@@ -30,7 +30,6 @@ backfill starts up to 10 runs at once). ``test_backfill_turns.py`` puts a schedu
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from http import HTTPStatus
 from pathlib import Path
@@ -44,16 +43,15 @@ from backfill_stack import (
     POLL_S,
     RUN_TIMEOUT_S,
     Stack,
+    assert_dates_applied,
     backfill,
     backfill_stack,
-    dag_run_path,
-    report_xcom,
-    xcom_value,
+    by_date,
+    lake_reports,
 )
 from kafka_segments.demo import EmbeddedS3
 from kafka_segments.lake.history import head_version
 from orchestration.demo_stack import MAINTENANCE_DAG_ID, log_tail, wait_until
-from orchestration.rest_api import api_request
 
 pytestmark = pytest.mark.airflow
 
@@ -72,7 +70,7 @@ def stack(
 
 
 def backfill_runs(stack: Stack) -> list[dict[str, Any]]:
-    document = api_request(stack.api, f"/api/v2/dags/{MAINTENANCE_DAG_ID}/dagRuns?limit=50")
+    document = stack.request(f"/api/v2/dags/{MAINTENANCE_DAG_ID}/dagRuns?limit=50")
     return [run for run in document["dag_runs"] if run["run_type"] == "backfill"]
 
 
@@ -80,12 +78,12 @@ def close_finished_backfills(stack: Stack) -> list[int]:
     """Cancel every backfill of the DAG that Airflow has not marked completed yet (call it once their runs
     have all ended: a cancel fails only queued runs, so it then just closes the backfill); returns their
     ids. Only a completed backfill lets another one of the DAG be created."""
-    document = api_request(stack.api, f"/api/v2/backfills?dag_id={MAINTENANCE_DAG_ID}")
+    document = stack.request(f"/api/v2/backfills?dag_id={MAINTENANCE_DAG_ID}")
     closed = []
     for entry in document["backfills"]:
         if entry["completed_at"] is None:
             try:
-                api_request(stack.api, f"/api/v2/backfills/{entry['id']}/cancel", method="PUT")
+                stack.request(f"/api/v2/backfills/{entry['id']}/cancel", method="PUT")
             except HTTPError as error:
                 if error.code != HTTPStatus.CONFLICT:  # 409: the scheduler's tick completed it meanwhile
                     raise
@@ -101,14 +99,7 @@ def backfill_through_the_api(stack: Stack, *, dates: tuple[str, ...], reprocess_
         "to_date": f"{dates[-1]}T00:00:00Z",
         "reprocess_behavior": reprocess_behavior,
     }
-    api_request(stack.api, "/api/v2/backfills", method="POST", body=body)
-
-
-def lake_reports(stack: Stack) -> list[dict[str, Any]]:
-    keys = [
-        meta.key for meta in stack.store.list("_kafka_segments/runs/") if meta.key.endswith("/report.json")
-    ]
-    return [json.loads(stack.store.get(key)) for key in keys]
+    stack.request("/api/v2/backfills", method="POST", body=body)
 
 
 def wait_for_reports(stack: Stack, count: int) -> list[dict[str, Any]]:
@@ -128,65 +119,10 @@ def wait_for_reports(stack: Stack, count: int) -> list[dict[str, Any]]:
     return reports
 
 
-def by_date(reports: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """One report per backfill date (from the Airflow run id the lake run is labelled with)."""
-    found: dict[str, dict[str, Any]] = {}
-    for report in reports:
-        labels = report["labels"]
-        assert labels["airflow_run_type"] == "backfill", labels
-        date = labels["airflow_run_id"].removeprefix("backfill__")[:10]
-        assert date not in found, f"two reports for {date}"
-        found[date] = report
-    return found
-
-
-def recover_log(stack: Stack, run_id: str) -> str:
-    """The ``recover`` task's log of the run (every look of the sensor is in its first try's log)."""
-    path = f"{dag_run_path(run_id)}/taskInstances/recover/logs/1?full_content=true"
-    document = api_request(stack.api, path)
-    return json.dumps(document)
-
-
-def deleted(report: dict[str, Any]) -> dict[str, dict[str, int]]:
-    """``topic-partition`` → segments deleted by reason."""
-    return {
-        f"{p['topic']}-{p['partition']}": {reason: item["segments"] for reason, item in p["deleted"].items()}
-        for p in report["plan"]["partitions"]
-        if p["deleted"]
-    }
-
-
 def test_backfill_runs_each_date_with_its_pinned_offsets_and_a_rerun_changes_nothing(stack: Stack) -> None:
     backfill(stack)
     reports = by_date(wait_for_reports(stack, len(DATES)))
-    assert sorted(reports) == list(DATES)
-    for date, report in reports.items():
-        assert report["now_ms"] == DATE_MS[date], date
-        assert report["outcome"] == "committed", (date, report["outcome"])
-        assert report["validation"]["success"] is True, date
-        assert report["engine"] == "inline", date
-    assert [reports[date]["committed_version"] for date in DATES] == [2, 3, 4]
-
-    offsets = {date: report["offsets_snapshot"] for date, report in reports.items()}
-    assert (offsets[DATES[0]]["origin"], offsets[DATES[0]]["id"]) == ("pinned", stack.pins[DATES[0]])
-    assert (offsets[DATES[1]]["origin"], offsets[DATES[1]]["id"]) == ("pinned-earlier", stack.pins[DATES[0]])
-    assert (offsets[DATES[2]]["origin"], offsets[DATES[2]]["id"]) == ("pinned", stack.pins[DATES[2]])
-
-    assert deleted(reports[DATES[0]]) == {
-        "clickstream-0": {"consumed": 2},
-        "clickstream-2": {"log-start-offset": 1, "consumed": 1},
-    }
-    assert deleted(reports[DATES[1]]) == {"clickstream-1": {"retention.ms": 1}}
-    assert deleted(reports[DATES[2]]) == {
-        "clickstream-0": {"consumed": 2},
-        "clickstream-1": {"retention.ms": 1},
-        "clickstream-2": {"consumed": 1},
-    }
-    for date in DATES[1:]:  # the run next in line watched the one before it end (lake_turns.watch_holder)
-        assert "next in line: watching" in recover_log(stack, reports[date]["labels"]["airflow_run_id"]), date
-    last_run = reports[DATES[2]]["labels"]["airflow_run_id"]
-    xcom = report_xcom(stack, last_run)
-    assert xcom_value(xcom)["run_id"] == reports[DATES[2]]["run_id"]
+    assert_dates_applied(stack, reports)
     assert head_version(stack.store) == 4
 
     assert close_finished_backfills(stack) in ([], [1])  # [] when the scheduler's tick came first

@@ -4,6 +4,7 @@ the stack's settings."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 from pathlib import Path
 
@@ -39,6 +40,15 @@ def test_the_banner_names_the_endpoint_credentials_and_airflow_home(tmp_path: Pa
     assert EMBEDDED_CREDENTIALS["aws_secret_access_key"] in text
     assert "s3://kafka-segments-demo/lake" in text
     assert f"source {env_script}" in text
+
+
+def test_the_banner_names_a_postgresql_metadata_database(tmp_path: Path) -> None:
+    url = "postgresql+psycopg2://postgres@127.0.0.1:5433/airflow"
+    postgres = dataclasses.replace(settings(tmp_path), database_url=url)
+    text = standalone_banner(postgres, port=8085, env_script=tmp_path / "env.sh", login="admin / pw")
+    assert f"metadata DB:  {url}" in text
+    assert "SQLite" not in text
+    assert "SQLite" in standalone_banner(settings(tmp_path), port=8085, env_script=tmp_path, login="a / p")
 
 
 def test_env_script_exports_what_the_stack_changes_and_a_shell_sees_it(tmp_path: Path) -> None:
