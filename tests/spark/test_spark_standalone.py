@@ -34,7 +34,7 @@ from kafka_segments.pipeline.engines.library_archive import library_archive
 from kafka_segments.pipeline.engines.spark_submit import RETENTION_JOB_NAME
 from kafka_segments.storage import S3Store
 from kafka_segments.user_cache import CACHE_DIR_ENV
-from kit import T0
+from kit import T0, stop_process
 from run_lake import LAKE_CONFIG, fill, write_offsets
 from s3_fixtures import BUCKET, new_s3_store
 from spark_helpers import PANDAS_WARNING, normalized, s3_environ
@@ -101,16 +101,6 @@ def spark_class(env: dict[str, str], cls: str, args: list[str], log: Path) -> su
         return subprocess.Popen([str(script), cls, *args], env=env, stdout=out, stderr=subprocess.STDOUT)
 
 
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """Stop a daemon we started and wait until it is gone (its executors with it)."""
-    process.terminate()
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
 def master_state(master_ui: int) -> dict[str, Any]:
     """The master's status document (its web UI's ``/json/``); empty while it does not answer."""
     try:
@@ -155,7 +145,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, archive_cache_dir: Path) -
         yield Cluster(master, master_ui, tuple(work_dirs), conf_dir)
     finally:
         for process in reversed(processes):
-            stop(process)
+            stop_process(process, timeout=30)  # a worker stops its executors first
 
 
 def executor_work(app_dir: Path, sources: str) -> tuple[int, tuple[str, ...]]:
