@@ -1,12 +1,14 @@
 """The shared test kit, for the tests of every folder: the tests' wall-clock start ``T0`` and a settable
 clock, Kafka segments from the project's own writer and their upload under Kafka's names, a thread
-``TaskRunner``, what a dry run must leave, and the sizes ``LocalStore`` hashes.
+``TaskRunner``, what a dry run must leave, the sizes ``LocalStore`` hashes, and stopping a server process a
+test started.
 
 Import as ``from kit import ...`` (``tests/`` is on the path, as for ``s3_fixtures``)."""
 
 from __future__ import annotations
 
 import hashlib
+import subprocess
 import types
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -116,3 +118,14 @@ def record_local_hashes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(local, "hashlib", types.SimpleNamespace(sha256=sha256))
     return sizes
+
+
+def stop_process(process: subprocess.Popen[bytes], *, timeout: float) -> None:
+    """Stop a server process the test started (SIGTERM) and wait until it is gone; killed after ``timeout``
+    seconds."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

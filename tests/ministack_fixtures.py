@@ -17,6 +17,7 @@ import boto3
 import pytest
 from kafka_segments.demo import DEFAULT_REGION, EMBEDDED_CREDENTIALS
 from kafka_segments.storage import LocalStore, ObjectStore, S3Store
+from kit import stop_process
 from s3_fixtures import BUCKET, new_s3_prefix, new_s3_store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,12 +50,7 @@ def ministack_server_fixture(tmp: Path) -> Iterator[str]:
             _create_bucket(endpoint, process, tmp / "ministack.log")
             yield endpoint
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process, timeout=10)
         log.close()
 
 

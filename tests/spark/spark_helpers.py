@@ -17,8 +17,9 @@ from kafka_segments.storage import ObjectStore
 PANDAS_WARNING = "ignore:PySpark does not yet fully support pandas:FutureWarning"
 """pyspark 4.3 warns on import that pandas 3 is not fully supported (the jobs use no pandas)."""
 
-WALL_CLOCK_FIELDS = frozenset({"committed_at_ms", "last_modified_ms", "retired_at_ms"})
-"""Manifest fields that are wall-clock times of the lake's own writes (not the run's logical ``now``)."""
+WALL_CLOCK_FIELDS = frozenset({"committed_at_ms", "delete_after_ms", "last_modified_ms", "retired_at_ms"})
+"""Manifest and report fields that are wall-clock times of the lake's own writes (not the run's logical
+``now``): a retired object's ``delete_after_ms`` is its retirement's time plus ``file.delete.delay.ms``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,7 @@
 """``kafka-segments plan|run --engine spark`` as a user runs them, on moto's S3: the run a real process with a
 real ``spark-submit`` (``local[1]``: one Python worker to start), the validation stage in its own process.
-Its lake holds both kinds of work: the compaction lake of ``compaction_lake`` (every cleaner rule the Spark
-engine must keep, two quarantined partitions) and retention's (``t``: retention.ms, ``k``: consumed
-retention, with an offsets snapshot). The spark run commits what ``--engine inline`` commits on an identical
+Its lake is ``run_lake``'s, holding both kinds of work (compaction, two quarantined partitions; retention by
+time and consumed offsets). The spark run commits what ``--engine inline`` commits on an identical
 copy of the lake, with the same bytes in the rounds' objects; the plan changes no committed state. The plan
 runs in this process, its Spark job the job's own code (``retention_job``) on the session's Spark: the
 ``spark-submit`` process itself is the run's to prove, and a second one would prove nothing more. And the
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import retention_job
 from cli_harness import cli
-from compaction_lake import CONFIG_YAML, DAMAGED, UNCLEANABLE, first_run_objects, upload
+from compaction_lake import DAMAGED, UNCLEANABLE
 from kafka_segments.cli import spark_engine
 from kafka_segments.cli.main import main
 from kafka_segments.config import load_config
@@ -34,10 +33,10 @@ from kafka_segments.lake.runs import Outcome
 from kafka_segments.pipeline.engines import spark_submit
 from kafka_segments.pipeline.engines.spark_submit import SparkJobResult, SparkJobSpec
 from kafka_segments.pipeline.stages import execute_run
-from kafka_segments.storage import LocalStore, S3Store
-from kafka_segments.topic_partition import TopicPartition
+from kafka_segments.storage import LocalStore
 from kit import T0
-from lake.retention_helpers import group, upload_fifteen_records, write_snapshot
+from lake.retention_helpers import upload_fifteen_records
+from run_lake import LAKE_CONFIG, RETENTION_TOPICS, RUN_FOLDER_RETENTION_MS, fill, write_offsets
 from s3_fixtures import BUCKET, new_s3_store
 from spark_helpers import PANDAS_WARNING, normalized, written_by
 
@@ -48,36 +47,9 @@ if TYPE_CHECKING:
 
 pytestmark = [pytest.mark.spark, pytest.mark.filterwarnings(PANDAS_WARNING)]
 
-DAY = 86_400_000
-RETENTION_TOPICS = """\
-  t:
-    retention.ms: 10000
-    file.delete.delay.ms: 0
-  k:
-    retention.commitoffset.enable: true
-    retention.commitoffset.ms: 86400000
-    retention.ms: 2592000000
-"""
 CONFIG = f"topics:\n{RETENTION_TOPICS}"
 """Retention alone (the failure-path tests)."""
-RUN_FOLDER_RETENTION_MS = 30 * DAY
-LAKE_CONFIG = (
-    CONFIG_YAML.replace(
-        "broker:\n", f"broker:\n  kafka_segments.run.folder.retention.ms: {RUN_FOLDER_RETENTION_MS}\n"
-    )
-    + RETENTION_TOPICS
-)
-"""The compaction lake's topics (``c``, ``cd``, ``d``) and retention's; gc keeps run folders for 30 days."""
-K0 = TopicPartition("k", 0)
 QUARANTINED = f"kafka-segments run: 2 partition(s) quarantined and left alone: {UNCLEANABLE}, {DAMAGED}"
-
-
-def fill(store: S3Store) -> None:
-    """The compaction lake, then ``t``'s two partitions (all past retention.ms) and ``k-0`` (two days old)."""
-    upload(store, first_run_objects())
-    for partition in (0, 1):
-        upload_fifteen_records(store, ts=10, tp=TopicPartition("t", partition))
-    upload_fifteen_records(store, ts=T0 - 2 * DAY, tp=K0)
 
 
 def job_on(spark: SparkSession) -> Callable[..., SparkJobResult]:
@@ -115,9 +87,7 @@ def test_run_engine_spark_commits_what_inline_commits(
     fill(inline)
     config_file = tmp_path / "config.yaml"
     config_file.write_text(LAKE_CONFIG)
-    snapshot = write_snapshot(
-        tmp_path / "offsets.json", [group("slow", [(0, 7, T0)], subscribed=["k"], topic="k")], taken_at_ms=T0
-    )
+    snapshot = write_offsets(tmp_path / "offsets.json")
     common = ["--config", str(config_file), "--now", str(T0), "--offsets", str(snapshot)]
     spark_args = [*common, "--lake", f"s3://{BUCKET}/{on_spark.prefix.rstrip('/')}", "--engine", "spark"]
     spark_args += ["--spark-master", "local[1]"]

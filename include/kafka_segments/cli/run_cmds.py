@@ -63,7 +63,10 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
             "--spark-master",
             default="local[*]",
             metavar="URL",
-            help="with --engine spark: the Spark master (local[*], local[N], spark://host:port)",
+            help=(
+                "with --engine spark: the Spark master (local[*], local[N], spark://host:port of a standalone"
+                " cluster); the job's other Spark settings come from $SPARK_CONF_DIR/spark-defaults.conf"
+            ),
         )
         sub.add_argument("--report", metavar="OUT.json", help="also write the JSON report to this file")
         add_json(sub, help="print the JSON report instead of the summary")
