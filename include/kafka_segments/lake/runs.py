@@ -84,6 +84,13 @@ class Selection:
     def select(self, states: Sequence[PartitionState]) -> list[PartitionState]:
         return [state for state in states if state.topic_partition in self]
 
+    def missing(self, states: Sequence[PartitionState]) -> list[str]:
+        """The chosen topics and ``topic-partition``s that none of ``states`` is (a typo, not in the lake)."""
+        have = {state.topic_partition for state in states}
+        topics = {tp.topic for tp in have}
+        missing = [topic for topic in self.topics or () if topic not in topics]
+        return missing + [str(tp) for tp in self.partitions or () if tp not in have]
+
 
 ALL_PARTITIONS = Selection()
 """Plan every partition."""

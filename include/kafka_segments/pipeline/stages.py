@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.config import Config
-from kafka_segments.errors import LakeError, RunStateError
+from kafka_segments.errors import LakeError, PartitionNotFoundError, RunStateError
 from kafka_segments.lake.adoption import adopt_objects
 from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.gc_report import GcReport
@@ -42,7 +42,7 @@ from kafka_segments.offsets.lake_source import CONSUMER_OFFSETS_TOPIC
 from kafka_segments.offsets.snapshot_codec import snapshot_from_json, snapshot_to_json
 from kafka_segments.pipeline.engines.base import Engine
 from kafka_segments.pipeline.offsets_input import OffsetsChoice, ResolvedOffsets, resolve_offsets
-from kafka_segments.state import Manifest
+from kafka_segments.state import Manifest, PartitionState
 from kafka_segments.storage.base import ObjectStore
 
 if TYPE_CHECKING:
@@ -226,6 +226,7 @@ def execute_run(
         )
     engine = InlineEngine(store) if engine is None else engine
     adoption = txn.adopt(reader=engine.reader(txn.run))
+    _check_selection(store, record, adoption.partitions)
     offsets = read_run_offsets(store, record)
     changes = plan_changes(
         adoption,
@@ -253,6 +254,19 @@ def execute_run(
     staged = StagedRun(record, result, changed, engine.name)
     txn.write_file(STAGED, _staged_document(staged))
     return staged
+
+
+def _check_selection(store: ObjectStore, record: RunRecord, partitions: Sequence[PartitionState]) -> None:
+    """Raises ``PartitionNotFoundError`` (an input error) when the run chose a topic or partition the lake
+    does not have once adopted (``--topics``, the DAG's ``topics``/``partitions``): a typo plans nothing."""
+    missing = record.selection.missing(partitions)
+    if missing:
+        topics = sorted({state.topic_partition.topic for state in partitions})
+        raise PartitionNotFoundError(
+            f"run {record.run_id!r} chose {', '.join(missing)}, not in the lake "
+            f"(topics: {', '.join(topics) or '(none)'})",
+            location=store.describe(),
+        )
 
 
 def plan_document(run: RunRecord, changes: RunChanges, offsets: ResolvedOffsets | None) -> dict[str, object]:
