@@ -3,8 +3,8 @@
 Each version gives, per topic, its live bytes and its partitions' log start offsets (from the manifest: no
 segment is read), and the commit's run, outcome and what each pass deleted (from the run's ``report.json``
 when it has one: ``adopt``, ``fence`` and older runs may have none). Dry runs commit no version: those whose
-report is still in their run folder (gc sweeps a dry run's folder once a commit takes its version) are
-marks on the version they built on."""
+report is in their run folder (until gc's run folder retention removes it) are marks on the version they
+built on."""
 
 from __future__ import annotations
 

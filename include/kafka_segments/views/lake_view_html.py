@@ -263,8 +263,8 @@ def _dry_runs(runs: Sequence[DryRun], table_id: str) -> str:
     """The dry runs on the shown versions (their reports still in their run folders), newest first."""
     if not runs:
         return (
-            "<h3>Dry runs</h3><p>No dry run's report on these versions (a dry run commits nothing; gc sweeps "
-            "its run folder once a commit takes its version).</p>"
+            "<h3>Dry runs</h3><p>No dry run's report on these versions among the newest run folders (a dry "
+            "run commits nothing; its report stays in its run folder until gc's run folder retention).</p>"
         )
     headers = ("On version", "Run", "Now", "Would delete")
     rows = [
