@@ -17,9 +17,10 @@ from kafka_segments.pipeline.compaction.stage import compaction_budget
 from kafka_segments.storage import LocalStore
 from kafka_segments.views.describe_compaction import CompactionContext
 from kafka_segments.views.lake_view import LakeView, build_lake_view
-from kafka_segments.views.lake_view_history import DryRun, TopicPoint
+from kafka_segments.views.lake_view_history import DryRun, TopicPoint, history_of, summary_of
 from kafka_segments.views.lake_view_html import render_html
 from kafka_segments.views.lake_view_svg import BOTTOM, TOP, topic_chart
+from kafka_segments.views.run_report import report_from_document
 
 from views.lake_view_helpers import ViewLake, build_view_lake
 
@@ -146,3 +147,16 @@ def test_a_dry_run_is_a_hollow_mark_on_the_version_it_built_on(lake: ViewLake) -
 def test_without_dry_runs_the_page_says_where_they_would_be(lake: ViewLake) -> None:
     page = render_html([view_at(lake, lake.config)])
     assert "<h3>Dry runs</h3><p>No dry run's report on these versions" in page
+
+
+def test_a_negative_time_since_last_run_of_an_older_report_is_not_shown(lake: ViewLake) -> None:
+    """Runs before issue 37 reported ``now - base now`` even when negative (a run for 22:00 on a lake
+    committed at 22:10): the view leaves such a value out; the report's other gauges stay."""
+    document = {"metrics": {"log_cleaner": {"time-since-last-run-ms": -600_000, "max-dirty-percent": 7}}}
+    report = report_from_document(document, location="report.json")
+    (commit,) = history_of([summary_of(lake.head)], {lake.head.run_id: report}).commits
+    assert commit.cleaner == {"max-dirty-percent": 7}
+    document["metrics"]["log_cleaner"]["time-since-last-run-ms"] = 600_000
+    report = report_from_document(document, location="report.json")
+    (commit,) = history_of([summary_of(lake.head)], {lake.head.run_id: report}).commits
+    assert commit.cleaner == {"time-since-last-run-ms": 600_000, "max-dirty-percent": 7}
