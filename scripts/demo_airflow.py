@@ -41,8 +41,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from kafka_segments.cli.demo_cmd import build_lake  # `kafka-segments demo --lake`: the docker-compose lake
 from kafka_segments.demo import (
-    DAY_MS,
     DEMO_BUCKET,
     DEMO_PREFIX,
     MINUTE_MS,
@@ -50,7 +50,7 @@ from kafka_segments.demo import (
     EmbeddedS3,
     build_demo_lake,
     embedded_s3_server,
-    pin_demo_offsets,
+    pin_demo_history,
 )
 from kafka_segments.errors import KafkaSegmentsError
 from kafka_segments.pipeline.report import render_report
@@ -137,7 +137,7 @@ def demo_lake_on_s3(*, now_ms: int, history: bool) -> Iterator[tuple[EmbeddedS3,
         store = s3.store(DEMO_BUCKET, DEMO_PREFIX)
         lake = build_demo_lake(store, now_ms=now_ms)
         if history:
-            pin_history(store, now_ms)
+            pin_demo_history(store, now_ms=now_ms)
         say(f"embedded S3 server on {s3.endpoint_url}")
         say(
             f"demo lake s3://{DEMO_BUCKET}/{DEMO_PREFIX} built for now={text_time(now_ms)}: "
@@ -146,33 +146,6 @@ def demo_lake_on_s3(*, now_ms: int, history: bool) -> Iterator[tuple[EmbeddedS3,
             f"committed as version {lake.committed_version}"
         )
         yield s3, store, lake
-
-
-def build_lake(uri: str) -> int:
-    """The demo lake in ``uri`` for now (and the offsets history), unless the lake already has a manifest."""
-    from kafka_segments.lake.history import head_version
-    from kafka_segments.storage import open_store
-
-    store = open_store(uri)
-    version = head_version(store)
-    if version is not None:
-        say(f"{store.describe()} already holds a lake (manifest version {version}); left as it is")
-        return 0
-    now_ms = minute_now_ms()
-    lake = build_demo_lake(store, now_ms=now_ms)
-    pin_history(store, now_ms)
-    say(
-        f"demo lake built in {store.describe()} for now={text_time(now_ms)}: {lake.segments} segments, "
-        f"committed as version {lake.committed_version}"
-    )
-    return 0
-
-
-def pin_history(store: ObjectStore, now_ms: int) -> None:
-    """The offsets a deployment would have pinned at the last two midnights (backfills of those days)."""
-    midnight = now_ms // DAY_MS * DAY_MS
-    for days in (2, 1):
-        pin_demo_offsets(store, now_ms=now_ms, at_ms=midnight - days * DAY_MS)
 
 
 def settings_for(

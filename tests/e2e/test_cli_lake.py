@@ -150,16 +150,25 @@ def test_a_lake_without_a_manifest(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
-def test_bad_versions_and_partitions(lake: tuple[Path, Manifest]) -> None:
+def test_bad_versions_topics_and_partitions_are_input_errors(lake: tuple[Path, Manifest]) -> None:
+    """A version, topic or partition the lake does not have is the user's input: exit 2 (README)."""
     root, _ = lake
     result = cli("describe", "--lake", str(root), "--version", "7")
-    assert result.returncode == 1
+    assert result.returncode == 2
     error = one_line_error(result, "describe")
     assert "manifest version 7 was never committed (the head is version 2); available versions: 1-2" in error
 
     result = cli("dump", "--lake", str(root), "--topic", "payments", "--partition", "5")
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert "partition payments-5 is not in manifest version 2" in one_line_error(result, "dump")
+
+    result = cli("dump", "--lake", str(root), "--topic", "nope", "--partition", "0")
+    assert result.returncode == 2
+    assert "partition nope-0 is not in manifest version 2 (topics: " in one_line_error(result, "dump")
+
+    result = cli("describe", "--lake", str(root), "--topic", "nope")
+    assert result.returncode == 2
+    assert "topic(s) nope not in manifest version 2" in one_line_error(result, "describe")
 
     result = cli("describe", "--lake", str(root), "--version", "0")
     assert result.returncode == 2

@@ -4,6 +4,7 @@ on every command that takes it, before any work: nothing is written to the lake.
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,27 @@ def test_a_number_with_too_many_digits_to_convert_is_out_of_range_too() -> None:
     with pytest.raises(argparse.ArgumentTypeError, match="out of range") as caught:
         parse_time_ms("9" * 5000)
     assert len(str(caught.value)) < 300  # the value is shortened in the message
+
+
+def test_a_run_before_the_heads_now_is_warned_about_never_a_negative_gauge(tmp_path: Path) -> None:
+    """A run whose ``now`` precedes the head's (a backfill of an earlier time, or a schedule whose interval
+    ended before the lake's last commit) runs as documented, as of its own ``now``; its report warns,
+    naming both times, and ``time-since-last-run-ms`` is left out rather than negative (issue 37)."""
+    from kafka_segments.cli.warm import CONFIG, NOW_MS, write_lake
+
+    lake, config = tmp_path / "lake", tmp_path / "config.yaml"
+    write_lake(lake)
+    config.write_text(CONFIG, encoding="utf-8")
+    first = cli("run", "--lake", str(lake), "--config", str(config), "--now", str(NOW_MS), "--json")
+    assert first.returncode == 0, first.stderr
+    earlier = NOW_MS - 600_000
+    argv = ["run", "--lake", str(lake), "--config", str(config), "--now", str(earlier)]
+    done = cli(*argv, "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["now_ms"], report["base_now_ms"]) == (earlier, NOW_MS)
+    assert report["metrics"]["log_cleaner"]["time-since-last-run-ms"] is None
+    text = cli(*argv).stdout
+    assert f"WARNING: now={earlier} (" in text
+    assert f"precedes the now of version 1 ({NOW_MS} (" in text
+    assert "by 600000 ms" in text

@@ -35,6 +35,22 @@ def config_file(tmp_path: Path) -> Path:
     return path
 
 
+def test_a_topic_the_lake_does_not_have_is_an_input_error(tmp_path: Path, config_file: Path) -> None:
+    """``--topics`` naming a topic the lake does not have, once adopted, exits 2 naming it and the lake's
+    topics, instead of planning nothing and succeeding (issue 37); nothing is committed."""
+    root = tmp_path / "lake"
+    store = LocalStore(root)
+    upload_fifteen_records(store, ts=10)
+    for command in ("plan", "run"):
+        done = cli(command, "--lake", str(root), "--config", str(config_file), "--topics", "orders")
+        assert done.returncode == 2, done.stderr
+        last = done.stderr.splitlines()[-1]
+        assert last.startswith(f"kafka-segments {command}: {root}: run ")
+        assert last.endswith("chose orders, not in the lake (topics: t)")
+        assert "Traceback" not in done.stderr
+    assert manifest_versions(store) == []
+
+
 def test_plan_then_run_then_rerun(tmp_path: Path, config_file: Path) -> None:
     root = tmp_path / "lake"
     store = LocalStore(root)

@@ -60,5 +60,5 @@ def consumed_view(
                 "deleted": planned["deleted"],
                 "log_start_offset": planned["log_start_offset"],
             }
-        lines.extend(partition_lines(partition_plan))
+        lines.extend(partition_lines(partition_plan, dry_run=True))
     return "\n".join(lines) + "\n"

@@ -3,7 +3,10 @@
 Over real HTTP to the embedded S3 server: upload the sample topic's segments with Kafka's plain names, adopt,
 describe, run retention with consumed retention (KIP-68) on, dump a partition, export and inspect it, then
 ``recover``, a dry-run ``gc`` and one query (the compacted view of the topic, docs/reading.md). The server
-is stopped on the way out, whatever happens."""
+is stopped on the way out, whatever happens.
+
+``demo --lake L`` instead builds the demo lake of ``./scripts/demo`` into ``L`` (a local folder or
+``s3://bucket/prefix``) and stops: what the README's commands and docs/reading.md's example run on."""
 
 from __future__ import annotations
 
@@ -37,12 +40,22 @@ def add_parsers(commands: Commands) -> None:
     )
     sub.add_argument("--output", default=None, help="also keep the downloaded segments in this folder")
     sub.add_argument("--records", action="store_true", help="print every record, not only batches")
+    sub.add_argument(
+        "--lake",
+        metavar="L",
+        help=(
+            "only build the demo lake of ./scripts/demo (customers, clickstream, __consumer_offsets, offsets "
+            "pinned) into L, a local folder or s3://bucket/prefix, for now (a lake L already holds is kept)"
+        ),
+    )
     sub.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from kafka_segments.demo import DAY_MS, SAMPLE_START_MS, embedded_s3_server
 
+    if args.lake is not None:
+        return build_lake(args.lake)
     started = time.perf_counter()
     now_ms = SAMPLE_START_MS + DAY_MS
     with _export_target(args.output) as target, embedded_s3_server() as s3:
@@ -61,6 +74,31 @@ def run(args: argparse.Namespace) -> int:
     _progress("embedded S3 server stopped")
     _summary(written, live, exported, problems + quarantined, time.perf_counter() - started, args.output)
     return EXIT_PROBLEM if problems or quarantined else EXIT_OK
+
+
+def build_lake(uri: str) -> int:
+    """The demo lake in ``uri`` for now (and the offsets pinned at the last two midnights), unless the lake
+    already has a manifest."""
+    from kafka_segments.clock import wall_clock_ms
+    from kafka_segments.demo import MINUTE_MS, build_demo_lake, pin_demo_history
+    from kafka_segments.lake.history import head_version
+    from kafka_segments.storage import open_store
+    from kafka_segments.timefmt import text_time
+
+    store = open_store(uri)
+    version = head_version(store)
+    if version is not None:
+        print(f"{store.describe()} already holds a lake (manifest version {version}); left as it is")
+        return EXIT_OK
+    now_ms = wall_clock_ms() // MINUTE_MS * MINUTE_MS
+    lake = build_demo_lake(store, now_ms=now_ms)
+    pin_demo_history(store, now_ms=now_ms)
+    print(
+        f"demo lake built in {store.describe()} for now={text_time(now_ms)}: {lake.segments} segments "
+        "(customers, clickstream, __consumer_offsets), committed as version "
+        f"{lake.committed_version}"
+    )
+    return EXIT_OK
 
 
 @contextmanager

@@ -27,6 +27,8 @@ from kafka_segments.errors import (
     InvalidRunIdError,
     InvalidTopicError,
     KafkaSegmentsError,
+    ManifestVersionNotFoundError,
+    PartitionNotFoundError,
 )
 from kafka_segments.progress import TerminalReporter, reporting, terminal_reporter
 from kafka_segments.redaction import redact_uri
@@ -54,6 +56,15 @@ Command = Callable[[argparse.Namespace], int]
 PROGRESS_COMMANDS = frozenset({"run", "plan", "adopt", "export", "gc", "demo"})
 """The commands that show progress on a terminal (``kafka_segments.progress``), unless ``--json`` is given."""
 
+INPUT_ERRORS = (
+    InvalidLakeUriError,
+    InvalidTopicError,
+    InvalidRunIdError,
+    PartitionNotFoundError,  # --topic / --partition the lake does not have
+    ManifestVersionNotFoundError,  # --version N the lake does not have (never committed, or gc'd)
+)
+"""The library's errors that are the user's input, not a problem found: exit 2 (``EXIT_USAGE``)."""
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -79,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with reporting(_progress_reporter(args)):
             return handler(args)
-    except (InvalidLakeUriError, InvalidTopicError, InvalidRunIdError) as exc:
+    except INPUT_ERRORS as exc:
         print(f"kafka-segments {args.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KafkaSegmentsError as exc:

@@ -9,7 +9,8 @@ call their kernels. ``--archive`` does the same in a fresh Python that imports t
 job's library archive (``spark_submit.library_archive``), whose kernels numba caches under the archive's name
 in the user's cache folder (``records.fast.jit``), then builds the archive again with those kernels in it: a
 Spark worker on this machine loads them from the cache, and one on another machine (same CPU) from the
-archive, instead of compiling."""
+archive, instead of compiling. The two compilations run at the same time (the archive's in its own process),
+so on two cores set-up waits for about one of them, not both."""
 
 from __future__ import annotations
 
@@ -89,22 +90,34 @@ def warm(work: Path) -> None:
     _command("export", "--lake", str(lake), "--to", str(work / "export"), "--json")
 
 
-def warm_archive() -> Path:
-    """The warm-up in a fresh Python importing the package from the Spark job's library archive; the
-    archive that carries the kernels it compiled (or loaded)."""
+def start_archive_warm_up() -> tuple[Path, subprocess.Popen[str]]:
+    """The warm-up started in a fresh Python importing the package from the Spark job's library archive:
+    the archive and the process (``finish_archive_warm_up`` waits for it)."""
     from kafka_segments.pipeline.engines.spark_submit import library_archive
 
     archive = library_archive()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(archive), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run(
+    process = subprocess.Popen(
         [sys.executable, "-m", "kafka_segments.cli.warm"],
         env=env,
-        capture_output=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         text=True,
-        check=False,
     )
-    if done.returncode != 0:
-        raise WarmUpError(f"the warm-up from {archive} exited {done.returncode}: {done.stderr[-2000:]}")
+    return archive, process
+
+
+def finish_archive_warm_up(archive: Path, process: subprocess.Popen[str]) -> Path:
+    """Wait for the archive's warm-up; the archive that carries the kernels it compiled (or loaded).
+
+    Raises:
+        WarmUpError: the warm-up failed (what it printed last).
+    """
+    from kafka_segments.pipeline.engines.spark_submit import library_archive
+
+    _out, errors = process.communicate()
+    if process.returncode != 0:
+        raise WarmUpError(f"the warm-up from {archive} exited {process.returncode}: {errors[-2000:]}")
     return library_archive()
 
 
@@ -113,13 +126,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--archive", action="store_true", help="also for the Spark job's library archive")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="kafka-segments-warm-") as work:
-        warm(Path(work))
+    archived = start_archive_warm_up() if args.archive else None
+    try:
+        with tempfile.TemporaryDirectory(prefix="kafka-segments-warm-") as work:
+            warm(Path(work))
+    except BaseException:
+        if archived is not None:
+            archived[1].kill()
+            archived[1].communicate()
+        raise
     print(f"kernels ready in {time.perf_counter() - start:.1f} s ({Path(__file__).parent.parent})")
-    if args.archive:
-        start = time.perf_counter()
-        archive = warm_archive()
-        print(f"kernels ready in {time.perf_counter() - start:.1f} s ({archive.name})")
+    if archived is not None:
+        archive = finish_archive_warm_up(*archived)
+        print(f"kernels ready in {time.perf_counter() - start:.1f} s ({archive.name}, at the same time)")
     return 0
 
 

@@ -15,6 +15,7 @@ from kafka_segments.demo.lake import (
     DemoLake,
     build_demo_lake,
     demo_objects,
+    pin_demo_history,
     pin_demo_offsets,
 )
 from kafka_segments.demo.log import DAY_MS, HOUR_MS, MINUTE_MS
@@ -47,6 +48,7 @@ __all__ = [
     "consumer_offsets_snapshot",
     "demo_objects",
     "embedded_s3_server",
+    "pin_demo_history",
     "pin_demo_offsets",
     "sample_topic",
 ]

@@ -107,6 +107,18 @@ def pin_demo_offsets(store: ObjectStore, *, now_ms: int, at_ms: int) -> Snapshot
     return pin_snapshot(store, now_ms=at_ms, snapshot_id=stored.snapshot_id, source=LAKE_SOURCE)
 
 
+def pin_demo_history(store: ObjectStore, *, now_ms: int) -> None:
+    """The offsets a scheduled deployment would have pinned at the last two midnights before ``now_ms``
+    (what backfills of those days use).
+
+    Raises:
+        ObjectStoreError: the store could not be written.
+    """
+    midnight = now_ms // DAY_MS * DAY_MS
+    for days in (2, 1):
+        pin_demo_offsets(store, now_ms=now_ms, at_ms=midnight - days * DAY_MS)
+
+
 # -------------------------------------------------------------------------------------------------- topics
 
 

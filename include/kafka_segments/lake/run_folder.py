@@ -140,6 +140,17 @@ def list_runs(store: ObjectStore) -> Iterator[str]:
             yield run_id
 
 
+def list_runs_with(store: ObjectStore, name: str) -> list[str]:
+    """The ids of the runs whose folder holds the file ``name`` (``REPORT``: the runs that reported), in key
+    order, from one listing of the runs' folders (no object is read)."""
+    found: list[str] = []
+    for meta in store.list(RUNS_PREFIX):
+        parsed = parse_run_folder_key(meta.key)
+        if parsed is not None and parsed[1] == name:
+            found.append(parsed[0])
+    return found
+
+
 def list_unsettled_runs(store: ObjectStore) -> list[str]:
     """The ids of the registered runs whose folder holds no outcome, in key order: what one listing of the
     runs' folders shows, without reading any object (a lake keeps every run's folder, so reading each

@@ -8,7 +8,7 @@ registers with ``dry_run: true`` and is never fenced (docs/lake.md, "Dry runs").
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from typing import Any
@@ -83,6 +83,12 @@ class Selection:
 
     def select(self, states: Sequence[PartitionState]) -> list[PartitionState]:
         return [state for state in states if state.topic_partition in self]
+
+    def missing(self, have: Collection[TopicPartition]) -> list[str]:
+        """The chosen topics and ``topic-partition``s not among ``have`` (a typo: not in the lake)."""
+        topics = {tp.topic for tp in have}
+        missing = [topic for topic in self.topics or () if topic not in topics]
+        return missing + [str(tp) for tp in self.partitions or () if tp not in have]
 
 
 ALL_PARTITIONS = Selection()

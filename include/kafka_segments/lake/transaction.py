@@ -202,6 +202,13 @@ class LakeTransaction:
         )
         return self._adoption
 
+    def partitions_after(self, adoption: AdoptionResult) -> frozenset[TopicPartition]:
+        """Every partition the lake has once ``adoption`` is committed: the adopted ones and, after
+        ``narrow``, the base's partitions the run left unread."""
+        adopted = frozenset(state.topic_partition for state in adoption.partitions)
+        root = self._root if self._scope is not None else None
+        return adopted if root is None else adopted | root.topic_partitions()
+
     def _scope_or_all(self) -> frozenset[TopicPartition]:
         return frozenset() if self._scope is None else self._scope
 

@@ -50,6 +50,8 @@ def run_metrics(
 
     Args:
         previous_now_ms: the ``now`` of the lake's last committed version (``None``: no version yet).
+            ``time-since-last-run-ms`` is ``None`` (not sent) without one, and when ``now_ms`` precedes it
+            (a backfill of an earlier time): never a negative gauge.
     """
     partitions: Sequence[Mapping[str, Any]] = compaction.get("partitions", ())
     cleaned = [p["stats"] for p in partitions if p.get("stats") is not None]
@@ -58,7 +60,7 @@ def run_metrics(
     return {
         "log_cleaner": {
             **_cleaner_gauges(partitions, cleaned),
-            "time-since-last-run-ms": None if previous_now_ms is None else now_ms - previous_now_ms,
+            "time-since-last-run-ms": _since(now_ms, previous_now_ms),
             "uncleanable-partitions-count": len(uncleanable),
             "uncleanable-bytes": sum(p.get("cleanable_bytes", 0) for p in uncleanable),
         },
@@ -72,6 +74,13 @@ def run_metrics(
         },
         "partitions": [_partition_gauges(partition) for partition in plan["partitions"]],
     }
+
+
+def _since(now_ms: int, previous_now_ms: int | None) -> int | None:
+    """``now_ms - previous_now_ms``, or ``None`` when there is no previous run or it is later."""
+    if previous_now_ms is None or now_ms < previous_now_ms:
+        return None
+    return now_ms - previous_now_ms
 
 
 def _cleaner_gauges(

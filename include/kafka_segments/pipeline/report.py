@@ -121,6 +121,7 @@ def run_to_dict(result: RunResult) -> dict[str, Any]:
         "now_ms": result.now_ms,
         "dry_run": result.dry_run,
         "base_version": result.base_version,
+        "base_now_ms": result.previous_now_ms,
         "committed_version": result.committed_version,
         "offsets_snapshot": None
         if offsets is None
@@ -162,24 +163,28 @@ def render_text(result: RunResult) -> str:
 
 
 def render_report(document: Mapping[str, Any]) -> str:
-    """The readable summary of a run report document (``run_to_dict``, or a staged run's ``report.json``)."""
-    lines = [_headline(document)]
+    """The readable summary of a run report document (``run_to_dict``, or a staged run's ``report.json``).
+
+    A dry run's lines say what the run *would* do ("would delete", "would clean"): nothing was changed."""
+    dry_run = bool(document["dry_run"])
+    lines = [_headline(document), *_earlier_now_lines(document)]
     lines.extend(_offsets_lines(document.get("offsets_snapshot")))
     adoption = document.get("adoption") or {}
     adopted, regrown = adoption.get("adopted_segments", 0), adoption.get("regrown_segments", 0)
     quarantined = adoption.get("quarantined", [])
     if adopted or regrown or quarantined:
         lines.append(
-            f"adopted {adopted} new segment(s), {regrown} regrown, "
+            f"{'would adopt' if dry_run else 'adopted'} {adopted} new segment(s), {regrown} regrown, "
             f"{len(quarantined)} problem(s) (partitions quarantined for this run)"
         )
-    lines.extend(compaction_report_lines(document.get("compaction")))
+    lines.extend(compaction_report_lines(document.get("compaction"), dry_run=dry_run))
     plan = document["plan"]
     for partition in plan["partitions"]:
-        lines.extend(partition_report_lines(partition))
+        lines.extend(partition_report_lines(partition, dry_run=dry_run))
     summary = plan["totals"]
+    deleted = "would be deleted" if dry_run else "deleted"
     lines.append(
-        f"total: {summary['segments_deleted']} segment(s), {summary['bytes_deleted']} bytes deleted in "
+        f"total: {summary['segments_deleted']} segment(s), {summary['bytes_deleted']} bytes {deleted} in "
         f"{summary['partitions_changed']} of {summary['partitions']} partition(s)"
         + (f"; {summary['partitions_skipped']} skipped" if summary["partitions_skipped"] else "")
     )
@@ -216,6 +221,21 @@ def _headline(document: Mapping[str, Any]) -> str:
     return f"run {run_id} at now={_when(now_ms)}: {outcome} (version {base})"
 
 
+def _earlier_now_lines(document: Mapping[str, Any]) -> list[str]:
+    """A warning when the run's ``now`` precedes the ``now`` of the version it builds on (``base_now_ms``):
+    a backfill of an earlier time does that on purpose, a scheduled run whose interval ended before the
+    lake's last commit by accident. The rules apply as of the run's ``now`` (an earlier time deletes no more
+    than the later run did and brings nothing back); ``time-since-last-run-ms`` is left out."""
+    now_ms, base_now_ms = document["now_ms"], document.get("base_now_ms")
+    if base_now_ms is None or now_ms >= base_now_ms:
+        return []
+    return [
+        f"WARNING: now={_when(now_ms)} precedes the now of version {document['base_version']} "
+        f"({_when(base_now_ms)}) by {base_now_ms - now_ms} ms: the rules apply as of this earlier time "
+        "(a backfill); nothing deleted since comes back"
+    ]
+
+
 def _offsets_lines(offsets: Mapping[str, Any] | None) -> list[str]:
     if offsets is None:
         return ["offsets: no snapshot (consumed retention cannot apply)"]
@@ -232,13 +252,14 @@ def _offsets_lines(offsets: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
-def partition_lines(plan: PartitionPlan) -> list[str]:
-    """The summary lines of one partition."""
-    return partition_report_lines(partition_to_dict(plan))
+def partition_lines(plan: PartitionPlan, *, dry_run: bool) -> list[str]:
+    """The summary lines of one partition (``dry_run``: what a run would delete)."""
+    return partition_report_lines(partition_to_dict(plan), dry_run=dry_run)
 
 
-def partition_report_lines(partition: Mapping[str, Any]) -> list[str]:
-    """The summary lines of one partition of a report document (``partition_to_dict``)."""
+def partition_report_lines(partition: Mapping[str, Any], *, dry_run: bool) -> list[str]:
+    """The summary lines of one partition of a report document (``partition_to_dict``); ``dry_run``: they say
+    what the run would delete and which group would lose records."""
     tp = f"{partition['topic']}-{partition['partition']}"
     if partition["skipped"] is not None:
         return [f"{tp}: skipped ({partition['skipped']})"]
@@ -251,14 +272,16 @@ def partition_report_lines(partition: Mapping[str, Any]) -> list[str]:
         f"{reason}: {deleted['segments']} segment(s) {deleted['bytes']} B"
         for reason, deleted in partition["deleted"].items()
     ]
-    head += "; deleted " + ", ".join(parts) if parts else "; nothing deleted"
+    deleted, loses = ("would delete", "would lose") if dry_run else ("deleted", "loses")
+    nothing = "; nothing would be deleted" if dry_run else "; nothing deleted"
+    head += f"; {deleted} " + ", ".join(parts) if parts else nothing
     lines = [head]
     consumed = _consumed_line(partition)
     if consumed:
         lines.append("  " + consumed)
     for loss in partition["unread_loss"]:
         lines.append(
-            f"  WARNING: group {loss['group_id']} (committed offset {loss['committed_offset']}) loses "
+            f"  WARNING: group {loss['group_id']} (committed offset {loss['committed_offset']}) {loses} "
             f"{loss['records']} unread record(s)"
         )
     return lines

@@ -11,9 +11,13 @@ from collections.abc import Sequence
 
 from kafka_segments.config import Config
 from kafka_segments.config.model import TopicConfig
+from kafka_segments.errors import PartitionNotFoundError
+from kafka_segments.lake.adoption import SegmentReader
+from kafka_segments.lake.adoption_report import AdoptionResult
 from kafka_segments.lake.listing_scope import listing_changes
 from kafka_segments.lake.roots import RootPartition, VersionRoot
 from kafka_segments.lake.runs import Selection
+from kafka_segments.lake.transaction import LakeTransaction
 from kafka_segments.retention.consumed import ConsumedIndexes, consumed_bound
 from kafka_segments.retention.summary_rules import retention_may_delete
 from kafka_segments.state import MANIFEST_FORMAT_2, OffsetSnapshot
@@ -60,3 +64,33 @@ def _may_change(
         log_start_offset=summary.log_start_offset,
     )
     return retention_may_delete(summary, config, now_ms=now_ms, min_committed_offset=bound.min_offset)
+
+
+def adopt_in_scope(
+    txn: LakeTransaction, config: Config, *, snapshot: OffsetSnapshot | None, reader: SegmentReader | None
+) -> AdoptionResult:
+    """A run's adoption: one listing, the base narrowed to ``run_scope`` (format 2), the run's selection
+    checked against every partition the lake has once adopted.
+
+    Raises:
+        PartitionNotFoundError: the run chose a topic or partition the lake does not have (``--topics``,
+            the DAG's ``topics``/``partitions``): an input error, a typo plans nothing.
+    """
+    store, record = txn.store, txn.run
+    listing = list(store.list())
+    scope = run_scope(
+        txn.base_root, listing, config, now_ms=record.now_ms, snapshot=snapshot, selection=record.selection
+    )
+    if scope is not None:
+        txn.narrow(scope)
+    adoption = txn.adopt(reader=reader, listing=listing)
+    partitions = txn.partitions_after(adoption)
+    missing = record.selection.missing(partitions)
+    if missing:
+        topics = sorted({tp.topic for tp in partitions})
+        raise PartitionNotFoundError(
+            f"run {record.run_id!r} chose {', '.join(missing)}, not in the lake "
+            f"(topics: {', '.join(topics) or '(none)'})",
+            location=store.describe(),
+        )
+    return adoption

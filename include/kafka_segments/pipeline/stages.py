@@ -217,7 +217,7 @@ def execute_run(
     from kafka_segments.pipeline.engines.inline import InlineEngine
     from kafka_segments.pipeline.run_changes import plan_changes
     from kafka_segments.pipeline.run_result import RunResult
-    from kafka_segments.pipeline.run_scope import run_scope
+    from kafka_segments.pipeline.run_scope import adopt_in_scope
 
     txn = LakeTransaction.resume(store, run_id, clock=clock)
     record = _prepared(store, txn.run)
@@ -227,18 +227,8 @@ def execute_run(
         )
     engine = InlineEngine(store) if engine is None else engine
     offsets = read_run_offsets(store, record)
-    listing = list(store.list())
-    scope = run_scope(
-        txn.base_root,
-        listing,
-        config,
-        now_ms=record.now_ms,
-        snapshot=None if offsets is None else offsets.snapshot,
-        selection=record.selection,
-    )
-    if scope is not None:
-        txn.narrow(scope)
-    adoption = txn.adopt(reader=engine.reader(txn.run), listing=listing)
+    snapshot = None if offsets is None else offsets.snapshot
+    adoption = adopt_in_scope(txn, config, snapshot=snapshot, reader=engine.reader(txn.run))
     changes = plan_changes(
         adoption,
         config,

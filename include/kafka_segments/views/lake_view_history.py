@@ -2,22 +2,28 @@
 
 Each version gives, per topic, its live bytes and its partitions' log start offsets (from the manifest: no
 segment is read), and the commit's run, outcome and what each pass deleted (from the run's ``report.json``
-when it has one: ``adopt``, ``fence`` and older runs may have none)."""
+when it has one: ``adopt``, ``fence`` and older runs may have none). Dry runs commit no version: those whose
+report is in their run folder (until gc's run folder retention removes it) are marks on the version they
+built on."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kafka_segments.lake.history import manifest_versions
 from kafka_segments.lake.json_document import decode_json
 from kafka_segments.lake.layout import manifest_key
 from kafka_segments.lake.roots import VersionRoot, read_root
+from kafka_segments.lake.run_folder import REPORT, list_runs_with
 from kafka_segments.state import MANIFEST_FORMAT_VERSION, Manifest
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.views.run_report import RunReport, read_report
 
 COMMITTED = "committed"
+SINCE_LAST_RUN = "time-since-last-run-ms"
+DRY_RUN_READS = 20
+"""How many of the newest reports of runs that committed nothing the history reads to find dry runs."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,11 +66,23 @@ class Commit:
 
 
 @dataclass(frozen=True, slots=True)
+class DryRun:
+    """A dry run on a shown version: what it would have committed on top of ``base_version``."""
+
+    run_id: str
+    base_version: int
+    now_ms: int
+    deleted: tuple[Deleted, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class History:
-    """The commits (ascending) and, per topic, its points over them."""
+    """The commits (ascending), per topic its points over them, and the dry runs on those versions (by
+    base version, then run id)."""
 
     commits: tuple[Commit, ...]
     topics: Mapping[str, tuple[TopicPoint, ...]]
+    dry_runs: tuple[DryRun, ...] = ()
 
 
 def read_history(store: ObjectStore, *, limit: int | None = None, head: Manifest | None = None) -> History:
@@ -82,7 +100,26 @@ def read_history(store: ObjectStore, *, limit: int | None = None, head: Manifest
         summary_of(head) if head is not None and head.version == v else version_summary(store, v)
         for v in versions
     ]
-    return history_of(summaries, {s.run_id: read_report(store, s.run_id) for s in summaries})
+    history = history_of(summaries, {s.run_id: read_report(store, s.run_id) for s in summaries})
+    return replace(history, dry_runs=dry_runs_on(store, versions, committed={s.run_id for s in summaries}))
+
+
+def dry_runs_on(store: ObjectStore, versions: Sequence[int], *, committed: set[str]) -> tuple[DryRun, ...]:
+    """The dry runs whose report is in their folder and that built on one of ``versions``: one listing of
+    the runs' folders, then the reports of the newest ``DRY_RUN_READS`` runs that reported and are not in
+    ``committed`` (the shown commits' runs; run ids sort by start time), one GET each.
+
+    Raises:
+        ManifestFormatError: a report is not valid (``views.run_report.read_report``).
+    """
+    shown = set(versions)
+    candidates = [run_id for run_id in list_runs_with(store, REPORT) if run_id not in committed]
+    found: list[DryRun] = []
+    for run_id in candidates[-DRY_RUN_READS:] if shown else ():
+        report = read_report(store, run_id)
+        if report is not None and report.dry_run and report.base_version in shown:
+            found.append(DryRun(run_id, report.base_version, report.now_ms, deleted_by_pass(report)))
+    return tuple(sorted(found, key=lambda run: (run.base_version, run.run_id)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,8 +198,18 @@ def _commit(manifest: VersionSummary, report: RunReport | None) -> Commit:
         committed_at_ms=manifest.committed_at_ms,
         outcome=COMMITTED if report is None else report.outcome or COMMITTED,
         deleted=() if report is None else deleted_by_pass(report),
-        cleaner={} if report is None else dict(report.log_cleaner),
+        cleaner={} if report is None else _cleaner_gauges(report),
     )
+
+
+def _cleaner_gauges(report: RunReport) -> dict[str, int | float | None]:
+    """The report's cleaner gauges, without a negative ``time-since-last-run-ms`` (written by runs before it
+    was left out for a run whose ``now`` precedes its base version's: ``pipeline.metrics``)."""
+    since = report.log_cleaner.get(SINCE_LAST_RUN)
+    gauges = dict(report.log_cleaner)
+    if since is not None and since < 0:
+        del gauges[SINCE_LAST_RUN]
+    return gauges
 
 
 def deleted_by_pass(report: RunReport) -> tuple[Deleted, ...]:

@@ -18,7 +18,7 @@ from kafka_segments.views.display_text import shown_text
 from kafka_segments.views.lake_list import LakeSummary
 from kafka_segments.views.lake_view import LakeView
 from kafka_segments.views.lake_view_groups import GroupView
-from kafka_segments.views.lake_view_history import Commit
+from kafka_segments.views.lake_view_history import Commit, Deleted, DryRun
 from kafka_segments.views.lake_view_svg import topic_chart
 
 STYLE = """
@@ -45,6 +45,19 @@ TOTALS = {"topics": "topics", "partitions": "partitions", "segments": "live segm
           "size_bytes": "live bytes", "record_count": "records"}  # fmt: skip
 """The labels of ``LakeDescription.totals``' keys."""
 UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+NO_LAG_LIMIT = "none (Long.MAX_VALUE)"
+"""What ``max.compaction.lag.ms`` at Kafka's default, ``Long.MAX_VALUE``, shows: no deadline."""
+ELIGIBILITY_NOTES = {
+    "empty-log": "Kafka's cleaner skips a log with no clean and no cleanable bytes (LogCleanerManager: "
+    "totalBytes == 0): every record is in the active segment, newer than min.compaction.lag.ms or past the "
+    "last stable offset. The partition may hold records; none can be cleaned yet.",
+    "below-dirty-ratio": "the dirty ratio is not above min.cleanable.dirty.ratio and no record is past "
+    "max.compaction.lag.ms",
+    "not-compacted": "cleanup.policy has no compact",
+    "cleaner-disabled": "log.cleaner.enable is false",
+    "uncleanable": "a cleaning round failed on this partition (LogCleanerManager.markPartitionUncleanable)",
+}
+"""The title (tooltip) of a Next compaction cell, by eligibility: what Kafka's name means."""
 
 
 def render_html(
@@ -104,6 +117,7 @@ def lake_section(view: LakeView, index: int) -> str:
             f"Shown at {_time(view.now_ms)}; {_offsets(view)}.</p>",
             "<p>" + ", ".join(f"{_num(k, v)} {TOTALS[k]}" for k, v in totals.items()) + "</p>",
             _partitions(view, f"partitions-{index}"),
+            _eligibility_legend(view),
             _uncleanable(view),
             _groups(view.groups, f"groups-{index}", view.now_ms),
             _history(view, f"commits-{index}"),
@@ -145,13 +159,40 @@ def _partition_row(view: LakeView, p: PartitionDescription) -> str:
         _cell("record_count", p.record_count),
         _cell("dirty_ratio", None if outlook is None else outlook.dirty_ratio),
         _cell("compaction_delay_ms", delay, _duration(delay) if delay else ""),
-        _cell("max_compaction_lag_ms", lag, "none" if lag == LONG_MAX else _duration(lag) if lag else ""),
-        _td("-" if outlook is None else f"{outlook.next_run.value} ({outlook.eligibility.value})"),
+        _lag_cell(lag),
+        _next_compaction(None if outlook is None else (outlook.next_run.value, outlook.eligibility.value)),
         _td("-" if retention is None else _retention_text(retention.deleted_segments, retention.deleted_bytes,
                                                           retention.log_start_offset, retention.passes)),
         _td("-" if retention is None or retention.holder is None else retention.holder),
     ]  # fmt: skip
     return f'<tr data-topic="{escape(p.topic)}" data-partition="{p.partition}">{"".join(cells)}</tr>'
+
+
+def _lag_cell(lag: int | None) -> str:
+    """``max.compaction.lag.ms``: Kafka's default ``Long.MAX_VALUE`` shows as no deadline (its raw value
+    stays in ``data-value``), another value as itself and its duration."""
+    if lag != LONG_MAX:
+        return _cell("max_compaction_lag_ms", lag, _duration(lag) if lag else "")
+    return f'<td class="n" data-key="max_compaction_lag_ms" data-value="{lag!r}">{escape(NO_LAG_LIMIT)}</td>'
+
+
+def _next_compaction(outlook: tuple[str, str] | None) -> str:
+    if outlook is None:
+        return _td("-")
+    verdict, eligibility = outlook
+    note = ELIGIBILITY_NOTES.get(eligibility)
+    title = "" if note is None else f' title="{escape(note)}"'
+    return f'<td data-eligibility="{escape(eligibility)}"{title}>{escape(f"{verdict} ({eligibility})")}</td>'
+
+
+def _eligibility_legend(view: LakeView) -> str:
+    """One line per eligibility the table shows whose Kafka name needs saying (``empty-log`` above all)."""
+    shown = sorted(
+        {p.compaction.eligibility.value for p in view.description.partitions if p.compaction is not None}
+    )
+    notes = [f"<li><code>{escape(e)}</code>: {escape(ELIGIBILITY_NOTES[e])}</li>" for e in shown
+             if e in ELIGIBILITY_NOTES]  # fmt: skip
+    return f'<ul class="legend eligibility">{"".join(notes)}</ul>' if notes else ""
 
 
 def _retention_text(segments: int, size: int, start: int, passes: Sequence[str]) -> str:
@@ -198,24 +239,50 @@ def _history(view: LakeView, table_id: str) -> str:
     history = view.history
     charts = [
         f'<figure data-topic="{escape(topic)}"><figcaption>{escape(topic)}</figcaption>'
-        f"{topic_chart(topic, points)}</figure>"
+        f"{topic_chart(topic, points, history.dry_runs)}</figure>"
         for topic, points in history.topics.items()
     ]
     legend = (
         '<p class="legend"><span class="b">&#9632; live bytes</span>'
-        '<span class="o">&#9632; log start offsets (sum over partitions)</span></p>'
+        '<span class="o">&#9632; log start offsets (sum over partitions)</span>'
+        "<span>&#9675; a dry run on that version (it commits nothing)</span></p>"
     )
     rows = [_commit_row(c) for c in reversed(history.commits)]
     headers = ("Version", "Committed", "Run", "Operation", "Outcome", "Deleted", "Cleaner metrics")
     return (
-        "<h3>History</h3>" + legend + "".join(charts) + "<h3>Commits</h3>" + _table(table_id, headers, rows)
+        "<h3>History</h3>"
+        + legend
+        + "".join(charts)
+        + "<h3>Commits</h3>"
+        + _table(table_id, headers, rows)
+        + _dry_runs(history.dry_runs, f"dry-{table_id}")
+    )
+
+
+def _dry_runs(runs: Sequence[DryRun], table_id: str) -> str:
+    """The dry runs on the shown versions (their reports still in their run folders), newest first."""
+    if not runs:
+        return (
+            "<h3>Dry runs</h3><p>No dry run's report on these versions among the newest run folders (a dry "
+            "run commits nothing; its report stays in its run folder until gc's run folder retention).</p>"
+        )
+    headers = ("On version", "Run", "Now", "Would delete")
+    rows = [
+        f'<tr data-run-id="{escape(run.run_id)}">{_cell("base_version", run.base_version)}{_td(run.run_id)}'
+        f"{_td(_time_text(run.now_ms))}<td>{escape(_deleted_text(run.deleted) or 'nothing')}</td></tr>"
+        for run in reversed(runs)
+    ]
+    return "<h3>Dry runs</h3>" + _table(table_id, headers, rows)
+
+
+def _deleted_text(deleted: Sequence[Deleted]) -> str:
+    return "; ".join(
+        f"{shown_text(d.name)}: {d.segments} segment(s), {_bytes(d.size_bytes)}" for d in deleted
     )
 
 
 def _commit_row(commit: Commit) -> str:
-    deleted = "; ".join(
-        f"{shown_text(d.name)}: {d.segments} segment(s), {_bytes(d.size_bytes)}" for d in commit.deleted
-    )
+    deleted = _deleted_text(commit.deleted)
     cleaner = ", ".join(f"{shown_text(name)} {value}" for name, value in commit.cleaner.items())
     return (
         f'<tr data-version="{commit.version}">{_cell("version", commit.version)}'

@@ -62,6 +62,11 @@ class RunReport:
     quarantined: tuple[Quarantined, ...]
     log_cleaner: Mapping[str, int | float | None]
     """Kafka's cleaner gauges of the run (``metrics.log_cleaner``: docs/metrics.md)."""
+    dry_run: bool = False
+    base_version: int = 0
+    """The version the run built on."""
+    now_ms: int = 0
+    """The run's logical time."""
 
 
 def read_report(store: ObjectStore, run_id: str) -> RunReport | None:
@@ -102,6 +107,9 @@ def report_from_document(document: object, *, location: str) -> RunReport:
             for fields in top.object("adoption").objects("quarantined")
         ),
         log_cleaner=top.object("metrics").object("log_cleaner").numbers(),
+        dry_run=top.boolean("dry_run"),
+        base_version=top.integer("base_version"),
+        now_ms=top.integer("now_ms"),
     )
 
 
@@ -141,6 +149,14 @@ class _Fields:
             return 0
         if not isinstance(value, int) or isinstance(value, bool):
             raise self._fail(name, "an integer", value)
+        return value
+
+    def boolean(self, name: str) -> bool:
+        value = self._data.get(name)
+        if value is None:
+            return False
+        if not isinstance(value, bool):
+            raise self._fail(name, "true or false", value)
         return value
 
     def string(self, name: str) -> str | None:

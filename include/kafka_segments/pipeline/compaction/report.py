@@ -6,26 +6,28 @@ from collections.abc import Mapping
 from typing import Any
 
 
-def compaction_report_lines(compaction: Mapping[str, Any] | None) -> list[str]:
+def compaction_report_lines(compaction: Mapping[str, Any] | None, *, dry_run: bool) -> list[str]:
     """The compaction part of a report document (``CompactionResult.to_dict``): a summary line, then one
-    line per partition that was cleaned, deferred or quarantined."""
+    line per partition that was cleaned, deferred or quarantined (``dry_run``: would be cleaned: the
+    cleaned segments were staged, never committed)."""
     if not compaction or not compaction["partitions"]:
         return []
     totals = compaction["totals"]
     idle = totals["partitions"] - totals["cleaned"] - totals["deferred"] - totals["quarantined"]
+    cleaned, wrote = ("would be cleaned", "would write") if dry_run else ("cleaned", "wrote")
     lines = [
-        f"compaction: {totals['cleaned']} of {totals['partitions']} compacted partition(s) cleaned, "
+        f"compaction: {totals['cleaned']} of {totals['partitions']} compacted partition(s) {cleaned}, "
         f"{idle} not eligible, {totals['deferred']} deferred (budget), {totals['quarantined']} quarantined; "
-        f"read {totals['bytes_read']} B, wrote {totals['bytes_written']} B"
+        f"read {totals['bytes_read']} B, {wrote} {totals['bytes_written']} B"
     ]
     for partition in compaction["partitions"]:
-        line = _compaction_line(partition)
+        line = _compaction_line(partition, dry_run=dry_run)
         if line:
             lines.append("  " + line)
     return lines
 
 
-def _compaction_line(partition: Mapping[str, Any]) -> str | None:
+def _compaction_line(partition: Mapping[str, Any], *, dry_run: bool) -> str | None:
     tp = f"{partition['topic']}-{partition['partition']}"
     status = partition["status"]
     if status == "deferred":
@@ -37,14 +39,15 @@ def _compaction_line(partition: Mapping[str, Any]) -> str | None:
         return None
     ratio, checkpoint, times = partition["dirty_ratio"], partition["checkpoint"], stats["times"]
     kept = f" ({stats['segments_kept']} kept as they were)" if stats["segments_kept"] else ""
+    cleaned, wrote = ("would clean", "would write") if dry_run else ("cleaned", "wrote")
     parts = [
-        f"{tp}: cleaned ({partition['eligibility']}) offsets "
+        f"{tp}: {cleaned} ({partition['eligibility']}) offsets "
         f"{partition['first_dirty_offset']}..{partition['end_offset']},",
         f"dirty ratio {ratio['before']:.2f} -> {ratio['after']:.2f},",
         f"checkpoint {_or_dash(checkpoint['before'])} -> {checkpoint['after']};",
         f"read {stats['segments_read']} segment(s) {stats['bytes_read']} B "
         f"{stats['messages_read']} record(s),",
-        f"wrote {stats['segments_written']} segment(s){kept} {stats['bytes_written']} B "
+        f"{wrote} {stats['segments_written']} segment(s){kept} {stats['bytes_written']} B "
         f"{stats['messages_written']} record(s);",
         f"tombstones kept {stats['tombstones_kept']} removed {stats['tombstones_removed']},",
         f"aborted records removed {stats['aborted_records_removed']},",
