@@ -32,6 +32,10 @@ on lakes of P partitions x S segments, with the bytes each step wrote and read a
 
     .venv/bin/python bench/scale_bench.py --metadata --partitions 200 --segments 500
     .venv/bin/python bench/scale_bench.py --metadata --shapes 100x100,200x500 --work-dir /dev/shm
+    .venv/bin/python bench/scale_bench.py --metadata --shapes 2000x500 --formats 2   # 10^6, format 2 only
+
+Each shape is measured in both manifest formats (``--formats 1,2``): format 2 is the same lake upgraded
+right after its bootstrap (``kafka-segments upgrade``, then ``gc`` keeping one version).
 """
 
 from __future__ import annotations
@@ -204,6 +208,9 @@ def main(argv: list[str] | None = None) -> int:
     metadata.add_argument("--no-count", action="store_true", help="run the plain command line, uncounted")
     metadata.add_argument("--s3", action="store_true", help="the lake on moto's S3 server, behind a proxy")
     metadata.add_argument("--latency-ms", type=int, default=20, help="with --s3: added to every reply")
+    metadata.add_argument(
+        "--formats", default="1,2", help="manifest formats to measure each shape in (format 2: upgraded)"
+    )
     args = parser.parse_args(argv)
     if args.metadata:
         return metadata_main(args)
@@ -243,8 +250,14 @@ def metadata_main(args: argparse.Namespace) -> int:
         shapes = [(args.partitions or 100, args.segments)]
     count = not args.no_count
     latency = args.latency_ms if args.s3 else None
+    formats = tuple(int(f) for f in args.formats.split(","))
     result = scale_metadata.main(
-        shapes, records=args.records, work_dir=args.work_dir, count=count, s3_latency_ms=latency
+        shapes,
+        records=args.records,
+        work_dir=args.work_dir,
+        count=count,
+        s3_latency_ms=latency,
+        formats=formats,
     )
     print(scale_metadata.table(result))
     if args.json:

@@ -245,7 +245,11 @@ def summarize(raw: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def run_shape(lake: Lake, work: Path, shape: tuple[int, int], *, records: int, count: bool) -> dict[str, Any]:
+def run_shape(
+    lake: Lake, work: Path, shape: tuple[int, int], *, records: int, count: bool, manifest_format: int = 1
+) -> dict[str, Any]:
+    """One shape in one manifest format (format 2: ``kafka-segments upgrade`` right after the bootstrap,
+    then ``gc`` keeping one version, so that the runs measured have only format 2 versions behind them)."""
     partitions, segments = shape
     config = work / "config.yaml"
     config.write_text(CONFIG, encoding="utf-8")
@@ -256,6 +260,9 @@ def run_shape(lake: Lake, work: Path, shape: tuple[int, int], *, records: int, c
     run = ["run", *uri, "--config", str(config), "--engine", "inline"]
     steps: dict[str, Step] = {}
     steps["adopt"] = measure(lake, ["adopt", *uri, "--now", str(NOW_MS)], count=count)
+    if manifest_format == 2:
+        steps["upgrade"] = measure(lake, ["upgrade", *uri], count=count)
+        measure(lake, ["gc", *uri, "--execute", "--retain-manifests", "1"], count=False)
     steps["run, nothing due"] = measure(lake, [*run, "--now", str(NOW_MS + MINUTE_MS)], count=count)
     changed = max(1, partitions // 100)  # one new segment each, after the partition's last
     lake.write(lake_files(changed, segment_logs(1, records=records, first=segments * records)))
@@ -266,6 +273,7 @@ def run_shape(lake: Lake, work: Path, shape: tuple[int, int], *, records: int, c
         "segments_per_partition": segments,
         "segments": partitions * segments,
         "changed_partitions": changed,
+        "manifest_format": manifest_format,
         "build_seconds": build_seconds,
         "steps": {name: vars(step) for name, step in steps.items()},
     }
@@ -287,9 +295,12 @@ def table(result: dict[str, Any]) -> str:
     ]
     for shape in result["shapes"]:
         label = (
-            f"{shape['partitions']:,} × {shape['segments_per_partition']:,} = {shape['segments']:,} segments"
+            f"{shape['partitions']:,} × {shape['segments_per_partition']:,} = "
+            f"{shape['segments']:,} segments, format {shape.get('manifest_format', 1)}"
         )
-        for name in STEPS:
+        for name in ("adopt", "upgrade", *STEPS[1:]):
+            if name not in shape["steps"]:
+                continue
             step = shape["steps"][name]
             counts = step["counts"]
             requests = ", ".join(f"{kind} {n:,}" for kind, n in sorted(counts.get("requests", {}).items()))
@@ -315,18 +326,25 @@ def main(
     work_dir: str | None,
     count: bool,
     s3_latency_ms: int | None,
+    formats: tuple[int, ...] = (1,),
 ) -> dict[str, Any]:
-    """Every shape measured (on S3 behind a proxy of ``s3_latency_ms`` when it is not ``None``)."""
+    """Every shape measured in each manifest format of ``formats`` (on S3 behind a proxy of
+    ``s3_latency_ms`` when it is not ``None``)."""
     rows = []
     with tempfile.TemporaryDirectory(prefix="scale-metadata-", dir=work_dir) as work, ExitStack() as stack:
         new_s3_lake = None if s3_latency_ms is None else stack.enter_context(s3_lakes(s3_latency_ms))
-        for partitions, segments in shapes:
+        for (partitions, segments), manifest_format in ((shape, f) for shape in shapes for f in formats):
             lake: Lake
             if new_s3_lake is None:
-                lake = LocalLake(Path(work) / f"lake-{partitions}x{segments}", {})
+                lake = LocalLake(Path(work) / f"lake-{partitions}x{segments}-f{manifest_format}", {})
             else:
                 lake = new_s3_lake()
-            rows.append(run_shape(lake, Path(work), (partitions, segments), records=records, count=count))
+            shape = (partitions, segments)
+            rows.append(
+                run_shape(
+                    lake, Path(work), shape, records=records, count=count, manifest_format=manifest_format
+                )
+            )
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)  # progress: the shape just measured
     return {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),

@@ -9,10 +9,12 @@ numbers were changed is refused naming the object and the field."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from counting_store import PARTITIONS, Call, CountingStore, counting_store
 from kafka_segments.errors import ManifestFormatError
+from kafka_segments.lake.export import export_lake
 from kafka_segments.lake.format2 import PIECES_PREFIX
 from kafka_segments.lake.history import read_manifest
 from kafka_segments.lake.layout import manifest_key
@@ -59,11 +61,15 @@ def lake(store: ObjectStore, clock: FakeClock) -> CountingStore:
     return counting_store(store)
 
 
-def test_describe_of_a_topic_reads_that_topics_pieces_only(lake: CountingStore) -> None:
-    description = describe_lake(lake, topics=["a"])
+def test_describe_reads_no_piece_and_says_what_the_format_1_version_says(lake: CountingStore) -> None:
+    whole = describe_lake(lake)
+    topic = describe_lake(lake, topics=["a"])
 
-    assert [p.partition for p in description.partitions] == [0, 1]
-    assert _piece_partitions(lake.calls) == {"a-0", "a-1"}
+    assert _piece_partitions(lake.calls) == set()
+    assert [p.partition for p in topic.partitions] == [0, 1]
+    before = describe_lake(lake, version=1)  # the same state, in format 1, before the upgrade
+    assert [p.to_dict() for p in whole.partitions] == [p.to_dict() for p in before.partitions]
+    assert len(whole.partitions) == 5
 
 
 def test_dump_of_a_partition_reads_its_pieces_only(lake: CountingStore) -> None:
@@ -116,6 +122,25 @@ def test_a_root_whose_summary_was_changed_is_refused_when_its_partition_is_read(
     root["partitions"][1]["summary"]["bytes"] += 1
     store.put(manifest_key(2), json.dumps(root).encode(), mode=Overwrite())
 
+    root = resolve_root(store)
     with pytest.raises(ManifestFormatError, match=r"field 'summary' of a-1 does not match"):
-        describe_lake(store, topics=["a"])
-    describe_lake(store, topics=["b"])  # another topic's partitions are read as they are
+        partition_state(store, root, TopicPartition("a", 1))
+    with pytest.raises(ManifestFormatError, match=r"field 'summary' of a-1 does not match"):
+        plan_read(store, {"subscribe": "a"})
+    partition_state(store, root, TopicPartition("b", 0))  # another partition is read as it is
+
+
+def test_export_of_a_format_2_version_is_the_format_1_versions(
+    store: ObjectStore, clock: FakeClock, tmp_path: Path
+) -> None:
+    """Export reads a format 2 version partition by partition; the log directory is the one the same
+    state gives in format 1 (version 1, before the upgrade)."""
+    _lake(store, clock)
+    export_lake(store, tmp_path / "v1", version=1)
+    export_lake(store, tmp_path / "v2", version=2)
+
+    def files(root: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+    assert files(tmp_path / "v2") == files(tmp_path / "v1")
+    assert len(files(tmp_path / "v2")) > 5 * 3

@@ -49,7 +49,7 @@ rewrites its last chunk) does not depend on the lake's size."""
 RECORDS_PER_SEGMENT = 2
 ROOT_LINE_BYTES = 1024
 """The most a version's metadata may grow by per partition it did not change: one line of the root
-(docs/metadata-format-2.md: ~650 bytes with its summary), with room to spare."""
+(docs/metadata-format-2.md: ~850 bytes with its summary), with room to spare."""
 ROOT_READS = 4
 """How many times a run may read each unchanged partition's root line (the head, read by a few stages)."""
 RUN_METADATA_LINES = 4

@@ -159,9 +159,10 @@ def test_quick_metadata_scale_bench_counts_what_each_step_writes(tmp_path: Path)
         timeout=300,
     )
     assert "**Metadata at scale** (local lake" in result.stdout
-    (shape,) = json.loads(out.read_text())["shapes"]
-    assert shape["segments"] == 60
-    steps = shape["steps"]
+    format_1, format_2 = json.loads(out.read_text())["shapes"]
+    assert (format_1["manifest_format"], format_2["manifest_format"]) == (1, 2)
+    assert format_1["segments"] == format_2["segments"] == 60
+    steps = format_1["steps"]
     assert list(steps) == ["adopt", "run, nothing due", "run, 1% new", "describe"]
     assert [step["head_version"] for step in steps.values()] == [1, 1, 2, 2]
     # A new version writes metadata; a run with nothing due and describe write none.
@@ -170,6 +171,11 @@ def test_quick_metadata_scale_bench_counts_what_each_step_writes(tmp_path: Path)
     assert written[2] > 0
     assert written[1] == written[3] == 0
     assert steps["describe"]["counts"]["requests"]["get"] >= 1
+    upgraded = format_2["steps"]
+    assert list(upgraded) == ["adopt", "upgrade", "run, nothing due", "run, 1% new", "describe"]
+    assert [step["head_version"] for step in upgraded.values()] == [1, 2, 2, 3, 3]
+    # Format 2's commit of one changed partition writes less than format 1's whole manifest.
+    assert 0 < upgraded["run, 1% new"]["counts"]["metadata_written"] < written[2]
 
 
 VS_KAFKA_BENCH = BENCH.parent / "vs_kafka_cleaner.py"

@@ -117,18 +117,22 @@ def open_lake(uri: str) -> ObjectStore:
 
 def run_describe(args: argparse.Namespace) -> int:
     from kafka_segments.lake.reader import resolve_root
-    from kafka_segments.views.describe import describe_manifest, topics_manifest
+    from kafka_segments.views.describe import describe_manifest, describe_root, topics_manifest
 
     store = open_lake(args.lake)
-    manifest = topics_manifest(resolve_root(store, args.version), args.topics, location=store.describe())
+    root = resolve_root(store, args.version)
     context = None
     if getattr(args, "config", None):
         from kafka_segments.cli.compaction_view import describe_context
 
         context = describe_context(args)
-    description = describe_manifest(
-        manifest, location=store.describe(), topics=args.topics, compaction=context
-    )
+    if context is None:
+        description = describe_root(root, location=store.describe(), topics=args.topics)
+    else:
+        manifest = topics_manifest(root, args.topics, location=store.describe())
+        description = describe_manifest(
+            manifest, location=store.describe(), topics=args.topics, compaction=context
+        )
     document = description.to_dict()
     text = description.to_text()
     if context is not None:

@@ -9,9 +9,11 @@ must not exist or be empty; each file is written atomically, and a failed export
 from __future__ import annotations
 
 import contextlib
+import operator
 import os
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +25,12 @@ from kafka_segments.checkpoint import (
     format_offset_checkpoint,
     log_start_offsets_to_checkpoint,
 )
-from kafka_segments.lake.reader import read_segment, resolve_manifest
+from kafka_segments.lake.reader import read_segment, resolve_root
+from kafka_segments.lake.roots import VersionRoot
 from kafka_segments.progress import phase
 from kafka_segments.segment.recovery import rebuild_indexes
 from kafka_segments.segment.writer import DEFAULT_INDEX_INTERVAL_BYTES, SegmentFiles, SegmentWriter
-from kafka_segments.state import Manifest, PartitionState, SegmentEntry
+from kafka_segments.state import PartitionState, SegmentEntry
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 
@@ -162,18 +165,19 @@ def export_lake(
         CorruptRecordError: a segment's batches are damaged (nothing is left behind).
         OSError: the target cannot be written.
     """
-    manifest = resolve_manifest(store, version)
+    root = resolve_root(store, version)
     output = _Output(Path(to))
     output.prepare()
     try:
-        partitions = _export_partitions(store, manifest, output, index_interval_bytes=index_interval_bytes)
-        _write_checkpoints(manifest, output)
+        checkpoints = _Checkpoints()
+        partitions = _export_partitions(root, output, checkpoints, index_interval_bytes=index_interval_bytes)
+        checkpoints.write(output)
     except BaseException:
         output.undo()
         raise
     return ExportReport(
         lake=store.describe(),
-        version=manifest.version,
+        version=root.version,
         target=output.target,
         partitions=partitions,
         files=output.file_count,
@@ -182,15 +186,21 @@ def export_lake(
 
 
 def _export_partitions(
-    store: ObjectStore, manifest: Manifest, output: _Output, *, index_interval_bytes: int
+    root: VersionRoot, output: _Output, checkpoints: _Checkpoints, *, index_interval_bytes: int
 ) -> tuple[PartitionExport, ...]:
-    states = manifest.partitions
-    total = sum(segment.size for state in states for segment in state.segments)
+    """Partition by partition, each read from the version when its turn comes (a format 2 version holds
+    one partition's entries in memory at a time)."""
+    store = root.store
+    if store is None:
+        raise ValueError("export needs the lake's store")
+    total = sum(p.summary.bytes for p in root.partitions)
     done = []
-    with phase("export", items=len(states), nbytes=total) as progress:
-        for state in states:
+    with phase("export", items=len(root.partitions), nbytes=total) as progress:
+        for partition in root.partitions:
+            (state,) = root.load(partial(operator.eq, partition.topic_partition))
             done.append(_export_partition(store, state, output, index_interval_bytes=index_interval_bytes))
-            progress.advance(str(state.topic_partition), nbytes=sum(s.size for s in state.segments))
+            checkpoints.add(state)
+            progress.advance(str(state.topic_partition), nbytes=partition.summary.bytes)
     return tuple(done)
 
 
@@ -259,16 +269,22 @@ def rebuild_segment(
     return recovery.segment
 
 
-def _write_checkpoints(manifest: Manifest, output: _Output) -> None:
-    logs: dict[TopicPartition, PartitionLogStart] = {}
-    cleaner: dict[TopicPartition, int] = {}
-    for state in manifest.partitions:
+class _Checkpoints:
+    """The log dir's checkpoint files, gathered partition by partition."""
+
+    def __init__(self) -> None:
+        self.logs: dict[TopicPartition, PartitionLogStart] = {}
+        self.cleaner: dict[TopicPartition, int] = {}
+
+    def add(self, state: PartitionState) -> None:
         first_base = state.segments[0].base_offset if state.segments else state.log_end_offset
-        logs[state.topic_partition] = PartitionLogStart(state.log_start_offset, first_base)
+        self.logs[state.topic_partition] = PartitionLogStart(state.log_start_offset, first_base)
         if state.cleaner_checkpoint is not None:
-            cleaner[state.topic_partition] = state.cleaner_checkpoint
-    output.write(
-        output.target / LOG_START_OFFSET_CHECKPOINT,
-        format_offset_checkpoint(log_start_offsets_to_checkpoint(logs)),
-    )
-    output.write(output.target / CLEANER_OFFSET_CHECKPOINT, format_offset_checkpoint(cleaner))
+            self.cleaner[state.topic_partition] = state.cleaner_checkpoint
+
+    def write(self, output: _Output) -> None:
+        output.write(
+            output.target / LOG_START_OFFSET_CHECKPOINT,
+            format_offset_checkpoint(log_start_offsets_to_checkpoint(self.logs)),
+        )
+        output.write(output.target / CLEANER_OFFSET_CHECKPOINT, format_offset_checkpoint(self.cleaner))

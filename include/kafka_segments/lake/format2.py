@@ -288,6 +288,12 @@ def _summary(reader: Reader) -> PartitionSummary:
         first_segment_bytes=reader.later_integer("first_segment_bytes", minimum=0),
         first_segment_largest_timestamp_ms=reader.later_integer("first_segment_largest_timestamp_ms"),
         live_sha256=reader.later_string("live_sha256"),
+        record_count=reader.later_integer("record_count", minimum=0),
+        largest_timestamp_min_ms=reader.later_integer("largest_timestamp_min_ms"),
+        largest_timestamp_max_ms=reader.later_integer("largest_timestamp_max_ms"),
+        last_stable_offset=reader.later_integer("last_stable_offset", minimum=0),
+        open_transactions=reader.later_integer("open_transactions", minimum=0),
+        run_id=reader.later_string("run_id"),
     )
 
 

@@ -18,6 +18,12 @@ LATER_FIELDS = frozenset(
         "first_segment_bytes",
         "first_segment_largest_timestamp_ms",
         "live_sha256",
+        "record_count",
+        "largest_timestamp_min_ms",
+        "largest_timestamp_max_ms",
+        "last_stable_offset",
+        "open_transactions",
+        "run_id",
     }
 )
 """Fields roots written before the planner read summaries lack (``None`` when read from such a root)."""
@@ -47,6 +53,20 @@ class PartitionSummary:
     live_sha256: str | None = None
     """``live_digest`` of the live segments' ``.log`` objects: a listing that gives the same digest shows
     every live object unchanged and nothing new (``None``: a root written before the field)."""
+    record_count: int | None = None
+    largest_timestamp_min_ms: int | None = None
+    """The smallest and largest of the segments' ``largestTimestamp`` (``describe``'s range)."""
+    largest_timestamp_max_ms: int | None = None
+    last_stable_offset: int | None = None
+    open_transactions: int | None = None
+    """The open transactions Kafka knows after loading the log."""
+    run_id: str | None = None
+    """The run that last changed the partition."""
+
+    @property
+    def describes(self) -> bool:
+        """Whether the root recorded what ``describe`` shows of the partition."""
+        return self.record_count is not None and self.run_id is not None
 
     @property
     def complete(self) -> bool:
@@ -69,6 +89,7 @@ def live_digest(objects: Iterable[tuple[str, int, str]]) -> str:
 def summarize(state: PartitionState) -> PartitionSummary:
     """The summary of ``state``."""
     first = state.segments[0] if state.segments else None
+    timestamps = [segment.largest_timestamp_ms for segment in state.segments]
     return PartitionSummary(
         log_start_offset=state.log_start_offset,
         log_end_offset=state.log_end_offset,
@@ -83,4 +104,10 @@ def summarize(state: PartitionState) -> PartitionSummary:
         first_segment_bytes=None if first is None else first.size,
         first_segment_largest_timestamp_ms=None if first is None else first.largest_timestamp_ms,
         live_sha256=live_digest((s.key, s.size, s.etag) for s in state.segments),
+        record_count=state.record_count,
+        largest_timestamp_min_ms=min(timestamps) if timestamps else None,
+        largest_timestamp_max_ms=max(timestamps) if timestamps else None,
+        last_stable_offset=state.last_stable_offset,
+        open_transactions=len(state.loaded_open_transactions),
+        run_id=state.run_id,
     )

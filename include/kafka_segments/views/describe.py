@@ -15,9 +15,10 @@ from kafka_segments.compaction.eligibility import UNLIMITED, CompactionBudget
 from kafka_segments.errors import PartitionNotFoundError
 from kafka_segments.lake.reader import resolve_root
 from kafka_segments.lake.roots import VersionRoot
-from kafka_segments.state import Manifest, PartitionState
+from kafka_segments.state import Manifest, PartitionState, PartitionSummary, summarize
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.timefmt import iso_utc
+from kafka_segments.topic_partition import TopicPartition
 from kafka_segments.views.describe_compaction import (
     COMPACTION_KEYS,
     CompactionContext,
@@ -55,21 +56,34 @@ class PartitionDescription:
 
     @classmethod
     def of(cls, state: PartitionState, compaction: CompactionOutlook | None = None) -> PartitionDescription:
-        timestamps = [segment.largest_timestamp_ms for segment in state.segments]
+        return cls.of_summary(state.topic_partition, summarize(state), compaction)
+
+    @classmethod
+    def of_summary(
+        cls,
+        topic_partition: TopicPartition,
+        summary: PartitionSummary,
+        compaction: CompactionOutlook | None = None,
+    ) -> PartitionDescription:
+        """From a root's summary alone (``summary.describes``)."""
+        if summary.record_count is None or summary.run_id is None:
+            raise ValueError(f"the summary of {topic_partition} predates what describe shows")
         return cls(
-            topic=state.topic_partition.topic,
-            partition=state.topic_partition.partition,
-            log_start_offset=state.log_start_offset,
-            log_end_offset=state.log_end_offset,
-            segment_count=len(state.segments),
-            size_bytes=state.size_bytes,
-            record_count=state.record_count,
-            largest_timestamp_min_ms=min(timestamps) if timestamps else None,
-            largest_timestamp_max_ms=max(timestamps) if timestamps else None,
-            cleaner_checkpoint=state.cleaner_checkpoint,
-            last_stable_offset=state.last_stable_offset,
-            open_transactions=len(state.loaded_open_transactions),
-            run_id=state.run_id,
+            topic=topic_partition.topic,
+            partition=topic_partition.partition,
+            log_start_offset=summary.log_start_offset,
+            log_end_offset=summary.log_end_offset,
+            segment_count=summary.segments,
+            size_bytes=summary.bytes,
+            record_count=summary.record_count,
+            largest_timestamp_min_ms=summary.largest_timestamp_min_ms,
+            largest_timestamp_max_ms=summary.largest_timestamp_max_ms,
+            cleaner_checkpoint=summary.cleaner_checkpoint,
+            last_stable_offset=summary.log_end_offset
+            if summary.last_stable_offset is None
+            else summary.last_stable_offset,
+            open_transactions=summary.open_transactions or 0,
+            run_id=summary.run_id,
             compaction=compaction,
         )
 
@@ -252,8 +266,37 @@ def describe_lake(
         PartitionNotFoundError: a topic of ``topics`` is not in the manifest.
     """
     root = resolve_root(store, version)
+    if compaction is None:
+        return describe_root(root, location=store.describe(), topics=topics)
     manifest = topics_manifest(root, topics, location=store.describe())
     return describe_manifest(manifest, location=store.describe(), topics=topics, compaction=compaction)
+
+
+def describe_root(
+    root: VersionRoot, *, location: str, topics: Iterable[str] | None = None
+) -> LakeDescription:
+    """``describe_lake`` without a compaction outlook, from the version's root: its summaries when they
+    hold what describe shows (no partition is read), else the partitions of ``topics``.
+
+    Raises:
+        PartitionNotFoundError: a topic of ``topics`` is not in the version.
+    """
+    wanted = None if topics is None else set(topics)
+    if wanted is not None:
+        _check_topics(wanted, root.topics, version=root.version, location=location)
+    chosen = [p for p in root.partitions if wanted is None or p.topic_partition.topic in wanted]
+    if not all(p.summary.describes for p in chosen):
+        return describe_manifest(topics_manifest(root, topics, location=location), location=location)
+    return LakeDescription(
+        location=location,
+        version=root.version,
+        run_id=root.run_id,
+        operation=root.header.operation,
+        committed_at_ms=root.committed_at_ms,
+        partitions=tuple(PartitionDescription.of_summary(p.topic_partition, p.summary) for p in chosen),
+        compaction_now_ms=None,
+        compaction_budget=UNLIMITED,
+    )
 
 
 def topics_manifest(root: VersionRoot, topics: Iterable[str] | None, *, location: str) -> Manifest:
