@@ -10,8 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from counting_store import PARTITIONS as PARTITIONS_AREA
+from counting_store import counting_store
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from kafka_segments.lake.format2 import PIECES_PREFIX
 from kafka_segments.lake.history import read_head
 from kafka_segments.lake.upgrade import upgrade
 from kafka_segments.pipeline.run_result import RunResult
@@ -124,3 +127,56 @@ def test_a_format_2_run_decides_what_a_run_over_every_partition_decides(
             results.append(run(store, cfg, now_ms=now, clock=clock, offsets_file=offsets))
         assert _decisions(results[1]) == _decisions(results[0])
         assert _state(read_head(lakes[1])) == _state(read_head(lakes[0]))
+
+
+def _offsets_state(manifest: Manifest | None) -> dict[str, Any]:
+    """``_state`` without keys: a compaction's output is named after the run that wrote it."""
+    if manifest is None:
+        return {}
+    return {
+        str(s.topic_partition): (
+            s.log_start_offset,
+            s.log_end_offset,
+            s.cleaner_checkpoint,
+            [(seg.base_offset, seg.last_offset, seg.size, seg.record_count) for seg in s.segments],
+        )
+        for s in manifest.partitions
+    }
+
+
+def _cleaned(result: RunResult) -> list[str]:
+    return sorted(str(p.topic_partition) for p in result.compaction.partitions if p.changed)
+
+
+def test_a_compacted_topic_reads_only_the_partition_that_got_data(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """A compacted topic's partitions the cleaner cleaned up to their active segment are not read again
+    until data comes; the one that got a segment is cleaned as a run over every partition cleans it."""
+    folder = tmp_path_factory.mktemp("format2-compacted")
+    lakes = [LocalStore(folder / "format1"), LocalStore(folder / "format2")]
+    clocks = [FakeClock(T), FakeClock(T)]
+    cfg = config(topic_yaml(cleanup_policy="compact", min_cleanable_dirty_ratio=0.01))
+    for store, clock in zip(lakes, clocks, strict=True):
+        for tp in PARTITIONS:
+            upload_fifteen_records(store, tp=tp, keyed=True, ts=T)
+        first = run(store, cfg, now_ms=T + STEP, clock=clock)
+        assert _cleaned(first) == [str(tp) for tp in PARTITIONS]
+    upgrade(lakes[1], clock=clocks[1])
+    for store in lakes:
+        batches = [single_record_batch(o, ts=T + STEP, key=str(o % 3).encode()) for o in range(15, 20)]
+        upload_segment(store, PARTITIONS[2], write_segment(batches, base_offset=15))
+    counted = counting_store(lakes[1])
+    results = []
+    for store, clock in zip([lakes[0], counted], clocks, strict=True):
+        clock.advance(2 * STEP)
+        results.append(run(store, cfg, now_ms=T + 3 * STEP, clock=clock))
+
+    assert _cleaned(results[1]) == _cleaned(results[0]) == [str(PARTITIONS[2])]
+    assert _offsets_state(read_head(lakes[1])) == _offsets_state(read_head(lakes[0]))
+    pieces = {
+        call.key[len(PIECES_PREFIX) :].split("/")[0]
+        for call in counted.calls
+        if call.area == PARTITIONS_AREA and call.kind == "get"
+    }
+    assert pieces == {PARTITIONS[2].dir_name}

@@ -50,8 +50,10 @@ RECORDS_PER_SEGMENT = 2
 ROOT_LINE_BYTES = 1024
 """The most a version's metadata may grow by per partition it did not change: one line of the root
 (docs/metadata-format-2.md: ~850 bytes with its summary), with room to spare."""
-ROOT_READS = 4
-"""How many times a run may read each unchanged partition's root line (the head, read by a few stages)."""
+ROOT_READS = 6
+"""How many times a run may read each unchanged partition's root line: the base's root, once by each stage
+that needs it (recover, execute, commit; each may run in a process of its own, as the DAG's tasks do), and
+gc's retained versions' roots (the base's and the new one)."""
 RUN_METADATA_LINES = 4
 """Root-line budgets a run may write per unchanged partition to all of ``_kafka_segments/`` (the version,
 and per-partition lines of its run folder's plan and report)."""

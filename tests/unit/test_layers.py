@@ -235,7 +235,7 @@ def test_the_rule_catches_a_private_module_import() -> None:
 
 MODULE_LINES_LIMIT = 400
 """Split a module by concern before it grows past this."""
-INCLUDE_LINES_LIMIT = 41_250
+INCLUDE_LINES_LIMIT = 41_350
 """include/ stays below the size it had before the one-run redesign (issue 18): new code pays for itself;
 a new feature raises it by what its new modules add (issues 22-24: reading, lake view, metrics, warm-up;
 gc's retentions, ``lake/run_folders.py`` and ``pipeline/run_gc.py``: 150; issue 35's conditional-write
@@ -244,9 +244,10 @@ check, ``storage/s3_probe.py``: 200; issue 33's etags of a local lake kept acros
 ``lake/format2.py`` and ``lake/upgrade.py``; issue 36's run home, ``lake/run_folder.py`` and
 ``pipeline/sequence.py``, less ``pipeline/run_files.py`` and what the doors no longer spell out; issue 38's
 checked readers, ``views/run_report.py``, ``views/display_text.py``, ``lake/json_document.py`` and the
-reader's bounded pieces); session 20, 800 more: issue 33's version roots and summaries, the run and gc
+reader's bounded pieces); session 20, 900 more: issue 33's version roots and summaries, the run and gc
 that read only the partitions they may change (``lake/roots.py``, ``lake/listing_scope.py``,
-``lake/gc_scope.py``, ``state/summary.py``, ``retention/summary_rules.py``, ``pipeline/run_scope.py``);
+``lake/gc_scope.py``, ``state/summary.py``, ``retention/summary_rules.py``, ``compaction/summary_rules.py``,
+``pipeline/run_scope.py``);
 issue 38's pinned ``.index`` for split reads, ``lake/index_pin.py``: 100; issue 35's Airflow on PostgreSQL,
 ``orchestration/metadata_db.py``: 200; issue 37's operator details, 400: the lake view's dry runs, scales
 and Kafka's names explained, a dry run's report in the conditional, ``demo --lake``, unknown topics

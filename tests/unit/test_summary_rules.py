@@ -1,6 +1,6 @@
-"""``retention_may_delete``: a partition the summary says no for is one Kafka's passes leave unchanged
-(Hypothesis over random logs, settings, clocks and KIP-68 bounds), and the scenarios where each pass makes
-it say maybe."""
+"""``retention_may_delete`` and ``cleaning_may_change``: a partition the summary says no for is one Kafka's
+passes leave unchanged and one the cleaner neither cleans nor resets (Hypothesis over random logs,
+settings, clocks, checkpoints and KIP-68 bounds), and the scenarios where each rule says maybe."""
 
 from __future__ import annotations
 
@@ -9,6 +9,9 @@ from dataclasses import replace
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kafka_segments.compaction.eligibility import assess
+from kafka_segments.compaction.range import CheckpointState, first_dirty_offset
+from kafka_segments.compaction.summary_rules import cleaning_may_change
 from kafka_segments.retention.rules import LogView, PassInputs, apply_retention
 from kafka_segments.retention.summary_rules import retention_may_delete
 from kafka_segments.state import PartitionState, SegmentEntry, summarize
@@ -114,3 +117,40 @@ def test_a_partition_without_segments_has_nothing_to_delete() -> None:
     empty = summarize(state([], log_start=7, log_end=7))
     config = topic_config(retention_ms=0)
     assert not retention_may_delete(empty, config, now_ms=NOW, min_committed_offset=None)
+
+
+compacted = st.builds(
+    topic_config,
+    cleanup_policy=st.sampled_from(["compact", "compact,delete", "delete"]),
+    cleaner_enabled=st.booleans(),
+    min_cleanable_dirty_ratio=st.sampled_from([0.0, 0.1, 0.5, 0.9]),
+    min_compaction_lag_ms=st.integers(0, SPAN),
+    max_compaction_lag_ms=st.one_of(st.just(2**63 - 1), st.integers(0, SPAN)),
+)
+
+
+@settings(max_examples=1_000)
+@given(
+    log=logs(),
+    config=compacted,
+    now=st.integers(0, 2 * SPAN),
+    checkpoint=st.one_of(st.none(), st.integers(0, 80)),
+)
+def test_a_partition_cleaning_cannot_change_is_neither_eligible_nor_reset(
+    log: PartitionState, config: object, now: int, checkpoint: int | None
+) -> None:
+    assert isinstance(config, type(topic_config()))
+    state = replace(log, cleaner_checkpoint=checkpoint)
+    if not cleaning_may_change(summarize(state), config):
+        assert not assess(state, config, now_ms=now).eligible
+        cleaned = config.compact and config.cleaner_enabled  # only the cleaner resets a checkpoint
+        assert not cleaned or first_dirty_offset(state)[1] is not CheckpointState.ABOVE_LOG_END
+
+
+def test_a_cleaned_partition_is_left_alone_and_a_dirty_one_is_not() -> None:
+    compact = topic_config(cleanup_policy="compact")
+    assert not cleaning_may_change(summarize(replace(FIFTEEN, cleaner_checkpoint=10)), compact)
+    assert cleaning_may_change(summarize(replace(FIFTEEN, cleaner_checkpoint=5)), compact)
+    assert cleaning_may_change(summarize(FIFTEEN), compact)  # no checkpoint: dirty from the log start
+    assert cleaning_may_change(summarize(replace(FIFTEEN, cleaner_checkpoint=99)), compact)  # reset
+    assert not cleaning_may_change(summarize(FIFTEEN), topic_config(cleanup_policy="delete"))

@@ -294,6 +294,7 @@ def _summary(reader: Reader) -> PartitionSummary:
         last_stable_offset=reader.later_integer("last_stable_offset", minimum=0),
         open_transactions=reader.later_integer("open_transactions", minimum=0),
         run_id=reader.later_string("run_id"),
+        active_base_offset=reader.later_integer("active_base_offset", minimum=0),
     )
 
 

@@ -1,7 +1,7 @@
 """Which partitions of a format 2 base a run reads (issue 33; docs/metadata-format-2.md, "The summary"):
 those its listing shows changed (``lake.listing_scope``), and those of its selection where a rule may have
-something to do at the run's ``now`` by the root's summary (``retention.summary_rules``; a compacted topic's
-partitions while the cleaner runs: the summary does not yet say when cleaning is due). Every other
+something to do at the run's ``now`` by the root's summary (``retention.summary_rules``,
+``compaction.summary_rules``). Every other
 partition is left unread and carried into the commit as it is: the rules would leave it unchanged, so the
 decisions are the ones a run over every partition makes."""
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kafka_segments.compaction.summary_rules import cleaning_may_change
 from kafka_segments.config import Config
 from kafka_segments.config.model import TopicConfig
 from kafka_segments.errors import PartitionNotFoundError
@@ -54,9 +55,9 @@ def run_scope(
 def _may_change(
     partition: RootPartition, config: TopicConfig, *, now_ms: int, indexes: ConsumedIndexes | None
 ) -> bool:
-    if config.compact and config.cleaner_enabled:
-        return True
     summary = partition.summary
+    if cleaning_may_change(summary, config):
+        return True
     bound = consumed_bound(
         None if indexes is None else indexes.for_topic(config),
         config,

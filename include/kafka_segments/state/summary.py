@@ -24,6 +24,7 @@ LATER_FIELDS = frozenset(
         "last_stable_offset",
         "open_transactions",
         "run_id",
+        "active_base_offset",
     }
 )
 """Fields roots written before the planner read summaries lack (``None`` when read from such a root)."""
@@ -62,6 +63,9 @@ class PartitionSummary:
     """The open transactions Kafka knows after loading the log."""
     run_id: str | None = None
     """The run that last changed the partition."""
+    active_base_offset: int | None = None
+    """The base offset of the newest (active) segment: where the cleaner's dirty section ends at the
+    latest."""
 
     @property
     def describes(self) -> bool:
@@ -71,7 +75,7 @@ class PartitionSummary:
     @property
     def complete(self) -> bool:
         """Whether the root recorded every field (a planner can skip the partition by it)."""
-        return self.live_sha256 is not None
+        return self.live_sha256 is not None and (self.segments == 0 or self.active_base_offset is not None)
 
     def to_dict(self) -> dict[str, Any]:
         return {field.name: getattr(self, field.name) for field in fields(self)}
@@ -110,4 +114,5 @@ def summarize(state: PartitionState) -> PartitionSummary:
         last_stable_offset=state.last_stable_offset,
         open_transactions=len(state.loaded_open_transactions),
         run_id=state.run_id,
+        active_base_offset=None if first is None else state.segments[-1].base_offset,
     )
