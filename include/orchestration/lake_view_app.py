@@ -115,7 +115,8 @@ def _lake_page(lake: ConfiguredLake, *, title: str, back: str | None = None) -> 
     from kafka_segments.views.lake_view_html import render_html, render_problem
 
     try:
-        return render_html([lake_view(lake.lake, lake.config_path)], title=title, back=back)
+        view = lake_view(lake.lake, lake.config_path, offsets_source=configured_offsets_source())
+        return render_html([view], title=title, back=back)
     except (KafkaSegmentsError, OSError) as error:
         return render_problem(title, f"{redact_uri(lake.lake)}: {redact_uri(str(error))}")
 
@@ -139,6 +140,17 @@ def read_configured_lakes() -> list[ConfiguredLake]:
     )
 
 
+def configured_offsets_source() -> str | None:
+    """The Variable ``kafka_segments_offsets_source``, read now: the source the DAG's runs use, so the page
+    shows the offsets the next run would use (``None``: unset)."""
+    from airflow.models import Variable
+
+    from orchestration.settings import OFFSETS_SOURCE_VARIABLE
+
+    value = Variable.get(OFFSETS_SOURCE_VARIABLE, default_var=None)
+    return (value.strip() or None) if isinstance(value, str) else None
+
+
 def lake_summary(lake: ConfiguredLake) -> LakeSummary:
     """``lake``'s row on the list (its head manifest and run report only)."""
     from kafka_segments.views.lake_list import LakeSummary, summarize_lake
@@ -152,14 +164,17 @@ def lake_summary(lake: ConfiguredLake) -> LakeSummary:
         return LakeSummary(lake.name, redact_uri(lake.lake), None, None, None, problem=redact_uri(str(error)))
 
 
-def lake_view(lake: str, config_path: str | None) -> LakeView:
-    """The view of ``lake`` now, with the configuration at ``config_path`` (Kafka's defaults if ``None``).
+def lake_view(lake: str, config_path: str | None, *, offsets_source: str | None = None) -> LakeView:
+    """The view of ``lake`` now, with the configuration at ``config_path`` (Kafka's defaults if ``None``)
+    and the offsets a run now with ``offsets_source`` would use (``pipeline.stages.next_run_offsets``: the
+    DAG's dry run's rule; a live cluster is not asked, and the page says so).
 
     Raises:
         KafkaSegmentsError, OSError: the lake or the configuration cannot be read.
     """
     from kafka_segments.clock import wall_clock_ms
     from kafka_segments.pipeline.compaction.stage import compaction_budget
+    from kafka_segments.pipeline.stages import next_run_offsets
     from kafka_segments.views.describe_compaction import CompactionContext
     from kafka_segments.views.lake_view import build_lake_view
 
@@ -169,4 +184,5 @@ def lake_view(lake: str, config_path: str | None) -> LakeView:
     now_ms = wall_clock_ms()
     context = CompactionContext(config=config, now_ms=now_ms, budget=compaction_budget(config))
     with lake_store(lake) as store:
-        return build_lake_view(store, now_ms=now_ms, compaction=context)
+        offsets = next_run_offsets(store, now_ms=now_ms, source=offsets_source)
+        return build_lake_view(store, now_ms=now_ms, offsets=offsets, compaction=context)

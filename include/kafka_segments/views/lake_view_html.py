@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from html import escape
 
 from kafka_segments.config.catalogue import LONG_MAX
+from kafka_segments.offsets.resolved import offsets_line
 from kafka_segments.redaction import redact_uri
 from kafka_segments.timefmt import iso_utc
 from kafka_segments.topic_partition import TopicPartition
@@ -127,9 +128,7 @@ def lake_section(view: LakeView, index: int) -> str:
 
 
 def _offsets(view: LakeView) -> str:
-    if view.offsets_source is None:
-        return "no offsets snapshot pinned in the lake"
-    return f"offsets snapshot from {escape(view.offsets_source)}, taken {_time(view.offsets_taken_at_ms)}"
+    return escape(offsets_line(view.offsets, now_ms=view.now_ms))
 
 
 def _partitions(view: LakeView, table_id: str) -> str:
