@@ -11,7 +11,7 @@ the next run stops at."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kafka_segments.config import Config
 from kafka_segments.lake.reader import resolve_manifest
@@ -66,6 +66,9 @@ class LakeView:
     """The offsets snapshot the next run would use, and where it came from (``None``: none at all)."""
     groups: tuple[GroupView, ...]
     history: History
+    run_links: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    """Per run id, ``(label, href)`` links for its commits and dry runs (the Airflow plugin sets them: the
+    run's report, validation page, Data Docs and Airflow run); empty: no links column."""
 
 
 def build_lake_view(
