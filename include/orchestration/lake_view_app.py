@@ -10,7 +10,9 @@ With more lakes (the Variable ``kafka_segments_lakes``: ``orchestration.lake_vie
 them, one row each (``kafka_segments.views.lake_list``), and ``GET /lakes/<name>`` is a lake's page.
 ``GET /lakes/<name>/runs/<run id>/<path>`` serves a run's report, validation page and Data Docs
 (``orchestration.lake_run_files``: the DAGs' lake is named ``default``), which the page's commits and dry
-runs link to, with the Airflow run each came from."""
+runs link to, with the Airflow run each came from. ``POST /lakes/default/preview`` (the page's **Preview
+now**) triggers the maintenance DAG's dry run through the REST API as the user
+(``orchestration.lake_view_preview``) and redirects to that DAG run: the one request that is not a GET."""
 
 from __future__ import annotations
 
@@ -78,6 +80,12 @@ def create_app() -> FastAPI:
             return HTMLResponse(missing, status_code=404)
         headers = {"Content-Security-Policy": SANDBOX, "X-Content-Type-Options": "nosniff"}
         return Response(found.body, media_type=found.media_type, headers=headers)
+
+    from orchestration.lake_view_preview import preview_endpoint
+
+    app.post("/lakes/{name}/preview", dependencies=[Depends(get_user)])(
+        preview_endpoint(_problem, URL_PREFIX)
+    )
 
     return app
 
@@ -153,13 +161,16 @@ def _lake_page(lake: ConfiguredLake, *, title: str, back: str | None = None) -> 
 
     from kafka_segments.views.lake_view_html import render_html, render_problem
 
+    from orchestration.lake_view_lakes import DEFAULT_LAKE_NAME
+
     files = ("lakes/" if back is None else "") + quote(lake.name, safe="") + "/runs/"
     airflow = "../" if back is None else "../../"
     try:
         view = lake_view(
             lake.lake, lake.config_path, offsets_source=configured_offsets_source(), links=(files, airflow)
         )
-        return render_html([view], title=title, back=back)
+        preview = files.removesuffix("runs/") + "preview" if lake.name == DEFAULT_LAKE_NAME else None
+        return render_html([view], title=title, back=back, preview=preview)
     except (KafkaSegmentsError, OSError) as error:
         return render_problem(title, f"{redact_uri(lake.lake)}: {redact_uri(str(error))}")
 

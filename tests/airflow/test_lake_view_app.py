@@ -222,3 +222,12 @@ def test_the_served_names_are_the_run_folders() -> None:
     from segment_quality import docs, page
 
     assert (SERVED, DATA_DOCS) == ((REPORT, page.PAGE, VALIDATION), docs.DATA_DOCS)
+
+
+def test_preview_now_is_on_the_dags_lake_only_and_refused_from_another_origin(client: Any) -> None:
+    assert '<form method="post" action="default/preview">' in client.get("/lakes/default").text
+    assert "preview" not in client.get("/lakes/tampered").text
+    for origin in ("https://elsewhere.example", "null", None):
+        headers = {} if origin is None else {"Origin": origin}
+        assert client.post("/lakes/default/preview", headers=headers).status_code == 403
+    assert client.post("/lakes/tampered/preview", headers={"Origin": "http://testserver"}).status_code == 404

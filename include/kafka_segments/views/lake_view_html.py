@@ -62,10 +62,20 @@ ELIGIBILITY_NOTES = {
 
 
 def render_html(
-    views: Sequence[LakeView], *, title: str = "kafka-segments: lake view", back: str | None = None
+    views: Sequence[LakeView],
+    *,
+    title: str = "kafka-segments: lake view",
+    back: str | None = None,
+    preview: str | None = None,
 ) -> str:
-    """The page for ``views`` (one section per lake); ``back``: a link to the list of lakes above them."""
+    """The page for ``views`` (one section per lake); ``back``: a link to the list of lakes above them;
+    ``preview``: where a **Preview now** button posts (the Airflow plugin: the maintenance DAG's dry run)."""
     nav = "" if back is None else f'<p><a class="back" href="{escape(back)}">&#8592; all lakes</a></p>'
+    if preview is not None:
+        nav += (
+            f'<form method="post" action="{escape(preview)}"><button type="submit">Preview now</button> '
+            "starts a dry run of the maintenance DAG (it commits nothing) and opens it</form>"
+        )
     return _page(title, nav + "".join(lake_section(view, index) for index, view in enumerate(views)))
 
 
