@@ -2,7 +2,8 @@
 API server: FastAPI's test client on the app the plugin declares, Airflow's login dependency stood in for
 (refusing anonymous requests is ``test_lake_view_ui``'s), the Variables from the environment as a
 deployment may set them (``AIRFLOW_VAR_*``). On the lakes of issue 38: a lake whose head run report is
-tampered with, a lake URI with a secret in it, and consumer group ids meant to break the page."""
+tampered with, a lake URI with a secret in it, and consumer group ids meant to break the page; and issue 37's
+run files (report, validation page, Data Docs) served and linked, never a key outside a run's folder."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from typing import Any
 
 import pytest
 from kafka_segments.lake.layout import run_prefix
+from kafka_segments.lake.run_folder import register_run, write_run_bytes
+from kafka_segments.lake.runs import RunRecord, RunRequest
 from kafka_segments.offsets.snapshot_store import pin_snapshot, store_snapshot
 from kafka_segments.state import CommittedOffset, GroupOffsets, OffsetSnapshot
 from kafka_segments.storage import LocalStore
@@ -31,6 +34,9 @@ HOSTILE_GROUPS = (
     "a\x00b\x1b[31mc\u202ed\u2028e",
     "グループ-😀",
 )
+
+
+AIRFLOW_RUN = "af-manual-2026-12-07T03-00-00-0123456789ab"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +61,11 @@ def lakes(tmp_path_factory: pytest.TempPathFactory) -> Lakes:
     )  # fmt: skip
     stored = store_snapshot(store, OffsetSnapshot(taken_at_ms=now_ms, source="file", groups=groups))
     pin_snapshot(store, now_ms=now_ms, snapshot_id=stored.snapshot_id, source="file")
+    write_run_bytes(store, lake.head.run_id, "validation.html", b"<html>validation page</html>")
+    write_run_bytes(store, lake.head.run_id, "data-docs/index.html", b"<html>data docs</html>")
+    write_run_bytes(store, lake.head.run_id, "data-docs/static/styles/site.css", b"body {}")
+    labels = {"airflow_dag_id": "kafka_segments_maintenance", "airflow_run_id": "manual__2026-12-07T03:00:00"}
+    register_run(store, RunRecord(AIRFLOW_RUN, "run", 2, now_ms, now_ms, request=RunRequest(labels=labels)))
     tampered = home / "tampered"
     shutil.copytree(lake.root, tampered)
     key = run_prefix(lake.head.run_id) + "report.json"
@@ -128,3 +139,95 @@ def test_hostile_group_ids_are_escaped_and_bounded_on_the_page(client: Any) -> N
     assert not any(hidden in page for hidden in ("\x00", "\x1b", "\u202e", "\u2028"))
     assert "a\\u0000b\\u001b[31mc\\u202ed\\u2028e" in page
     assert "グループ-😀" in page
+
+
+def test_a_commit_links_to_its_run_files_which_are_served_sandboxed(client: Any, lakes: Lakes) -> None:
+    run_id = page_run_id(lakes)
+    page = client.get("/lakes/default").text
+    for label, name in (
+        ("report", "report.json"),
+        ("validation", "validation.html"),
+        ("Data Docs", "data-docs/index.html"),
+    ):
+        assert f'<a href="default/runs/{run_id}/{name}">{label}</a>' in page
+
+    report = client.get(f"/lakes/default/runs/{run_id}/report.json")
+    assert report.status_code == 200
+    assert report.json()["run_id"] == run_id
+    assert report.headers["content-security-policy"].startswith("sandbox")
+    assert report.headers["x-content-type-options"] == "nosniff"
+    docs = client.get(f"/lakes/default/runs/{run_id}/data-docs/static/styles/site.css")
+    assert (docs.status_code, docs.headers["content-type"], docs.text) == (
+        200,
+        "text/css; charset=utf-8",
+        "body {}",
+    )
+    page_response = client.get(f"/lakes/default/runs/{run_id}/validation.html")
+    assert page_response.headers["content-type"].startswith("text/html")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "run.json",
+        "offsets.json",
+        "data-docs/../run.json",
+        "data-docs/%2e%2e/run.json",
+        "data-docs/",
+        "data-docs//index.html",
+        "data-docs/.hidden",
+        "..%2f..%2fmanifests%2f00000000000000000001.json",
+        "data-docs/missing.html",
+    ],
+)
+def test_only_the_run_files_inside_a_run_folder_are_served(client: Any, lakes: Lakes, path: str) -> None:
+    run_id = page_run_id(lakes)
+    assert client.get(f"/lakes/default/runs/{run_id}/{path}").status_code == 404
+    assert client.get(f"/lakes/default/runs/..%2f{run_id}/report.json").status_code == 404
+    assert client.get(f"/lakes/nowhere/runs/{run_id}/report.json").status_code == 404
+
+
+def test_an_airflow_run_links_to_its_dag_run(lakes: Lakes) -> None:
+    from orchestration.lake_run_files import run_links
+
+    links = run_links(LocalStore(lakes.default), [AIRFLOW_RUN, page_run_id(lakes)], files="f/", airflow="../")
+    assert links[AIRFLOW_RUN] == (
+        ("Airflow run", "../dags/kafka_segments_maintenance/runs/manual__2026-12-07T03%3A00%3A00"),
+    )
+    assert [label for label, _ in links[page_run_id(lakes)]] == ["report", "validation", "Data Docs"]
+
+
+def test_the_page_names_the_next_runs_snapshot_and_does_not_ask_a_live_cluster(
+    client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AIRFLOW_VAR_KAFKA_SEGMENTS_OFFSETS_SOURCE", "kafka://broker.invalid:9092")
+    page = client.get("/lakes/default").text
+
+    assert "a view does not ask the live cluster kafka://broker.invalid:9092" in page
+    assert "(pinned-earlier, source file)" in page
+    assert " old); a view does not ask" in page
+
+
+def page_run_id(lakes: Lakes) -> str:
+    from kafka_segments.lake.history import read_head
+
+    head = read_head(LocalStore(lakes.default))
+    assert head is not None
+    return head.run_id
+
+
+def test_the_served_names_are_the_run_folders() -> None:
+    from kafka_segments.lake.run_folder import REPORT, VALIDATION
+    from orchestration.lake_run_files import DATA_DOCS, SERVED
+    from segment_quality import docs, page
+
+    assert (SERVED, DATA_DOCS) == ((REPORT, page.PAGE, VALIDATION), docs.DATA_DOCS)
+
+
+def test_preview_now_is_on_the_dags_lake_only_and_refused_from_another_origin(client: Any) -> None:
+    assert '<form method="post" action="default/preview">' in client.get("/lakes/default").text
+    assert "preview" not in client.get("/lakes/tampered").text
+    for origin in ("https://elsewhere.example", "null", None):
+        headers = {} if origin is None else {"Origin": origin}
+        assert client.post("/lakes/default/preview", headers=headers).status_code == 403
+    assert client.post("/lakes/tampered/preview", headers={"Origin": "http://testserver"}).status_code == 404

@@ -245,6 +245,30 @@ def test_a_manual_trigger_is_a_dry_run_that_commits_nothing(manual_run: ManualRu
     assert asset_events(lake_asset(lake.uri).uri) == []
 
 
+def test_the_runs_task_instances_link_to_its_lake_runs_files(manual_run: ManualRun) -> None:
+    """Issue 37 point 7: from the Airflow run to its report, validation page and Data Docs (the plugin's
+    extra links, as the API server asks them for the UI); the files they name are in the lake run's folder."""
+    from airflow.models.taskinstancekey import TaskInstanceKey
+    from dag_helpers import load_dag
+    from orchestration.lake_run_links import run_file_links
+
+    run = manual_run.run
+    lake_run = return_value(run, "report")["run_id"]
+    operator = load_dag(DAG_ID).get_task("report")
+    key = TaskInstanceKey(DAG_ID, "report", run.run_id, 1, -1)
+    links = {link.name: link.get_link(operator, ti_key=key) for link in run_file_links()}
+    files = f"/kafka-segments/lakes/default/runs/{lake_run}/"
+    assert links == {
+        "Lake run: report": files + "report.json",
+        "Lake run: validation": files + "validation.html",
+        "Lake run: Data Docs": files + "data-docs/index.html",
+    }
+    for name in ("report.json", "validation.html", "data-docs/index.html"):
+        assert manual_run.lake.store.get(run_file_key(lake_run, name))
+    other = TaskInstanceKey("kafka_segments_delete_records", "report", run.run_id, 1, -1)
+    assert run_file_links()[0].get_link(operator, ti_key=other) == ""
+
+
 def test_a_corrupted_staged_output_fails_validation_and_is_never_committed(
     lake: Lake, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -6,7 +6,10 @@ LocalExecutor, SimpleAuthManager with an ADMIN, a USER and a VIEWER account) ove
   click unpauses nothing and sets off no scheduled run;
 * the delete-records DAG commits only for the users the Variable ``kafka_segments_delete_records_allowed``
   allows (default: ADMIN): a USER's committing request fails with a message naming the Variable and
-  changes nothing, its dry run works, a VIEWER cannot trigger at all.
+  changes nothing, its dry run works, a VIEWER cannot trigger at all;
+* the lake view's **Preview now** (issue 37) starts the maintenance DAG's dry run as the user, only from the
+  page's own origin and only for a user Airflow lets trigger; the run's task instances link to its lake
+  run's report, which the plugin serves to a VIEWER, and the lake run links back to its DAG run.
 
 The scheduler's job schedule is off here (no scheduled run of "now" on the test lake); that the DAGs are
 active is read from the API (``is_paused``), and ``tests/airflow/test_backfill_turns.py`` runs a scheduled
@@ -16,8 +19,11 @@ about triggers, and ``tests/airflow/test_maintenance_dag.py`` runs the DAG's Spa
 
 from __future__ import annotations
 
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from kafka_segments.lake.history import head_version
@@ -100,3 +106,49 @@ def test_a_user_without_the_permission_cannot_commit_deletions_but_may_preview_t
 
 def test_an_admin_commits_deletions(stack: Stack) -> None:
     assert_an_admin_commits_deletions(stack, REQUEST)
+
+
+def preview(stack: Stack, user: str, *, origin: str | None) -> tuple[int, str]:
+    """POST the lake view's Preview now as ``user`` with that ``Origin``: the status and the final URL."""
+    headers = {"Authorization": f"Bearer {stack.tokens[user]}"}
+    if origin is not None:
+        headers["Origin"] = origin
+    url = f"{stack.api}/kafka-segments/lakes/default/preview"
+    request = urllib.request.Request(url, data=b"", method="POST", headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:  # follows the 303 to the DAG run
+            return response.status, response.geturl()
+    except urllib.error.HTTPError as error:
+        return error.code, url
+
+
+def test_preview_now_starts_a_dry_run_whose_files_are_linked(stack: Stack) -> None:
+    runs = f"/api/v2/dags/{MAINTENANCE}/dagRuns"
+    before = {r["dag_run_id"] for r in stack.request("admin", runs)["dag_runs"]}
+    assert preview(stack, "admin", origin="https://elsewhere.example")[0] == 403
+    assert preview(stack, "admin", origin=None)[0] == 403
+    assert preview(stack, "victor", origin=stack.api)[0] == 403  # a VIEWER may not trigger
+    assert {r["dag_run_id"] for r in stack.request("admin", runs)["dag_runs"]} == before
+
+    status, url = preview(stack, "alice", origin=stack.api)
+    assert status == 200
+    run_id = next(
+        r["dag_run_id"] for r in stack.request("admin", runs)["dag_runs"] if r["dag_run_id"] not in before
+    )
+    assert url == f"{stack.api}/dags/{MAINTENANCE}/runs/{quote(run_id, safe='')}"
+    run = wait_for_run(stack, MAINTENANCE, run_id)
+    assert run["state"] == "success", log_tail(stack.log)
+    assert run["conf"] == {"dry_run": True}
+    report = xcom(stack, MAINTENANCE, run_id, "report")
+    assert report["outcome"] == "dry run"
+
+    instance = f"{runs}/{quote(run_id, safe='')}/taskInstances/report/links"
+    links = stack.request("victor", instance)["extra_links"]
+    files = f"/kafka-segments/lakes/default/runs/{report['run_id']}/"
+    assert links["Lake run: report"] == files + "report.json"
+    served = stack.request("victor", files + "report.json")
+    assert served["run_id"] == report["run_id"]
+    from orchestration.lake_run_files import run_links
+
+    found = run_links(stack.lake, [report["run_id"]], files="", airflow="../../")[report["run_id"]]
+    assert ("Airflow run", f"../../dags/{MAINTENANCE}/runs/{quote(run_id, safe='')}") in found

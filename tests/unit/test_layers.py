@@ -235,7 +235,7 @@ def test_the_rule_catches_a_private_module_import() -> None:
 
 MODULE_LINES_LIMIT = 400
 """Split a module by concern before it grows past this."""
-INCLUDE_LINES_LIMIT = 41_350
+INCLUDE_LINES_LIMIT = 41_800
 """include/ stays below the size it had before the one-run redesign (issue 18): new code pays for itself;
 a new feature raises it by what its new modules add (issues 22-24: reading, lake view, metrics, warm-up;
 gc's retentions, ``lake/run_folders.py`` and ``pipeline/run_gc.py``: 150; issue 35's conditional-write
@@ -251,7 +251,10 @@ that read only the partitions they may change (``lake/roots.py``, ``lake/listing
 issue 38's pinned ``.index`` for split reads, ``lake/index_pin.py``: 100; issue 35's Airflow on PostgreSQL,
 ``orchestration/metadata_db.py``: 200; issue 37's operator details, 400: the lake view's dry runs, scales
 and Kafka's names explained, a dry run's report in the conditional, ``demo --lake``, unknown topics
-refused."""
+refused; issue 37's one "next run" and links, 450: ``offsets/resolved.py`` (the snapshot a run uses, named
+with its age by every door), the run files the lake view serves and links to (``orchestration/
+lake_run_files.py``), the DAG run's extra links to them (``orchestration/lake_run_links.py``) and the lake
+view's Preview now (``orchestration/lake_view_preview.py``)."""
 
 
 def _line_counts() -> dict[str, int]:

@@ -14,6 +14,7 @@ from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.history import read_manifest
 from kafka_segments.lake.layout import manifest_key
 from kafka_segments.pipeline.compaction.stage import compaction_budget
+from kafka_segments.pipeline.stages import next_run_offsets
 from kafka_segments.state import PartitionState
 from kafka_segments.storage import LocalStore
 from kafka_segments.topic_partition import TopicPartition
@@ -60,7 +61,9 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> ViewLake:
 def view_of(lake: ViewLake, store: LocalStore | CountingStore | None = None) -> LakeView:
     config = load_config(lake.config)
     context = CompactionContext(config=config, now_ms=lake.now_ms, budget=compaction_budget(config))
-    return build_lake_view(store or LocalStore(lake.root), now_ms=lake.now_ms, compaction=context)
+    store = store or LocalStore(lake.root)
+    offsets = next_run_offsets(store, now_ms=lake.now_ms)
+    return build_lake_view(store, now_ms=lake.now_ms, offsets=offsets, compaction=context)
 
 
 def test_the_partitions_are_describes(lake: ViewLake) -> None:
@@ -172,7 +175,9 @@ def test_four_thousand_partitions_are_a_few_reads(tmp_path: Path) -> None:
             manifest_key(version), manifest_to_json(dataclasses.replace(manifest, partitions=tuple(states)))
         )
     counting = CountingStore(store)
-    view = build_lake_view(counting, now_ms=source.now_ms)
+    view = build_lake_view(
+        counting, now_ms=source.now_ms, offsets=next_run_offsets(counting, now_ms=source.now_ms)
+    )
     page = render_html([view])
     assert page.count("<tr data-topic=") == 4000
     assert len(view.description.partitions) == 4000
@@ -188,7 +193,14 @@ def test_a_later_view_uses_the_newest_earlier_pin(lake: ViewLake) -> None:
     later = lake.now_ms + 86_400_000
     config = load_config(lake.config)
     context = CompactionContext(config=config, now_ms=later, budget=compaction_budget(config))
-    view = build_lake_view(LocalStore(lake.root), now_ms=later, compaction=context)
-    assert view.offsets_taken_at_ms == lake.now_ms
+    view = build_lake_view(
+        LocalStore(lake.root),
+        now_ms=later,
+        offsets=next_run_offsets(LocalStore(lake.root), now_ms=later),
+        compaction=context,
+    )
+    assert view.offsets is not None
+    assert view.offsets.origin == "pinned-earlier"
+    assert view.offsets.snapshot.taken_at_ms == lake.now_ms
     assert sorted(g.group_id for g in view.groups) == ["audit", "billing"]
     assert "expired " in render_html([view])

@@ -14,6 +14,7 @@ from kafka_segments.config import load_config
 from kafka_segments.config.catalogue import LONG_MAX
 from kafka_segments.lake.layout import run_prefix
 from kafka_segments.pipeline.compaction.stage import compaction_budget
+from kafka_segments.pipeline.stages import next_run_offsets
 from kafka_segments.storage import LocalStore
 from kafka_segments.views.describe_compaction import CompactionContext
 from kafka_segments.views.lake_view import LakeView, build_lake_view
@@ -41,7 +42,12 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> ViewLake:
 def view_at(lake: ViewLake, config: Path) -> LakeView:
     loaded = load_config(config)
     context = CompactionContext(config=loaded, now_ms=lake.now_ms, budget=compaction_budget(loaded))
-    return build_lake_view(LocalStore(lake.root), now_ms=lake.now_ms, compaction=context)
+    return build_lake_view(
+        LocalStore(lake.root),
+        now_ms=lake.now_ms,
+        offsets=next_run_offsets(LocalStore(lake.root), now_ms=lake.now_ms),
+        compaction=context,
+    )
 
 
 def lag_cells(page: str) -> list[str]:

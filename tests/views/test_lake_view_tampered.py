@@ -15,6 +15,7 @@ import pytest
 from kafka_segments.errors import ManifestFormatError
 from kafka_segments.lake.layout import run_prefix
 from kafka_segments.offsets.snapshot_store import pin_snapshot, store_snapshot
+from kafka_segments.pipeline.stages import next_run_offsets
 from kafka_segments.state import CommittedOffset, GroupOffsets, OffsetSnapshot
 from kafka_segments.storage import LocalStore
 from kafka_segments.views.display_text import MAX_SHOWN, shown_text
@@ -113,7 +114,11 @@ def test_a_tampered_report_is_refused_naming_the_report_and_the_field(
     key = tamper_report(lake, change)
 
     with pytest.raises(ManifestFormatError) as refused:
-        build_lake_view(LocalStore(lake.root), now_ms=lake.now_ms)
+        build_lake_view(
+            LocalStore(lake.root),
+            now_ms=lake.now_ms,
+            offsets=next_run_offsets(LocalStore(lake.root), now_ms=lake.now_ms),
+        )
 
     assert refused.value.location == f"{lake.root}/{key}"
     assert f"field {field!r}" in str(refused.value)
@@ -147,14 +152,18 @@ def test_a_report_that_is_not_json_or_too_deep_is_refused(lake: ViewLake) -> Non
     for data, problem in ((b"{", "run report is not valid JSON"), (b"[" * 100_000, "nested deeper than 100")):
         store.put(key, data)
         with pytest.raises(ManifestFormatError, match=problem):
-            build_lake_view(store, now_ms=lake.now_ms)
+            build_lake_view(store, now_ms=lake.now_ms, offsets=next_run_offsets(store, now_ms=lake.now_ms))
         assert summarize_lake(store, name="x").problem is not None
 
 
 def test_a_report_of_an_older_run_with_fewer_fields_still_reads(lake: ViewLake) -> None:
     tamper_report(lake, lambda report: report.clear())
 
-    view = build_lake_view(LocalStore(lake.root), now_ms=lake.now_ms)
+    view = build_lake_view(
+        LocalStore(lake.root),
+        now_ms=lake.now_ms,
+        offsets=next_run_offsets(LocalStore(lake.root), now_ms=lake.now_ms),
+    )
 
     assert view.uncleanable == ()
     assert view.history.commits[-1].outcome == "committed"
@@ -193,7 +202,9 @@ def test_hostile_group_ids_are_escaped_bounded_and_visible(lake: ViewLake) -> No
     stored = store_snapshot(store, OffsetSnapshot(taken_at_ms=now_ms, source="file", groups=groups))
     pin_snapshot(store, now_ms=now_ms, snapshot_id=stored.snapshot_id, source="file")
 
-    page = render_html([build_lake_view(store, now_ms=now_ms)])
+    page = render_html(
+        [build_lake_view(store, now_ms=now_ms, offsets=next_run_offsets(store, now_ms=now_ms))]
+    )
 
     assert "<script>alert" not in page
     assert "&lt;script&gt;alert(&quot;g&quot;)&lt;/script&gt;&quot;&#x27;&amp;" in page

@@ -54,8 +54,19 @@ def add_parsers(commands: Commands) -> None:
             "retention (M, the group holding it back) per partition"
         ),
     )
-    sub.add_argument(
-        "--offsets", metavar="SNAPSHOT.json", help="with --config: the offsets (default: pinned)"
+    offsets = sub.add_mutually_exclusive_group()
+    offsets.add_argument(
+        "--offsets",
+        metavar="SNAPSHOT.json",
+        help="with --config or --html: the offsets (default: as a run at --now without one would use them)",
+    )
+    offsets.add_argument(
+        "--offsets-source",
+        metavar="SRC",
+        help=(
+            "with --config or --html: the offsets a run with this source would use ('lake': a snapshot of "
+            "the lake's __consumer_offsets as of --now; a kafka:// cluster is not asked: the newest pin)"
+        ),
     )
     add_now(sub, help="with --config: the time of the compaction and retention views (default: now)")
     add_json(sub)
@@ -135,14 +146,17 @@ def run_describe(args: argparse.Namespace) -> int:
         )
     document = description.to_dict()
     text = description.to_text()
-    if context is not None:
-        from kafka_segments.cli.consumed_view import consumed_view
-
-        text += consumed_view(store, manifest, args, document, config=context.config, now_ms=context.now_ms)
-    if getattr(args, "html", None):
+    if context is not None or getattr(args, "html", None):
+        from kafka_segments.cli.consumed_view import consumed_view, describe_offsets
         from kafka_segments.cli.lake_page import write_lake_page
 
-        write_lake_page(store, args, context, out=args.html)
+        now_ms, offsets = describe_offsets(store, args, context)
+        if context is not None:
+            text += consumed_view(
+                manifest, args, document, config=context.config, now_ms=now_ms, offsets=offsets
+            )
+        if getattr(args, "html", None):
+            write_lake_page(store, args, context, now_ms=now_ms, offsets=offsets, out=args.html)
     if args.json:
         print_json(document)
     else:

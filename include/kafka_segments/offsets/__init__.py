@@ -23,6 +23,7 @@ _EXPORTS = exports_by_module(
             "SnapshotStoreError StoredSnapshot list_pins list_snapshots pin_snapshot read_pin "
             "read_pinned_snapshot read_snapshot store_snapshot"
         ),
+        "resolved": "NO_OFFSETS ResolvedOffsets age_text offsets_line",
         "sources": "InvalidSnapshotSourceError filter_snapshot take_snapshot",
         "lake_source": "LakeSourceError snapshot_from_lake",
         "kafka_source": "InvalidKafkaSourceError open_kafka_source snapshot_from_kafka",

@@ -1,10 +1,14 @@
 """Which consumer-offset snapshot a run uses, so that a rerun or backfill of the same logical time uses the
 same offsets (docs/retention.md, "Which snapshot a run uses").
 
-``--offsets FILE`` is stored and pinned unless a pin exists; ``--offsets-source SRC`` takes the pin for
-``now``, else a new snapshot as of ``now``; a live cluster more than ``max_live_lag_ms`` behind is not asked
-(it only knows the present). ``earlier_pin`` (backfills) takes the newest pin at or before ``now`` and never
-asks a source. A dry run stores and pins nothing."""
+This is the one rule for "the next run" too: every door that shows what a run would do (``plan``,
+``describe``, the lake view, the DAG's dry run) calls it, so all give the same answer.
+
+``--offsets FILE`` is stored and pinned unless a pin exists; otherwise the pin for ``now``; else, with an
+``--offsets-source SRC`` that can be asked, a new snapshot as of ``now``; else the newest pin before ``now``
+(offsets only grow: older offsets never let a run delete unread data), saying so; else none. A live cluster
+is not asked by a run more than ``max_live_lag_ms`` behind (it only knows the present) nor by a view
+(``ask_live``); ``earlier_pin`` (backfills) never asks a source. A dry run stores and pins nothing."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kafka_segments.clock import wall_clock_ms
+from kafka_segments.offsets.resolved import ResolvedOffsets
 from kafka_segments.offsets.snapshot_codec import load_snapshot_file
 from kafka_segments.offsets.snapshot_store import (
     pin_snapshot,
@@ -20,8 +25,18 @@ from kafka_segments.offsets.snapshot_store import (
     read_snapshot,
     store_snapshot,
 )
-from kafka_segments.state import Manifest, OffsetSnapshot
+from kafka_segments.redaction import redact_uri
+from kafka_segments.state import Manifest
 from kafka_segments.storage.base import ObjectStore
+from kafka_segments.timefmt import text_time
+
+__all__ = [
+    "DEFAULT_MAX_LIVE_LAG_MS",
+    "LIVE_LAG_NOTE",
+    "OffsetsChoice",
+    "ResolvedOffsets",
+    "resolve_offsets",
+]
 
 DEFAULT_MAX_LIVE_LAG_MS = 600_000
 """10 minutes: a scheduled run starts seconds after its data interval ends; one later than this is late."""
@@ -44,23 +59,12 @@ class OffsetsChoice:
     """Use the pin for ``now`` or else the newest earlier one, and never take a new snapshot (backfills)."""
     max_live_lag_ms: int = DEFAULT_MAX_LIVE_LAG_MS
     """How far ``now`` may be behind the wall clock for a live cluster's offsets to stand for it."""
+    ask_live: bool = True
+    """``False``: never ask a live cluster (a view: it uses the newest pin and says so)."""
 
     def __post_init__(self) -> None:
         if self.file is not None and self.source is not None:
             raise ValueError("give either an offsets snapshot file or an offsets source, not both")
-
-
-@dataclass(frozen=True, slots=True)
-class ResolvedOffsets:
-    """The snapshot a run uses and where it came from."""
-
-    snapshot: OffsetSnapshot
-    snapshot_id: str | None
-    """Its id in the lake (``None`` in a dry run that took or read it fresh)."""
-    origin: str
-    """``file``, ``pinned`` (the snapshot pinned for this ``now``), ``pinned-earlier`` (a backfill using the
-    newest earlier pin) or ``taken`` (from the source now)."""
-    note: str = ""
 
 
 def resolve_offsets(  # noqa: PLR0911 - one early return per offsets source, in their documented precedence (docs/retention.md)
@@ -81,18 +85,19 @@ def resolve_offsets(  # noqa: PLR0911 - one early return per offsets source, in 
     pin = read_pin(store, now_ms)
     if pin is not None:
         return ResolvedOffsets(read_snapshot(store, pin.snapshot_id), pin.snapshot_id, "pinned")
-    if choice.earlier_pin:
-        return _earlier_pin(store, now_ms)
-    if choice.source is None:
-        return None
+    if choice.earlier_pin or choice.source is None:
+        return _earlier_pin(store, now_ms, why="no offsets source is asked")
     from kafka_segments.offsets.sources import source_kind, take_snapshot
 
     kind = source_kind(choice.source)
     lag = (wall_clock_ms() if clock is None else clock()) - now_ms
-    if kind == "kafka" and lag > choice.max_live_lag_ms:
+    if kind == "kafka" and (lag > choice.max_live_lag_ms or not choice.ask_live):
         from kafka_segments.offsets.kafka_source import parse_kafka_uri
 
         parse_kafka_uri(choice.source)  # a malformed source is refused whether or not it is asked
+        if not choice.ask_live:
+            why = f"a view does not ask the live cluster {redact_uri(choice.source)}"
+            return _earlier_pin(store, now_ms, why=why)
         return _late_for_live(store, now_ms, lag=lag, limit=choice.max_live_lag_ms)
     view = lake_view() if lake_view is not None and kind == "lake" else None
     snapshot = take_snapshot(
@@ -120,7 +125,7 @@ def resolve_offsets(  # noqa: PLR0911 - one early return per offsets source, in 
 def _late_for_live(store: ObjectStore, now_ms: int, *, lag: int, limit: int) -> ResolvedOffsets | None:
     """A late run with a live source: the snapshot pinned at or before ``now``, never today's offsets
     (``None`` when there is none: the run has no offsets, and consumed retention says so)."""
-    pinned = _earlier_pin(store, now_ms)
+    pinned = _earlier_pin(store, now_ms, why="")
     if pinned is None:
         return None
     what = f"its offsets are the snapshot pinned at or before now ({pinned.note or pinned.origin})"
@@ -128,11 +133,15 @@ def _late_for_live(store: ObjectStore, now_ms: int, *, lag: int, limit: int) -> 
     return ResolvedOffsets(pinned.snapshot, pinned.snapshot_id, pinned.origin, note)
 
 
-def _earlier_pin(store: ObjectStore, now_ms: int) -> ResolvedOffsets | None:
+def _earlier_pin(store: ObjectStore, now_ms: int, *, why: str) -> ResolvedOffsets | None:
     pin = read_pin_at_or_before(store, now_ms)
     if pin is None:
         return None
-    note = f"no snapshot is pinned for this time; using the one pinned for {pin.now_ms} (the newest earlier)"
+    reason = f"{why} and no" if why else "no"
+    note = (
+        f"{reason} snapshot is pinned for this time; using the one pinned for {pin.now_ms} "
+        f"({text_time(pin.now_ms)}, the newest earlier)"
+    )
     return ResolvedOffsets(read_snapshot(store, pin.snapshot_id), pin.snapshot_id, "pinned-earlier", note)
 
 

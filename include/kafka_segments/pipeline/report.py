@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from kafka_segments.lake.runs import RunOutcome
+from kafka_segments.offsets.resolved import NO_OFFSETS, ResolvedOffsets, age_text
 from kafka_segments.pipeline.compaction.report import compaction_report_lines
 from kafka_segments.pipeline.metrics import run_metrics
 from kafka_segments.retention.consumed import ConsumedBound, ConsumedStatus
@@ -111,6 +112,22 @@ def totals(plan: RetentionPlan) -> dict[str, Any]:
     }
 
 
+def offsets_to_dict(offsets: ResolvedOffsets | None, *, now_ms: int) -> dict[str, Any] | None:
+    """The snapshot a run uses (or a view of the next run): a report's ``offsets_snapshot``."""
+    if offsets is None:
+        return None
+    return {
+        "id": offsets.snapshot_id,
+        "origin": offsets.origin,
+        "source": offsets.snapshot.source,
+        "taken_at_ms": offsets.snapshot.taken_at_ms,
+        "age_ms": now_ms - offsets.snapshot.taken_at_ms,
+        "groups": len(offsets.snapshot.groups),
+        "errors": [{"group_id": e.group_id, "error": e.error} for e in offsets.snapshot.errors],
+        "note": offsets.note,
+    }
+
+
 def run_to_dict(result: RunResult) -> dict[str, Any]:
     offsets = result.offsets
     adoption = result.adoption
@@ -123,17 +140,7 @@ def run_to_dict(result: RunResult) -> dict[str, Any]:
         "base_version": result.base_version,
         "base_now_ms": result.previous_now_ms,
         "committed_version": result.committed_version,
-        "offsets_snapshot": None
-        if offsets is None
-        else {
-            "id": offsets.snapshot_id,
-            "origin": offsets.origin,
-            "source": offsets.snapshot.source,
-            "taken_at_ms": offsets.snapshot.taken_at_ms,
-            "groups": len(offsets.snapshot.groups),
-            "errors": [{"group_id": e.group_id, "error": e.error} for e in offsets.snapshot.errors],
-            "note": offsets.note,
-        },
+        "offsets_snapshot": offsets_to_dict(offsets, now_ms=result.now_ms),
         "adoption": {
             "adopted_segments": len(adoption.adopted),
             "regrown_segments": len(adoption.regrown),
@@ -168,7 +175,7 @@ def render_report(document: Mapping[str, Any]) -> str:
     A dry run's lines say what the run *would* do ("would delete", "would clean"): nothing was changed."""
     dry_run = bool(document["dry_run"])
     lines = [_headline(document), *_earlier_now_lines(document)]
-    lines.extend(_offsets_lines(document.get("offsets_snapshot")))
+    lines.extend(_offsets_lines(document.get("offsets_snapshot"), now_ms=document["now_ms"]))
     adoption = document.get("adoption") or {}
     adopted, regrown = adoption.get("adopted_segments", 0), adoption.get("regrown_segments", 0)
     quarantined = adoption.get("quarantined", [])
@@ -236,12 +243,13 @@ def _earlier_now_lines(document: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _offsets_lines(offsets: Mapping[str, Any] | None) -> list[str]:
+def _offsets_lines(offsets: Mapping[str, Any] | None, *, now_ms: int) -> list[str]:
     if offsets is None:
-        return ["offsets: no snapshot (consumed retention cannot apply)"]
+        return [f"offsets: {NO_OFFSETS}"]
     line = (
         f"offsets: snapshot {offsets['id'] or '(not stored)'} ({offsets['origin']}, source "
-        f"{offsets['source']}, taken at {_when(offsets['taken_at_ms'])}): {offsets['groups']} group(s)"
+        f"{offsets['source']}, taken at {_when(offsets['taken_at_ms'])}, "
+        f"{age_text(now_ms - offsets['taken_at_ms'])}): {offsets['groups']} group(s)"
     )
     lines = [line]
     if offsets["errors"]:

@@ -62,6 +62,7 @@ __all__ = [
     "commit_staged",
     "execute_run",
     "finish_run",
+    "next_run_offsets",
     "prepare_run",
     "read_prepared_run",
     "read_run_json",
@@ -95,6 +96,15 @@ def snapshot_offsets(
     same view the inline engine passes after its adoption (only that topic's objects are listed and read)."""
     view = partial(_offsets_topic_view, store)
     return resolve_offsets(store, choice, now_ms=now_ms, dry_run=dry_run, topics=topics, lake_view=view)
+
+
+def next_run_offsets(
+    store: ObjectStore, *, now_ms: int, source: str | None = None, file: str | None = None
+) -> ResolvedOffsets | None:
+    """The offsets a run at ``now_ms`` with that source or file would use: what ``describe`` and the lake view
+    show (a dry run's ``snapshot_offsets``; a live cluster is not asked, which the snapshot's note says)."""
+    choice = OffsetsChoice(file=file, source=source, ask_live=False)
+    return snapshot_offsets(store, choice, now_ms=now_ms, dry_run=True)
 
 
 def _offsets_topic_view(store: ObjectStore) -> Manifest | None:

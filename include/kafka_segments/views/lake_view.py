@@ -1,7 +1,8 @@
 """The lake view: one page of what a lake holds, did and will do, from data only (docs/lake-view.md).
 
-Built from the manifests, the runs' reports, the offsets snapshot pinned in the lake (for ``now`` or the
-newest earlier time) and, when given, the configuration: no segment is read. ``describe --html`` renders
+Built from the manifests, the runs' reports, the offsets snapshot the next run would use (its door resolves
+it by the runs' own rule, ``pipeline.stages.next_run_offsets``, and passes it in) and, when given, the
+configuration: no segment is read. ``describe --html`` renders
 it as a static file (``views.lake_view_html``); the Airflow plugin serves the same page. The partitions
 are ``describe``'s (``views.describe``: the same numbers as ``describe --json``); with a configuration,
 each also gets what the next run's retention would do (``retention.plan``), and the groups the partition
@@ -10,11 +11,11 @@ the next run stops at."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kafka_segments.config import Config
 from kafka_segments.lake.reader import resolve_manifest
-from kafka_segments.offsets.snapshot_store import read_pin_at_or_before, read_snapshot
+from kafka_segments.offsets.resolved import ResolvedOffsets
 from kafka_segments.retention.plan import PartitionPlan, plan_retention
 from kafka_segments.state import Manifest, OffsetSnapshot
 from kafka_segments.storage.base import ObjectStore
@@ -61,11 +62,13 @@ class LakeView:
     retention: Mapping[TopicPartition, NextRetention]
     """With a configuration (empty without)."""
     uncleanable: tuple[Uncleanable, ...]
-    offsets_taken_at_ms: int | None
-    offsets_source: str | None
-    """The offsets snapshot's source, ``None`` when the lake holds none at or before ``now``."""
+    offsets: ResolvedOffsets | None
+    """The offsets snapshot the next run would use, and where it came from (``None``: none at all)."""
     groups: tuple[GroupView, ...]
     history: History
+    run_links: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    """Per run id, ``(label, href)`` links for its commits and dry runs (the Airflow plugin sets them: the
+    run's report, validation page, Data Docs and Airflow run); empty: no links column."""
 
 
 def build_lake_view(
@@ -73,14 +76,14 @@ def build_lake_view(
     *,
     now_ms: int,
     version: int | None = None,
+    offsets: ResolvedOffsets | None,
     compaction: CompactionContext | None = None,
-    snapshot: OffsetSnapshot | None = None,
     history_versions: int | None = DEFAULT_HISTORY_VERSIONS,
 ) -> LakeView:
     """The view of the lake at ``version`` (the head when ``None``) at ``now_ms``.
 
-    ``compaction`` carries the configuration (its time should be ``now_ms``); ``snapshot`` replaces the
-    one pinned in the lake (``latest_pinned_snapshot``); ``history_versions``: how many versions the
+    ``offsets``: the next run's snapshot at ``now_ms`` (``pipeline.stages.next_run_offsets``); ``compaction``
+    carries the configuration (its time should be ``now_ms``); ``history_versions``: how many versions the
     history shows (``None``: all).
 
     Raises:
@@ -88,8 +91,7 @@ def build_lake_view(
         ManifestFormatError: a manifest or a run report is not valid (naming the object and the field).
     """
     manifest = resolve_manifest(store, version)
-    if snapshot is None:
-        snapshot = latest_pinned_snapshot(store, now_ms)
+    snapshot = None if offsets is None else offsets.snapshot
     config = None if compaction is None else compaction.config
     retention = {} if config is None else next_retention(manifest, config, now_ms=now_ms, snapshot=snapshot)
     holders = {tp: r.holder for tp, r in retention.items() if r.holder is not None}
@@ -101,8 +103,7 @@ def build_lake_view(
         max_compaction_lag_ms={t: c.max_compaction_lag_ms for t, c in sorted(configs.items()) if c.compact},
         retention=retention,
         uncleanable=uncleanable(read_report(store, manifest.run_id)),
-        offsets_taken_at_ms=None if snapshot is None else snapshot.taken_at_ms,
-        offsets_source=None if snapshot is None else snapshot.source,
+        offsets=offsets,
         groups=()
         if snapshot is None
         else group_views(
@@ -114,13 +115,6 @@ def build_lake_view(
         ),
         history=read_history(store, limit=history_versions, head=manifest),
     )
-
-
-def latest_pinned_snapshot(store: ObjectStore, now_ms: int) -> OffsetSnapshot | None:
-    """The snapshot pinned for ``now_ms``, else for the newest earlier time (the offsets last seen): what
-    the lake holds at ``now_ms`` (``offsets.snapshot_store.read_pin_at_or_before``)."""
-    pin = read_pin_at_or_before(store, now_ms)
-    return None if pin is None else read_snapshot(store, pin.snapshot_id)
 
 
 def next_retention(

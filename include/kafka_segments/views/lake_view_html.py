@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from html import escape
 
 from kafka_segments.config.catalogue import LONG_MAX
+from kafka_segments.offsets.resolved import offsets_line
 from kafka_segments.redaction import redact_uri
 from kafka_segments.timefmt import iso_utc
 from kafka_segments.topic_partition import TopicPartition
@@ -18,7 +19,7 @@ from kafka_segments.views.display_text import shown_text
 from kafka_segments.views.lake_list import LakeSummary
 from kafka_segments.views.lake_view import LakeView
 from kafka_segments.views.lake_view_groups import GroupView
-from kafka_segments.views.lake_view_history import Commit, Deleted, DryRun
+from kafka_segments.views.lake_view_history import Commit, Deleted
 from kafka_segments.views.lake_view_svg import topic_chart
 
 STYLE = """
@@ -61,10 +62,20 @@ ELIGIBILITY_NOTES = {
 
 
 def render_html(
-    views: Sequence[LakeView], *, title: str = "kafka-segments: lake view", back: str | None = None
+    views: Sequence[LakeView],
+    *,
+    title: str = "kafka-segments: lake view",
+    back: str | None = None,
+    preview: str | None = None,
 ) -> str:
-    """The page for ``views`` (one section per lake); ``back``: a link to the list of lakes above them."""
+    """The page for ``views`` (one section per lake); ``back``: a link to the list of lakes above them;
+    ``preview``: where a **Preview now** button posts (the Airflow plugin: the maintenance DAG's dry run)."""
     nav = "" if back is None else f'<p><a class="back" href="{escape(back)}">&#8592; all lakes</a></p>'
+    if preview is not None:
+        nav += (
+            f'<form method="post" action="{escape(preview)}"><button type="submit">Preview now</button> '
+            "starts a dry run of the maintenance DAG (it commits nothing) and opens it</form>"
+        )
     return _page(title, nav + "".join(lake_section(view, index) for index, view in enumerate(views)))
 
 
@@ -127,9 +138,7 @@ def lake_section(view: LakeView, index: int) -> str:
 
 
 def _offsets(view: LakeView) -> str:
-    if view.offsets_source is None:
-        return "no offsets snapshot pinned in the lake"
-    return f"offsets snapshot from {escape(view.offsets_source)}, taken {_time(view.offsets_taken_at_ms)}"
+    return escape(offsets_line(view.offsets, now_ms=view.now_ms))
 
 
 def _partitions(view: LakeView, table_id: str) -> str:
@@ -247,29 +256,49 @@ def _history(view: LakeView, table_id: str) -> str:
         '<span class="o">&#9632; log start offsets (sum over partitions)</span>'
         "<span>&#9675; a dry run on that version (it commits nothing)</span></p>"
     )
-    rows = [_commit_row(c) for c in reversed(history.commits)]
-    headers = ("Version", "Committed", "Run", "Operation", "Outcome", "Deleted", "Cleaner metrics")
+    rows = [_commit_row(c, _links(view, c.run_id)) for c in reversed(history.commits)]
+    headers: tuple[str, ...] = (
+        "Version",
+        "Committed",
+        "Run",
+        "Operation",
+        "Outcome",
+        "Deleted",
+        "Cleaner metrics",
+    )
+    headers += ("Links",) if view.run_links else ()
     return (
         "<h3>History</h3>"
         + legend
         + "".join(charts)
         + "<h3>Commits</h3>"
         + _table(table_id, headers, rows)
-        + _dry_runs(history.dry_runs, f"dry-{table_id}")
+        + _dry_runs(view, f"dry-{table_id}")
     )
 
 
-def _dry_runs(runs: Sequence[DryRun], table_id: str) -> str:
+def _links(view: LakeView, run_id: str) -> str:
+    """The run's links cell (nothing when the view has no links at all)."""
+    if not view.run_links:
+        return ""
+    links = view.run_links.get(run_id, ())
+    anchors = " ".join(f'<a href="{escape(href)}">{escape(label)}</a>' for label, href in links)
+    return f'<td class="links">{anchors or "-"}</td>'
+
+
+def _dry_runs(view: LakeView, table_id: str) -> str:
     """The dry runs on the shown versions (their reports still in their run folders), newest first."""
+    runs = view.history.dry_runs
     if not runs:
         return (
             "<h3>Dry runs</h3><p>No dry run's report on these versions among the newest run folders (a dry "
             "run commits nothing; its report stays in its run folder until gc's run folder retention).</p>"
         )
-    headers = ("On version", "Run", "Now", "Would delete")
+    headers = ("On version", "Run", "Now", "Would delete") + (("Links",) if view.run_links else ())
     rows = [
         f'<tr data-run-id="{escape(run.run_id)}">{_cell("base_version", run.base_version)}{_td(run.run_id)}'
-        f"{_td(_time_text(run.now_ms))}<td>{escape(_deleted_text(run.deleted) or 'nothing')}</td></tr>"
+        f"{_td(_time_text(run.now_ms))}<td>{escape(_deleted_text(run.deleted) or 'nothing')}</td>"
+        f"{_links(view, run.run_id)}</tr>"
         for run in reversed(runs)
     ]
     return "<h3>Dry runs</h3>" + _table(table_id, headers, rows)
@@ -281,13 +310,13 @@ def _deleted_text(deleted: Sequence[Deleted]) -> str:
     )
 
 
-def _commit_row(commit: Commit) -> str:
+def _commit_row(commit: Commit, links: str) -> str:
     deleted = _deleted_text(commit.deleted)
     cleaner = ", ".join(f"{shown_text(name)} {value}" for name, value in commit.cleaner.items())
     return (
         f'<tr data-version="{commit.version}">{_cell("version", commit.version)}'
         f"{_td(_time_text(commit.committed_at_ms))}{_td(commit.run_id)}{_td(commit.operation)}"
-        f"{_td(shown_text(commit.outcome))}{_td(deleted or '-')}{_td(cleaner or '-')}</tr>"
+        f"{_td(shown_text(commit.outcome))}{_td(deleted or '-')}{_td(cleaner or '-')}{links}</tr>"
     )
 
 
