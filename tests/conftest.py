@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from file_durations import FileDurations
+from file_durations import FileDurations, read_slow_files, slowest_first, write_slow_files
 from hypothesis import HealthCheck, settings
 from kafka_segments.demo import EmbeddedS3
 from kafka_segments.storage import LocalStore, ObjectStore
@@ -87,8 +87,28 @@ def clock() -> FakeClock:
 _FILE_DURATIONS = FileDurations()
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--record-slow-files",
+        action="store_true",
+        help="rewrite tests/slow_files.json with the seconds of this run's slow files (run the whole suite "
+        "with workers, as scripts/test does)",
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The recorded slow files first, slowest first (``file_durations``): with ``--dist loadfile`` workers
+    take files in collection order."""
+    items[:] = slowest_first(items, read_slow_files())
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     _FILE_DURATIONS.add(report)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if session.config.getoption("record_slow_files") and not hasattr(session.config, "workerinput"):
+        write_slow_files(_FILE_DURATIONS.slow_files(read_slow_files()))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
