@@ -15,7 +15,7 @@ from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.storage.local_etags import ETAG_CACHE_ENV
 from kit import FakeClock
 from ministack_fixtures import ministack_server_fixture
-from s3_fixtures import new_s3_store, s3_server_fixture
+from s3_fixtures import PREFIXES, delete_objects_under, new_s3_store, s3_server_fixture
 from spark_startup import seed_archive_kernels, user_kernel_cache
 
 settings.register_profile("ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -56,6 +56,22 @@ def etag_records(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 def s3_server() -> Iterator[EmbeddedS3]:
     """moto's S3 server on loopback for the whole session, bucket ``s3_fixtures.BUCKET`` created."""
     yield from s3_server_fixture()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def s3_objects_of_ended_files() -> None:
+    """Before each test file, delete the objects of the test files that ended (``s3_fixtures``: moto's
+    listings scan the whole bucket)."""
+    delete_objects_under(PREFIXES.of_ended_file())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef[object]) -> Iterator[object]:
+    """The S3 prefixes a session-scoped fixture makes live for the session (``s3_fixtures.PREFIXES``)."""
+    if fixturedef.scope != "session":
+        return (yield)
+    with PREFIXES.for_the_session():
+        return (yield)
 
 
 @pytest.fixture(scope="session")
