@@ -8,14 +8,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from file_durations import FileDurations
+from file_durations import FileDurations, read_slow_files, slowest_first, write_slow_files
 from hypothesis import HealthCheck, settings
 from kafka_segments.demo import EmbeddedS3
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.storage.local_etags import ETAG_CACHE_ENV
 from kit import FakeClock
 from ministack_fixtures import ministack_server_fixture
-from s3_fixtures import new_s3_store, s3_server_fixture
+from s3_fixtures import PREFIXES, delete_objects_under, new_s3_store, s3_server_fixture
 from spark_startup import seed_archive_kernels, user_kernel_cache
 
 settings.register_profile("ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -58,6 +58,22 @@ def s3_server() -> Iterator[EmbeddedS3]:
     yield from s3_server_fixture()
 
 
+@pytest.fixture(scope="module", autouse=True)
+def s3_objects_of_ended_files() -> None:
+    """Before each test file, delete the objects of the test files that ended (``s3_fixtures``: moto's
+    listings scan the whole bucket)."""
+    delete_objects_under(PREFIXES.of_ended_file())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef[object]) -> Iterator[object]:
+    """The S3 prefixes a session-scoped fixture makes live for the session (``s3_fixtures.PREFIXES``)."""
+    if fixturedef.scope != "session":
+        return (yield)
+    with PREFIXES.for_the_session():
+        return (yield)
+
+
 @pytest.fixture(scope="session")
 def ministack_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """ministack's S3 (a second implementation, not moto) on loopback for the session: its endpoint; skips
@@ -87,8 +103,28 @@ def clock() -> FakeClock:
 _FILE_DURATIONS = FileDurations()
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--record-slow-files",
+        action="store_true",
+        help="rewrite tests/slow_files.json with the seconds of this run's slow files (run the whole suite "
+        "with workers, as scripts/test does)",
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The recorded slow files first, slowest first (``file_durations``): with ``--dist loadfile`` workers
+    take files in collection order."""
+    items[:] = slowest_first(items, read_slow_files())
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     _FILE_DURATIONS.add(report)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if session.config.getoption("record_slow_files") and not hasattr(session.config, "workerinput"):
+        write_slow_files(_FILE_DURATIONS.slow_files(read_slow_files()))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:

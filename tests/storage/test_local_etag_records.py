@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from kafka_segments.clock import wall_clock_ms
 from kafka_segments.errors import PreconditionFailedError
-from kafka_segments.storage import LocalStore, local
+from kafka_segments.storage import LocalStore, local, local_etags
 from kafka_segments.storage.local_etags import ETAG_CACHE, ETAG_CACHE_ENV, RACY_MARGIN_MS
 from kafka_segments.user_cache import CACHE_DIR_ENV
 
@@ -29,7 +29,7 @@ MINUTE_NS = 60 * 1_000_000_000
 
 LIST_IN_A_NEW_PROCESS = """
 import hashlib, json, os, sys, types
-from kafka_segments.storage import LocalStore, local
+from kafka_segments.storage import LocalStore, local, local_etags
 hashed = []
 hash_stream = local._hash_stream
 def counting_stream(f):
@@ -291,6 +291,22 @@ def test_the_records_of_a_lake_that_is_gone_are_deleted(
 
     (folder,) = records.iterdir()
     assert (folder / "root").read_bytes() == os.fsencode(tmp_path / "new")
+
+
+def test_a_new_lake_checks_a_bounded_number_of_other_lakes(
+    tmp_path: Path, records: Path, later: Callable[[], None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(local_etags, "PRUNE_CHECKS", 4)
+    later()
+    for index in range(12):  # records of lakes that are gone
+        (records / f"gone-{index}").mkdir(parents=True)
+        (records / f"gone-{index}" / "root").write_bytes(os.fsencode(tmp_path / f"gone-{index}"))
+    _lake(tmp_path / "new", {"a.log": b"a"})
+
+    _etags(LocalStore(tmp_path / "new"))  # a new lake's first record checks 4 of the 13 folders
+
+    deleted = 13 - len(list(records.iterdir()))
+    assert deleted in (3, 4)  # 3 when the new lake's own folder was among the 4
 
 
 def test_turned_off_nothing_is_kept_across_stores(

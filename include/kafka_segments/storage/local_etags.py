@@ -17,7 +17,8 @@ renamed over the old one, so concurrent processes never see half of one (the las
 other's new entries are hashed again later); a record that cannot be read, is not the current user's, or
 fails its checksum is ignored, and rewritten. Entries of files gone from their folder are dropped when
 the record is rewritten; a listing of the whole lake deletes the records of folders gone from it, and the
-first record of a new lake deletes the records of lakes whose root no longer exists.
+first record of a new lake deletes the records of lakes whose root no longer exists (of at most
+``PRUNE_CHECKS`` lakes, chosen at random among more).
 
 ``KAFKA_SEGMENTS_ETAG_CACHE``: ``off`` (or ``0``, ``false``, ``no``) keeps etags in memory only, per
 process; unset, empty or ``on``, the records are kept in the cache folder's ``etags``; any other value is
@@ -30,6 +31,7 @@ import contextlib
 import functools
 import hashlib
 import os
+import random
 import shutil
 import stat
 import struct
@@ -58,6 +60,11 @@ _CRC = struct.Struct("<I")
 _ROOT_FILE = "root"
 _TEMP_PREFIX = ".tmp-"
 _TEMP_AGE_S = 3600
+PRUNE_CHECKS = 64
+"""How many lakes' folders a new lake's first record checks for a root that is gone: all of them up to this
+many, else this many chosen at random. A new lake costs a bounded number of reads however many lakes the
+folder holds (checking all of them cost a test session of N lakes N**2 / 2 reads), and it removes gone
+lakes faster than one new lake can leave one: they stay about 1 / PRUNE_CHECKS of the folders at most."""
 
 Entry = tuple[StatKey, str, bool]
 """A file's stat key, its sha256 (hex) and whether it may be persisted (not racy)."""
@@ -273,15 +280,17 @@ def _replace(path: Path, data: bytes) -> None:
 
 
 def _drop_gone_lakes(records: Path) -> None:
-    """Delete the records of lakes whose root folder no longer exists."""
-    with os.scandir(records) as entries:
-        for entry in entries:
-            try:
-                root = (Path(entry.path) / _ROOT_FILE).read_bytes()
-            except OSError:
-                continue  # not a lake's folder, or one being created
-            if not os.path.isdir(os.fsdecode(root)):
-                shutil.rmtree(entry.path, ignore_errors=True)
+    """Delete the records of lakes whose root folder no longer exists, of at most ``PRUNE_CHECKS`` lakes."""
+    names = os.listdir(records)
+    if len(names) > PRUNE_CHECKS:
+        names = random.sample(names, PRUNE_CHECKS)
+    for name in names:
+        try:
+            root = (records / name / _ROOT_FILE).read_bytes()
+        except OSError:
+            continue  # not a lake's folder, or one being created
+        if not os.path.isdir(os.fsdecode(root)):
+            shutil.rmtree(records / name, ignore_errors=True)
 
 
 def _mtime(entry: os.DirEntry[str]) -> float:
