@@ -107,7 +107,7 @@ def test_a_backfill_from_the_dialog_with_the_switch_on_is_a_dry_run(stack: Stack
     """The Backfill tab shows the same ``dry_run`` switch, on; left untouched, the dialog sends no conf (the
     Params' defaults apply). The lake's records are from 1970: a committing run would delete segments."""
     before = head_version(stack.lake)
-    hour = "2025-11-29T06:00:00Z"
+    hour = "2025-11-28T06:00:00Z"  # not FORM_DATE: a backfill skips a date that has a run
     body = {"dag_id": MAINTENANCE, "from_date": hour, "to_date": hour, "dag_run_conf": None}
     stack.request("admin", "/api/v2/backfills", method="POST", body=body)
     runs = stack.request("admin", f"/api/v2/dags/{MAINTENANCE}/dagRuns?run_type=backfill")["dag_runs"]
