@@ -179,7 +179,7 @@ def test_a_committing_run_applies_retention_and_publishes_its_report(
     assert report["outcome"] == "committed"
     assert report["engine"] == "spark"
     assert report["committed_version"] == 1
-    assert report["now_ms"] == int(run.run_after.timestamp() * 1000)  # a manual run's now: its trigger time
+    assert report["now_ms"] == int(run.logical_date.timestamp() * 1000)  # a manual run's: its logical date
     assert report["labels"]["airflow_run_id"] == run.run_id
     partitions = _partitions(report)
     assert partitions["t-0"]["log_start_offset"] == {"before": 0, "after": 10}
