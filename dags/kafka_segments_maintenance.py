@@ -3,15 +3,17 @@ commit → gc → report.
 
 * **When**: every hour by default (environment variable `KAFKA_SEGMENTS_SCHEDULE`: a cron expression or
   preset, `none` for no schedule); one run at a time. The run's `now` is its data interval end (scheduled and
-  backfill runs) or its trigger time (manual runs).
+  backfill runs) or its Logical Date (manual runs; none given: the trigger time).
 * **Where**: Variable `kafka_segments_lake` (`s3://bucket/prefix` or a local path), Variable
   `kafka_segments_config` (the YAML configuration; unset: Kafka's defaults), Variable
   `kafka_segments_offsets_source`, Connection `aws_default` (S3 credentials and endpoint) and Connection
   `spark_default` (the Spark master; absent: `local[*]`).
-* **Manual triggers are dry runs** unless the `dry_run` switch (on by default) is turned off: everything runs
-  up to validation and nothing is committed. Scheduled and backfill runs always commit. The DAG is active
-  from its deployment (not paused at creation), so a trigger unpauses nothing. Backfill runs use the
-  consumer offsets pinned for their date (or the newest earlier pin).
+* **Manual triggers and backfills are dry runs** unless the `dry_run` switch (on by default, in both tabs of
+  the trigger dialog) is turned off: everything runs up to validation, nothing is committed, the `commit`
+  and `gc` tasks end *skipped* and no metric is sent. Scheduled runs always commit. A manual run applies its
+  rules at the form's Logical Date (never later than the trigger). The DAG is active from its deployment
+  (not paused at creation), so a trigger unpauses nothing. Backfill runs use the consumer offsets pinned for
+  their date (or the newest earlier pin).
 * **One run at a time on a lake**, backfills included: `recover` first waits for the run's turn; waiting
   runs go in the order of their `now`.
 * **Failures**: transient store errors are retried; a commit conflict, a failed validation or bad input
@@ -80,13 +82,13 @@ def kafka_segments_maintenance() -> None:
 
         return commit_run(get_current_context(), prepared)
 
-    @task
+    @task(trigger_rule="none_failed")  # after a dry run's skipped commit
     def gc(prepared: dict[str, Any]) -> dict[str, Any]:
         from orchestration.maintenance import collect_garbage
 
         return collect_garbage(get_current_context(), prepared)
 
-    @task
+    @task(trigger_rule="none_failed")  # after a dry run's skipped gc
     def report(prepared: dict[str, Any], collected: dict[str, Any]) -> dict[str, Any]:
         from orchestration.maintenance import publish_report
 

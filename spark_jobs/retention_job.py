@@ -8,7 +8,9 @@ stages the new manifest in the run's folder (nothing is committed: validation an
 stages). It prints a one-line summary and exits 0; a library error (``KafkaSegmentsError``, also one raised
 on an executor and returned by Spark) exits 1 with a one-line reason as the last line on stderr, or 75
 (``EX_TEMPFAIL``) when the error is one a retry can cure (the library marks those ``retriable``: an
-unreachable or throttling store, a concurrent conditional write); bad arguments exit 2. No rules live here.
+unreachable or throttling store, a concurrent conditional write); bad arguments and the user's input errors
+(``kafka_segments.errors.INPUT_ERRORS``: a topic or partition the lake does not have) exit 2, which
+``kafka-segments run --engine spark`` carries through. No rules live here.
 
 ``kafka_segments.pipeline.engines.spark_submit.retention_job_spec`` builds the matching ``spark-submit`` call.
 """
@@ -23,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
-from kafka_segments.errors import KafkaSegmentsError
+from kafka_segments.errors import INPUT_ERRORS, KafkaSegmentsError
 from kafka_segments.pipeline.engines.spark_submit import RETENTION_JOB_NAME
 
 if TYPE_CHECKING:
@@ -127,10 +129,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _execute(args: JobArgs, store: ObjectStore, config: Config) -> int:
+    sc = build_context(args)
+    try:
+        return execute_on(sc, args, store, config)
+    finally:
+        sc.stop()
+
+
+def execute_on(sc: SparkContext, args: JobArgs, store: ObjectStore, config: Config) -> int:
+    """The job's run on ``sc`` (which it leaves running): its summary line or one-line reason, and its exit
+    code (see the module docstring)."""
     from py4j.protocol import Py4JError
     from pyspark.errors import PySparkException
 
-    sc = build_context(args)
     try:
         staged = run_job(sc, args, store, config)
     except KafkaSegmentsError as exc:
@@ -141,8 +152,6 @@ def _execute(args: JobArgs, store: ObjectStore, config: Config) -> int:
         reason = failure_reason(exc)
         _say(sys.stderr, f"{RETENTION_JOB_NAME}: a Spark task failed: {reason}")
         return EXIT_TRANSIENT if names_retriable_error(reason) else EXIT_FAILED
-    finally:
-        sc.stop()
     _say(sys.stdout, summary_line(staged))
     return EXIT_OK
 
@@ -155,7 +164,9 @@ def failure_reason(exc: BaseException) -> str:
 
 
 def failure_exit(exc: KafkaSegmentsError) -> int:
-    """75 for an error the library marks ``retriable``, else 1."""
+    """2 for the user's input errors, 75 for an error the library marks ``retriable``, else 1."""
+    if isinstance(exc, INPUT_ERRORS):
+        return EXIT_USAGE
     return EXIT_TRANSIENT if type(exc).retriable else EXIT_FAILED
 
 

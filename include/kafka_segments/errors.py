@@ -254,3 +254,13 @@ class ManifestVersionNotFoundError(LakeError):
 
 class PartitionNotFoundError(LakeError):
     """A topic or partition asked for is not in the manifest."""
+
+
+INPUT_ERRORS: tuple[type[KafkaSegmentsError], ...] = (
+    InvalidLakeUriError,
+    InvalidTopicError,
+    InvalidRunIdError,
+    PartitionNotFoundError,  # --topic / --partition the lake does not have
+    ManifestVersionNotFoundError,  # --version N the lake does not have (never committed, or gc'd)
+)
+"""The library's errors that are the user's input, not a problem found: the CLI and the Spark job exit 2."""

@@ -96,7 +96,7 @@ def default_args() -> dict[str, Any]:
 
 def maintenance_params() -> dict[str, Param]:
     """The maintenance DAG's Params (the trigger form): ``null`` means "the default"; ``dry_run`` is a switch,
-    on by default, that only manual runs read (``orchestration.run_parameters.resolve_dry_run``)."""
+    on by default, that manual runs and backfills read (``orchestration.run_parameters.resolve_dry_run``)."""
     return {
         "topics": Param(
             None,
@@ -123,8 +123,8 @@ def maintenance_params() -> dict[str, Param]:
             title="Dry run",
             description=(
                 "On (default): plan, run the Spark job and validate, then commit nothing (the report says "
-                "what would change). Off: commit. Only manual runs read this switch: scheduled and "
-                "backfill runs always commit."
+                "what would change; commit and gc end skipped). Off: commit. Manual runs and backfills "
+                "read this switch; scheduled runs always commit."
             ),
         ),
         "offsets_source": Param(

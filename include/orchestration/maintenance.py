@@ -1,6 +1,8 @@
 """The maintenance DAG's tasks: one function per task, each one call into ``kafka_segments`` (or the quality
 package), with the run's context in and a small JSON document out (``orchestration.handover``); the stages of
-``kafka_segments.pipeline.stages``. A dry run skips recovery (a fence would be a commit) and commits nothing.
+``kafka_segments.pipeline.stages``. A dry run skips recovery (a fence would be a commit) and commits nothing:
+its ``commit`` and ``gc`` tasks end in Airflow's *skipped* state (after ending the lake run, and with gc's
+report of what it would delete as their XCom), and its report sends no metrics.
 """
 
 from __future__ import annotations
@@ -197,7 +199,10 @@ def commit(context: Context, prepared: Mapping[str, Any]) -> dict[str, Any]:
         )
     else:
         log.info("lake run %s: %s; nothing committed", handle.run_id, outcome.outcome)
-    return {"run_id": outcome.run_id, "outcome": outcome.outcome.value, "version": outcome.version}
+    result = {"run_id": outcome.run_id, "outcome": outcome.outcome.value, "version": outcome.version}
+    if handle.dry_run:
+        _skip_dry_run(context, result, "nothing is committed (the report says what would change)")
+    return result
 
 
 def collect_garbage(context: Context, prepared: Mapping[str, Any]) -> dict[str, Any]:
@@ -210,30 +215,51 @@ def collect_garbage(context: Context, prepared: Mapping[str, Any]) -> dict[str, 
     with task_failures("gc"), lake_store(handle.lake) as store:
         report = collect_run_garbage(store, load_run_config(handle.config_path), dry_run=handle.dry_run)
     log.info("%s", report.to_text().rstrip())
+    if handle.dry_run:
+        _skip_dry_run(context, report.to_dict(), "nothing is deleted (the log above says what would be)")
     return report.to_dict()
+
+
+def _skip_dry_run(context: Context, result: dict[str, Any], what: str) -> None:
+    """End a dry run's task in Airflow's skipped state, ``result`` still its XCom (the report reads it)."""
+    from airflow.sdk.exceptions import AirflowSkipException
+
+    context["ti"].xcom_push("return_value", result)
+    raise AirflowSkipException(f"dry run: {what}")
 
 
 def publish_report(
     context: Context, prepared: Mapping[str, Any], gc: Mapping[str, Any] | None
 ) -> dict[str, Any]:
     """Task ``report``: the run's report (``stages.finish_run``), written to the lake run's folder as
-    ``report.json``, shown in the log, its metrics sent through Airflow's metrics (``orchestration.metrics``)
-    and returned as the task's XCom."""
+    ``report.json``, shown in the log, its metrics sent through Airflow's metrics (``orchestration.metrics``;
+    not a dry run's: a preview publishes nothing) and returned as the task's XCom."""
     from kafka_segments.pipeline.report import render_report
     from kafka_segments.pipeline.stages import finish_run
 
-    from orchestration.metrics import emit_metrics
+    from orchestration.metrics import publish_metrics
 
     handle = RunHandle.from_dict(prepared)
     with task_failures("report"), lake_store(handle.lake) as store:
         document = finish_run(store, handle.run_id, gc=gc)
         where = store.location(document["report_key"])
+    if handle.dry_run:
+        log.info("%s", dry_run_summary(document))
     for line in render_report(document).splitlines():
         log.info("%s", line)
     log.info("report of lake run %s: %s", handle.run_id, where)
-    sent = emit_metrics(document.get("metrics"), lake=redact_uri(handle.lake))
-    log.info("%d metric(s) sent through Airflow's metrics (docs/metrics.md)", sent)
+    metrics = None if handle.dry_run else document.get("metrics")
+    log.info("%s", publish_metrics(metrics, lake=redact_uri(handle.lake)))
     return document
+
+
+def dry_run_summary(document: Mapping[str, Any]) -> str:
+    """``dry run: would delete N segment(s), B bytes; nothing was changed`` from a dry run's report."""
+    totals = (document.get("plan") or {}).get("totals") or {}
+    return (
+        f"dry run: would delete {totals.get('segments_deleted', 0)} segment(s), "
+        f"{totals.get('bytes_deleted', 0)} bytes; nothing was changed"
+    )
 
 
 def _log_parameters(settings: LakeSettings, parameters: RunParameters) -> None:

@@ -36,10 +36,31 @@ def metric_gauges(metrics: Mapping[str, Any], *, lake: str) -> Iterator[tuple[st
             yield f"{where}.{name}", partition[name], tags
 
 
-def emit_metrics(metrics: Mapping[str, Any] | None, *, lake: str) -> int:
-    """Send every gauge of a report's ``metrics`` through Airflow's stats; returns how many were sent."""
+METRICS_SWITCHES = ("statsd_on", "statsd_datadog_enabled", "otel_on")
+"""The ``[metrics]`` options that turn one of Airflow's metrics backends on."""
+
+
+def metrics_backends() -> tuple[str, ...]:
+    """The ``[metrics]`` switches that are on in Airflow's configuration (none: metrics go nowhere)."""
+    from airflow.sdk import conf
+
+    return tuple(name for name in METRICS_SWITCHES if conf.getboolean("metrics", name, fallback=False))
+
+
+def publish_metrics(metrics: Mapping[str, Any] | None, *, lake: str) -> str:
+    """Send a report's gauges (``None``: a dry run's, which are not sent) when a metrics backend is on;
+    the task log's line saying what happened."""
     if metrics is None:
-        return 0
+        return "dry run: no metric sent (a preview publishes nothing; docs/metrics.md)"
+    backends = metrics_backends()
+    if not backends:
+        return "no metric sent: no metrics backend is on (statsd_on, otel_on in [metrics]; docs/metrics.md)"
+    sent = emit_metrics(metrics, lake=lake)
+    return f"{sent} metric(s) sent through Airflow's metrics ({', '.join(backends)}; docs/metrics.md)"
+
+
+def emit_metrics(metrics: Mapping[str, Any], *, lake: str) -> int:
+    """Send every gauge of a report's ``metrics`` through Airflow's stats; returns how many were sent."""
     from airflow.sdk.observability import stats
 
     sent = 0

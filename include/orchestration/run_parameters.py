@@ -1,10 +1,11 @@
 """What an Airflow run asks the library to do: its ``now``, dry run or not, which partitions, which offsets
 (docs/airflow.md, "Triggering").
 
-``now`` is the data interval end of a scheduled or backfill run, else the trigger time (manual runs have no
-logical date). Scheduled and backfill runs always commit; a person's trigger is a dry run unless switched
-off: destructive work is opt-in. A backfill uses only pinned snapshots. The lake run id is derived from the
-Airflow run, so a retried ``prepare`` registers the same lake run."""
+``now`` is the data interval end of a scheduled or backfill run; a manual run's is the Logical Date of the
+trigger form (no later than the trigger time), else its trigger time. Scheduled runs always commit; what a
+person starts (a trigger or a backfill, whose dialog shows the same ``dry_run`` switch) is a dry run unless
+switched off: destructive work is opt-in. A backfill uses only pinned snapshots. The lake run id is derived
+from the Airflow run, so a retried ``prepare`` registers the same lake run."""
 
 from __future__ import annotations
 
@@ -23,9 +24,12 @@ if TYPE_CHECKING:
     from kafka_segments.lake.runs import Selection
     from kafka_segments.pipeline.offsets_input import OffsetsChoice
 
-COMMITTING_RUN_TYPES = frozenset({"scheduled", "backfill"})
-"""Run types whose ``now`` is the data interval end and that always commit (they ignore ``dry_run``)."""
+INTERVAL_END_RUN_TYPES = frozenset({"scheduled", "backfill"})
+"""Run types whose ``now`` is their data interval end."""
+COMMITTING_RUN_TYPES = frozenset({"scheduled"})
+"""Run types that always commit (they ignore ``dry_run``): no person chose them in a form."""
 BACKFILL = "backfill"
+MANUAL = "manual"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
 
@@ -94,16 +98,21 @@ def run_type_of(dag_run: DagRunProtocol) -> str:
 
 
 def run_now_ms(dag_run: DagRunProtocol) -> int:
-    """The run's ``now`` in epoch milliseconds (see the module docstring)."""
+    """The run's ``now`` in epoch milliseconds (see the module docstring): a manual run's Logical Date is
+    the time it applies its rules at, but never one after the trigger (rules applied at a future time would
+    delete what has not expired yet)."""
     moment: datetime = dag_run.run_after
-    if run_type_of(dag_run) in COMMITTING_RUN_TYPES and dag_run.data_interval_end is not None:
+    run_type = run_type_of(dag_run)
+    if run_type in INTERVAL_END_RUN_TYPES and dag_run.data_interval_end is not None:
         moment = dag_run.data_interval_end
+    elif run_type == MANUAL and dag_run.logical_date is not None:
+        moment = min(dag_run.logical_date, dag_run.run_after)
     return int(moment.timestamp() * 1000)
 
 
 def resolve_dry_run(value: object, run_type: str) -> bool:
-    """Whether the run is a dry run: never for scheduled and backfill runs; otherwise the Param ``dry_run``
-    (``None``: a dry run)."""
+    """Whether the run is a dry run: never for scheduled runs; otherwise (manual and backfill runs, which a
+    person starts from a form showing the switch) the Param ``dry_run`` (``None``: a dry run)."""
     if value is not None and not isinstance(value, bool):
         raise RunParameterError(f"must be true, false or empty, not {value!r}", location="Param dry_run")
     if run_type in COMMITTING_RUN_TYPES:

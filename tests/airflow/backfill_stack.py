@@ -42,6 +42,8 @@ SCHEDULED_RUN = Path(__file__).with_name("scheduled_run.py")
 LAKE_NOW = datetime(2025, 11, 21, tzinfo=UTC)
 NOW_MS = int(LAKE_NOW.timestamp() * 1000)
 DATES = ("2025-11-19", "2025-11-20", "2025-11-21")
+COMMIT_CONF = '{"dry_run": false}'
+"""The backfills' ``--dag-run-conf``: the ``dry_run`` switch off (docs/airflow.md: backfills read it)."""
 DATE_MS = {date: NOW_MS - (2 - index) * DAY_MS for index, date in enumerate(DATES)}
 PINNED = (DATES[0], DATES[2])
 RUN_TIMEOUT_S = 1200
@@ -113,9 +115,10 @@ def backfill_stack(
 
 
 def backfill(stack: Stack, *extra: str, dates: tuple[str, ...] = DATES) -> None:
-    """``airflow backfill create`` as docs/airflow.md writes it (and ``extra``)."""
+    """``airflow backfill create`` as docs/airflow.md writes it (committing: the ``dry_run`` switch off; and
+    ``extra``)."""
     args = ["airflow", "backfill", "create", "--dag-id", MAINTENANCE_DAG_ID]
-    args += ["--from-date", dates[0], "--to-date", dates[-1], *extra]
+    args += ["--from-date", dates[0], "--to-date", dates[-1], "--dag-run-conf", COMMIT_CONF, *extra]
     run_step("airflow backfill create", args, env=stack.env, log=stack.log)
 
 

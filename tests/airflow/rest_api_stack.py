@@ -58,11 +58,13 @@ def form_defaults(stack: Stack, dag_id: str) -> tuple[dict[str, Any], dict[str, 
     return params, {name: param["value"] for name, param in params.items()}
 
 
-def trigger(stack: Stack, user: str, dag_id: str, conf: dict[str, Any]) -> str:
-    """A run triggered as ``user`` the way the UI does (no logical date); returns its run id."""
-    run = stack.request(
-        user, f"/api/v2/dags/{dag_id}/dagRuns", method="POST", body={"logical_date": None, "conf": conf}
-    )
+def trigger(
+    stack: Stack, user: str, dag_id: str, conf: dict[str, Any], *, logical_date: str | None = None
+) -> str:
+    """A run triggered as ``user`` the way the UI does (the form's Logical Date, empty by default); returns
+    its run id."""
+    body = {"logical_date": logical_date, "conf": conf}
+    run = stack.request(user, f"/api/v2/dags/{dag_id}/dagRuns", method="POST", body=body)
     return str(run["dag_run_id"])
 
 

@@ -98,6 +98,7 @@ def backfill_through_the_api(stack: Stack, *, dates: tuple[str, ...], reprocess_
         "from_date": f"{dates[0]}T00:00:00Z",
         "to_date": f"{dates[-1]}T00:00:00Z",
         "reprocess_behavior": reprocess_behavior,
+        "dag_run_conf": {"dry_run": False},
     }
     stack.request("/api/v2/backfills", method="POST", body=body)
 

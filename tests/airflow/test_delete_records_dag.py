@@ -142,7 +142,9 @@ def test_a_deeply_nested_request_param_fails_the_task_with_the_named_error(lake:
         inner.append([])
         inner = inner[0]  # type: ignore[assignment]
     when = datetime(2026, 1, 1, tzinfo=UTC)
-    dag_run = SimpleNamespace(run_after=when, data_interval_end=when, run_type="manual", run_id="m1")
+    dag_run = SimpleNamespace(
+        run_after=when, logical_date=None, data_interval_end=when, run_type="manual", run_id="m1"
+    )
     context = {"params": {"request": {"version": 1, "partitions": request}}, "dag_run": dag_run}
 
     with pytest.raises(AirflowFailException) as failed:

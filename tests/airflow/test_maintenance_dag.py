@@ -88,11 +88,16 @@ class ManualRun:
     lake: Lake
     before: dict[str, bytes]
     run: Any
+    gauges: dict[str, float]
+    """The gauges StatsD received while the run ran."""
 
 
 @pytest.fixture(scope="module")
 def manual_run(
-    s3_server: EmbeddedS3, tmp_path_factory: pytest.TempPathFactory, kafka_segments_cache: Path
+    s3_server: EmbeddedS3,
+    tmp_path_factory: pytest.TempPathFactory,
+    kafka_segments_cache: Path,
+    statsd: StatsdListener,
 ) -> ManualRun:
     """One manual dry run of the DAG, which two tests read (each DAG run costs a validation): what it
     reports and leaves, and that the other doors report the same for it."""
@@ -101,8 +106,10 @@ def manual_run(
             s3_server, tmp_path_factory.mktemp("manual-run"), monkeypatch, cache=kafka_segments_cache
         )
         before = _committed_state(lake.store, set())
+        sent_before = statsd.mark()
         run = run_dag(DAG_ID, {"offsets_source": str(lake.snapshot)})
-    return ManualRun(lake, before, run)
+        statsd.settle()
+    return ManualRun(lake, before, run, statsd.gauges(since=sent_before))
 
 
 def new_lake(s3_server: EmbeddedS3, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, cache: Path) -> Lake:
@@ -172,7 +179,7 @@ def test_a_committing_run_applies_retention_and_publishes_its_report(
     assert report["outcome"] == "committed"
     assert report["engine"] == "spark"
     assert report["committed_version"] == 1
-    assert report["now_ms"] == int(run.run_after.timestamp() * 1000)  # a manual run's now: its trigger time
+    assert report["now_ms"] == int(run.logical_date.timestamp() * 1000)  # a manual run's: its logical date
     assert report["labels"]["airflow_run_id"] == run.run_id
     partitions = _partitions(report)
     assert partitions["t-0"]["log_start_offset"] == {"before": 0, "after": 10}
@@ -228,6 +235,13 @@ def test_a_manual_trigger_is_a_dry_run_that_commits_nothing(manual_run: ManualRu
     lake, run = manual_run.lake, manual_run.run
 
     assert run.state == "success", task_states(run)
+    states = task_states(run)
+    assert {task: states[task] for task in AFTER_VALIDATE} == {  # the grid shows what did not happen
+        "commit": "skipped",
+        "gc": "skipped",
+        "report": "success",
+    }
+    assert [name for name in manual_run.gauges if "kafka_segments" in name] == []  # a preview publishes none
     report = return_value(run, "report")
     assert report["outcome"] == "dry run"
     assert report["engine"] == "inline"  # the Variable kafka_segments_engine: no Spark job

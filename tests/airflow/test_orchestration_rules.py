@@ -44,13 +44,18 @@ WHERE = "s3://bucket/lake"
 
 
 def dag_run(
-    run_type: str, *, run_id: str = "manual__2025-06-01T12:07:30+00:00", clear_number: int = 0
+    run_type: str,
+    *,
+    run_id: str = "manual__2025-06-01T12:07:30+00:00",
+    clear_number: int = 0,
+    logical_date: datetime | None = None,
 ) -> Any:
     return SimpleNamespace(
         dag_id="kafka_segments_maintenance",
         run_id=run_id,
         run_type=run_type,
         run_after=TRIGGERED,
+        logical_date=logical_date,
         data_interval_end=INTERVAL_END,
         clear_number=clear_number,
         triggering_user_name="alice",
@@ -110,9 +115,9 @@ def test_transient_errors_and_bugs_pass_through_unchanged(error: Exception) -> N
     assert raised.value is error
 
 
-def test_a_scheduled_or_backfill_run_commits_at_its_data_interval_end() -> None:
-    for run_type in ("scheduled", "backfill"):
-        parameters = maintenance_parameters(context(run_type), default_offsets_source="lake")
+def test_a_scheduled_or_backfill_run_applies_its_rules_at_its_data_interval_end() -> None:
+    for run_type, dry_run in (("scheduled", True), ("backfill", False)):
+        parameters = maintenance_parameters(context(run_type, dry_run=dry_run), default_offsets_source="lake")
         assert parameters.now_ms == int(INTERVAL_END.timestamp() * 1000)
         assert parameters.dry_run is False
 
@@ -126,8 +131,17 @@ def test_a_manual_run_is_a_dry_run_at_its_trigger_time_unless_told_otherwise() -
     )
     assert (
         maintenance_parameters(context("scheduled", dry_run=True), default_offsets_source=None).dry_run
-        is False  # scheduled and backfill runs always commit: the Param's default (true) is for people
+        is False  # scheduled runs always commit: the Param's default (true) is for people
     )
+
+
+def test_a_manual_runs_now_is_the_logical_date_of_its_form_never_a_later_one() -> None:
+    form_date = datetime(2025, 5, 29, 0, 0, tzinfo=UTC)
+    assert run_now_ms(dag_run("manual", logical_date=form_date)) == int(form_date.timestamp() * 1000)
+    later = datetime(2025, 6, 2, tzinfo=UTC)  # after the trigger: rules would delete what has not expired
+    assert run_now_ms(dag_run("manual", logical_date=later)) == int(TRIGGERED.timestamp() * 1000)
+    for run_type in ("scheduled", "backfill"):  # their logical date is the interval's start: now is its end
+        assert run_now_ms(dag_run(run_type, logical_date=form_date)) == int(INTERVAL_END.timestamp() * 1000)
 
 
 def test_a_backfill_uses_pinned_offsets_only() -> None:
@@ -307,3 +321,15 @@ def test_the_engine_variable_says_where_the_retention_step_runs(monkeypatch: pyt
     with pytest.raises(SettingsError, match="unknown engine 'flink'") as refused:
         read_engine()
     assert refused.value.location == f"Airflow Variable {ENGINE_VARIABLE}"
+
+
+def test_the_metrics_line_says_nothing_is_sent_for_a_dry_run_or_without_a_backend(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from orchestration.metrics import publish_metrics
+
+    metrics = {"log_cleaner": {}, "retention": {}, "partitions": []}  # never read: nothing is sent
+    assert publish_metrics(None, lake=WHERE).startswith("dry run: no metric sent")
+    for name in ("STATSD_ON", "STATSD_DATADOG_ENABLED", "OTEL_ON"):
+        monkeypatch.setenv(f"AIRFLOW__METRICS__{name}", "False")
+    assert publish_metrics(metrics, lake=WHERE).startswith("no metric sent: no metrics backend is on")

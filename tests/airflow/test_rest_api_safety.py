@@ -2,8 +2,9 @@
 LocalExecutor, SimpleAuthManager with an ADMIN, a USER and a VIEWER account) over a local lake:
 
 * the maintenance trigger form's ``dry_run`` is a switch shown on; triggering with the form's defaults (what
-  the UI sends when nothing is changed) is a dry run, and the DAG is active from its deployment, so the
-  click unpauses nothing and sets off no scheduled run;
+  the UI sends when nothing is changed) is a dry run at the form's Logical Date whose commit and gc tasks
+  end skipped, and the DAG is active from its deployment, so the click unpauses nothing and sets off no
+  scheduled run; a backfill from the dialog's Backfill tab, switch untouched, is a dry run too;
 * the delete-records DAG commits only for the users the Variable ``kafka_segments_delete_records_allowed``
   allows (default: ADMIN): a USER's committing request fails with a message naming the Variable and
   changes nothing, its dry run works, a VIEWER cannot trigger at all;
@@ -22,7 +23,9 @@ from __future__ import annotations
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -48,6 +51,7 @@ pytestmark = pytest.mark.airflow
 ROOT = Path(__file__).resolve().parents[2]
 MAINTENANCE = "kafka_segments_maintenance"
 REQUEST = {"version": 1, "partitions": [{"topic": "t", "partition": 0, "offset": 7}]}
+FORM_DATE = datetime(2025, 11, 29, 6, 0, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
@@ -79,14 +83,15 @@ def stack(tmp_path_factory: pytest.TempPathFactory, migrated_database: Path) -> 
 
 
 def test_the_maintenance_trigger_form_unchanged_starts_a_dry_run_and_nothing_else(stack: Stack) -> None:
+    """With the form's Logical Date set to a past day: the run applies its rules at that time."""
     params, conf = form_defaults(stack, MAINTENANCE)
     assert params["dry_run"]["schema"]["type"] == "boolean"  # drawn as a switch ...
     assert params["dry_run"]["value"] is True  # ... shown on
-    assert "scheduled and backfill runs always commit" in params["dry_run"]["description"]
+    assert "Manual runs and backfills read this switch" in params["dry_run"]["description"]
     assert stack.request("admin", f"/api/v2/dags/{MAINTENANCE}")["is_paused"] is False  # nothing to unpause
     before = head_version(stack.lake)
 
-    run_id = trigger(stack, "admin", MAINTENANCE, conf)
+    run_id = trigger(stack, "admin", MAINTENANCE, conf, logical_date=FORM_DATE.isoformat())
     run = wait_for_run(stack, MAINTENANCE, run_id)
 
     assert run["state"] == "success", log_tail(stack.log)
@@ -94,10 +99,34 @@ def test_the_maintenance_trigger_form_unchanged_starts_a_dry_run_and_nothing_els
     assert report["outcome"] == "dry run"
     assert report["dry_run"] is True
     assert report["engine"] == "inline"
+    assert report["now_ms"] == int(FORM_DATE.timestamp() * 1000)  # the form's Logical Date, not the click's
+    states = {ti["task_id"]: ti["state"] for ti in task_instances(stack, MAINTENANCE, run_id)}
+    assert (states["commit"], states["gc"], states["report"]) == ("skipped", "skipped", "success")
     assert head_version(stack.lake) == before
     runs = stack.request("admin", f"/api/v2/dags/{MAINTENANCE}/dagRuns")["dag_runs"]
     assert [r["dag_run_id"] for r in runs] == [run_id]  # the click set off no other run
     assert stack.request("admin", f"/api/v2/dags/{MAINTENANCE}")["is_paused"] is False
+
+
+def test_a_backfill_from_the_dialog_with_the_switch_on_is_a_dry_run(stack: Stack) -> None:
+    """The Backfill tab shows the same ``dry_run`` switch, on; left untouched, the dialog sends no conf (the
+    Params' defaults apply). The lake's records are from 1970: a committing run would delete segments."""
+    before = head_version(stack.lake)
+    hour = "2025-11-28T06:00:00Z"  # not FORM_DATE: a backfill skips a date that has a run
+    body = {"dag_id": MAINTENANCE, "from_date": hour, "to_date": hour, "dag_run_conf": None}
+    stack.request("admin", "/api/v2/backfills", method="POST", body=body)
+    runs = stack.request("admin", f"/api/v2/dags/{MAINTENANCE}/dagRuns?run_type=backfill")["dag_runs"]
+    (run_id,) = [run["dag_run_id"] for run in runs]
+
+    run = wait_for_run(stack, MAINTENANCE, run_id)
+
+    assert run["state"] == "success", log_tail(stack.log)
+    report = xcom(stack, MAINTENANCE, run_id, "report")
+    assert (report["outcome"], report["dry_run"]) == ("dry run", True)
+    assert report["plan"]["totals"]["segments_deleted"] > 0  # what it would have deleted
+    assert head_version(stack.lake) == before
+    states = {ti["task_id"]: ti["state"] for ti in task_instances(stack, MAINTENANCE, run_id)}
+    assert (states["commit"], states["gc"]) == ("skipped", "skipped")
 
 
 def test_a_user_without_the_permission_cannot_commit_deletions_but_may_preview_them(stack: Stack) -> None:
@@ -152,3 +181,8 @@ def test_preview_now_starts_a_dry_run_whose_files_are_linked(stack: Stack) -> No
 
     found = run_links(stack.lake, [report["run_id"]], files="", airflow="../../")[report["run_id"]]
     assert ("Airflow run", f"../../dags/{MAINTENANCE}/runs/{quote(run_id, safe='')}") in found
+
+
+def task_instances(stack: Stack, dag_id: str, run_id: str) -> list[dict[str, Any]]:
+    path = f"/api/v2/dags/{dag_id}/dagRuns/{quote(run_id, safe='')}/taskInstances"
+    return list(stack.request("admin", path)["task_instances"])

@@ -32,13 +32,13 @@ def test_the_trigger_forms_dry_run_is_a_switch_shown_on_and_a_trigger_unpauses_n
     assert dag.is_paused_upon_creation is False  # active from deployment: "Unpause on trigger" has no effect
 
 
-def test_scheduled_and_backfill_runs_always_commit_and_people_commit_only_when_they_say_so() -> None:
-    for run_type in ("scheduled", "backfill"):
-        assert [resolve_dry_run(value, run_type) for value in (None, True, False)] == [False] * 3
-    for run_type in ("manual", "asset_triggered"):
+def test_scheduled_runs_always_commit_and_people_commit_only_when_they_say_so() -> None:
+    """A backfill reads the switch its dialog shows (on by default), as a manual trigger does."""
+    assert [resolve_dry_run(value, "scheduled") for value in (None, True, False)] == [False] * 3
+    for run_type in ("manual", "backfill", "asset_triggered"):
         assert [resolve_dry_run(value, run_type) for value in (None, True, False)] == [True, True, False]
     assert (
-        "scheduled and backfill runs always commit"
+        "Manual runs and backfills read this switch; scheduled runs always commit."
         in load_dag("kafka_segments_maintenance").params.get_param("dry_run").description
     )
 

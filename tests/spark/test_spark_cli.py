@@ -5,8 +5,9 @@ time and consumed offsets). The spark run commits what ``--engine inline`` commi
 copy of the lake, with the same bytes in the rounds' objects; the plan changes no committed state. The plan
 runs in this process, its Spark job the job's own code (``retention_job``) on the session's Spark: the
 ``spark-submit`` process itself is the run's to prove, and a second one would prove nothing more. And the
-stages' failure paths in this process: bad input exits 2 before any stage, a run whose validation cannot
-pass ends uncommitted with its report."""
+stages' failure paths in this process: bad input exits 2 before any stage, a topic the lake does not have
+exits 2 from the Spark job and the CLI, a run whose validation cannot pass ends uncommitted with its
+report."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from kafka_segments.lake.reader import resolve_manifest
 from kafka_segments.lake.run_folder import list_runs, read_outcome
 from kafka_segments.lake.runs import Outcome
 from kafka_segments.pipeline.engines import spark_submit
-from kafka_segments.pipeline.engines.spark_submit import SparkJobResult, SparkJobSpec
+from kafka_segments.pipeline.engines.spark_submit import SparkJobError, SparkJobResult, SparkJobSpec
 from kafka_segments.pipeline.stages import execute_run
 from kafka_segments.storage import LocalStore
 from kit import T0
@@ -60,11 +61,15 @@ def job_on(spark: SparkSession) -> Callable[..., SparkJobResult]:
     def submit(spec: SparkJobSpec, *, master: str, progress: Callable[[str], None]) -> SparkJobResult:
         args = retention_job.parse_args(spec.application_args)
         store, config = retention_job.load_inputs(args)
-        with contextlib.redirect_stdout(io.StringIO()) as output:
-            staged = retention_job.run_job(spark.sparkContext, args, store, config)
-        lines = (*output.getvalue().splitlines(), retention_job.summary_line(staged))
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = retention_job.execute_on(spark.sparkContext, args, store, config)
+        lines = (*out.getvalue().splitlines(), *err.getvalue().splitlines())
         for line in lines:
             progress(line)
+        if code != 0:  # as run_spark_submit reports a job's exit code
+            reason = f"spark-submit exited with code {code}: {lines[-1]}"
+            raise SparkJobError(reason, location=spec.name, exit_code=code, output_tail=lines)
         return SparkJobResult(argv=(), exit_code=0, seconds=0.0, output_tail=lines, summary=lines[-1])
 
     return submit
@@ -157,6 +162,30 @@ def test_a_bad_configuration_exits_2_before_any_stage(
     assert code == 2
     assert "retention.ms" in capsys.readouterr().err
     assert list(list_runs(store)) == []
+
+
+def test_a_topic_the_lake_does_not_have_exits_2_through_the_spark_job(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = LocalStore(tmp_path / "lake")
+    upload_fifteen_records(store, ts=10)
+    config_file = tmp_path / "config.yaml"
+    config_file.write_text(CONFIG)
+    monkeypatch.setattr(spark_submit, "run_spark_submit", job_on(spark))
+    argv = ["run", "--lake", str(tmp_path / "lake"), "--config", str(config_file), "--now", str(T0)]
+    argv += ["--topics", "nope"]
+
+    code = main([*argv, "--engine", "spark", "--spark-master", "local[1]"])
+
+    assert code == 2
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert "spark-submit exited with code 2" in last
+    assert "chose nope, not in the lake (topics: t)" in last
+    assert manifest_versions(store) == []
+    (run_id,) = list_runs(store)
+    ended = read_outcome(store, run_id)
+    assert ended is not None
+    assert ended.outcome is Outcome.ABORTED
 
 
 def test_a_run_whose_validation_cannot_run_ends_uncommitted(

@@ -22,14 +22,7 @@ from kafka_segments.cli import (
     run_cmds,
 )
 from kafka_segments.cli.common import EXIT_INTERRUPTED, EXIT_PROBLEM, EXIT_USAGE, Commands
-from kafka_segments.errors import (
-    InvalidLakeUriError,
-    InvalidRunIdError,
-    InvalidTopicError,
-    KafkaSegmentsError,
-    ManifestVersionNotFoundError,
-    PartitionNotFoundError,
-)
+from kafka_segments.errors import INPUT_ERRORS, KafkaSegmentsError
 from kafka_segments.progress import TerminalReporter, reporting, terminal_reporter
 from kafka_segments.redaction import redact_uri
 
@@ -55,15 +48,6 @@ Command = Callable[[argparse.Namespace], int]
 
 PROGRESS_COMMANDS = frozenset({"run", "plan", "adopt", "export", "gc", "demo"})
 """The commands that show progress on a terminal (``kafka_segments.progress``), unless ``--json`` is given."""
-
-INPUT_ERRORS = (
-    InvalidLakeUriError,
-    InvalidTopicError,
-    InvalidRunIdError,
-    PartitionNotFoundError,  # --topic / --partition the lake does not have
-    ManifestVersionNotFoundError,  # --version N the lake does not have (never committed, or gc'd)
-)
-"""The library's errors that are the user's input, not a problem found: exit 2 (``EXIT_USAGE``)."""
 
 
 def build_parser() -> argparse.ArgumentParser:

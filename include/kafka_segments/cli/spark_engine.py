@@ -1,7 +1,8 @@
 """``run --engine spark`` and ``plan --engine spark``: the maintenance DAG's stages (``pipeline/stages.py``),
 in sequence, from the command line, with spark-submit of ``spark_jobs/retention_job.py`` between prepare and
 validate. A dry run stages and validates but commits nothing. Exit codes as the inline engine: 0 ok; 1 a
-problem (quarantine, failed validation or Spark job, commit conflict); 2 bad input."""
+problem (quarantine, failed validation or Spark job, commit conflict); 2 bad input (also when the Spark job
+exits 2: a topic or partition the lake does not have)."""
 
 from __future__ import annotations
 
@@ -38,9 +39,10 @@ def run_spark_engine(args: argparse.Namespace, *, dry_run: bool) -> int:
 
     labels = {"engine": "spark", "command": f"kafka-segments {args.command}"}
     options = run_options(args, dry_run=dry_run, labels=labels)
+    door = SparkDoor(args)
     try:
         config = load_config(args.config)  # bad configuration: exit 2 before anything runs
-        finished = run_stages(open_lake(args.lake), config, options, SparkDoor(args))
+        finished = run_stages(open_lake(args.lake), config, options, door)
     except (ConfigError, SnapshotFormatError) as exc:
         print(f"kafka-segments {args.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -48,7 +50,7 @@ def run_spark_engine(args: argparse.Namespace, *, dry_run: bool) -> int:
         _print_report(args, finished.report)
     if finished.failure is not None:
         print(f"kafka-segments {args.command}: {finished.failure}", file=sys.stderr)
-        return EXIT_PROBLEM
+        return door.failure_exit
     return _quarantine_status(args, finished.report or {})
 
 
@@ -60,6 +62,8 @@ class SparkDoor:
 
     def __init__(self, args: argparse.Namespace) -> None:
         self._args = args
+        self.failure_exit = EXIT_PROBLEM
+        """The exit code of a failed stage: 2 when the Spark job exited 2 (the user's input), else 1."""
 
     def execute(self, store: ObjectStore, config: Config, record: RunRecord, options: RunOptions) -> None:
         from kafka_segments.lake.runs import RunOutcome
@@ -67,7 +71,8 @@ class SparkDoor:
 
         failure = _execute(self._args, record.run_id, step=options.step)
         if failure is not None:
-            raise StageFailedError(failure, outcome=RunOutcome.ABORTED)
+            reason, self.failure_exit = failure
+            raise StageFailedError(reason, outcome=RunOutcome.ABORTED)
 
     def validate(self, store: ObjectStore, record: RunRecord, options: RunOptions) -> None:
         from kafka_segments.lake.runs import RunOutcome
@@ -78,8 +83,8 @@ class SparkDoor:
             raise StageFailedError(failure, outcome=RunOutcome.REJECTED)
 
 
-def _execute(args: argparse.Namespace, run_id: str, *, step: Progress) -> str | None:
-    """The Spark job; the reason the run must end uncommitted, or ``None``."""
+def _execute(args: argparse.Namespace, run_id: str, *, step: Progress) -> tuple[str, int] | None:
+    """The Spark job; the reason the run must end uncommitted and the exit code it means, or ``None``."""
     from kafka_segments.pipeline.engines.spark_submit import (
         SparkJobError,
         SparkJobNotFoundError,
@@ -92,8 +97,11 @@ def _execute(args: argparse.Namespace, run_id: str, *, step: Progress) -> str | 
         spec = retention_job_spec(lake=args.lake, run_id=run_id, config_path=args.config)
         step(f"execute: spark-submit {spec.name} on {master} (adopt and plan on Spark's executors)")
         result = run_spark_submit(spec, master=master, progress=lambda line: step(f"spark: {line}"))
-    except (SparkJobError, SparkJobNotFoundError) as exc:
-        return f"the Spark job failed, nothing is committed: {exc}"
+    except SparkJobError as exc:
+        code = EXIT_USAGE if exc.exit_code == EXIT_USAGE else EXIT_PROBLEM
+        return f"the Spark job failed, nothing is committed: {exc}", code
+    except SparkJobNotFoundError as exc:
+        return f"the Spark job failed, nothing is committed: {exc}", EXIT_PROBLEM
     step(f"execute: done in {result.seconds:.1f} s")
     return None
 
