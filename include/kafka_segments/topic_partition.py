@@ -6,6 +6,7 @@ may contain ``-`` the name is split at its **last** ``-`` (``LocalLog.parseTopic
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -71,9 +72,22 @@ class TopicPartition:
             InvalidTopicError: no ``-``, an empty topic, a partition that is not a decimal int32, or an
                 illegal topic name.
         """
-        topic, sep, partition = name.rpartition("-")
-        if not sep or not topic:
-            raise InvalidTopicError(f"directory name {name!r} is not in the form <topic>-<partition>")
-        if not partition.isascii() or not partition.isdigit():
-            raise InvalidTopicError(f"directory name {name!r} does not end in a decimal partition number")
-        return cls(topic, int(partition))
+        if cls is TopicPartition:
+            return _parsed_dir_name(name)  # a listing names each partition's folder once per object
+        return _parse_dir_name(cls, name)
+
+
+def _parse_dir_name(cls: type[TopicPartition], name: str) -> TopicPartition:
+    topic, sep, partition = name.rpartition("-")
+    if not sep or not topic:
+        raise InvalidTopicError(f"directory name {name!r} is not in the form <topic>-<partition>")
+    if not partition.isascii() or not partition.isdigit():
+        raise InvalidTopicError(f"directory name {name!r} does not end in a decimal partition number")
+    return cls(topic, int(partition))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _parsed_dir_name(name: str) -> TopicPartition:
+    """``TopicPartition.from_dir_name``, remembered (the value is immutable; a name that raises is not
+    remembered)."""
+    return _parse_dir_name(TopicPartition, name)

@@ -248,14 +248,14 @@ class LocalStore:
         """A listed object's metadata; a link's own (see the module docstring), never its target's."""
         st = path.lstat()
         if not stat.S_ISLNK(st.st_mode):
-            return self._meta(key, path)
+            return self._meta(key, path, st)  # not a link: its lstat is its stat
         target = hashlib.sha256(os.fsencode(os.readlink(path))).hexdigest()
         return ObjectMeta(
             key=key, size=st.st_size, etag=f"symlink-{target}", last_modified_ms=st.st_mtime_ns // 1_000_000
         )
 
-    def _meta(self, key: str, path: Path) -> ObjectMeta:
-        st = path.stat()
+    def _meta(self, key: str, path: Path, known: os.stat_result | None = None) -> ObjectMeta:
+        st = path.stat() if known is None else known
         if not stat.S_ISREG(st.st_mode):
             raise FileNotFoundError(errno.ENOENT, "not a file", str(path))
         etag = self._etags.get(key, _stat_key(st))
