@@ -137,6 +137,7 @@ def run_describe(args: argparse.Namespace) -> int:
         from kafka_segments.cli.compaction_view import describe_context
 
         context = describe_context(args)
+    manifest = None  # read only for the compaction outlook and the consumed view (--config)
     if context is None:
         description = describe_root(root, location=store.describe(), topics=args.topics)
     else:
@@ -151,7 +152,7 @@ def run_describe(args: argparse.Namespace) -> int:
         from kafka_segments.cli.lake_page import write_lake_page
 
         now_ms, offsets = describe_offsets(store, args, context)
-        if context is not None:
+        if context is not None and manifest is not None:
             text += consumed_view(
                 manifest, args, document, config=context.config, now_ms=now_ms, offsets=offsets
             )

@@ -40,12 +40,7 @@ def manifest_to_json(manifest: Manifest) -> bytes:
     whose commit writes format 2 says so in ``commit_format``: a run's staged copy of it)."""
     document = {
         "format_version": MANIFEST_FORMAT_VERSION,
-        "version": manifest.version,
-        "parent_version": manifest.parent_version,
-        "run_id": manifest.run_id,
-        "operation": manifest.operation,
-        "committed_at_ms": manifest.committed_at_ms,
-        "now_ms": manifest.now_ms,
+        **version_fields(manifest),
         "partitions": [partition_to_dict(state) for state in manifest.partitions],
         "retired": [retired_to_dict(retired) for retired in manifest.retired],
     }
@@ -54,6 +49,18 @@ def manifest_to_json(manifest: Manifest) -> bytes:
     if manifest.carries_parent:
         document["carries_parent"] = True
     return dump_json(document)
+
+
+def version_fields(manifest: Manifest) -> dict[str, Any]:
+    """A version's own fields, in either format's document."""
+    return {
+        "version": manifest.version,
+        "parent_version": manifest.parent_version,
+        "run_id": manifest.run_id,
+        "operation": manifest.operation,
+        "committed_at_ms": manifest.committed_at_ms,
+        "now_ms": manifest.now_ms,
+    }
 
 
 def partition_to_dict(state: PartitionState) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from kafka_segments.lake.codec import (
     read_segment,
     retired_to_dict,
     segment_to_dict,
+    version_fields,
 )
 from kafka_segments.lake.json_document import Reader, dump_json, load_document
 from kafka_segments.lake.layout import META_PREFIX, manifest_key
@@ -125,12 +126,7 @@ def write_version(
         lines = _with_carried(lines, parent)
     root = {
         "format_version": FORMAT_2,
-        "version": manifest.version,
-        "parent_version": manifest.parent_version,
-        "run_id": manifest.run_id,
-        "operation": manifest.operation,
-        "committed_at_ms": manifest.committed_at_ms,
-        "now_ms": manifest.now_ms,
+        **version_fields(manifest),
         "partitions": lines,
         "retired": [retired_to_dict(retired) for retired in manifest.retired],
     }

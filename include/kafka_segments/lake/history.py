@@ -39,6 +39,13 @@ def read_head(store: ObjectStore) -> Manifest | None:
     return None if version is None else read_manifest(store, version)
 
 
+def read_head_topic(store: ObjectStore, topic: str) -> Manifest | None:
+    """The latest committed manifest with ``topic``'s partitions only (a reader's view: a format 2 lake's
+    other partitions are not read), ``None`` when nothing was committed yet."""
+    version = head_version(store)
+    return None if version is None else read_root(store, version).manifest(lambda tp: tp.topic == topic)
+
+
 def try_read_manifest(
     store: ObjectStore, version: int, *, referenced: set[str] | None = None
 ) -> Manifest | None:

@@ -72,7 +72,8 @@ class LakeTransaction:
         self._outcome: RunOutcome | None = None
         self._committed_version: int | None = None
         self._root: VersionRoot | None = None
-        self._scope: frozenset[TopicPartition] | None = None
+        self._left: frozenset[TopicPartition] | None = None
+        """After ``narrow``: the base's partitions the run leaves unread (carried into its commit)."""
         self._commit_attempted = False
         self.lost_to: CommitConflictError | None = None
         """After ``RunOutcome.LOST``: the conflict, naming the run that took the version."""
@@ -176,7 +177,7 @@ class LakeTransaction:
                 f"run {self.run_id!r} can only narrow a format 2 base before it adopts",
                 location=self._store.describe(),
             )
-        self._scope = scope
+        self._left = root.topic_partitions() - scope
         self._base = root.manifest(scope.__contains__)
 
     # --- work ------------------------------------------------------------------------------------------
@@ -189,8 +190,6 @@ class LakeTransaction:
     ) -> AdoptionResult:
         """The base plus the segments uploaded since (``lake.adoption``); ``reader`` runs the reads
         elsewhere (the Spark engine's executors), else ``max_workers`` threads read here."""
-        root = self._root if self._scope is not None else None
-        leave = frozenset() if root is None else root.topic_partitions() - self._scope_or_all()
         self._adoption = adopt_objects(
             self._store,
             base=self.base,
@@ -198,7 +197,7 @@ class LakeTransaction:
             reader=reader,
             listing=listing,
             max_workers=max_workers,
-            leave=leave,
+            leave=self._left or frozenset(),
         )
         return self._adoption
 
@@ -206,11 +205,7 @@ class LakeTransaction:
         """Every partition the lake has once ``adoption`` is committed: the adopted ones and, after
         ``narrow``, the base's partitions the run left unread."""
         adopted = frozenset(state.topic_partition for state in adoption.partitions)
-        root = self._root if self._scope is not None else None
-        return adopted if root is None else adopted | root.topic_partitions()
-
-    def _scope_or_all(self) -> frozenset[TopicPartition]:
-        return frozenset() if self._scope is None else self._scope
+        return adopted | (self._left or frozenset())
 
     def write_file(self, name: str, document: object) -> str:
         """Write ``document`` as JSON into the run's folder (invisible to readers); return the key."""
@@ -237,7 +232,7 @@ class LakeTransaction:
             newly_retired=retired,
             present_keys=present,
             format_version=format_version,
-            carries_parent=self._scope is not None,
+            carries_parent=self._left is not None,
         )
 
     def stage(

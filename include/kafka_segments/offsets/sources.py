@@ -95,10 +95,10 @@ def take_snapshot(
 def _from_lake(
     store: ObjectStore, taken_at_ms: int | None, view: Manifest | None, as_of_ms: int | None
 ) -> OffsetSnapshot:
-    from kafka_segments.lake.history import read_head
+    from kafka_segments.lake.history import read_head_topic
     from kafka_segments.offsets.lake_source import snapshot_from_lake
 
-    manifest = read_head(store) if view is None else view
+    manifest = read_head_topic(store, CONSUMER_OFFSETS_TOPIC) if view is None else view
     if manifest is None:
         raise NoCommittedStateError(
             "the lake has no committed manifest, so no archived __consumer_offsets to read",

@@ -46,8 +46,9 @@ def run_scope(
         if topic_partition in scope or topic_partition not in selection:
             continue
         topic = topic_partition.topic
-        topic_config = configs.get(topic) or configs.setdefault(topic, config.for_topic(topic))
-        if _may_change(partition, topic_config, now_ms=now_ms, indexes=indexes):
+        if topic not in configs:
+            configs[topic] = config.for_topic(topic)
+        if _may_change(partition, configs[topic], now_ms=now_ms, indexes=indexes):
             scope.add(topic_partition)
     return frozenset(scope)
 

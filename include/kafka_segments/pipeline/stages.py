@@ -17,7 +17,7 @@ from kafka_segments.errors import LakeError, RunStateError
 from kafka_segments.lake.adoption import adopt_objects
 from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.gc_report import GcReport
-from kafka_segments.lake.history import read_head
+from kafka_segments.lake.history import read_head_topic
 from kafka_segments.lake.run_folder import (
     INPUT_MANIFEST,
     OFFSETS,
@@ -108,10 +108,9 @@ def next_run_offsets(
 
 
 def _offsets_topic_view(store: ObjectStore) -> Manifest | None:
-    """The head with ``__consumer_offsets``' uploaded segments adopted (read only; ``None``: no head and
-    nothing to adopt). Other partitions keep their committed state (absent from the listing, they count as
-    quarantined in this throwaway adoption, which leaves them as they are)."""
-    base = read_head(store)
+    """The head's ``__consumer_offsets`` partitions with their uploaded segments adopted (read only;
+    ``None``: no head and nothing to adopt); no other partition is read."""
+    base = read_head_topic(store, CONSUMER_OFFSETS_TOPIC)
     run = RunRecord(VIEW_RUN_ID, "view", None if base is None else base.version, 0, 0)
     listing = list(store.list(CONSUMER_OFFSETS_TOPIC + "-"))
     adoption = adopt_objects(store, base=base, run=run, listing=listing)
