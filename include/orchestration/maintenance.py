@@ -273,7 +273,10 @@ def _log_parameters(settings: LakeSettings, parameters: RunParameters) -> None:
         ", ".join(parameters.partitions) if parameters.partitions else "all",
         "pinned for this time or the newest earlier pin (backfill)"
         if parameters.earlier_pin
-        else redact_uri(parameters.offsets_source or "only snapshots pinned in the lake"),
+        else redact_uri(
+            parameters.offsets_source
+            or "none asked: the snapshot pinned for this time or the newest earlier pin"
+        ),
     )
 
 
