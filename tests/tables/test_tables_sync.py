@@ -12,8 +12,10 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from counting_store import counting_store
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.layout import manifest_key
+from kafka_segments.lake.upgrade import upgrade
 from kafka_segments.reading import read_lake
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.tables import CatalogSettings, current_files, open_catalog, sync_tables
@@ -188,3 +190,35 @@ def test_gc_removed_versions_are_skipped_and_a_crash_before_the_commit_is_caught
     report = sync_tables(store, topics=["orders"], catalog=settings)
     assert [v.version for v in report.tables[0].versions] == [fifth.version]
     _check(store, settings, ("orders",), [1, fifth.version])
+
+
+def test_on_a_format_2_lake_a_sync_reads_only_the_partitions_a_commit_changed(tmp_path: Path) -> None:
+    local = LocalStore(tmp_path / "lake")
+    clock = FakeClock()
+    first = commit_lake(local, rich_specs(), clock=clock)
+    upgrade(local, clock=clock)
+    store = counting_store(local)
+    settings = CatalogSettings(
+        properties={
+            "uri": f"sqlite:///{tmp_path / 'catalog.db'}",
+            "warehouse": (tmp_path / "warehouse").as_uri(),
+        }
+    )
+    sync_tables(store, catalog=settings)
+    orders = first.partition(ORDERS_0)
+    assert orders is not None
+    trimmed = dataclasses.replace(
+        orders, segments=orders.segments[1:], log_start_offset=orders.segments[1].base_offset
+    )
+    third = commit_states(
+        local, [trimmed if s.topic_partition == ORDERS_0 else s for s in first.partitions], clock=clock
+    )
+    store.reset()
+    report = sync_tables(store, catalog=settings)
+    assert [(t.topic, [v.partitions for v in t.versions]) for t in report.tables] == [
+        ("orders", [(0,)]),
+        ("payments", [()]),
+    ]
+    read = {call.key for call in store.calls if call.kind != "list"}
+    assert not [key for key in read if "payments-" in key or "orders-1" in key]
+    _check(store, settings, ("orders", "payments"), [third.version])

@@ -6,15 +6,19 @@ from __future__ import annotations
 
 import argparse
 
-from kafka_segments.cli.common import EXIT_OK, Commands, add_json, add_lake
+from kafka_segments.cli.common import EXIT_OK, Commands, add_config, add_json, add_lake
 from kafka_segments.cli.output import print_json
 
 
 def run_sync(args: argparse.Namespace) -> int:
+    from kafka_segments.config import load_config
     from kafka_segments.tables import CatalogSettings, sync_tables
 
-    settings = CatalogSettings.from_pairs(args.catalog or [])
-    report = sync_tables(args.lake, topics=args.topics, catalog=settings, namespace=args.namespace)
+    settings = CatalogSettings.from_pairs(args.catalog) if args.catalog else None
+    config = load_config(args.config) if args.config else None
+    report = sync_tables(
+        args.lake, topics=args.topics, catalog=settings, namespace=args.namespace, config=config
+    )
     if args.json:
         print_json(report.to_json())
     else:
@@ -43,17 +47,31 @@ def add_parsers(commands: Commands) -> None:
     )
     add_lake(sync)
     sync.add_argument(
-        "--topics", nargs="+", metavar="T", help="the topics (default: every topic but Kafka's internal ones)"
+        "--topics",
+        nargs="+",
+        metavar="T",
+        help=(
+            "the topics (default: with --config, those with kafka_segments.table.enable; else every topic "
+            "but Kafka's internal ones)"
+        ),
+    )
+    add_config(
+        sync,
+        required=False,
+        help="the YAML configuration: the kafka_segments.table.* settings (docs/configuration.md)",
     )
     sync.add_argument(
         "--catalog",
         action="append",
         metavar="NAME=VALUE",
         help=(
-            "a pyiceberg catalog property, repeatable (type=rest, uri=..., warehouse=...); default: the "
-            "embedded SQLite catalog in the lake's _kafka_segments/tables/ (a local lake only)"
+            "a pyiceberg catalog property, repeatable (type=rest, uri=..., warehouse=...); default: "
+            "kafka_segments.table.catalog of --config, else the embedded SQLite catalog in the lake's "
+            "_kafka_segments/tables/ (a local lake only)"
         ),
     )
-    sync.add_argument("--namespace", default="kafka_segments", help="the tables' namespace (kafka_segments)")
+    sync.add_argument(
+        "--namespace", help="the tables' namespace (default: kafka_segments.table.namespace, kafka_segments)"
+    )
     add_json(sync)
     sync.set_defaults(handler=run_sync)

@@ -54,7 +54,9 @@ def catalog_properties(store: ObjectStore, settings: CatalogSettings) -> dict[st
         TableError: an S3 lake without a catalog named (a SQLite file cannot live in S3).
     """
     given = dict(settings.properties)
-    properties = {"warehouse": warehouse_location(store), **_file_io_properties(store)}
+    properties = _file_io_properties(store)
+    if "warehouse" not in given:
+        properties["warehouse"] = warehouse_location(store)
     if "type" not in given and "uri" not in given:
         properties.update(type="sql", uri=f"sqlite:///{_embedded_db(store)}")
     elif given.get("uri", "").startswith("sqlite:") and "type" not in given:

@@ -17,9 +17,10 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from kafka_segments.errors import TableError
+from kafka_segments.config import Config
+from kafka_segments.errors import PartitionNotFoundError, TableError
 from kafka_segments.lake.history import manifest_versions
-from kafka_segments.lake.roots import try_read_root
+from kafka_segments.lake.roots import VersionRoot, read_root, try_read_root
 from kafka_segments.reading.errors import VersionGoneError
 from kafka_segments.storage import open_store
 from kafka_segments.storage.base import ObjectStore
@@ -43,6 +44,7 @@ from kafka_segments.tables.schema import (
     sort_order,
     table_name,
 )
+from kafka_segments.tables.settings import configured_catalog, configured_namespace, configured_topics
 
 GONE = "removed by gc before the table showed it"
 
@@ -52,23 +54,31 @@ def sync_tables(
     *,
     topics: Sequence[str] | None = None,
     catalog: CatalogSettings | None = None,
-    namespace: str = DEFAULT_NAMESPACE,
+    namespace: str | None = None,
+    config: Config | None = None,
 ) -> TablesSyncReport:
-    """Bring the table of each of ``topics`` (default: every topic of the head but Kafka's internal ones)
-    to the lake's head.
+    """Bring the table of each of ``topics`` to the lake's head. Not given, the topics, the catalog and the
+    namespace come from ``config`` (``kafka_segments.table.*``); without it every topic of the head but
+    Kafka's internal ones, the embedded catalog and ``kafka_segments``.
 
     Raises:
         TableError: the catalog cannot be opened, a table is not this lake's topic, a commit conflicts.
+        PartitionNotFoundError: a topic asked for that neither the lake's head nor the catalog has.
         LakeError, ObjectStoreError: reading the lake failed.
     """
     store = lake if isinstance(lake, ObjectStore) else open_store(lake)
     versions = manifest_versions(store)
     if not versions:
         return TablesSyncReport(store.describe(), None, ())
-    head = try_read_root(store, versions[-1])
-    chosen = _topics(topics, () if head is None else head.topics)
-    iceberg = open_catalog(store, catalog or CatalogSettings())
+    head = read_root(store, versions[-1])
+    if catalog is None:
+        catalog = CatalogSettings() if config is None else configured_catalog(config)
+    if namespace is None:
+        namespace = DEFAULT_NAMESPACE if config is None else configured_namespace(config)
+    iceberg = open_catalog(store, catalog)
     _ensure_namespace(iceberg, namespace)
+    chosen = _topics(topics, head.topics, config)
+    _check_topics(store, iceberg, chosen, head, namespace=namespace)
     synced = tuple(
         sync_topic(store, iceberg, topic, versions=versions, namespace=namespace) for topic in chosen
     )
@@ -217,10 +227,25 @@ def _digests_at(store: ObjectStore, version: int | None, topic: str) -> dict[int
     return {} if root is None else partition_digests(root, topic)
 
 
-def _topics(asked: Sequence[str] | None, present: Sequence[str]) -> tuple[str, ...]:
+def _topics(asked: Sequence[str] | None, present: Sequence[str], config: Config | None) -> tuple[str, ...]:
     if asked:
         return tuple(dict.fromkeys(asked))
+    if config is not None:
+        return configured_topics(config, present)
     return tuple(topic for topic in present if not topic.startswith("__"))
+
+
+def _check_topics(
+    store: ObjectStore, catalog: Any, topics: Sequence[str], head: VersionRoot, *, namespace: str
+) -> None:
+    """A topic neither the head nor the catalog has is a typo: refused before anything is written."""
+    for topic in topics:
+        if topic not in head.topics and not catalog.table_exists((namespace, table_name(topic))):
+            raise PartitionNotFoundError(
+                f"topic {topic!r} is not in the lake (version {head.version}: "
+                f"{', '.join(head.topics) or 'no topic'}) and has no table",
+                location=store.describe(),
+            )
 
 
 def _ensure_namespace(catalog: Any, namespace: str) -> None:
