@@ -45,9 +45,8 @@ def main() -> None:
         again = measured(lambda: sync_tables(store, topics=[TOPIC]))
     print(f"{records:,} records of {args.value_size} B ({args.codec}), {args.segments} segment(s)")
     for name, (wall, cpu) in (("read_lake scan", scan), ("tables sync", sync), ("sync again", again)):
-        print(
-            f"  {name:<15} {wall:6.2f} s wall {cpu:6.2f} s CPU  {records / cpu / 1e6:5.2f} M records/s per core"
-        )
+        rate = records / cpu / 1e6
+        print(f"  {name:<15} {wall:6.2f} s wall {cpu:6.2f} s CPU  {rate:5.2f} M records/s per core")
 
 
 if __name__ == "__main__":
