@@ -222,3 +222,44 @@ def test_on_a_format_2_lake_a_sync_reads_only_the_partitions_a_commit_changed(tm
     read = {call.key for call in store.calls if call.kind != "list"}
     assert not [key for key in read if "payments-" in key or "orders-1" in key]
     _check(store, settings, ("orders", "payments"), [third.version])
+
+
+def test_one_sync_over_several_versions_drops_the_files_it_wrote_itself(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "lake")
+    clock = FakeClock()
+    first = commit_lake(store, rich_specs(), clock=clock)
+    orders = first.partition(ORDERS_0)
+    assert orders is not None
+    trimmed = dataclasses.replace(
+        orders, segments=orders.segments[1:], log_start_offset=orders.segments[1].base_offset
+    )
+    clock.advance(1_000)
+    second = commit_states(
+        store, [trimmed if s.topic_partition == ORDERS_0 else s for s in first.partitions], clock=clock
+    )
+    report = sync_tables(store, topics=["orders"], catalog=CatalogSettings())
+    assert [(v.version, v.files_removed) for v in report.tables[0].versions] == [(1, 0), (2, 1)]
+    _check(store, CatalogSettings(), ("orders",), [first.version, second.version])
+
+
+def test_a_compacted_topic_gets_its_latest_table(tmp_path: Path) -> None:
+    store = _compacted_lake(tmp_path)
+    settings = CatalogSettings()
+    config = kafka_test_config(300)
+    report = sync_tables(store, topics=[TP.topic], catalog=settings, config=config)
+    assert [(t.table, t.view) for t in report.tables] == [
+        ("kafka_segments.t", "all"),
+        ("kafka_segments.t_latest", "latest"),
+    ]
+    cleaned(run_at(store, kafka_test_config(300), NOW + 1_000), TP)
+    report = sync_tables(store, topics=[TP.topic], catalog=settings, config=config)
+    [done] = report.tables[1].versions
+    assert (done.files_removed, done.files_added) == (1, 1)  # the partition's one file, rebuilt
+    table = _table(store, settings, "t_latest")
+    dictionary = {b"0": b"0", b"2": b"38", b"3": b"39", b"5": b"5"}  # the raw log, replayed by hand
+    for version in (1, 2):
+        rows = _rows_at(table, version)
+        latest = {"subscribe": TP.topic, "view": "latest", "kafka.isolation.level": "read_committed"}
+        expected = read_lake(store, {**latest, "includeHeaders": "true", "versionAsOf": str(version)})
+        assert sorted(rows, key=lambda r: r["offset"]) == pa.Table.from_batches(list(expected)).to_pylist()
+        assert {row["key"]: row["value"] for row in rows} == dictionary

@@ -10,12 +10,12 @@ from typing import Any
 
 from kafka_segments.lake.format2 import state_sha256
 from kafka_segments.lake.roots import VersionRoot
-from kafka_segments.reading.options import ReadOptions, parse_options
+from kafka_segments.reading.options import ReadOptions, View, parse_options
 from kafka_segments.reading.ranges import resolve_ranges
 from kafka_segments.reading.tasks import segment_tasks
 from kafka_segments.reading.timetravel import check_objects_exist
 from kafka_segments.storage.base import ObjectStore
-from kafka_segments.tables.files import WantedFile, wanted_files
+from kafka_segments.tables.files import WantedFile, latest_files, wanted_files
 
 PartitionFiles = dict[int, dict[str, Any]]
 """The table's current data files: partition → file name → ``pyiceberg.manifest.DataFile``."""
@@ -54,10 +54,16 @@ def changed_partitions(
 
 
 def version_change(
-    store: ObjectStore, root: VersionRoot, topic: str, partitions: tuple[int, ...], files: PartitionFiles
+    store: ObjectStore,
+    root: VersionRoot,
+    topic: str,
+    partitions: tuple[int, ...],
+    files: PartitionFiles,
+    *,
+    view: View = View.ALL,
 ) -> VersionChange:
     """The files to write and to drop so that ``partitions`` of the table hold what ``read_lake`` gives of
-    them at ``root``'s version with read_committed.
+    them at ``root``'s version with read_committed (and ``view``: the log, or the compacted view).
 
     Raises:
         VersionGoneError: a segment object of the version is gone (gc deleted it after a later commit).
@@ -65,8 +71,9 @@ def version_change(
     wanted_set = set(partitions)
     states = root.load(lambda tp: tp.topic == topic and tp.partition in wanted_set)
     check_objects_exist(store, root.version, states)
-    ranges = resolve_ranges(store, states, read_committed(topic))
-    wanted = wanted_files(segment_tasks(ranges, drop_aborted=True))
+    ranges = resolve_ranges(store, states, read_committed(topic, view=view))
+    tasks = segment_tasks(ranges, drop_aborted=True)
+    wanted = latest_files(tasks) if view is View.LATEST else wanted_files(tasks)
     to_write: list[WantedFile] = []
     to_drop: list[Any] = []
     for partition in partitions:
@@ -77,9 +84,10 @@ def version_change(
     return VersionChange(partitions, tuple(to_write), tuple(to_drop))
 
 
-def read_committed(topic: str) -> ReadOptions:
-    """The read a table holds: the whole committed log of ``topic``, as read_committed gives it."""
-    return parse_options({"subscribe": topic, "kafka.isolation.level": "read_committed"})
+def read_committed(topic: str, *, view: View = View.ALL) -> ReadOptions:
+    """The read a table holds: the whole committed log of ``topic`` as read_committed gives it (with
+    ``view=latest``: its compacted view)."""
+    return parse_options({"subscribe": topic, "kafka.isolation.level": "read_committed", "view": view.value})
 
 
 def _of_topic(topic: str) -> Any:

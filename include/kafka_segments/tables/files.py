@@ -10,10 +10,11 @@ offset or a last stable offset that moves inside a segment replaces that segment
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from kafka_segments.reading.reader import read_latest
 from kafka_segments.reading.segment_read import read_task
 from kafka_segments.reading.tasks import SegmentTask
 from kafka_segments.storage.base import ObjectStore
@@ -34,19 +35,31 @@ theirs, so Iceberg's planning prunes files by them."""
 
 @dataclass(frozen=True, slots=True)
 class WantedFile:
-    """A data file a lake version's partition needs: the rows of ``task``."""
+    """A data file a lake version's partition needs: the rows of ``tasks`` (one segment's), or with
+    ``latest`` the compacted view of them (a whole partition's)."""
 
-    task: SegmentTask
+    tasks: tuple[SegmentTask, ...]
     name: str
+    latest: bool = False
 
     @property
     def partition(self) -> int:
-        return self.task.topic_partition.partition
+        return self.tasks[0].topic_partition.partition
 
 
 def wanted_files(tasks: Iterable[SegmentTask]) -> dict[str, WantedFile]:
     """The files of ``tasks`` (one per segment: the tasks are planned unsplit), by name."""
-    files = (WantedFile(task, file_name(task)) for task in tasks)
+    files = (WantedFile((task,), file_name(task)) for task in tasks)
+    return {wanted.name: wanted for wanted in files}
+
+
+def latest_files(tasks: Iterable[SegmentTask]) -> dict[str, WantedFile]:
+    """One file per partition of ``tasks``: its compacted view (``view=latest``), named by all its
+    segments' identities, so that it is rebuilt when and only when one of them changes."""
+    by_partition: dict[int, list[SegmentTask]] = {}
+    for task in tasks:
+        by_partition.setdefault(task.topic_partition.partition, []).append(task)
+    files = (WantedFile(tuple(group), latest_name(group), latest=True) for group in by_partition.values())
     return {wanted.name: wanted for wanted in files}
 
 
@@ -54,12 +67,21 @@ def file_name(task: SegmentTask) -> str:
     """``<segment stem>.<start>-<end>.<digest>.parquet``: the digest covers the layout, the segment's key,
     size and sha256, and the offsets read."""
     segment = task.segment
-    identity = "\0".join(
-        (FILE_LAYOUT, segment.key, str(segment.size), segment.sha256, str(task.start), str(task.end))
-    )
-    digest = hashlib.sha256(identity.encode()).hexdigest()[:24]
     stem = segment.key.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    return f"{stem}.{task.start}-{task.end}.{digest}.parquet"
+    return f"{stem}.{task.start}-{task.end}.{_digest([task])}.parquet"
+
+
+def latest_name(tasks: Iterable[SegmentTask]) -> str:
+    """``latest.<digest>.parquet``: the digest covers every segment's identity, as ``file_name``'s."""
+    return f"latest.{_digest(tasks, kind='latest')}.parquet"
+
+
+def _digest(tasks: Iterable[SegmentTask], *, kind: str = "log") -> str:
+    parts = [FILE_LAYOUT, kind]
+    for task in tasks:
+        segment = task.segment
+        parts.extend((segment.key, str(segment.size), segment.sha256, str(task.start), str(task.end)))
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
 
 
 def data_file_path(table_location: str, wanted: WantedFile) -> str:
@@ -86,7 +108,7 @@ def write_data_file(store: ObjectStore, table: Any, wanted: WantedFile) -> Any |
     out: Any = None
     writer: Any = None
     try:
-        for batch in read_task(store, wanted.task, include_headers=True):
+        for batch in _batches(store, wanted):
             if batch.num_rows == 0:
                 continue
             if writer is None:
@@ -101,6 +123,12 @@ def write_data_file(store: ObjectStore, table: Any, wanted: WantedFile) -> Any |
         if out is not None:
             out.close()
     return _data_file(table, wanted, path=path, metadata=writer.writer.metadata, size=size)
+
+
+def _batches(store: ObjectStore, wanted: WantedFile) -> Iterator[Any]:
+    if wanted.latest:
+        return read_latest(store, list(wanted.tasks), include_headers=True)
+    return (batch for task in wanted.tasks for batch in read_task(store, task, include_headers=True))
 
 
 def _data_file(table: Any, wanted: WantedFile, *, path: str, metadata: Any, size: int) -> Any:
@@ -118,15 +146,18 @@ def _data_file(table: Any, wanted: WantedFile, *, path: str, metadata: Any, size
         stats_columns=compute_statistics_plan(schema, table.metadata.properties),
         parquet_column_mapping=parquet_path_to_id_mapping(schema),
     )
-    return DataFile.from_args(
+    data_file = DataFile.from_args(
         content=DataFileContent.DATA,
         file_path=path,
         file_format=FileFormat.PARQUET,
         partition=Record(wanted.partition),
         file_size_in_bytes=size,
         sort_order_id=None,
-        spec_id=table.metadata.default_spec_id,
         equality_ids=None,
         key_metadata=None,
         **statistics.to_serialized_dict(),
     )
+    # not a field of the file's entry: a commit that drops the file (a later version, in the same sync)
+    # reads it, and ``from_args`` ignores it
+    data_file.spec_id = table.metadata.default_spec_id
+    return data_file

@@ -46,27 +46,35 @@ class TableSync:
     to_version: int | None
     versions: tuple[VersionSync, ...]
     skipped: tuple[SkippedVersions, ...]
+    view: str = "all"
+    """``all`` (the log) or ``latest`` (the compacted view)."""
+
+    @property
+    def label(self) -> str:
+        """What its lines start with: the topic (``<topic>_latest`` for the compacted view's table)."""
+        return self.topic if self.view == "all" else f"{self.topic}_latest"
 
     def lines(self) -> list[str]:
-        lines = [f"{self.topic}: table {self.table} created"] if self.created else []
+        lines = [f"{self.label}: table {self.table} created"] if self.created else []
         for skipped in self.skipped:
-            lines.append(f"{self.topic}: lake version {skipped.label} skipped: {skipped.reason}")
+            lines.append(f"{self.label}: lake version {skipped.label} skipped: {skipped.reason}")
         for done in self.versions:
             if done.snapshot_id is None:
                 continue
             lines.append(
-                f"{self.topic}: lake version {done.version}: +{done.files_added} file(s) "
+                f"{self.label}: lake version {done.version}: +{done.files_added} file(s) "
                 f"({done.rows_added} rows), -{done.files_removed} file(s) in partition(s) "
                 f"{', '.join(map(str, done.partitions))}; snapshot {done.snapshot_id}"
             )
         if not any(done.snapshot_id is not None for done in self.versions):
-            lines.append(f"{self.topic}: {self.table} up to date at lake version {self.to_version}")
+            lines.append(f"{self.label}: {self.table} up to date at lake version {self.to_version}")
         return lines
 
     def to_json(self) -> dict[str, Any]:
         return {
             "topic": self.topic,
             "table": self.table,
+            "view": self.view,
             "created": self.created,
             "from_version": self.from_version,
             "to_version": self.to_version,

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kafka_segments.reading.options import View
+
 LAKE_VERSION_PROPERTY = "kafka-segments.lake-version"
 """A table property: the lake version the table shows (its last sync); a snapshot's summary holds the same
 key for the version whose rows it first showed."""
@@ -13,13 +15,22 @@ LAKE_PROPERTY = "kafka-segments.lake"
 """A table property: the lake the table follows, as its store describes it."""
 TOPIC_PROPERTY = "kafka-segments.topic"
 """A table property: the topic the table holds."""
+VIEW_PROPERTY = "kafka-segments.view"
+"""A table property: ``all`` (the log) or ``latest`` (the compacted view, one row per key)."""
 DEFAULT_NAMESPACE = "kafka_segments"
+LATEST_SUFFIX = "_latest"
+UNMEASURED_COLUMNS = ("key", "value", "headers.element.key", "headers.element.value")
+"""Columns without Iceberg metrics: their files carry no min/max statistics (``files.PARQUET_OPTIONS``)."""
+TABLE_PROPERTIES = {f"write.metadata.metrics.column.{name}": "none" for name in UNMEASURED_COLUMNS}
+"""Every table's own properties (besides the lake's, the topic's and the view's)."""
 
 
-def table_name(topic: str) -> str:
+def table_name(topic: str, *, view: View = View.ALL) -> str:
     """The table's name for ``topic``: a ``.`` (a namespace separator in Iceberg's identifiers) becomes
-    ``_``. Kafka refuses two topics that differ only there, so no two topics share a table."""
-    return topic.replace(".", "_")
+    ``_``. Kafka refuses two topics that differ only there, so no two topics share a table. The compacted
+    view's table ends in ``_latest``."""
+    name = topic.replace(".", "_")
+    return name + LATEST_SUFFIX if view is View.LATEST else name
 
 
 def iceberg_schema() -> Any:

@@ -22,6 +22,7 @@ from kafka_segments.errors import PartitionNotFoundError, TableError
 from kafka_segments.lake.history import manifest_versions
 from kafka_segments.lake.roots import VersionRoot, read_root, try_read_root
 from kafka_segments.reading.errors import VersionGoneError
+from kafka_segments.reading.options import View
 from kafka_segments.storage import open_store
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.tables.catalog import CatalogSettings, open_catalog
@@ -38,13 +39,20 @@ from kafka_segments.tables.schema import (
     DEFAULT_NAMESPACE,
     LAKE_PROPERTY,
     LAKE_VERSION_PROPERTY,
+    TABLE_PROPERTIES,
     TOPIC_PROPERTY,
+    VIEW_PROPERTY,
     iceberg_schema,
     partition_spec,
     sort_order,
     table_name,
 )
-from kafka_segments.tables.settings import configured_catalog, configured_namespace, configured_topics
+from kafka_segments.tables.settings import (
+    compacted_topics,
+    configured_catalog,
+    configured_namespace,
+    configured_topics,
+)
 
 GONE = "removed by gc before the table showed it"
 
@@ -79,17 +87,27 @@ def sync_tables(
     _ensure_namespace(iceberg, namespace)
     chosen = _topics(topics, head.topics, config)
     _check_topics(store, iceberg, chosen, head, namespace=namespace)
+    compacted = set() if config is None else set(compacted_topics(config, chosen))
     synced = tuple(
-        sync_topic(store, iceberg, topic, versions=versions, namespace=namespace) for topic in chosen
+        sync_topic(store, iceberg, topic, versions=versions, namespace=namespace, view=view)
+        for topic in chosen
+        for view in ((View.ALL, View.LATEST) if topic in compacted else (View.ALL,))
     )
     return TablesSyncReport(store.describe(), versions[-1], synced)
 
 
 def sync_topic(
-    store: ObjectStore, catalog: Any, topic: str, *, versions: Sequence[int], namespace: str
+    store: ObjectStore,
+    catalog: Any,
+    topic: str,
+    *,
+    versions: Sequence[int],
+    namespace: str,
+    view: View = View.ALL,
 ) -> TableSync:
-    """Bring ``topic``'s table to the last of ``versions`` (the lake's retained versions, ascending)."""
-    table, created = open_table(store, catalog, topic, namespace=namespace)
+    """Bring ``topic``'s table (``view=latest``: its ``_latest`` table) to the last of ``versions`` (the
+    lake's retained versions, ascending)."""
+    table, created = open_table(store, catalog, topic, namespace=namespace, view=view)
     shown = recorded_version(table)
     pending = [v for v in versions if v > (shown or 0)]
     skipped: list[SkippedVersions] = []
@@ -107,7 +125,7 @@ def sync_topic(
         digests = partition_digests(root, topic)
         partitions = changed_partitions(digests, previous, files)
         try:
-            change = version_change(store, root, topic, partitions, files)
+            change = version_change(store, root, topic, partitions, files, view=view)
         except VersionGoneError as exc:
             skipped.append(SkippedVersions(version, version, f"its segments are gone ({exc.reason})"))
             continue
@@ -116,7 +134,14 @@ def sync_topic(
     if last != recorded_version(table) and last is not None:
         _commit(table, version=last, drop=(), add=())
     return TableSync(
-        topic, ".".join(table.name()), created, shown, last, tuple(done), tuple(_merged(skipped))
+        topic,
+        ".".join(table.name()),
+        created,
+        shown,
+        last,
+        tuple(done),
+        tuple(_merged(skipped)),
+        view=view.value,
     )
 
 
@@ -173,19 +198,22 @@ def _commit(table: Any, *, version: int, drop: Iterable[Any], add: Iterable[Any]
         raise
 
 
-def open_table(store: ObjectStore, catalog: Any, topic: str, *, namespace: str) -> tuple[Any, bool]:
-    """``topic``'s table (created when missing) and whether it was created.
+def open_table(
+    store: ObjectStore, catalog: Any, topic: str, *, namespace: str, view: View = View.ALL
+) -> tuple[Any, bool]:
+    """``topic``'s table of ``view`` (created when missing) and whether it was created.
 
     Raises:
-        TableError: a table of that name that holds another lake's or topic's rows.
+        TableError: a table of that name that holds another lake's or topic's rows, or another view.
     """
     from pyiceberg.exceptions import NoSuchTableError
 
-    identifier = (namespace, table_name(topic))
+    identifier = (namespace, table_name(topic, view=view))
+    expected = {LAKE_PROPERTY: store.describe(), TOPIC_PROPERTY: topic, VIEW_PROPERTY: view.value}
     try:
         table = catalog.load_table(identifier)
     except NoSuchTableError:
-        properties = {LAKE_PROPERTY: store.describe(), TOPIC_PROPERTY: topic}
+        properties = {**TABLE_PROPERTIES, **expected}
         table = catalog.create_table(
             identifier,
             schema=iceberg_schema(),
@@ -194,10 +222,11 @@ def open_table(store: ObjectStore, catalog: Any, topic: str, *, namespace: str) 
             properties=properties,
         )
         return table, True
-    owner = (table.properties.get(LAKE_PROPERTY), table.properties.get(TOPIC_PROPERTY))
-    if owner != (store.describe(), topic):
+    owner = {name: table.properties.get(name) for name in expected}
+    if owner != expected:
         raise TableError(
-            f"the table holds {owner[1]!r} of {owner[0]!r}, not {topic!r} of this lake",
+            f"the table holds {owner[TOPIC_PROPERTY]!r} ({owner[VIEW_PROPERTY]}) of "
+            f"{owner[LAKE_PROPERTY]!r}, not {topic!r} ({view.value}) of this lake",
             location=".".join(identifier),
         )
     return table, False
