@@ -1,5 +1,6 @@
-"""``kafka-segments tables sync`` as a user runs it (a process, then in this process): the text report and ``--json``, the topics a
-configuration file enables, a second sync that changes nothing, and a typo'd topic as one line, exit 2."""
+"""``kafka-segments tables sync`` as a user runs it (a process, then in this process): the text report and
+``--json``, the topics a configuration file enables, a second sync that changes nothing, and a typo'd topic
+as one line, exit 2."""
 
 from __future__ import annotations
 

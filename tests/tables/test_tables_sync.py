@@ -13,6 +13,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from counting_store import counting_store
+from kafka_segments.errors import TableError
 from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.layout import manifest_key
 from kafka_segments.lake.upgrade import upgrade
@@ -263,3 +264,53 @@ def test_a_compacted_topic_gets_its_latest_table(tmp_path: Path) -> None:
         expected = read_lake(store, {**latest, "includeHeaders": "true", "versionAsOf": str(version)})
         assert sorted(rows, key=lambda r: r["offset"]) == pa.Table.from_batches(list(expected)).to_pylist()
         assert {row["key"]: row["value"] for row in rows} == dictionary
+
+
+@pytest.mark.parametrize("failing", [1, 3])
+def test_a_failed_file_write_leaves_the_table_as_it_was_and_the_next_sync_catches_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: int
+) -> None:
+    store = LocalStore(tmp_path / "lake")
+    first = commit_lake(store, rich_specs(), clock=FakeClock())
+    settings = CatalogSettings()
+    written = 0
+    write = sync_module.write_data_file
+
+    def faulty(*args: Any) -> Any:
+        nonlocal written
+        written += 1
+        if written == failing:
+            raise OSError(f"injected: file {failing} of the sync could not be written")
+        return write(*args)
+
+    monkeypatch.setattr(sync_module, "write_data_file", faulty)
+    with pytest.raises(OSError, match="injected"):
+        sync_tables(store, topics=["orders"], catalog=settings)
+    table = _table(store, settings, "orders")
+    assert table.current_snapshot() is None
+    assert LAKE_VERSION_PROPERTY not in table.properties
+    monkeypatch.undo()
+    report = sync_tables(store, topics=["orders"], catalog=settings)
+    assert [(v.version, v.files_added) for v in report.tables[0].versions] == [(first.version, 4)]
+    _check(store, settings, ("orders",), [first.version])
+
+
+def test_a_commit_on_a_table_another_sync_moved_is_one_clear_error(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "lake")
+    clock = FakeClock()
+    first = commit_lake(store, rich_specs(), clock=clock)
+    settings = CatalogSettings()
+    sync_tables(store, topics=["orders"], catalog=settings)
+    stale = _table(store, settings, "orders")
+    orders = first.partition(ORDERS_0)
+    assert orders is not None
+    trimmed = dataclasses.replace(
+        orders, segments=orders.segments[1:], log_start_offset=orders.segments[1].base_offset
+    )
+    commit_states(
+        store, [trimmed if s.topic_partition == ORDERS_0 else s for s in first.partitions], clock=clock
+    )
+    sync_tables(store, topics=["orders"], catalog=settings)  # a snapshot more: `stale` is behind
+    [dropped, *_] = current_files(stale)[0].values()
+    with pytest.raises(TableError, match="another writer committed to the table meanwhile .*; sync again"):
+        sync_module._commit(stale, version=2, drop=[dropped], add=())

@@ -21,8 +21,13 @@ DEFAULT_NAMESPACE = "kafka_segments"
 LATEST_SUFFIX = "_latest"
 UNMEASURED_COLUMNS = ("key", "value", "headers.element.key", "headers.element.value")
 """Columns without Iceberg metrics: their files carry no min/max statistics (``files.PARQUET_OPTIONS``)."""
-TABLE_PROPERTIES = {f"write.metadata.metrics.column.{name}": "none" for name in UNMEASURED_COLUMNS}
-"""Every table's own properties (besides the lake's, the topic's and the view's)."""
+TABLE_PROPERTIES = {
+    **{f"write.metadata.metrics.column.{name}": "none" for name in UNMEASURED_COLUMNS},
+    "commit.retry.num-retries": "0",
+}
+"""Every table's own properties (besides the lake's, the topic's and the view's). No commit is retried: a
+sync's files are computed from the snapshot it read, so pyiceberg's rebase onto a snapshot another sync made
+meanwhile could add a segment's file twice; the commit fails instead (``TableError``: sync again)."""
 
 
 def table_name(topic: str, *, view: View = View.ALL) -> str:
