@@ -7,6 +7,7 @@ version gc removed is skipped with one line; a crash before the table's commit i
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.layout import manifest_key
 from kafka_segments.lake.upgrade import upgrade
 from kafka_segments.reading import read_lake
+from kafka_segments.state import Manifest, PartitionState
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.tables import CatalogSettings, current_files, open_catalog, sync_tables
 from kafka_segments.tables import sync as sync_module
@@ -68,6 +70,18 @@ def _check(
             assert _rows_at(table, version) == expected, (topic, version)
 
 
+def _retention_drops_orders_0s_first_segment(
+    store: ObjectStore, states: Sequence[PartitionState], clock: FakeClock
+) -> Manifest:
+    """Commit ``states`` again with orders-0's first segment deleted (retention) and its log start offset at
+    the next segment's base offset."""
+    [orders] = [s for s in states if s.topic_partition == ORDERS_0]
+    trimmed = dataclasses.replace(
+        orders, segments=orders.segments[1:], log_start_offset=orders.segments[1].base_offset
+    )
+    return commit_states(store, [trimmed if s is orders else s for s in states], clock=clock)
+
+
 def _retention_and_sync_twice(store: ObjectStore, settings: CatalogSettings) -> None:
     clock = FakeClock()
     first = commit_lake(store, rich_specs(), clock=clock, operation="adopt")
@@ -80,12 +94,7 @@ def _retention_and_sync_twice(store: ObjectStore, settings: CatalogSettings) -> 
     orders = first.partition(ORDERS_0)
     assert orders is not None
     dropped = orders.segments[0]
-    trimmed = dataclasses.replace(
-        orders, segments=orders.segments[1:], log_start_offset=orders.segments[1].base_offset
-    )
-    second = commit_states(
-        store, [trimmed if s.topic_partition == ORDERS_0 else s for s in first.partitions], clock=clock
-    )
+    second = _retention_drops_orders_0s_first_segment(store, first.partitions, clock)
     report = sync_tables(store, catalog=settings)
     by_topic = {t.topic: t for t in report.tables}
     assert [
@@ -174,11 +183,7 @@ def test_gc_removed_versions_are_skipped_and_a_crash_before_the_commit_is_caught
         "orders: kafka_segments.orders up to date at lake version 4",
     ]
 
-    orders = states[[s.topic_partition for s in states].index(ORDERS_0)]
-    trimmed = dataclasses.replace(
-        orders, segments=orders.segments[1:], log_start_offset=orders.segments[1].base_offset
-    )
-    fifth = commit_states(store, [trimmed if s is orders else s for s in states], clock=clock)
+    fifth = _retention_drops_orders_0s_first_segment(store, states, clock)
 
     def crash(*args: Any, **kwargs: Any) -> None:
         raise OSError("killed between the files and the table's commit")
@@ -206,14 +211,7 @@ def test_on_a_format_2_lake_a_sync_reads_only_the_partitions_a_commit_changed(tm
         }
     )
     sync_tables(store, catalog=settings)
-    orders = first.partition(ORDERS_0)
-    assert orders is not None
-    trimmed = dataclasses.replace(
-        orders, segments=orders.segments[1:], log_start_offset=orders.segments[1].base_offset
-    )
-    third = commit_states(
-        local, [trimmed if s.topic_partition == ORDERS_0 else s for s in first.partitions], clock=clock
-    )
+    third = _retention_drops_orders_0s_first_segment(local, first.partitions, clock)
     store.reset()
     report = sync_tables(store, catalog=settings)
     assert [(t.topic, [v.partitions for v in t.versions]) for t in report.tables] == [
@@ -229,15 +227,8 @@ def test_one_sync_over_several_versions_drops_the_files_it_wrote_itself(tmp_path
     store = LocalStore(tmp_path / "lake")
     clock = FakeClock()
     first = commit_lake(store, rich_specs(), clock=clock)
-    orders = first.partition(ORDERS_0)
-    assert orders is not None
-    trimmed = dataclasses.replace(
-        orders, segments=orders.segments[1:], log_start_offset=orders.segments[1].base_offset
-    )
     clock.advance(1_000)
-    second = commit_states(
-        store, [trimmed if s.topic_partition == ORDERS_0 else s for s in first.partitions], clock=clock
-    )
+    second = _retention_drops_orders_0s_first_segment(store, first.partitions, clock)
     report = sync_tables(store, topics=["orders"], catalog=CatalogSettings())
     assert [(v.version, v.files_removed) for v in report.tables[0].versions] == [(1, 0), (2, 1)]
     _check(store, CatalogSettings(), ("orders",), [first.version, second.version])
@@ -302,15 +293,8 @@ def test_a_commit_on_a_table_another_sync_moved_is_one_clear_error(tmp_path: Pat
     settings = CatalogSettings()
     sync_tables(store, topics=["orders"], catalog=settings)
     stale = _table(store, settings, "orders")
-    orders = first.partition(ORDERS_0)
-    assert orders is not None
-    trimmed = dataclasses.replace(
-        orders, segments=orders.segments[1:], log_start_offset=orders.segments[1].base_offset
-    )
-    commit_states(
-        store, [trimmed if s.topic_partition == ORDERS_0 else s for s in first.partitions], clock=clock
-    )
+    _retention_drops_orders_0s_first_segment(store, first.partitions, clock)
     sync_tables(store, topics=["orders"], catalog=settings)  # a snapshot more: `stale` is behind
     [dropped, *_] = current_files(stale)[0].values()
-    with pytest.raises(TableError, match="another writer committed to the table meanwhile .*; sync again"):
+    with pytest.raises(TableError, match=r"another writer committed to the table meanwhile .*; sync again"):
         sync_module._commit(stale, version=2, drop=[dropped], add=())
