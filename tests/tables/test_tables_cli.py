@@ -54,3 +54,9 @@ def test_sync_from_the_command_line(tmp_path: Path) -> None:
     assert not typo.stdout
     assert "topic 'order' is not in the lake (version 1: orders, payments) and has no table" in typo.stderr
     assert len(typo.stderr.strip().splitlines()) == 1
+
+
+def test_tables_without_an_action_says_which_there_are() -> None:
+    done = cli_in_process("tables", aws={})
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == "kafka-segments tables: choose an action: sync"

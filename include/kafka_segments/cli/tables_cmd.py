@@ -5,8 +5,9 @@ skipped. Exit 0; errors as every command's (one line, exit 1 or 2)."""
 from __future__ import annotations
 
 import argparse
+import sys
 
-from kafka_segments.cli.common import EXIT_OK, Commands, add_config, add_json, add_lake
+from kafka_segments.cli.common import EXIT_OK, EXIT_USAGE, Commands, add_config, add_json, add_lake
 from kafka_segments.cli.output import print_json
 
 
@@ -75,3 +76,10 @@ def add_parsers(commands: Commands) -> None:
     )
     add_json(sync)
     sync.set_defaults(handler=run_sync)
+
+    def usage(_: argparse.Namespace) -> int:
+        tables.print_usage(sys.stderr)
+        print("kafka-segments tables: choose an action: sync", file=sys.stderr)
+        return EXIT_USAGE
+
+    tables.set_defaults(handler=usage)
