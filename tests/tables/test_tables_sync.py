@@ -21,7 +21,7 @@ from kafka_segments.lake.upgrade import upgrade
 from kafka_segments.reading import read_lake
 from kafka_segments.state import Manifest, PartitionState
 from kafka_segments.storage import LocalStore, ObjectStore
-from kafka_segments.tables import CatalogSettings, current_files, open_catalog, sync_tables
+from kafka_segments.tables import CatalogSettings, current_files, open_catalog, snapshot_as_of, sync_tables
 from kafka_segments.tables import sync as sync_module
 from kafka_segments.tables.schema import LAKE_VERSION_PROPERTY
 from kit import FakeClock
@@ -50,12 +50,8 @@ def _table(store: ObjectStore, settings: CatalogSettings, topic: str) -> Any:
 
 
 def _rows_at(table: Any, version: int) -> Rows:
-    """The table as of lake version ``version``: its last snapshot recording a version at or below it."""
-    shown = [
-        snapshot for snapshot in table.snapshots() if int(snapshot.summary[LAKE_VERSION_PROPERTY]) <= version
-    ]
-    latest = max(shown, key=lambda snapshot: int(snapshot.summary[LAKE_VERSION_PROPERTY]))
-    rows = table.scan(snapshot_id=latest.snapshot_id).to_arrow()
+    """The table as of lake version ``version`` (``snapshot_as_of``)."""
+    rows = table.scan(snapshot_id=snapshot_as_of(table, version).snapshot_id).to_arrow()
     return rows.sort_by([("partition", "ascending"), ("offset", "ascending")]).to_pylist()
 
 
@@ -106,6 +102,10 @@ def _retention_and_sync_twice(store: ObjectStore, settings: CatalogSettings) -> 
     stem = dropped.key.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     assert not [name for name in current_files(orders_table).get(0, {}) if name.startswith(stem + ".")]
     assert orders_table.properties[LAKE_VERSION_PROPERTY] == str(second.version)
+    payments_table = _table(store, settings, "payments")  # version 2 changed nothing of it: v1's snapshot
+    assert snapshot_as_of(payments_table, second.version) == snapshot_as_of(payments_table, first.version)
+    with pytest.raises(TableError, match=f"lake version {second.version + 1} is past the version the table"):
+        snapshot_as_of(orders_table, second.version + 1)
 
     snapshots = {t: len(_table(store, settings, t).snapshots()) for t in ("orders", "payments")}
     again = sync_tables(store, catalog=settings)

@@ -10,7 +10,7 @@ from kafka_segments import exports_by_module, lazy_exports
 
 _EXPORTS = exports_by_module(
     {
-        "sync": "sync_tables current_files recorded_version",
+        "sync": "sync_tables current_files recorded_version snapshot_as_of",
         "catalog": "CatalogSettings open_catalog",
         "report": "TablesSyncReport TableSync VersionSync SkippedVersions",
         "schema": "LAKE_VERSION_PROPERTY table_name",

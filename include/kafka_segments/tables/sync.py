@@ -238,6 +238,29 @@ def recorded_version(table: Any) -> int | None:
     return None if value is None else int(value)
 
 
+def snapshot_as_of(table: Any, version: int) -> Any:
+    """The ``pyiceberg`` snapshot of ``table`` that shows lake version ``version``: the last one recording a
+    version at or below it (a version that changed nothing of the topic added none). ``None``: the table
+    shows no version that old.
+
+    Raises:
+        TableError: ``version`` is past the version the table was synced to (sync first).
+    """
+    shown = recorded_version(table)
+    if shown is None or version > shown:
+        raise TableError(
+            f"lake version {version} is past the version the table shows ({shown}): sync it first",
+            location=".".join(table.name()),
+        )
+    recorded = [
+        (int(snapshot.summary[LAKE_VERSION_PROPERTY]), snapshot)
+        for snapshot in table.snapshots()
+        if snapshot.summary is not None and LAKE_VERSION_PROPERTY in snapshot.summary
+    ]
+    older = [(shows, snapshot) for shows, snapshot in recorded if shows <= version]
+    return max(older, key=lambda pair: pair[0])[1] if older else None
+
+
 def current_files(table: Any) -> PartitionFiles:
     """The data files of the table's current snapshot, by partition and name."""
     files: PartitionFiles = {}
