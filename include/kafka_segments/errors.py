@@ -256,6 +256,12 @@ class PartitionNotFoundError(LakeError):
     """A topic or partition asked for is not in the manifest."""
 
 
+class TableError(LocatedError):
+    """A topic's Iceberg table (docs/tables.md) cannot be opened, created or brought to a lake version: its
+    catalog is missing or refuses, or the table is not one this project keeps. ``location`` names the
+    catalog or the table."""
+
+
 INPUT_ERRORS: tuple[type[KafkaSegmentsError], ...] = (
     InvalidLakeUriError,
     InvalidTopicError,

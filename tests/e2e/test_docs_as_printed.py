@@ -66,6 +66,8 @@ def test_the_readme_commands_run_on_the_demo_lake(tmp_path: Path, kafka_segments
     assert "demo lake built in" in done.stdout
     assert "dry run at now=" in done.stdout  # plan
     assert "committed version 2" in done.stdout  # run: the first run deletes
+    assert "customers: table kafka_segments.customers created" in done.stdout  # tables sync
+    assert "customers_latest: table kafka_segments.customers_latest created" in done.stdout
     for made in ("lake.html", "report.json", "demo-export/customers-0/00000000000000000000.log"):
         assert (folder / made).is_file(), made
 

@@ -46,6 +46,10 @@ KAFKA_TOPIC_DEFAULTS = {
     # broker-only, this project's: a run's gc keeps 10 manifests and every run folder
     "kafka_segments.retain.manifests": 10,
     "kafka_segments.run.folder.retention.ms": -1,
+    # this project's: no topic is a table unless configured; the embedded catalog, its namespace
+    "kafka_segments.table.enable": False,
+    "kafka_segments.table.catalog": (),
+    "kafka_segments.table.namespace": "kafka_segments",
 }
 """The literal values of Kafka's definitions, written out independently of the catalogue."""
 

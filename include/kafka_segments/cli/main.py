@@ -20,6 +20,7 @@ from kafka_segments.cli import (
     lake_cmds,
     offsets_cmd,
     run_cmds,
+    tables_cmd,
 )
 from kafka_segments.cli.common import EXIT_INTERRUPTED, EXIT_PROBLEM, EXIT_USAGE, Commands
 from kafka_segments.errors import INPUT_ERRORS, KafkaSegmentsError
@@ -41,6 +42,7 @@ COMMAND_MODULES: tuple[CommandModule, ...] = (
     run_cmds,  # run, plan, delete-records
     offsets_cmd,  # offsets snapshot
     config_cmd,  # config check
+    tables_cmd,  # tables sync
 )
 """The command modules, in the order ``kafka-segments --help`` lists their commands."""
 

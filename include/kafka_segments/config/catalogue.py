@@ -31,6 +31,11 @@ CLEANER_THREADS = "log.cleaner.threads"
 RETAIN_MANIFESTS = "kafka_segments.retain.manifests"
 DEFAULT_RETAIN_MANIFESTS = 10
 """How many of the newest manifests gc keeps (the setting; ``gc --retain-manifests``)."""
+TABLE_ENABLE = "kafka_segments.table.enable"
+TABLE_CATALOG = "kafka_segments.table.catalog"
+TABLE_NAMESPACE = "kafka_segments.table.namespace"
+"""The topics as Iceberg tables (docs/tables.md): which topics ``tables sync --config`` publishes, the
+catalog's pyiceberg properties (``NAME=VALUE``) and the tables' namespace."""
 RUN_FOLDER_RETENTION_MS = "kafka_segments.run.folder.retention.ms"
 MIN_RUN_FOLDER_RETENTION_MS = 3_600_000
 """The shortest run folder retention (1 hour: a run still writes its folder after it ends), for the setting
@@ -202,6 +207,9 @@ def topic_settings() -> tuple[Setting, ...]:
                "the most bytes one compressed batch may inflate to when compaction decodes it; a batch past "
                "it (a decompression bomb) leaves its partition uncleaned for the run",
                "kafka-segments extension"),
+        _topic(TABLE_ENABLE, _T.BOOLEAN, False, None, (Synonym(TABLE_ENABLE),),
+               "publish the topic as an Iceberg table (`tables sync --config`, docs/tables.md)",
+               "kafka-segments extension"),
     )  # fmt: skip
 
 
@@ -266,6 +274,14 @@ def broker_settings() -> tuple[Setting, ...]:
                 "per-run compaction budget: at most this many partitions get a cleaning round (-1: no "
                 "limit); overdue partitions (max.compaction.lag.ms) first, then the dirtiest",
                 "kafka-segments extension"),
+        _broker(TABLE_ENABLE, _T.BOOLEAN, False, None,
+                "publish every topic as an Iceberg table unless the topic says otherwise",
+                "kafka-segments extension"),
+        _broker(TABLE_CATALOG, _T.LIST, (), ListOf(),
+                "the tables' pyiceberg catalog properties, NAME=VALUE (empty: the embedded SQLite catalog in "
+                "a local lake)", "kafka-segments extension"),
+        _broker(TABLE_NAMESPACE, _T.STRING, "kafka_segments", None,
+                "the catalog namespace of the topics' tables", "kafka-segments extension"),
         _broker(RETAIN_MANIFESTS, _T.INT, DEFAULT_RETAIN_MANIFESTS, Range(1),
                 "a run's gc keeps this many of the newest manifests, and what they list: the versions that "
                 "time travel can read and the lake view shows", "kafka-segments extension"),

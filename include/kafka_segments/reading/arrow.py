@@ -141,15 +141,27 @@ def _gathered(columns: RecordColumns, rows: I64) -> tuple[Any, Any]:
 
 
 def _headers(columns: RecordColumns, rows: I64) -> Any:
+    """Each row's headers as a list array built from its offsets: only the rows that have headers are read
+    (record by record); a row without any gets an empty list at no per-row cost."""
     import pyarrow as pa
 
     from kafka_segments.records.fast import read_headers
 
     header_type = arrow_schema(include_headers=True).field("headers").type
-    counts = columns.headers_count[rows]
-    lists: list[list[dict[str, Any]]] = [[] for _ in range(len(rows))]
-    for index in np.flatnonzero(counts > 0).tolist():
+    sizes = np.zeros(len(rows), dtype=np.int64)
+    keys: list[str] = []
+    values: list[bytes | None] = []
+    for index in np.flatnonzero(columns.headers_count[rows] > 0).tolist():
         row = int(rows[index])
         start = int(columns.value_start[row]) + max(int(columns.value_length[row]), 0)
-        lists[index] = [{"key": h.key, "value": h.value} for h in read_headers(columns.buffer, start)]
-    return pa.array(lists, type=header_type)
+        headers = read_headers(columns.buffer, start)
+        sizes[index] = len(headers)
+        keys.extend(h.key for h in headers)
+        values.extend(h.value for h in headers)
+    offsets = np.zeros(len(rows) + 1, dtype=np.int32)
+    offsets[1:] = np.cumsum(sizes)
+    items = pa.StructArray.from_arrays(
+        [pa.array(keys, type=pa.string()), pa.array(values, type=pa.binary())],
+        fields=list(header_type.value_type),
+    )
+    return pa.ListArray.from_arrays(pa.array(offsets), items, type=header_type)
