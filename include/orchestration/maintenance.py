@@ -205,6 +205,32 @@ def commit(context: Context, prepared: Mapping[str, Any]) -> dict[str, Any]:
     return result
 
 
+def sync_tables(
+    context: Context, prepared: Mapping[str, Any], committed: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Task ``tables``: bring the tables the configuration enables to the lake's head
+    (``kafka_segments.tables.run_stage``; docs/tables.md, "After every run"); ``{}`` when it enables none.
+    A failed sync does not fail the task (the lake committed; gc and the report still run): its one line is
+    logged as an error, and the report task fails the DAG run with it after publishing the report. A dry run
+    syncs nothing: the task ends *skipped*."""
+    from kafka_segments.pipeline.sequence import Stage, runs
+    from kafka_segments.pipeline.tables_stage import sync_after_commit
+    from kafka_segments.tables.run_stage import sync_enabled_tables
+
+    handle = RunHandle.from_dict(prepared)
+    if not runs(Stage.TABLES, dry_run=handle.dry_run):
+        _skip_dry_run(context, {}, "no table is synced")
+    with task_failures("tables"), lake_store(handle.lake) as store:
+        config = load_run_config(handle.config_path)
+        outcome = sync_after_commit(sync_enabled_tables, store, config, version=committed.get("version"))
+    if outcome is None:
+        log.info("tables: no topic of the lake's head has kafka_segments.table.enable")
+        return {}
+    for line in outcome.lines:
+        (log.error if outcome.failure else log.info)("%s", line)
+    return outcome.to_dict()
+
+
 def collect_garbage(context: Context, prepared: Mapping[str, Any]) -> dict[str, Any]:
     """Task ``gc``: delete retired objects whose ``file.delete.delay.ms`` has passed, orphans of runs that can
     no longer commit, old manifests and, with ``kafka_segments.run.folder.retention.ms`` set, the folders of
@@ -229,11 +255,15 @@ def _skip_dry_run(context: Context, result: dict[str, Any], what: str) -> None:
 
 
 def publish_report(
-    context: Context, prepared: Mapping[str, Any], gc: Mapping[str, Any] | None
+    context: Context,
+    prepared: Mapping[str, Any],
+    gc: Mapping[str, Any] | None,
+    tables: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Task ``report``: the run's report (``stages.finish_run``), written to the lake run's folder as
     ``report.json``, shown in the log, its metrics sent through Airflow's metrics (``orchestration.metrics``;
-    not a dry run's: a preview publishes nothing) and returned as the task's XCom."""
+    not a dry run's: a preview publishes nothing) and returned as the task's XCom. When the tables did not
+    sync, the task then fails with that line (the lake committed; the next run's sync catches up)."""
     from kafka_segments.pipeline.report import render_report
     from kafka_segments.pipeline.stages import finish_run
 
@@ -241,7 +271,7 @@ def publish_report(
 
     handle = RunHandle.from_dict(prepared)
     with task_failures("report"), lake_store(handle.lake) as store:
-        document = finish_run(store, handle.run_id, gc=gc)
+        document = finish_run(store, handle.run_id, gc=gc, tables=tables or None)
         where = store.location(document["report_key"])
     if handle.dry_run:
         log.info("%s", dry_run_summary(document))
@@ -250,7 +280,17 @@ def publish_report(
     log.info("report of lake run %s: %s", handle.run_id, where)
     metrics = None if handle.dry_run else document.get("metrics")
     log.info("%s", publish_metrics(metrics, lake=redact_uri(handle.lake)))
+    if tables and not tables["synced"]:
+        _fail_after_report(context, document, tables["lines"][0])
     return document
+
+
+def _fail_after_report(context: Context, document: dict[str, Any], line: str) -> None:
+    """Fail the task (no retry) with the tables' line, the report still its XCom."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    context["ti"].xcom_push("return_value", document)
+    raise AirflowFailException(line)
 
 
 def dry_run_summary(document: Mapping[str, Any]) -> str:

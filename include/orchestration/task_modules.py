@@ -22,6 +22,7 @@ TASK_MODULES = (
     "kafka_segments.pipeline.report",
     "kafka_segments.pipeline.delete_records_run",
     "kafka_segments.pipeline.engines.spark_submit",
+    "kafka_segments.tables.run_stage",
     "segment_quality.validate",
     "segment_quality.gx_runtime",
 )

@@ -29,6 +29,7 @@ MAINTENANCE_TASKS = [
     "spark_retention",
     "validate",
     "commit",
+    "tables",
     "gc",
     "report",
 ]
@@ -77,7 +78,7 @@ def test_the_dag_folder_imports_both_dags_without_errors_or_warnings() -> None:
     maintenance, delete_records = bag.dags[MAINTENANCE], bag.dags[DELETE_RECORDS]
 
     assert _chain(maintenance) == MAINTENANCE_TASKS
-    assert maintenance.get_task("report").upstream_task_ids == {"prepare", "gc"}
+    assert maintenance.get_task("report").upstream_task_ids == {"prepare", "gc", "tables"}
     assert maintenance.max_active_runs == 1
     assert maintenance.catchup is False
     assert maintenance.tags == {"kafka-segments"}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,7 @@ topics:
     retention.commitoffset.enable: true
     retention.commitoffset.ms: 0
 """
-AFTER_VALIDATE = ("commit", "gc", "report")
+AFTER_VALIDATE = ("commit", "tables", "gc", "report")
 ENGINE_VARIABLE = "AIRFLOW_VAR_KAFKA_SEGMENTS_ENGINE"
 
 
@@ -159,6 +160,12 @@ def test_a_committing_run_applies_retention_and_publishes_its_report(
     from orchestration.lineage import topic_asset
 
     monkeypatch.setenv(ENGINE_VARIABLE, "spark")  # the DAG's Spark job, end to end
+    config = Path(os.environ["AIRFLOW_VAR_KAFKA_SEGMENTS_CONFIG"])  # t as a table (docs/tables.md)
+    catalog = config.with_name("catalog.db")
+    config.write_text(
+        CONFIG.replace("  t:\n", "  t:\n    kafka_segments.table.enable: true\n")
+        + f"broker:\n  kafka_segments.table.catalog: [uri=sqlite:///{catalog}]\n"
+    )
     sent_before = statsd.mark()
     run = run_dag(DAG_ID, {"dry_run": False, "offsets_source": str(lake.snapshot)})
 
@@ -193,6 +200,14 @@ def test_a_committing_run_applies_retention_and_publishes_its_report(
     assert report["validation"]["page"] == run_file_key(report["run_id"], "validation.html")  # offline page
     assert b"<script" not in lake.store.get(report["validation"]["page"])
     assert report["gc"]["dry_run"] is False
+    assert report["tables"]["synced"] is True  # the tables task, after the commit
+    [table] = report["tables"]["report"]["tables"]
+    assert (table["table"], table["to_version"], table["versions"][0]["rows_added"]) == (
+        "kafka_segments.t",
+        1,
+        5,
+    )
+    assert list(lake.store.list("_kafka_segments/tables/warehouse/"))  # in the lake's own prefix
     assert json.loads(lake.store.get(report["report_key"])) == report
     events = asset_events(lake_asset(lake.uri).uri)
     assert [(e["extra"]["version"], e["extra"]["run_id"], e["source_run_id"]) for e in events] == [
@@ -238,6 +253,7 @@ def test_a_manual_trigger_is_a_dry_run_that_commits_nothing(manual_run: ManualRu
     states = task_states(run)
     assert {task: states[task] for task in AFTER_VALIDATE} == {  # the grid shows what did not happen
         "commit": "skipped",
+        "tables": "skipped",
         "gc": "skipped",
         "report": "success",
     }

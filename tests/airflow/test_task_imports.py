@@ -32,10 +32,12 @@ LIGHT_TASKS = (
     "snapshot_consumer_offsets",
     "prepare",
     "commit",
+    "sync_tables",
     "collect_garbage",
     "publish_report",
 )
-"""The task functions that neither compact nor validate."""
+"""The task functions that neither compact nor validate (``sync_tables`` loads pyarrow and pyiceberg only
+when a topic is a table)."""
 TASK_HELPERS = ("orchestration.lake_turns", "orchestration.lineage", "orchestration.metrics")
 
 

@@ -13,7 +13,10 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from kafka_segments.cli.times import parse_time_ms
 
 if TYPE_CHECKING:
+    from kafka_segments.config import Config
     from kafka_segments.pipeline.sequence import RunOptions
+    from kafka_segments.pipeline.tables_stage import TablesOutcome
+    from kafka_segments.storage.base import ObjectStore
 
 EXIT_OK = 0
 EXIT_PROBLEM = 1
@@ -76,6 +79,25 @@ def quarantine_exit(command: str, partitions: Iterable[str]) -> int:
     return EXIT_OK
 
 
+def run_exit(command: str, document: Mapping[str, Any]) -> int:
+    """A run's exit code from its report: 1 (after one line on stderr each) when partitions were
+    quarantined or the tables stage failed after the lake committed (the next sync catches up), else 0."""
+    code = quarantine_exit(command, quarantined_partitions(document))
+    tables = document.get("tables")
+    if tables is not None and not tables["synced"]:
+        print(f"kafka-segments {command}: {tables['lines'][0]}", file=sys.stderr)
+        return EXIT_PROBLEM
+    return code
+
+
+def sync_tables_after_commit(store: ObjectStore, config: Config) -> TablesOutcome | None:
+    """The ``tables`` stage's sync (``kafka_segments.tables.run_stage``; pyiceberg loads only when a
+    topic is a table)."""
+    from kafka_segments.tables.run_stage import sync_enabled_tables
+
+    return sync_enabled_tables(store, config)
+
+
 def run_options(
     args: argparse.Namespace, *, dry_run: bool, labels: Mapping[str, str] | None = None
 ) -> RunOptions:
@@ -97,4 +119,5 @@ def run_options(
         gc=getattr(args, "gc", True),
         labels=dict(labels or {}),
         progress=lambda line: print(f"[{args.command}] {line}", file=sys.stderr, flush=True),
+        tables=sync_tables_after_commit,
     )

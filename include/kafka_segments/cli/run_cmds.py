@@ -21,8 +21,7 @@ from kafka_segments.cli.common import (
     add_json,
     add_lake,
     add_now,
-    quarantine_exit,
-    quarantined_partitions,
+    run_exit,
     run_options,
 )
 from kafka_segments.cli.output import emit
@@ -167,7 +166,7 @@ def _retention(args: argparse.Namespace, *, dry_run: bool) -> int:
     if args.report:
         Path(args.report).write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     emit(document, render_text(result), as_json=args.json)
-    return quarantine_exit(args.command, quarantined_partitions(document))
+    return run_exit(args.command, document)
 
 
 def run_delete_records(args: argparse.Namespace) -> int:

@@ -136,7 +136,7 @@ def _print_report(args: argparse.Namespace, report: dict[str, Any]) -> None:
 
 
 def _quarantine_status(args: argparse.Namespace, report: dict[str, Any]) -> int:
-    """Exit 1 when partitions were quarantined (as the inline engine), else 0."""
-    from kafka_segments.cli.common import quarantine_exit, quarantined_partitions
+    """Exit 1 when partitions were quarantined or the tables did not sync (as the inline engine), else 0."""
+    from kafka_segments.cli.common import run_exit
 
-    return quarantine_exit(args.command, quarantined_partitions(report))
+    return run_exit(args.command, report)

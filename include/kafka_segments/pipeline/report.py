@@ -13,6 +13,7 @@ from kafka_segments.lake.runs import RunOutcome
 from kafka_segments.offsets.resolved import NO_OFFSETS, ResolvedOffsets, age_text
 from kafka_segments.pipeline.compaction.report import compaction_report_lines
 from kafka_segments.pipeline.metrics import run_metrics
+from kafka_segments.pipeline.tables_stage import tables_lines
 from kafka_segments.retention.consumed import ConsumedBound, ConsumedStatus
 from kafka_segments.retention.plan import PartitionPlan, RetentionPlan
 from kafka_segments.retention.rules import PASS_ORDER
@@ -158,6 +159,7 @@ def run_to_dict(result: RunResult) -> dict[str, Any]:
         "compaction": compaction,
         "plan": plan,
         "gc": None if result.gc is None else result.gc.to_dict(),
+        "tables": None if result.tables is None else result.tables.to_dict(),
         "metrics": run_metrics(
             compaction, plan, now_ms=result.now_ms, previous_now_ms=result.previous_now_ms
         ),
@@ -212,6 +214,7 @@ def render_report(document: Mapping[str, Any]) -> str:
             f"gc: {deleted} {len(gc['deleted'])} retired segment(s), {len(gc['waiting'])} waiting for "
             "file.delete.delay.ms"
         )
+    lines.extend(tables_lines(document.get("tables")))
     return "\n".join(lines) + "\n"
 
 

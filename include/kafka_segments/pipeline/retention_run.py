@@ -62,5 +62,6 @@ def run_retention(
         committed_version=finished.ended.version,
         recovered=finished.recovered,
         gc=finished.gc,
+        tables=finished.tables,
         ended=finished.ended.outcome,
     )

@@ -10,6 +10,7 @@ from kafka_segments.lake.recover import RecoverReport
 from kafka_segments.lake.runs import RunOutcome
 from kafka_segments.pipeline.compaction.results import CompactionResult
 from kafka_segments.pipeline.offsets_input import ResolvedOffsets
+from kafka_segments.pipeline.tables_stage import TablesOutcome
 from kafka_segments.retention.plan import RetentionPlan
 
 
@@ -33,6 +34,8 @@ class RunResult:
     """How the run ended (``None``: staged, not ended yet)."""
     previous_now_ms: int | None = None
     """The ``now`` of the version the run builds on (``None``: the lake had none)."""
+    tables: TablesOutcome | None = None
+    """What the ``tables`` stage did (``None``: it did not run)."""
 
     @property
     def outcome(self) -> RunOutcome:

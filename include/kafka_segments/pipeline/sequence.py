@@ -27,6 +27,7 @@ from kafka_segments.pipeline.stages import (
     reject_run,
     snapshot_offsets,
 )
+from kafka_segments.pipeline.tables_stage import TablesOutcome, TablesSync, sync_after_commit
 from kafka_segments.storage.base import ObjectStore
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ class Stage(StrEnum):
     EXECUTE = "spark_retention"
     VALIDATE = "validate"
     COMMIT = "commit"
+    TABLES = "tables"
     GC = "gc"
     REPORT = "report"
 
@@ -62,6 +64,7 @@ RUN_STAGES: Mapping[Stage, InDryRun] = MappingProxyType(
         Stage.EXECUTE: InDryRun.RUNS,  # its segments are written under the run's names, swept later
         Stage.VALIDATE: InDryRun.RUNS,
         Stage.COMMIT: InDryRun.REPORTS_ONLY,  # the run ends as "dry run"; nothing is committed
+        Stage.TABLES: InDryRun.SKIPPED,  # a dry run syncs nothing (the tables follow commits only)
         Stage.GC: InDryRun.REPORTS_ONLY,  # lists what it would delete
         Stage.REPORT: InDryRun.RUNS,
     }
@@ -93,6 +96,8 @@ class RunOptions:
     """Where the run came from; reported, never interpreted."""
     progress: Progress | None = field(default=None, compare=False)
     """Called with a short line as each step starts (the CLI prints them on stderr)."""
+    tables: TablesSync | None = field(default=None, compare=False)
+    """The ``tables`` stage's sync (``kafka_segments.tables.run_stage``); ``None``: the stage does nothing."""
 
     def step(self, message: str) -> None:
         if self.progress is not None:
@@ -134,6 +139,8 @@ class FinishedRun:
     ended: CommitOutcome | None = None
     gc: GcReport | None = None
     failure: str | None = None
+    tables: TablesOutcome | None = None
+    """What the ``tables`` stage did (``None``: it did not run, or no table is enabled)."""
 
 
 def run_stages(
@@ -184,13 +191,27 @@ def run_stages(
     )
     ended = commit_staged(store, record.run_id, require_validation=door.requires_validation, clock=clock)
     options.step(f"commit: {ended.outcome}")
+    tables = _sync_tables(store, config, options, version=ended.version)
     gc = None
     if options.gc and runs(Stage.GC, dry_run=dry_run):
         doing = "listing (a dry run deletes nothing)" if dry_run else "deleting"
         options.step(f"gc: {doing} retired objects whose file.delete.delay.ms has passed")
         gc = collect_run_garbage(store, config, dry_run=dry_run, clock=clock)
-    report = finish_run(store, record.run_id, gc=gc)
-    return FinishedRun(record, report, recovered, ended, gc)
+    report = finish_run(store, record.run_id, gc=gc, tables=tables)
+    return FinishedRun(record, report, recovered, ended, gc, tables=tables)
+
+
+def _sync_tables(
+    store: ObjectStore, config: Config, options: RunOptions, *, version: int | None
+) -> TablesOutcome | None:
+    """The ``tables`` stage: the caller's sync, after the commit (a dry run syncs nothing)."""
+    if options.tables is None or not runs(Stage.TABLES, dry_run=options.dry_run):
+        return None
+    options.step("tables: bringing the enabled topics' tables to the lake's head")
+    outcome = sync_after_commit(options.tables, store, config, version=version)
+    for line in () if outcome is None else outcome.lines:
+        options.step(line if line.startswith("tables:") else f"tables: {line}")
+    return outcome
 
 
 def _end(store: ObjectStore, record: RunRecord, failed: StageFailedError, *, clock: Clock) -> None:

@@ -42,6 +42,7 @@ from kafka_segments.offsets.lake_source import CONSUMER_OFFSETS_TOPIC
 from kafka_segments.offsets.snapshot_codec import snapshot_from_json, snapshot_to_json
 from kafka_segments.pipeline.engines.base import Engine
 from kafka_segments.pipeline.offsets_input import OffsetsChoice, ResolvedOffsets, resolve_offsets
+from kafka_segments.pipeline.tables_stage import TablesOutcome
 from kafka_segments.state import Manifest
 from kafka_segments.storage.base import ObjectStore
 
@@ -355,11 +356,15 @@ def _check_validation(store: ObjectStore, run_id: str) -> None:
 
 
 def finish_run(
-    store: ObjectStore, run_id: str, *, gc: GcReport | Mapping[str, Any] | None = None
+    store: ObjectStore,
+    run_id: str,
+    *,
+    gc: GcReport | Mapping[str, Any] | None = None,
+    tables: TablesOutcome | Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The run's report (``report.json``): the staged report with the outcome, the committed version, the
-    validation summary and gc (the report, or its ``to_dict()`` as an orchestrator passes it between tasks).
-    Returns the document."""
+    validation summary, gc and the tables stage (each the report, or its ``to_dict()`` as an orchestrator
+    passes it between tasks). Returns the document."""
     staged = read_run_json(store, run_id, STAGED)
     report: dict[str, Any] = dict(staged["report"])
     ended = read_outcome(store, run_id)
@@ -372,6 +377,9 @@ def finish_run(
     validation = read_run_json_or_none(store, run_id, VALIDATION)
     report["validation"] = None if validation is None else _validation_summary(validation)
     report["gc"] = None if gc is None else dict(gc) if isinstance(gc, Mapping) else gc.to_dict()
+    report["tables"] = (
+        None if tables is None else dict(tables) if isinstance(tables, Mapping) else tables.to_dict()
+    )
     report["report_key"] = run_file_key(run_id, REPORT)
     write_run_json(store, run_id, REPORT, report)
     return report
