@@ -13,7 +13,9 @@ environment and local Spark.
 its ``now`` is the trigger time) and prints each run's per-partition report read from the lake: the first
 deletes segments by the log start offset, consumed retention and retention.ms; the second finds nothing
 left to do. The lake is then copied to ``<output>/lake`` (report, Data Docs, manifests) because the embedded
-server's data goes when it stops. Airflow's and Spark's output goes to ``<output>/demo.log``; on failure its
+server's data goes when it stops, and the demo ends with a query on a table: ``customers`` synced as Iceberg
+tables in that local lake (``tables sync``, the embedded catalog; docs/tables.md) and ``customers_latest``
+read back with pyiceberg. Airflow's and Spark's output goes to ``<output>/demo.log``; on failure its
 tail is shown and the exit status is 1.
 
 ``standalone`` runs ``airflow standalone`` on the same kind of stack, prints the URL and login, and keeps
@@ -195,6 +197,7 @@ def run_demo(output: Path) -> int:
         second = dags_test(store, env, log, logical_ms=later_ms, label="run 2")
         local = copy_lake(store, output / "lake")
     problems = check_outcomes(first, second)
+    query_table(local)
     finish(output, local, first, problems, seconds=time.monotonic() - started)
     return 1 if problems else 0
 
@@ -248,6 +251,28 @@ def check_outcomes(first: dict[str, Any], second: dict[str, Any]) -> list[str]:
     if second.get("outcome") != "nothing to change" or second["plan"]["totals"]["segments_deleted"]:
         problems.append(f"run 2: expected 'nothing to change', got {second.get('outcome')!r}")
     return problems
+
+
+def query_table(lake: LocalStore) -> None:
+    """The demo's last step: ``customers`` as Iceberg tables in the local lake (its ``_latest`` table too:
+    the topic is compacted), then a pyiceberg scan of ``customers_latest``: one row per key."""
+    from kafka_segments.config import load_config
+    from kafka_segments.tables import CatalogSettings, open_catalog, sync_tables
+
+    synced = sync_tables(
+        lake, topics=["customers"], config=load_config(str(PROJECT / "config" / "demo.yaml"))
+    )
+    say("\n== tables sync --topics customers (Iceberg, the embedded catalog in the lake) ==")
+    say("\n".join(synced.lines()))
+    table = open_catalog(lake, CatalogSettings()).load_table(("kafka_segments", "customers_latest"))
+    rows = table.scan(selected_fields=("partition", "offset", "key", "value")).to_arrow()
+    rows = rows.sort_by([("partition", "ascending"), ("offset", "ascending")])
+    say(f"\n== query: customers_latest.scan().to_arrow(): {rows.num_rows} rows, one per key ==")
+    for row in rows.to_pylist()[:8]:
+        key, value = (row[name].decode(errors="replace") for name in ("key", "value"))
+        say(f"customers-{row['partition']} offset {row['offset']}: {key} = {value}")
+    if rows.num_rows > 8:
+        say(f"… and {rows.num_rows - 8} more")
 
 
 def finish(

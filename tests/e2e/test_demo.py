@@ -63,6 +63,11 @@ def test_the_demo_runs_the_dag_twice_and_prints_each_runs_partitions(
     assert "validation: passed" in first
     assert "total: 0 segment(s), 0 bytes deleted" in second
     assert "demo OK" in out
+    # the last step: a query on a table (docs/tables.md), the compacted view of customers, one row per key
+    query = out.split("== tables sync --topics customers")[1]
+    assert "customers_latest: table kafka_segments.customers_latest created" in query
+    assert re.search(r"== query: customers_latest.scan\(\).to_arrow\(\): \d+ rows, one per key ==", query)
+    assert re.search(r"customers-0 offset \d+: customer-0-\d+ = \{", query)
     assert f"log:       {output / 'demo.log'}" in out
     assert (output / "demo.log").stat().st_size > 0
 
