@@ -1,0 +1,78 @@
+"""pyiceberg's own FileIO with a fault armed on one of its writes: the ``n``-th file of a ``kind`` that a
+sync creates (a table's metadata JSON, a manifest list, a manifest, a data file) fails. A catalog uses it
+through the property ``py-io-impl`` (``FAULTY_IO``); pyiceberg loads it for every table of that catalog,
+so every write of the sync goes through it, the Parquet files included."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pyiceberg.io import OutputFile, OutputStream
+from pyiceberg.io.pyarrow import PyArrowFileIO
+
+FAULTY_IO = "tables.faulty_io.FaultyFileIO"
+KINDS = ("metadata", "manifest list", "manifest", "data")
+
+
+def kind_of(location: str) -> str:
+    """What pyiceberg writes at ``location``, by its name."""
+    name = location.rsplit("/", 1)[-1]
+    if name.endswith(".metadata.json"):
+        return "metadata"
+    if name.endswith(".avro"):
+        return "manifest list" if name.startswith("snap-") else "manifest"
+    return "data"
+
+
+@dataclass
+class Fault:
+    """Fail the ``nth`` file of ``kind`` created from now on (``kind`` None: nothing fails)."""
+
+    kind: str | None = None
+    nth: int = 1
+    seen: int = 0
+    failed: str | None = None
+
+    def arm(self, kind: str, nth: int) -> None:
+        self.kind, self.nth, self.seen, self.failed = kind, nth, 0, None
+
+    def disarm(self) -> None:
+        self.kind = None
+
+    def check(self, location: str) -> None:
+        if self.kind is None or kind_of(location) != self.kind:
+            return
+        self.seen += 1
+        if self.seen == self.nth:
+            self.failed = location
+            raise OSError(f"injected: the {self.kind} write {location} failed")
+
+
+FAULT = Fault()
+
+
+class _FaultyOutput(OutputFile):
+    def __init__(self, inner: OutputFile) -> None:
+        super().__init__(inner.location)
+        self._inner = inner
+
+    def __len__(self) -> int:
+        return len(self._inner)
+
+    def exists(self) -> bool:
+        return self._inner.exists()
+
+    def to_input_file(self) -> Any:
+        return self._inner.to_input_file()
+
+    def create(self, overwrite: bool = False) -> OutputStream:
+        FAULT.check(self.location)
+        return self._inner.create(overwrite=overwrite)
+
+
+class FaultyFileIO(PyArrowFileIO):
+    """``PyArrowFileIO`` whose created files pass ``FAULT`` first."""
+
+    def new_output(self, location: str) -> OutputFile:
+        return _FaultyOutput(super().new_output(location))
