@@ -48,6 +48,8 @@ class TableSync:
     skipped: tuple[SkippedVersions, ...]
     view: str = "all"
     """``all`` (the log) or ``latest`` (the compacted view)."""
+    expired: int = 0
+    """Snapshots expired: they showed only lake versions gc removed (``tables.expiry``)."""
 
     @property
     def label(self) -> str:
@@ -68,6 +70,10 @@ class TableSync:
             )
         if not any(done.snapshot_id is not None for done in self.versions):
             lines.append(f"{self.label}: {self.table} up to date at lake version {self.to_version}")
+        if self.expired:
+            lines.append(
+                f"{self.label}: expired {self.expired} snapshot(s) showing only lake versions gc removed"
+            )
         return lines
 
     def to_json(self) -> dict[str, Any]:
@@ -90,6 +96,7 @@ class TableSync:
                 for done in self.versions
             ],
             "skipped": [{"first": s.first, "last": s.last, "reason": s.reason} for s in self.skipped],
+            "expired_snapshots": self.expired,
         }
 
 

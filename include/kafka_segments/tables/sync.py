@@ -33,6 +33,7 @@ from kafka_segments.tables.changes import (
     partition_digests,
     version_change,
 )
+from kafka_segments.tables.expiry import expire_gone_snapshots
 from kafka_segments.tables.files import name_of, write_data_file
 from kafka_segments.tables.report import SkippedVersions, TablesSyncReport, TableSync, VersionSync
 from kafka_segments.tables.schema import (
@@ -133,6 +134,7 @@ def sync_topic(
         previous, last = digests, version
     if last != recorded_version(table) and last is not None:
         _commit(table, version=last, drop=(), add=())
+    expired = expire_gone_snapshots(table, versions)
     return TableSync(
         topic,
         ".".join(table.name()),
@@ -142,6 +144,7 @@ def sync_topic(
         tuple(done),
         tuple(_merged(skipped)),
         view=view.value,
+        expired=expired,
     )
 
 
