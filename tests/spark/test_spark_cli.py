@@ -109,7 +109,14 @@ def test_run_engine_spark_commits_what_inline_commits(
     assert manifest_versions(on_spark) == []  # staged and validated, nothing committed
 
     report_file = tmp_path / "report.json"
-    ran = cli("run", *spark_args, "--report", str(report_file), env=process_env, timeout=600)
+    ran = cli(  # with k as a table too
+        "run",
+        *_syncing_k(spark_args, config_file, tmp_path),
+        "--report",
+        str(report_file),
+        env=process_env,
+        timeout=600,
+    )
     assert (ran.returncode, ran.stderr.splitlines()[-1]) == (1, QUARANTINED), ran.stderr
     assert "[run] execute: spark-submit kafka-segments-retention on local[1]" in ran.stderr
     assert "[run] validate: python -m segment_quality validate" in ran.stderr
@@ -120,6 +127,9 @@ def test_run_engine_spark_commits_what_inline_commits(
     assert (report["outcome"], report["engine"], report["committed_version"]) == ("committed", "spark", 1)
     assert len(report["gc"]["deleted"]) == 6  # t's segments: file.delete.delay.ms 0
     assert report["gc"]["run_folder_retention_ms"] == RUN_FOLDER_RETENTION_MS  # the configured one
+    assert [(t["table"], t["to_version"]) for t in report["tables"]["report"]["tables"]] == [  # after commit
+        ("kafka_segments.k", 1)
+    ]
 
     with monkeypatch.context() as patch:
         for name, value in process_env.items():
@@ -147,6 +157,18 @@ def test_run_engine_spark_commits_what_inline_commits(
     assert written == {same(key): data for key, data in written_by(inline, expected["run_id"]).items()}
     segments = {str(p.topic_partition): len(p.segments) for p in resolve_manifest(on_spark).partitions}
     assert (segments["k-0"], segments["t-0"], segments["t-1"]) == (2, 0, 0)
+
+
+def _syncing_k(args: list[str], config_file: Path, tmp_path: Path) -> list[str]:
+    """``args`` with a configuration that also makes ``k`` a table (docs/tables.md, "After every run")."""
+    tables = tmp_path / "tables.yaml"
+    catalog = f"uri=sqlite:///{tmp_path / 'catalog.db'}"
+    tables.write_text(
+        LAKE_CONFIG.replace("broker:\n", f"broker:\n  kafka_segments.table.catalog: [{catalog}]\n").replace(
+            "  k:\n", "  k:\n    kafka_segments.table.enable: true\n"
+        )
+    )
+    return [str(tables) if arg == str(config_file) else arg for arg in args]
 
 
 def test_a_bad_configuration_exits_2_before_any_stage(
