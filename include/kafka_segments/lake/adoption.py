@@ -15,7 +15,8 @@ records a deleteRecords removed); a log start offset above the log end offset qu
 upload).
 
 ``adopt_objects`` only reads; ``adopt`` (``adopt_run``) commits it as a run of its own; ``adoption_report``
-holds the result types and the report."""
+holds the result types and the report. A bootstrap in format 2 settles the same ``PartitionPlan`` one
+partition at a time instead (``lake.bootstrap``)."""
 
 from __future__ import annotations
 
