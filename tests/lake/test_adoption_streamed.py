@@ -1,8 +1,9 @@
 """The streamed bootstrap in manifest format 2 (``lake.bootstrap``, docs/metadata-format-2.md, "Adoption
 without listing the lake"): the version it commits is the one ``adopt`` in format 1 then ``upgrade`` gives
 (state by state, summary by summary, the same export and the same report), with ignored objects, a bad
-segment and the bootstrap checkpoint files; its memory does not grow with the lake's entries; a crash before
-the root's PUT leaves no version, and its pieces are swept once another run took the version."""
+segment and the bootstrap checkpoint files; its memory does not grow with the lake's entries; a crash
+before the root's PUT leaves no version, and its pieces are swept once another run took the version; one
+that loses the version raises the conflict."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from pathlib import Path
 import pytest
 from forwarding_store import ForwardingStore
 from kafka_segments.checkpoint import format_offset_checkpoint
+from kafka_segments.errors import CommitConflictError
 from kafka_segments.lake.adopt_run import adopt
+from kafka_segments.lake.bootstrap import bootstrap
 from kafka_segments.lake.bootstrap_report import BootstrapReport
 from kafka_segments.lake.export import export_lake
 from kafka_segments.lake.format2 import PIECES_PREFIX, piece_run_id
@@ -23,6 +26,9 @@ from kafka_segments.lake.gc import collect_garbage
 from kafka_segments.lake.history import head_version, read_manifest
 from kafka_segments.lake.layout import LOG_START_OFFSET_CHECKPOINT_KEY, manifest_key
 from kafka_segments.lake.roots import read_root
+from kafka_segments.lake.run_folder import read_outcome
+from kafka_segments.lake.runs import RunOutcome
+from kafka_segments.lake.transaction import LakeTransaction
 from kafka_segments.lake.upgrade import upgrade
 from kafka_segments.state import MANIFEST_FORMAT_2, MANIFEST_FORMAT_VERSION, PartitionState
 from kafka_segments.storage import LocalStore, ObjectStore
@@ -151,17 +157,16 @@ def _peak_bytes(tmp_path: Path, partitions: int, *, manifest_format: int) -> int
 
 
 def _growth_per_partition(tmp_path: Path, *, manifest_format: int) -> float:
-    """How much a bootstrap's peak grows per partition of 8 segments, from 5 to 30 partitions (after one
-    bootstrap that imports what it needs)."""
-    _peak_bytes(tmp_path, 2, manifest_format=manifest_format)
-    few = _peak_bytes(tmp_path, 5, manifest_format=manifest_format)
-    many = _peak_bytes(tmp_path, 30, manifest_format=manifest_format)
-    return (many - few) / 25
+    """How much a bootstrap's peak grows per partition of 8 segments, from 4 to 20 partitions."""
+    few = _peak_bytes(tmp_path, 4, manifest_format=manifest_format)
+    many = _peak_bytes(tmp_path, 20, manifest_format=manifest_format)
+    return (many - few) / 16
 
 
 def test_the_streamed_bootstrap_holds_root_lines_and_the_listing_not_the_entries(tmp_path: Path) -> None:
     """Per partition of 8 segments, the streamed bootstrap's peak grows by its root line and its listed
     objects (~9 KB measured); format 1's, which holds every entry until the commit, by ~36 KB."""
+    _peak_bytes(tmp_path, 1, manifest_format=MANIFEST_FORMAT_2)  # imports what a bootstrap needs
     streamed = _growth_per_partition(tmp_path, manifest_format=MANIFEST_FORMAT_2)
     whole = _growth_per_partition(tmp_path, manifest_format=MANIFEST_FORMAT_VERSION)
 
@@ -195,3 +200,21 @@ def test_a_crash_before_the_commit_leaves_no_version_and_gc_sweeps_its_pieces(
 
     assert {piece_run_id(meta.key) for meta in store.list(PIECES_PREFIX)} == {"again"}
     assert len(read_root(store, 1).load()) == 3
+
+
+def test_a_bootstrap_that_loses_its_version_raises_the_conflict_and_leaves_pieces_for_gc(
+    local_store: LocalStore, clock: FakeClock
+) -> None:
+    _fill(local_store)
+    late = LakeTransaction.begin(local_store, now_ms=1_000, operation="adopt", run_id="late", clock=clock)
+    adopt(local_store, now_ms=1_000, run_id="first", clock=clock, manifest_format=MANIFEST_FORMAT_2)
+
+    with pytest.raises(CommitConflictError, match="version 1 was committed by run 'first'"):
+        bootstrap(late, max_workers=2, unchanged_reason="nothing to adopt")
+
+    outcome = read_outcome(local_store, "late")
+    assert outcome is not None
+    assert outcome.run_outcome is RunOutcome.LOST
+    assert read_root(local_store, 1).run_id == "first"
+    collect_garbage(local_store, dry_run=False, orphan_min_age_ms=0)
+    assert {piece_run_id(meta.key) for meta in local_store.list(PIECES_PREFIX)} == {"first"}
