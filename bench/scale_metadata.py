@@ -6,7 +6,8 @@ is built quickly: each partition gets S tiny ``.log`` files (one batch of ``--re
 bytes in every partition, written with the project's own writer, Kafka's plain names). Then, each in a fresh
 process run through ``bench/counted_cli.py`` (the command line with the lake's store counted):
 
-* **adopt** — ``kafka-segments adopt``: the bootstrap, every segment adopted into version 1;
+* **adopt** — ``kafka-segments adopt --format F``: the bootstrap, every segment adopted into version 1 (in
+  format 2 streamed partition by partition);
 * **run, nothing due** — ``kafka-segments run --engine inline`` with nothing to delete or adopt;
 * **run, 1% new** — the same after 1% of the partitions (at least one) got one new segment each;
 * **describe** — ``kafka-segments describe --json`` of the head.
@@ -248,8 +249,8 @@ def summarize(raw: dict[str, Any]) -> dict[str, Any]:
 def run_shape(
     lake: Lake, work: Path, shape: tuple[int, int], *, records: int, count: bool, manifest_format: int = 1
 ) -> dict[str, Any]:
-    """One shape in one manifest format (format 2: ``kafka-segments upgrade`` right after the bootstrap,
-    then ``gc`` keeping one version, so that the runs measured have only format 2 versions behind them)."""
+    """One shape in one manifest format, the bootstrap's ``adopt --format`` (format 2: streamed partition by
+    partition, ``lake.bootstrap``)."""
     partitions, segments = shape
     config = work / "config.yaml"
     config.write_text(CONFIG, encoding="utf-8")
@@ -259,10 +260,8 @@ def run_shape(
     uri = ["--lake", lake.uri]
     run = ["run", *uri, "--config", str(config), "--engine", "inline"]
     steps: dict[str, Step] = {}
-    steps["adopt"] = measure(lake, ["adopt", *uri, "--now", str(NOW_MS)], count=count)
-    if manifest_format == 2:
-        steps["upgrade"] = measure(lake, ["upgrade", *uri], count=count)
-        measure(lake, ["gc", *uri, "--execute", "--retain-manifests", "1"], count=False)
+    adopt = ["adopt", *uri, "--now", str(NOW_MS), "--format", str(manifest_format)]
+    steps["adopt"] = measure(lake, adopt, count=count)
     steps["run, nothing due"] = measure(lake, [*run, "--now", str(NOW_MS + MINUTE_MS)], count=count)
     changed = max(1, partitions // 100)  # one new segment each, after the partition's last
     lake.write(lake_files(changed, segment_logs(1, records=records, first=segments * records)))
@@ -298,7 +297,7 @@ def table(result: dict[str, Any]) -> str:
             f"{shape['partitions']:,} × {shape['segments_per_partition']:,} = "
             f"{shape['segments']:,} segments, format {shape.get('manifest_format', 1)}"
         )
-        for name in ("adopt", "upgrade", *STEPS[1:]):
+        for name in STEPS:
             if name not in shape["steps"]:
                 continue
             step = shape["steps"][name]

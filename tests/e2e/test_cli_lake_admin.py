@@ -58,23 +58,52 @@ def test_adopt_bootstraps_a_copied_log_directory_then_changes_nothing(tmp_path: 
     assert "orders" in described.stdout
 
 
+CORRUPT_KEY = "orders-1/00000000000000000000.log"
+
+
+def copy_log_dir_with_a_corrupt_segment(store: ObjectStore) -> None:
+    """The copied log directory with a damaged batch in ``CORRUPT_KEY``."""
+    copy_log_dir(store)
+    data = bytearray(store.get(CORRUPT_KEY))
+    data[80] ^= 0xFF
+    store.put(CORRUPT_KEY, bytes(data))
+
+
 def test_adopt_quarantines_a_corrupt_segment_and_exits_1(tmp_path: Path) -> None:
     root = tmp_path / "lake"
     store = LocalStore(root)
-    copy_log_dir(store)
-    key = "orders-1/00000000000000000000.log"
-    data = bytearray(store.get(key))
-    data[80] ^= 0xFF
-    store.put(key, bytes(data))
+    copy_log_dir_with_a_corrupt_segment(store)
 
     result = cli("adopt", "--lake", str(root), "--now", NOW)
 
     assert result.returncode == 1
     assert result.stderr == "kafka-segments adopt: 1 partition(s) quarantined: orders-1\n"
-    assert key in result.stdout
+    assert CORRUPT_KEY in result.stdout
     head = read_head(store)
     assert head is not None
     assert [str(p.topic_partition) for p in head.partitions] == ["orders-0"]
+
+
+def test_adopt_in_format_2_streams_the_bootstrap_and_reports_as_format_1(tmp_path: Path) -> None:
+    """``adopt --format 2`` (the streamed bootstrap) prints the report ``--format 1`` prints, quarantine and
+    exit code included, and commits version 1 in format 2."""
+    reports = []
+    for manifest_format in ("1", "2"):
+        root = tmp_path / f"lake-{manifest_format}"
+        store = LocalStore(root)
+        copy_log_dir_with_a_corrupt_segment(store)
+        result = cli("adopt", "--lake", str(root), "--now", NOW, "--format", manifest_format, "--json")
+        assert result.returncode == 1
+        assert result.stderr == "kafka-segments adopt: 1 partition(s) quarantined: orders-1\n"
+        head = read_head(store)
+        assert head is not None
+        assert (head.format_version, [str(p.topic_partition) for p in head.partitions]) == (
+            int(manifest_format),
+            ["orders-0"],
+        )
+        reports.append({**json.loads(result.stdout), "run_id": ""})
+    assert reports[1] == reports[0]
+    assert len(reports[1]["adopted"]) == 2
 
 
 def test_gc_is_a_dry_run_unless_told_to_execute(tmp_path: Path) -> None:

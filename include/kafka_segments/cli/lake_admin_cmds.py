@@ -19,7 +19,7 @@ from kafka_segments.cli.common import (
 from kafka_segments.cli.lake_cmds import open_lake
 from kafka_segments.cli.output import emit
 from kafka_segments.config.catalogue import DEFAULT_RETAIN_MANIFESTS, MIN_RUN_FOLDER_RETENTION_MS
-from kafka_segments.state import MANIFEST_FORMAT_2
+from kafka_segments.state import MANIFEST_FORMAT_2, MANIFEST_FORMATS
 
 
 def run_adopt(args: argparse.Namespace) -> int:
@@ -30,14 +30,15 @@ def run_adopt(args: argparse.Namespace) -> int:
     store = open_lake(args.lake)
     now_ms = args.now if args.now is not None else wall_clock_ms()
     settled = recover(store)  # every run starts by settling interrupted work
-    report = adopt(store, now_ms=now_ms, max_workers=args.workers)
-    document = report.to_dict()
-    document["recover"] = settled.to_dict()
-    text = report.to_text()
-    if settled.changed:
-        text = settled.to_text().rstrip("\n") + "\n\n" + text
-    emit(document, text, as_json=args.json)
-    quarantined = report.result.quarantined
+    report = adopt(store, now_ms=now_ms, max_workers=args.workers, manifest_format=args.format)
+    if args.json:  # streamed: a bootstrap's report holds its partitions in a temporary file
+        report.write_json(sys.stdout, extra={"recover": settled.to_dict()})
+        sys.stdout.write("\n")
+    else:
+        if settled.changed:
+            sys.stdout.write(settled.to_text().rstrip("\n") + "\n\n")
+        report.write_text(sys.stdout)
+    quarantined = report.quarantined
     if quarantined:
         partitions = sorted({str(q.topic_partition) for q in quarantined})
         print(
@@ -118,6 +119,15 @@ def add_parsers(commands: Commands) -> None:
     add_lake(sub)
     add_now(sub, help="the run's time (epoch ms or ISO-8601)")
     sub.add_argument("--workers", type=positive_int, default=8, metavar="N", help="parallel reads")
+    sub.add_argument(
+        "--format",
+        type=int,
+        choices=sorted(MANIFEST_FORMATS),
+        default=None,
+        help="the manifest format a lake without a version is bootstrapped in (format 2 streams it partition "
+        "by partition, in bounded memory; default: the default for new lakes); a lake with a version keeps "
+        "its format",
+    )
     add_json(sub, help=REPORT_JSON_HELP)
     sub.set_defaults(handler=run_adopt)
 

@@ -12,11 +12,12 @@ client once under a lock)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from kafka_segments.errors import (
     CorruptRecordError,
@@ -36,6 +37,8 @@ from kafka_segments.topic_partition import TopicPartition
 
 if TYPE_CHECKING:
     from kafka_segments.records.fast import HeaderTable
+
+G = TypeVar("G")
 
 MISMATCH_ERROR = SegmentObjectMismatchError.__name__
 """The error name of a live object that is missing or changed (also used for an object changing mid-read)."""
@@ -92,6 +95,55 @@ def read_all(
             }
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+READ_AHEAD = 4
+"""``read_grouped`` reads up to this many jobs per worker ahead of the group being settled."""
+
+
+def read_grouped(
+    store: ObjectStore,
+    run: RunRecord,
+    groups: Iterable[tuple[G, Sequence[ReadJob]]],
+    *,
+    max_workers: int,
+    items: int,
+    nbytes: int,
+) -> Iterator[tuple[G, dict[str, ReadResult]]]:
+    """Each group with its jobs' results by key, in the groups' order, once all its jobs are read (on up to
+    ``max_workers`` threads, reading at most ``READ_AHEAD`` jobs a worker beyond the next group to yield):
+    what is held follows that window, not the number of groups. ``items`` and ``nbytes``: the totals the
+    progress phase counts down.
+
+    Raises:
+        ValueError: ``max_workers`` is below 1.
+        ObjectStoreError: a read failed for another reason than a missing object.
+    """
+    if max_workers < 1:
+        raise ValueError(f"max_workers must be at least 1, got {max_workers}")
+    read = partial(read_one, store, run)
+    window: deque[tuple[G, list[tuple[ReadJob, Future[ReadResult]]]]] = deque()
+    pending = 0
+    with phase("adopt: reading new segments", items=items, nbytes=nbytes, unit="segments") as progress:
+        pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="adopt")
+        try:
+            for group, jobs in groups:
+                window.append((group, [(job, pool.submit(read, job)) for job in jobs]))
+                pending += len(jobs)
+                while window and pending > READ_AHEAD * max_workers:
+                    pending -= len(window[0][1])
+                    yield _collected(progress, window.popleft())
+            while window:
+                yield _collected(progress, window.popleft())
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _collected(
+    progress: Phase, item: tuple[G, list[tuple[ReadJob, Future[ReadResult]]]]
+) -> tuple[G, dict[str, ReadResult]]:
+    group, futures = item
+    return group, {job.key: _advanced(progress, job, future.result()) for job, future in futures}
 
 
 def _advanced(progress: Phase, job: ReadJob, result: ReadResult) -> ReadResult:
