@@ -11,9 +11,11 @@ process run through ``bench/counted_cli.py`` (the command line with the lake's s
 * **run, 1% new** — the same after 1% of the partitions (at least one) got one new segment each;
 * **describe** — ``kafka-segments describe --json`` of the head.
 
-Per step: wall, CPU (user + system) and peak RSS of the process (``os.wait4``), the head manifest's size
-after it, the bytes it wrote to ``_kafka_segments/`` (the version's manifest objects, and all), bytes read,
-requests by kind, and the bytes a local lake hashed to know its files' etags. Nothing here is asserted;
+Per step: wall, CPU (user + system) of the process (``os.wait4``) and its peak RSS (its own ``VmHWM``, which
+``counted_cli.py`` reports: ``wait4``'s also counts the bench's memory at the fork; uncounted, ``wait4``'s),
+the head manifest's size after it, the bytes it wrote to ``_kafka_segments/`` (the version's manifest
+objects, and all), bytes read, requests by kind, and the bytes a local lake hashed to know its files' etags.
+Nothing here is asserted;
 ``tests/lake/test_run_cost.py`` checks the counts that matter.
 
 ``--s3``: the lake is on moto's S3 server (in this process) instead, behind ``tests/fault_proxy.py``'s proxy
@@ -219,7 +221,9 @@ def measure(lake: Lake, args: list[str], *, count: bool) -> Step:
     if http:
         counts["http_requests"] = http
     version, size = lake.head()
-    return Step(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, version, size, counts)
+    own_kb = json.loads(text).get("vm_hwm_kb") if text else None
+    rss_kb = usage.ru_maxrss if own_kb is None else own_kb
+    return Step(seconds, usage.ru_utime + usage.ru_stime, rss_kb / 1024, version, size, counts)
 
 
 def summarize(raw: dict[str, Any]) -> dict[str, Any]:
