@@ -100,7 +100,7 @@ def build_lake_view(
     root = resolve_root(store, version)
     snapshot = None if offsets is None else offsets.snapshot
     config = None if compaction is None else compaction.config
-    partitions = read_view_partitions(root, config, now_ms=now_ms, snapshot=snapshot)
+    partitions = read_view_partitions(store, root, config, now_ms=now_ms, snapshot=snapshot)
     retention = {} if config is None else next_retention(partitions, config, now_ms=now_ms, snapshot=snapshot)
     holders = {tp: r.holder for tp, r in retention.items() if r.holder is not None}
     configs = {} if config is None else {topic: config.for_topic(topic) for topic in root.topics}

@@ -19,10 +19,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from kafka_segments.config import Config
+from kafka_segments.lake.reader import load_states
 from kafka_segments.lake.roots import VersionRoot
 from kafka_segments.lake.summary_scope import partition_may_change
 from kafka_segments.retention.consumed import ConsumedIndexes
 from kafka_segments.state import MANIFEST_FORMAT_2, OffsetSnapshot, PartitionState, PartitionSummary
+from kafka_segments.storage.base import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 from kafka_segments.views.describe_compaction import summary_outlook
 
@@ -49,15 +51,21 @@ class ViewPartitions:
 
 
 def read_view_partitions(
-    root: VersionRoot, config: Config | None, *, now_ms: int, snapshot: OffsetSnapshot | None
+    store: ObjectStore,
+    root: VersionRoot,
+    config: Config | None,
+    *,
+    now_ms: int,
+    snapshot: OffsetSnapshot | None,
 ) -> ViewPartitions:
     """``root`` with the states the page needs at ``now_ms`` read (see the module docstring).
 
     Raises:
-        ManifestFormatError, ObjectNotFoundError: see ``VersionRoot.load``.
+        ManifestFormatError: a piece is not what the root says (``VersionRoot.load``).
+        ManifestVersionNotFoundError: a piece was removed meanwhile (``reader.load_states``).
     """
     wanted = partitions_to_read(root, config, now_ms=now_ms, snapshot=snapshot)
-    states = root.load(None if wanted is None else wanted.__contains__)
+    states = load_states(store, root, None if wanted is None else wanted.__contains__)
     summaries = {partition.topic_partition: partition.summary for partition in root.partitions}
     return ViewPartitions(root, summaries, {state.topic_partition: state for state in states})
 
