@@ -35,7 +35,11 @@ from kafka_segments.lake.adoption_reads import (
 )
 from kafka_segments.lake.adoption_report import AdoptionResult, Ignored, Quarantine
 from kafka_segments.lake.checkpoint_files import BootstrapCheckpoints, read_bootstrap_checkpoints
-from kafka_segments.lake.layout import CLEANER_OFFSET_CHECKPOINT_KEY, LOG_START_OFFSET_CHECKPOINT_KEY
+from kafka_segments.lake.layout import (
+    CLEANER_OFFSET_CHECKPOINT_KEY,
+    LOG_START_OFFSET_CHECKPOINT_KEY,
+    index_keys,
+)
 from kafka_segments.lake.runs import RunRecord
 from kafka_segments.state import Manifest, PartitionState, SegmentEntry, SegmentOrigin, sort_partitions
 from kafka_segments.storage.base import ObjectMeta, ObjectStore
@@ -62,12 +66,20 @@ class PartitionPlan:
     live_jobs: list[ReadJob] = field(default_factory=list)
     problems: list[Quarantine] = field(default_factory=list)
 
-    def jobs(self) -> list[ReadJob]:
-        """The reads this partition needs (none once it is quarantined)."""
+    def jobs(self, listed: Collection[str]) -> list[ReadJob]:
+        """The reads this partition needs (none once it is quarantined); ``listed``: the listing's keys."""
         if self.problems:
             return []
-        candidates = [ReadJob(self.topic_partition, c.meta, c.base_offset) for c in self.candidates]
+        candidates = [
+            ReadJob(self.topic_partition, c.meta, c.base_offset, listed_indexes=listed_indexes(c.key, listed))
+            for c in self.candidates
+        ]
         return [*self.live_jobs, *candidates]
+
+
+def listed_indexes(log_key: str, listed: Collection[str]) -> frozenset[str]:
+    """The index objects beside ``log_key`` that ``listed`` holds."""
+    return frozenset(key for key in index_keys(log_key) if key in listed)
 
 
 @dataclass(slots=True)
@@ -115,7 +127,7 @@ def adopt_objects(
     classified = classify_listing(store.list() if listing is None else listing)
     checkpoints = read_bootstrap_checkpoints(store) if base is None else None
     partitions = [part for part in _plan(classified, base) if part.topic_partition not in leave]
-    jobs = [job for part in partitions for job in part.jobs()]
+    jobs = [job for part in partitions for job in part.jobs(classified.objects)]
     if reader is None:
         reads = read_all(store, run, jobs, max_workers=max_workers)
     else:
@@ -170,7 +182,10 @@ def _check_live(part: PartitionPlan, state: PartitionState, objects: dict[str, O
         elif meta.size == entry.size or (
             meta.size > entry.size and index == last and entry.origin is SegmentOrigin.ADOPTED
         ):
-            part.live_jobs.append(ReadJob(part.topic_partition, meta, entry.base_offset, live=entry))
+            indexes = listed_indexes(meta.key, objects)
+            part.live_jobs.append(
+                ReadJob(part.topic_partition, meta, entry.base_offset, live=entry, listed_indexes=indexes)
+            )
         else:
             part.problems.append(changed_live_object(part.topic_partition, entry, meta))
 

@@ -27,9 +27,10 @@ from kafka_segments.errors import (
 )
 from kafka_segments.lake.adoption_report import Ignored, Quarantine
 from kafka_segments.lake.index_pin import stored_index_sha256
+from kafka_segments.lake.layout import index_keys
 from kafka_segments.lake.runs import RunRecord
 from kafka_segments.lake.scan import Buffer, sha256_hex, summarize_segment
-from kafka_segments.lake.time_pin import stored_time_index_sha256
+from kafka_segments.lake.time_pin import stored_time_index_sha256, time_index_key
 from kafka_segments.progress import Phase, phase
 from kafka_segments.state import SegmentEntry, SegmentOrigin
 from kafka_segments.storage.base import MappingStore, ObjectMeta, ObjectStore
@@ -52,10 +53,18 @@ class ReadJob:
     meta: ObjectMeta
     base_offset: int
     live: SegmentEntry | None = None
+    listed_indexes: frozenset[str] | None = None
+    """The keys of the ``.index`` and ``.timeindex`` beside it that the run's listing shows (``None``: not
+    known, each is looked for): an index the listing does not show is not asked for, which on S3 is a
+    request (a 404) per index and segment."""
 
     @property
     def key(self) -> str:
         return self.meta.key
+
+    def listed(self, key: str) -> bool:
+        """Whether ``key`` (an index beside it) may exist, by the listing."""
+        return self.listed_indexes is None or key in self.listed_indexes
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -264,12 +273,21 @@ def _candidate(
         last_modified_ms=job.meta.last_modified_ms,
         origin=SegmentOrigin.ADOPTED,
         run_id=run.run_id,
-        time_index_sha256=stored_time_index_sha256(
-            store, job.key, summary.table, base_offset=job.base_offset
-        ),
-        index_sha256=stored_index_sha256(store, job.key, summary.table, base_offset=job.base_offset),
+        **_pins(store, job, summary.table, base_offset=job.base_offset),
     )
     return ReadResult(job.key, len(data), entry=entry, table=summary.table)
+
+
+def _pins(store: ObjectStore, job: ReadJob, table: HeaderTable, *, base_offset: int) -> dict[str, str | None]:
+    """The sha256 of the ``.timeindex`` and ``.index`` beside the segment when they hold (``time_pin``,
+    ``index_pin``); an index the listing does not show is not read."""
+    time_pin = None
+    if job.listed(time_index_key(job.key)):
+        time_pin = stored_time_index_sha256(store, job.key, table, base_offset=base_offset)
+    index_pin = None
+    if job.listed(index_keys(job.key)[0]):
+        index_pin = stored_index_sha256(store, job.key, table, base_offset=base_offset)
+    return {"time_index_sha256": time_pin, "index_sha256": index_pin}
 
 
 def _same_size(job: ReadJob, live: SegmentEntry, data: Buffer, sha256: str | None) -> ReadResult:
@@ -302,10 +320,7 @@ def _regrown(
         last_modified_ms=live.last_modified_ms,
         origin=SegmentOrigin.ADOPTED,
         run_id=run.run_id,
-        time_index_sha256=stored_time_index_sha256(
-            store, job.key, summary.table, base_offset=live.base_offset
-        ),
-        index_sha256=stored_index_sha256(store, job.key, summary.table, base_offset=live.base_offset),
+        **_pins(store, job, summary.table, base_offset=live.base_offset),
     )
     return ReadResult(job.key, len(data), entry=entry, table=tail)
 

@@ -1,26 +1,24 @@
 """Which partitions of a format 2 base a run reads (issue 33; docs/metadata-format-2.md, "The summary"):
 those its listing shows changed (``lake.listing_scope``), and those of its selection where a rule may have
-something to do at the run's ``now`` by the root's summary (``retention.summary_rules``,
-``compaction.summary_rules``). Every other
-partition is left unread and carried into the commit as it is: the rules would leave it unchanged, so the
-decisions are the ones a run over every partition makes."""
+something to do at the run's ``now`` by the root's summary (``lake.summary_scope``, the rule the lake view
+reads by too). Every other partition is left unread and carried into the commit as it is: the rules would
+leave it unchanged, so the decisions are the ones a run over every partition makes."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kafka_segments.compaction.summary_rules import cleaning_may_change
 from kafka_segments.config import Config
 from kafka_segments.config.model import TopicConfig
 from kafka_segments.errors import PartitionNotFoundError
 from kafka_segments.lake.adoption import SegmentReader
 from kafka_segments.lake.adoption_report import AdoptionResult
 from kafka_segments.lake.listing_scope import listing_changes
-from kafka_segments.lake.roots import RootPartition, VersionRoot
+from kafka_segments.lake.roots import VersionRoot
 from kafka_segments.lake.runs import Selection
+from kafka_segments.lake.summary_scope import partition_may_change
 from kafka_segments.lake.transaction import LakeTransaction
-from kafka_segments.retention.consumed import ConsumedIndexes, consumed_bound
-from kafka_segments.retention.summary_rules import retention_may_delete
+from kafka_segments.retention.consumed import ConsumedIndexes
 from kafka_segments.state import MANIFEST_FORMAT_2, OffsetSnapshot
 from kafka_segments.storage.base import ObjectMeta
 from kafka_segments.topic_partition import TopicPartition
@@ -48,24 +46,9 @@ def run_scope(
         topic = topic_partition.topic
         if topic not in configs:
             configs[topic] = config.for_topic(topic)
-        if _may_change(partition, configs[topic], now_ms=now_ms, indexes=indexes):
+        if partition_may_change(partition, configs[topic], now_ms=now_ms, indexes=indexes):
             scope.add(topic_partition)
     return frozenset(scope)
-
-
-def _may_change(
-    partition: RootPartition, config: TopicConfig, *, now_ms: int, indexes: ConsumedIndexes | None
-) -> bool:
-    summary = partition.summary
-    if cleaning_may_change(summary, config):
-        return True
-    bound = consumed_bound(
-        None if indexes is None else indexes.for_topic(config),
-        config,
-        partition=partition.topic_partition.partition,
-        log_start_offset=summary.log_start_offset,
-    )
-    return retention_may_delete(summary, config, now_ms=now_ms, min_committed_offset=bound.min_offset)
 
 
 def adopt_in_scope(
