@@ -17,7 +17,7 @@ reads ahead). The same ignored objects, quarantines and report as ``adopt_object
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -28,12 +28,15 @@ from kafka_segments.lake.adoption_report import Ignored, Quarantine
 from kafka_segments.lake.bootstrap_report import BootstrapReport, ReportSpool
 from kafka_segments.lake.checkpoint_files import read_bootstrap_checkpoints
 from kafka_segments.lake.format2 import root_bytes, write_partition
+from kafka_segments.lake.layout import INDEX_KINDS
 from kafka_segments.lake.roots import read_root
 from kafka_segments.lake.runs import RunOutcome
 from kafka_segments.lake.transaction import LakeTransaction
 from kafka_segments.state import MANIFEST_FORMAT_2, PartitionState
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+
+_INDEX_SUFFIXES = tuple(kind.value for kind in INDEX_KINDS)
 
 
 def bootstrap(txn: LakeTransaction, *, max_workers: int, unchanged_reason: str) -> BootstrapReport:
@@ -96,7 +99,8 @@ class _Streamed:
         checkpoints = read_bootstrap_checkpoints(store)
         self.ignored.extend(classified.ignored)
         segments = classified.segments
-        del classified  # the listing's other views: what is left is each partition's segments
+        indexes = _listed_indexes(classified.objects)
+        del classified  # the listing's other views: what is left is each partition's segments and indexes
         items = sum(len(found) for found in segments.values())
         nbytes = sum(seg.meta.size for found in segments.values() for seg in found)
         adopted: set[TopicPartition] = set()
@@ -105,7 +109,7 @@ class _Streamed:
         def plans() -> Iterator[tuple[PartitionPlan, list[ReadJob]]]:
             for tp in sorted(segments):
                 plan = PartitionPlan(tp, None, segments.pop(tp))
-                yield plan, plan.jobs()
+                yield plan, plan.jobs(indexes.pop(tp.dir_name, frozenset()))
 
         for plan, reads in read_grouped(
             store, run, plans(), max_workers=max_workers, items=items, nbytes=nbytes
@@ -124,3 +128,13 @@ class _Streamed:
                 self.adopted_segments += len(outcome.adopted)
                 self._spool.adopted(outcome.state, outcome.adopted)
         self.ignored.extend(unused_checkpoint_entries(checkpoints, adopted=adopted, quarantined=quarantined))
+
+
+def _listed_indexes(objects: Iterable[str]) -> dict[str, set[str]]:
+    """The listed index objects by partition folder: what a segment's read may use (adoption asks for no
+    index the listing does not show)."""
+    found: dict[str, set[str]] = {}
+    for key in objects:
+        if key.endswith(_INDEX_SUFFIXES):
+            found.setdefault(key.partition("/")[0], set()).add(key)
+    return found
