@@ -147,7 +147,9 @@ def add_parsers(commands: Commands) -> None:
         description=(
             "Commit the head version again, unchanged, in manifest format 2 (docs/metadata-format-2.md): "
             "a small root per version and immutable pieces per partition, so that each later commit "
-            "writes only the partitions it changed. Older versions stay readable; nothing else changes."
+            "writes only the partitions it changed. Any commit on a format 1 lake (a run, adopt, "
+            "delete-records, recover) does this too; upgrade does it without other changes. Older "
+            "versions stay readable; nothing else changes. On a format 2 lake there is nothing to do."
         ),
     )
     add_lake(sub)
