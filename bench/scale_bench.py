@@ -209,7 +209,9 @@ def main(argv: list[str] | None = None) -> int:
     metadata.add_argument("--s3", action="store_true", help="the lake on moto's S3 server, behind a proxy")
     metadata.add_argument("--latency-ms", type=int, default=20, help="with --s3: added to every reply")
     metadata.add_argument(
-        "--formats", default="1,2", help="manifest formats to measure each shape in (format 1: the previous release's)"
+        "--formats",
+        default="1,2",
+        help="manifest formats to measure each shape in (format 1: as the previous release wrote it)",
     )
     args = parser.parse_args(argv)
     if args.metadata:

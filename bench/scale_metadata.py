@@ -264,12 +264,16 @@ def run_shape(
     uri = ["--lake", lake.uri]
     run = ["run", *uri, "--config", str(config), "--engine", "inline"]
     steps: dict[str, Step] = {}
-    steps["adopt"] = measure(lake, ["adopt", *uri, "--now", str(NOW_MS)], count=count, manifest_format=manifest_format)
-    steps["run, nothing due"] = measure(lake, [*run, "--now", str(NOW_MS + MINUTE_MS)], count=count, manifest_format=manifest_format)
+
+    def step(args: list[str]) -> Step:
+        return measure(lake, args, count=count, manifest_format=manifest_format)
+
+    steps["adopt"] = step(["adopt", *uri, "--now", str(NOW_MS)])
+    steps["run, nothing due"] = step([*run, "--now", str(NOW_MS + MINUTE_MS)])
     changed = max(1, partitions // 100)  # one new segment each, after the partition's last
     lake.write(lake_files(changed, segment_logs(1, records=records, first=segments * records)))
-    steps["run, 1% new"] = measure(lake, [*run, "--now", str(NOW_MS + 2 * MINUTE_MS)], count=count, manifest_format=manifest_format)
-    steps["describe"] = measure(lake, ["describe", *uri, "--json"], count=count, manifest_format=manifest_format)
+    steps["run, 1% new"] = step([*run, "--now", str(NOW_MS + 2 * MINUTE_MS)])
+    steps["describe"] = step(["describe", *uri, "--json"])
     return {
         "partitions": partitions,
         "segments_per_partition": segments,

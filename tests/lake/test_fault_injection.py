@@ -29,8 +29,8 @@ from kafka_segments.lake.format2 import PIECES_PREFIX
 from kafka_segments.lake.gc import collect_garbage
 from kafka_segments.lake.history import manifest_versions, read_head, read_manifest
 from kafka_segments.lake.layout import try_parse_segment_key
-from kafka_segments.lake.roots import read_root
 from kafka_segments.lake.recover import recover
+from kafka_segments.lake.roots import read_root
 from kafka_segments.lake.staging import begin_run, build_manifest, retire, stage_manifest, stage_segment
 from kafka_segments.segment.files import FileKind
 from kafka_segments.segment.writer import SegmentFiles
