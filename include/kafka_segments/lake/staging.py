@@ -33,7 +33,8 @@ COMMIT_FORMAT = MANIFEST_FORMAT_2
 """The manifest format every commit writes (docs/metadata-format-2.md, "Migration"): a new lake's first
 version, and the first commit on a format 1 head (which writes every partition's pieces once). No command
 or option writes another; tests that need a lake in the previous release's format 1 set this module
-attribute for the runs that build it (tests/lake/format1.py)."""
+attribute for the commits that build it (``format_1_commits`` in tests/manifest_files.py; the metadata
+bench measures format 1 the same way)."""
 
 
 def begin_run(
