@@ -14,6 +14,8 @@ from kafka_segments.lake.gc import collect_garbage
 from kafka_segments.lake.history import manifest_versions, read_manifest
 from kafka_segments.lake.layout import manifest_key
 from kafka_segments.lake.reader import resolve_manifest
+from kafka_segments.lake.recover import recover
+from kafka_segments.lake.staging import begin_run
 from kafka_segments.lake.upgrade import upgrade
 from kafka_segments.segment.writer import write_segment
 from kafka_segments.state import MANIFEST_FORMAT_2
@@ -106,6 +108,23 @@ def test_adopt_on_a_format_1_lake_commits_format_2(store: ObjectStore, clock: Fa
     assert _stored_format(store, 3) == MANIFEST_FORMAT_2
     assert _piece_folders(_pieces(store)) == {tp.dir_name for tp in TPS}
     assert [len(state.segments) for state in read_manifest(store, 3).partitions] == [4, 3, 4]
+
+
+def test_recovers_fence_on_a_format_1_lake_commits_format_2(store: ObjectStore, clock: FakeClock) -> None:
+    """A fence (recovery of a run that stopped before its commit) is the lake's first format 2 commit too:
+    the same partitions, every partition's pieces."""
+    _format_1_lake(store, clock)
+    before = read_manifest(store, 2)
+    stopped, _ = begin_run(store, now_ms=NOW + 2, operation="run", clock=clock)
+    clock.advance(1)
+
+    report = recover(store, abandon_after_ms=0, clock=clock)
+
+    assert report.fence_versions == (3,)
+    assert [r.run_id for r in report.runs] == [stopped.run_id]
+    assert _stored_format(store, 3) == MANIFEST_FORMAT_2
+    assert _piece_folders(_pieces(store)) == {tp.dir_name for tp in TPS}
+    assert read_manifest(store, 3).partitions == before.partitions
 
 
 def test_a_new_lake_starts_in_format_2(store: ObjectStore, clock: FakeClock) -> None:
