@@ -4,8 +4,10 @@ runs in each fresh process.
 The store ``open_lake`` returns is wrapped in ``tests/counting_store.py``'s ``CountingStore`` (a mapping
 store stays one, so a local run takes the same paths), and a local lake's whole-file hashing (its etags are
 the files' sha256) is counted too. At exit the counts go, as JSON, to the file named by
-``$SCALE_BENCH_COUNTS``, with the process's own peak RSS (``VmHWM``). Usage:
-``python bench/counted_cli.py run --lake … --config …``.
+``$SCALE_BENCH_COUNTS``, with the process's own peak RSS (``VmHWM``). With ``$SCALE_BENCH_FORMAT`` 1 the
+process's commits write manifest format 1, as the release before format 2 did
+(``kafka_segments.lake.staging.COMMIT_FORMAT``: the bench measures both formats side by side; no
+command writes format 1). Usage: ``python bench/counted_cli.py run --lake … --config …``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 COUNTS_ENV = "SCALE_BENCH_COUNTS"
+FORMAT_ENV = "SCALE_BENCH_FORMAT"
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 
 
@@ -26,6 +29,7 @@ def main(argv: list[str]) -> int:
     from counting_store import CountingStore, counting_store
     from kafka_segments.cli import lake_cmds
     from kafka_segments.cli import main as cli_main
+    from kafka_segments.lake import staging
     from kafka_segments.storage import ObjectStore
 
     stores: list[CountingStore] = []
@@ -40,6 +44,8 @@ def main(argv: list[str]) -> int:
         if name.startswith("kafka_segments.cli") and getattr(module, "open_lake", None) is original:
             module.open_lake = open_counted  # type: ignore[attr-defined]
     hashed = _count_local_hashing()
+    if os.environ.get(FORMAT_ENV):
+        staging.COMMIT_FORMAT = int(os.environ[FORMAT_ENV])
     try:
         return cli_main.main(argv)
     finally:

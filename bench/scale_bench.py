@@ -34,8 +34,9 @@ on lakes of P partitions x S segments, with the bytes each step wrote and read a
     .venv/bin/python bench/scale_bench.py --metadata --shapes 100x100,200x500 --work-dir /dev/shm
     .venv/bin/python bench/scale_bench.py --metadata --shapes 2000x500 --formats 2   # 10^6, format 2 only
 
-Each shape is measured in both manifest formats (``--formats 1,2``): each lake is bootstrapped in its format
-(``kafka-segments adopt --format F``; format 2's bootstrap streams partition by partition).
+Each shape is measured in both manifest formats (``--formats 1,2``): format 2 is what every commit writes
+(its bootstrap streams partition by partition);
+format 1's steps run through ``counted_cli.py`` with their commits in the previous release's format.
 """
 
 from __future__ import annotations
@@ -211,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     metadata.add_argument(
         "--formats",
         default="1,2",
-        help="manifest formats to measure each shape in (the bootstrap's adopt --format)",
+        help="manifest formats to measure each shape in (format 1: as the previous release wrote it)",
     )
     args = parser.parse_args(argv)
     if args.metadata:

@@ -48,6 +48,8 @@ from kafka_segments.segment.writer import write_segment
 
 CLI_CHILD = Path(__file__).resolve().parent / "counted_cli.py"
 KAFKA_SEGMENTS = Path(sys.executable).parent / "kafka-segments"
+FORMAT_ENV = "SCALE_BENCH_FORMAT"
+"""The manifest format the child's commits write (``counted_cli.py``): 1 measures the previous release."""
 START_MS = 1_763_000_000_000
 MINUTE_MS = 60_000
 NOW_MS = START_MS + 24 * 60 * MINUTE_MS
@@ -218,12 +220,15 @@ def lake_files(partitions: int, logs: list[tuple[str, bytes]], first: int = 0) -
     ]
 
 
-def measure(lake: Lake, args: list[str], *, count: bool) -> Step:
-    """Run ``kafka-segments args`` in a fresh process (counted through ``counted_cli.py`` when ``count``)."""
+def measure(lake: Lake, args: list[str], *, count: bool, manifest_format: int = 2) -> Step:
+    """Run ``kafka-segments args`` in a fresh process (through ``counted_cli.py`` when ``count``, counted;
+    or when ``manifest_format`` is 1: its commits write the previous release's format)."""
     lake.http_requests()
     with tempfile.NamedTemporaryFile(suffix=".json") as counts_file:
-        env = {**os.environ, **lake.env, "SCALE_BENCH_COUNTS": counts_file.name}
-        argv = [sys.executable, str(CLI_CHILD), *args] if count else [str(KAFKA_SEGMENTS), *args]
+        env = {**os.environ, **lake.env, "SCALE_BENCH_COUNTS": counts_file.name if count else ""}
+        env[FORMAT_ENV] = str(manifest_format)
+        child = count or manifest_format != 2
+        argv = [sys.executable, str(CLI_CHILD), *args] if child else [str(KAFKA_SEGMENTS), *args]
         start = time.perf_counter()
         child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
         stderr = child.stderr.read() if child.stderr is not None else b""
@@ -269,8 +274,9 @@ def summarize(raw: dict[str, Any]) -> dict[str, Any]:
 def run_shape(
     lake: Lake, work: Path, shape: tuple[int, int], *, records: int, count: bool, manifest_format: int = 1
 ) -> dict[str, Any]:
-    """One shape in one manifest format, the bootstrap's ``adopt --format`` (format 2: streamed partition by
-    partition, ``lake.bootstrap``)."""
+    """One shape in one manifest format (format 2: what every commit writes, its bootstrap streamed partition
+    by partition, ``lake.bootstrap``; format 1: every step's commits in the previous release's format, through
+    ``counted_cli.py``)."""
     partitions, segments = shape
     config = work / "config.yaml"
     config.write_text(CONFIG, encoding="utf-8")
@@ -280,13 +286,16 @@ def run_shape(
     uri = ["--lake", lake.uri]
     run = ["run", *uri, "--config", str(config), "--engine", "inline"]
     steps: dict[str, Step] = {}
-    adopt = ["adopt", *uri, "--now", str(NOW_MS), "--format", str(manifest_format)]
-    steps["adopt"] = measure(lake, adopt, count=count)
-    steps["run, nothing due"] = measure(lake, [*run, "--now", str(NOW_MS + MINUTE_MS)], count=count)
+
+    def step(args: list[str]) -> Step:
+        return measure(lake, args, count=count, manifest_format=manifest_format)
+
+    steps["adopt"] = step(["adopt", *uri, "--now", str(NOW_MS)])
+    steps["run, nothing due"] = step([*run, "--now", str(NOW_MS + MINUTE_MS)])
     changed = max(1, partitions // 100)  # one new segment each, after the partition's last
     lake.write(lake_files(changed, segment_logs(1, records=records, first=segments * records)))
-    steps["run, 1% new"] = measure(lake, [*run, "--now", str(NOW_MS + 2 * MINUTE_MS)], count=count)
-    steps["describe"] = measure(lake, ["describe", *uri, "--json"], count=count)
+    steps["run, 1% new"] = step([*run, "--now", str(NOW_MS + 2 * MINUTE_MS)])
+    steps["describe"] = step(["describe", *uri, "--json"])
     return {
         "partitions": partitions,
         "segments_per_partition": segments,

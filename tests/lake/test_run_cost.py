@@ -17,19 +17,18 @@ unchanged partition: what the run pays for a partition it does not change.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from counting_store import META, METADATA_AREAS, READ_KINDS, RUNS, SEGMENTS, Call, Counts, counting_store
-from kafka_segments.lake.gc import collect_garbage
 from kafka_segments.lake.reader import resolve_manifest
-from kafka_segments.lake.upgrade import upgrade
 from kafka_segments.segment.writer import SegmentFiles
-from kafka_segments.state import MANIFEST_FORMAT_2
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 from kit import T0, FakeClock, ThreadRunner, make_segment, upload_segment
+from manifest_files import FORMAT_1, format_1_commits
 from s3_fixtures import new_s3_store
 
 from lake.retention_helpers import config, run, topic_yaml
@@ -105,17 +104,17 @@ def measure(store: ObjectStore, partitions: int, manifest_format: int) -> RunCos
     clock = FakeClock(NOW_MS)
     cfg = config(topic_yaml())
     build_lake(store, partitions)
-    run(store, cfg, now_ms=NOW_MS, clock=clock)  # the lake's first version: everything adopted
-    if manifest_format == MANIFEST_FORMAT_2:
-        upgrade(store, clock=clock)
-        # Format 1's versions leave the retained set (else gc reads them whole until ten commits later).
-        collect_garbage(store, dry_run=False, retain_manifests=1, clock=clock)
+    # Format 1: every commit in the previous release's format, on purpose (each one would write format 2).
+    commits = format_1_commits if manifest_format == FORMAT_1 else nullcontext
+    with commits():
+        run(store, cfg, now_ms=NOW_MS, clock=clock)  # the lake's first version: everything adopted
     new_base = CHANGED_SEGMENTS * RECORDS_PER_SEGMENT
     new_segment = make_segment(new_base, batches=1, records_per_batch=RECORDS_PER_SEGMENT)
     upload_segment(store, CHANGED, new_segment, with_indexes=False)
     counting = counting_store(store)
     clock.advance(60_000)
-    run(counting, cfg, now_ms=clock.now_ms, clock=clock)
+    with commits():
+        run(counting, cfg, now_ms=clock.now_ms, clock=clock)
     state = resolve_manifest(store).partition(CHANGED)
     adopted = state is not None and state.segments[-1].base_offset == new_base
     return RunCost(partitions, manifest_format, counting.counts(), counting.calls, adopted)
@@ -128,7 +127,7 @@ def measure(store: ObjectStore, partitions: int, manifest_format: int) -> RunCos
 )
 def costs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> list[RunCost]:
     """The second run's cost on a lake of each size in ``PARTITIONS``, on one backend, in one manifest
-    format (format 2: upgraded after the first run)."""
+    format (format 1: every commit in it, built on purpose with ``format_1_commits``)."""
     backend, manifest_format = request.param
 
     def new_store() -> ObjectStore:

@@ -22,6 +22,7 @@ from kafka_segments.views.describe_compaction import CompactionContext
 from kafka_segments.views.lake_view import LakeView, build_lake_view
 from kit import FakeClock
 from lake.retention_helpers import config, group, run, upload_fifteen_records, write_snapshot
+from manifest_files import format_1_commits
 
 from views.lake_view_helpers import ViewLake, build_view_lake
 
@@ -62,7 +63,8 @@ def what_it_says(page: LakeView) -> tuple[object, ...]:
 def upgraded(tmp_path_factory: pytest.TempPathFactory) -> ViewLake:
     """The view tests' lake (a compacted topic, consumed retention, two groups) with version 3: version 2
     again in format 2."""
-    lake = build_view_lake(tmp_path_factory.mktemp("lake-view-f2") / "lake")
+    with format_1_commits():  # versions 1 and 2 as the previous release wrote them
+        lake = build_view_lake(tmp_path_factory.mktemp("lake-view-f2") / "lake")
     upgrade(LocalStore(lake.root), clock=FakeClock(lake.now_ms))
     return lake
 

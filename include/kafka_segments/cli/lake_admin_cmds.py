@@ -19,7 +19,7 @@ from kafka_segments.cli.common import (
 from kafka_segments.cli.lake_cmds import open_lake
 from kafka_segments.cli.output import emit
 from kafka_segments.config.catalogue import DEFAULT_RETAIN_MANIFESTS, MIN_RUN_FOLDER_RETENTION_MS
-from kafka_segments.state import MANIFEST_FORMAT_2, MANIFEST_FORMATS
+from kafka_segments.state import MANIFEST_FORMAT_2
 
 
 def run_adopt(args: argparse.Namespace) -> int:
@@ -30,7 +30,7 @@ def run_adopt(args: argparse.Namespace) -> int:
     store = open_lake(args.lake)
     now_ms = args.now if args.now is not None else wall_clock_ms()
     settled = recover(store)  # every run starts by settling interrupted work
-    report = adopt(store, now_ms=now_ms, max_workers=args.workers, manifest_format=args.format)
+    report = adopt(store, now_ms=now_ms, max_workers=args.workers)
     if args.json:  # streamed: a bootstrap's report holds its partitions in a temporary file
         report.write_json(sys.stdout, extra={"recover": settled.to_dict()})
         sys.stdout.write("\n")
@@ -119,15 +119,6 @@ def add_parsers(commands: Commands) -> None:
     add_lake(sub)
     add_now(sub, help="the run's time (epoch ms or ISO-8601)")
     sub.add_argument("--workers", type=positive_int, default=8, metavar="N", help="parallel reads")
-    sub.add_argument(
-        "--format",
-        type=int,
-        choices=sorted(MANIFEST_FORMATS),
-        default=None,
-        help="the manifest format a lake without a version is bootstrapped in (format 2 streams it partition "
-        "by partition, in bounded memory; default: the default for new lakes); a lake with a version keeps "
-        "its format",
-    )
     add_json(sub, help=REPORT_JSON_HELP)
     sub.set_defaults(handler=run_adopt)
 
@@ -157,7 +148,9 @@ def add_parsers(commands: Commands) -> None:
         description=(
             "Commit the head version again, unchanged, in manifest format 2 (docs/metadata-format-2.md): "
             "a small root per version and immutable pieces per partition, so that each later commit "
-            "writes only the partitions it changed. Older versions stay readable; nothing else changes."
+            "writes only the partitions it changed. Any commit on a format 1 lake (a run, adopt, "
+            "delete-records, recover) does this too; upgrade does it without other changes. Older "
+            "versions stay readable; nothing else changes. On a format 2 lake there is nothing to do."
         ),
     )
     add_lake(sub)

@@ -223,7 +223,7 @@ class LakeTransaction:
     ) -> Manifest:
         """The manifest the run would commit with these ``partitions`` (every partition of the new state)
         and newly ``retired`` objects; retired objects of the base already gone from the listing drop out.
-        ``format_version``: the manifest format to commit (default: the base's)."""
+        ``format_version``: the manifest format to commit (default: ``staging.COMMIT_FORMAT``)."""
         present = None if self._adoption is None else self._adoption.present_keys
         return build_manifest(
             self._run,
