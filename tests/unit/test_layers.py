@@ -235,7 +235,7 @@ def test_the_rule_catches_a_private_module_import() -> None:
 
 MODULE_LINES_LIMIT = 400
 """Split a module by concern before it grows past this."""
-INCLUDE_LINES_LIMIT = 43_100
+INCLUDE_LINES_LIMIT = 43_500
 """include/ stays below the size it had before the one-run redesign (issue 18): new code pays for itself;
 a new feature raises it by what its new modules add (issues 22-24: reading, lake view, metrics, warm-up;
 gc's retentions, ``lake/run_folders.py`` and ``pipeline/run_gc.py``: 150; issue 35's conditional-write
@@ -257,7 +257,8 @@ lake_run_files.py``), the DAG run's extra links to them (``orchestration/lake_ru
 view's Preview now (``orchestration/lake_view_preview.py``); issue 37's dry runs in the DAG, 100: commit
 and gc skipped, the metrics line that says what was sent (``orchestration/metrics.py``); issue 34's topics as
 Iceberg tables, 1,200: ``tables/`` (schema, catalog, settings, files, changes, sync, report),
-``cli/tables_cmd.py`` and the ``kafka_segments.table.*`` settings."""
+``cli/tables_cmd.py`` and the ``kafka_segments.table.*`` settings; issue 34's catalog kept inside the lake,
+400: ``tables/lake_catalog.py`` and ``tables/lake_pointers.py``."""
 
 
 def _line_counts() -> dict[str, int]:
