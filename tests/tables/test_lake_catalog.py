@@ -121,7 +121,7 @@ def test_a_crash_between_the_metadata_file_and_the_pointer_leaves_the_table_as_i
     _check(store, DEFAULT, ("orders",), [first.version, second.version])
 
 
-def test_a_local_lake_with_the_first_slices_sqlite_catalog_keeps_it(tmp_path: Path) -> None:
+def test_a_local_lake_keeps_its_sqlite_catalog_until_its_tables_move_into_the_lake(tmp_path: Path) -> None:
     store = LocalStore(tmp_path / "lake")
     commit_lake(store, rich_specs(), clock=FakeClock())
     db = tmp_path / "lake" / CATALOG_DB_KEY
@@ -133,8 +133,17 @@ def test_a_local_lake_with_the_first_slices_sqlite_catalog_keeps_it(tmp_path: Pa
         "orders: kafka_segments.orders up to date at lake version 1"
     ]
     assert not list(store.list(CATALOG_PREFIX))
-    lake = CatalogSettings(properties={"type": "lake"})  # the lake's own catalog, asked for
-    assert isinstance(open_catalog(store, lake), LakeCatalog)
+
+    # moving the table into the lake's own catalog (docs/tables.md): register its metadata, drop the file
+    lake = open_catalog(store, CatalogSettings(properties={"type": "lake"}))
+    assert isinstance(lake, LakeCatalog)
+    lake.create_namespace("kafka_segments")
+    lake.register_table(ORDERS, open_catalog(store, sqlite).load_table(ORDERS).metadata_location)
+    db.unlink()
+    assert isinstance(open_catalog(store, DEFAULT), LakeCatalog)
+    assert sync_tables(store, topics=["orders"]).lines() == [
+        "orders: kafka_segments.orders up to date at lake version 1"
+    ]
 
 
 def test_the_catalogs_own_operations_and_the_ones_it_refuses(tmp_path: Path) -> None:
