@@ -261,8 +261,8 @@ Iceberg tables, 1,200: ``tables/`` (schema, catalog, settings, files, changes, s
 bootstrap in format 2, 500: ``lake/bootstrap.py``, its spooled report ``lake/bootstrap_report.py``, the
 grouped reads and the commit of a root without a staged manifest; issue 33's lake view
 from a format 2 root's summaries, 250: ``views/lake_view_reads.py`` (which partitions the page reads),
-``lake/summary_scope.py`` (the run's and the page's one rule) and the compaction outlook from a summary; issue 34's catalog kept inside the lake, 400:
-``tables/lake_catalog.py`` and ``tables/lake_pointers.py``."""
+``lake/summary_scope.py`` (the run's and the page's one rule) and the compaction outlook from a summary;
+issue 34's catalog kept inside the lake, 400: ``tables/lake_catalog.py`` and ``tables/lake_pointers.py``."""
 
 
 def _line_counts() -> dict[str, int]:
