@@ -74,6 +74,48 @@ def test_put_get_head_list_round_trip(store: ObjectStore) -> None:
     assert listed["b.txt"] == store.head("b.txt")
 
 
+def test_list_start_after_lists_only_the_keys_after_it(store: ObjectStore) -> None:
+    keys = [
+        "t-0/00000000000000000000.log",
+        "t-0/00000000000000000005.index",
+        "t-0/00000000000000000005.log",
+        "t-0/00000000000000000005-run1.log",
+        "t-0/00000000000000000009.log",
+        "t-0/partition.metadata",
+        "t-1/00000000000000000000.log",
+    ]
+    for key in keys:
+        store.put(key, key.encode())
+    after = store.list("t-0/", start_after="t-0/00000000000000000005")
+    assert [m.key for m in after] == [
+        "t-0/00000000000000000005-run1.log",
+        "t-0/00000000000000000005.index",
+        "t-0/00000000000000000005.log",
+        "t-0/00000000000000000009.log",
+        "t-0/partition.metadata",
+    ]
+    assert [m.key for m in store.list("t-0/", start_after="t-0/00000000000000000009.log")] == [
+        "t-0/partition.metadata"
+    ]
+    assert list(store.list("t-0/", start_after="t-0/zzz")) == []
+    assert [m.key for m in store.list("", start_after="t-0/zzz")] == ["t-1/00000000000000000000.log"]
+    assert [m.key for m in store.list("t-1/", start_after="")] == ["t-1/00000000000000000000.log"]
+    listed = {m.key: m for m in store.list("t-0/", start_after="t-0/00000000000000000005")}
+    assert listed["t-0/00000000000000000009.log"] == store.head("t-0/00000000000000000009.log")
+
+
+def test_list_folders_gives_the_immediate_sub_folders(store: ObjectStore) -> None:
+    for key in ["a-b/x", "a/1", "a/deep/2", "ab/c/d", "top.txt", "_meta/runs/r1/run.json"]:
+        store.put(key, b"x")
+    assert list(store.list_folders()) == ["_meta/", "a-b/", "a/", "ab/"]
+    assert list(store.list_folders("a/")) == ["a/deep/"]
+    assert list(store.list_folders("_meta/")) == ["_meta/runs/"]
+    assert list(store.list_folders("a/deep/")) == []
+    assert list(store.list_folders("missing/")) == []
+    with pytest.raises(InvalidObjectKeyError):
+        list(store.list_folders("a"))
+
+
 def test_overwrite_replaces_content_and_etag(store: ObjectStore) -> None:
     first = store.put("k", b"one")
     second = store.put("k", b"two")
@@ -426,8 +468,11 @@ class _GetOnlyStore:
     def head(self, key: str) -> ObjectMeta:
         return self.inner.head(key)
 
-    def list(self, prefix: str = "") -> Iterator[ObjectMeta]:
-        return self.inner.list(prefix)
+    def list(self, prefix: str = "", *, start_after: str | None = None) -> Iterator[ObjectMeta]:
+        return self.inner.list(prefix, start_after=start_after)
+
+    def list_folders(self, prefix: str = "") -> Iterator[str]:
+        return self.inner.list_folders(prefix)
 
     def put(self, key: str, data: bytes, *, mode: PutMode = Overwrite()) -> PutResult:  # noqa: B008
         return self.inner.put(key, data, mode=mode)
