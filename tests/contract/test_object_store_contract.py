@@ -40,6 +40,7 @@ from kafka_segments.storage import (
     UpdateIfMatch,
     WritableBuffer,
     read_into,
+    s3_reads,
 )
 from kafka_segments.storage import local as local_module
 from kafka_segments.storage import s3 as s3_module
@@ -382,7 +383,7 @@ def test_get_into_refuses_escaping_keys(store: ObjectStore) -> None:
 
 
 def test_get_into_crosses_read_chunks(store: ObjectStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(s3_module, "READ_CHUNK_BYTES", 7)  # S3 reads 7 bytes per readinto; local ignores it
+    monkeypatch.setattr(s3_reads, "READ_CHUNK_BYTES", 7)  # S3 reads 7 bytes per readinto; local ignores it
     data = bytes(range(256)) * 4 + b"odd"
     store.put("chunks", data)
     out = np.zeros(len(data) + 3, dtype=np.uint8)
@@ -396,7 +397,7 @@ def test_get_into_crosses_read_chunks(store: ObjectStore, monkeypatch: pytest.Mo
 def test_get_into_reports_progress_chunk_by_chunk(
     store: ObjectStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for module in (s3_module, local_module):
+    for module in (s3_reads, local_module):
         monkeypatch.setattr(module, "PROGRESS_CHUNK_BYTES", 100)
     data = bytes(range(256)) * 4 + b"odd"
     store.put("progress", data)
@@ -412,7 +413,7 @@ def test_get_into_reports_progress_chunk_by_chunk(
 
 
 def test_get_into_stops_when_progress_raises(store: ObjectStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    for module in (s3_module, local_module):
+    for module in (s3_reads, local_module):
         monkeypatch.setattr(module, "PROGRESS_CHUNK_BYTES", 100)
     store.put("stopped", b"x" * 1000)
     calls: list[int] = []
