@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from counting_store import counting_store
+from kafka_segments.clock import wall_clock_ms
+from kafka_segments.lake.gc import collect_garbage
 from kafka_segments.lake.history import read_head
 from kafka_segments.lake.upgrade import upgrade
 from kafka_segments.pipeline.offsets_input import OffsetsChoice
@@ -124,3 +126,17 @@ def test_a_full_listing_lists_the_whole_lake_once(lake: tuple[ObjectStore, FakeC
     counting = counting_store(store)
     _run(counting, clock, full_listing=True)
     assert "t-0/" not in [call.key for call in counting.calls if call.kind == "list"]
+
+
+def test_gc_still_sweeps_an_orphan_below_the_newest_segment_of_an_unchanged_partition(
+    lake: tuple[ObjectStore, FakeClock],
+) -> None:
+    """A crashed run's output below a partition's newest segment: the runs' tail listing does not see it
+    (the partition stays unread), gc's listing must (docs/metadata-format-2.md, "gc")."""
+    store, clock = lake
+    orphan = f"{OTHER.dir_name}/00000000000000000002-crashed1.log"
+    store.put(orphan, make_segment(2, batches=1).log)
+    result = _run(store, clock)
+    assert OTHER not in {state.topic_partition for state in result.adoption.partitions}
+    report = collect_garbage(store, now_ms=wall_clock_ms() + 1, orphan_min_age_ms=0)
+    assert [item.key for item in report.swept] == [orphan]
