@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from counting_store import counting_store
+from counting_store import SEGMENTS, counting_store
 from kafka_segments.clock import wall_clock_ms
 from kafka_segments.lake.gc import collect_garbage
 from kafka_segments.lake.history import read_head
@@ -31,9 +31,9 @@ NOW = T0 + 3_600_000
 CFG = config(topic_yaml())
 
 
-def _run(store: ObjectStore, clock: FakeClock, *, full_listing: bool = False) -> RunResult:
+def _run(store: ObjectStore, clock: FakeClock, *, full_listing: bool = False, gc: bool = True) -> RunResult:
     clock.advance(60_000)
-    options = RunOptions(now_ms=clock.now_ms, offsets=OffsetsChoice(), full_listing=full_listing)
+    options = RunOptions(now_ms=clock.now_ms, offsets=OffsetsChoice(), full_listing=full_listing, gc=gc)
     return run_retention(store, CFG, options, clock=clock)
 
 
@@ -64,10 +64,12 @@ def lake(tmp_path: Path) -> tuple[ObjectStore, FakeClock]:
 def test_a_run_lists_each_partition_from_its_newest_segment(lake: tuple[ObjectStore, FakeClock]) -> None:
     store, clock = lake
     counting = counting_store(store)
-    _run(counting, clock)
+    _run(counting, clock, gc=False)
     listings = [call.key for call in counting.calls if call.kind == "list"]
-    # The manifests (the head), the top level's folders, and each partition after its newest segment.
     assert sorted(key for key in listings if key.startswith("t-")) == ["t-0/", "t-1/"]
+    # The top level's three folders (_kafka_segments/ too) and each partition's newest .log (a whole
+    # listing: every .log, 6).
+    assert counting.counts().listed[SEGMENTS] == 5
 
 
 def test_a_new_segment_and_a_new_partition_are_adopted(lake: tuple[ObjectStore, FakeClock]) -> None:
