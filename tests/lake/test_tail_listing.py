@@ -11,6 +11,7 @@ from counting_store import SEGMENTS, counting_store
 from kafka_segments.clock import wall_clock_ms
 from kafka_segments.lake.gc import collect_garbage
 from kafka_segments.lake.history import read_head
+from kafka_segments.lake.tail_listing import warm_listing
 from kafka_segments.lake.upgrade import upgrade
 from kafka_segments.pipeline.offsets_input import OffsetsChoice
 from kafka_segments.pipeline.retention_run import run_retention
@@ -142,3 +143,15 @@ def test_gc_still_sweeps_an_orphan_below_the_newest_segment_of_an_unchanged_part
     assert OTHER not in {state.topic_partition for state in result.adoption.partitions}
     report = collect_garbage(store, now_ms=wall_clock_ms() + 1, orphan_min_age_ms=0)
     assert [item.key for item in report.swept] == [orphan]
+
+
+def test_the_command_lines_warm_up_lists_what_the_run_will_list(lake: tuple[ObjectStore, FakeClock]) -> None:
+    """``kafka-segments run`` lists a local lake on a thread while it loads its modules: a format 2 head's
+    tails (``full``: the whole lake, as ``--full-listing`` does)."""
+    store, _ = lake
+    counting = counting_store(store)
+    warm_listing(counting)
+    assert counting.counts().listed[SEGMENTS] == 5  # the top level's folders, each partition's newest .log
+    whole = counting_store(store)
+    warm_listing(whole, full=True)
+    assert [call.key for call in whole.calls if call.kind == "list"] == [""]

@@ -111,7 +111,7 @@ def _usage_error(args: argparse.Namespace, exc: Exception) -> int:
     return EXIT_USAGE
 
 
-def _listed_meanwhile(store: ObjectStore, *, full: bool) -> Callable[[], None]:
+def _listed_meanwhile(store: ObjectStore, *, full: bool = False) -> Callable[[], None]:
     """A local lake listed on a thread while the run loads its modules (numba's kernels among them, about a
     second) as the run will list it (``lake.tail_listing.warm_listing``; ``full``: the whole lake): the
     listing hashes every file it has not met (its etag: ``storage.local``), ~1 s per GB, which the run's own
