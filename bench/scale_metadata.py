@@ -6,7 +6,7 @@ is built quickly: each partition gets S tiny ``.log`` files (one batch of ``--re
 bytes in every partition, written with the project's own writer, Kafka's plain names). Then, each in a fresh
 process run through ``bench/counted_cli.py`` (the command line with the lake's store counted):
 
-* **adopt** — ``kafka-segments adopt --format F``: the bootstrap, every segment adopted into version 1 (in
+* **adopt** — ``kafka-segments adopt``: the bootstrap, every segment adopted into version 1 (in
   format 2 streamed partition by partition);
 * **run, nothing due** — ``kafka-segments run --engine inline`` with nothing to delete or adopt;
 * **run, 1% new** — the same after 1% of the partitions (at least one) got one new segment each;

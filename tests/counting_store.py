@@ -9,7 +9,8 @@ Bytes read (what ``get``, ``get_range``,
 ``get_into`` and ``get_mapped`` deliver) and bytes written (what ``put`` sends) are summed the same way, and
 each call is kept (``calls``) so that a test can ask which keys were read; a ``get``, ``get_range`` or
 ``head`` of a missing object is counted too (on S3 it is a request, a 404). A listing counts one call, in the
-area of its prefix, and the objects it yields. ``reset()`` starts the counts again.
+area of its prefix, and the objects it yields (``list_folders``: a ``list`` call, its folders counted as
+listed). ``reset()`` starts the counts again.
 
 ``counting_store(inner)`` wraps any store; when ``inner`` maps its objects (a local lake: ``MappingStore``)
 the wrapper maps them too, so that a run through it takes the same paths as without it. Calls may come
@@ -217,13 +218,22 @@ class CountingStore(ForwardingStore):
             self._count("head", key)
         return meta
 
-    def list(self, prefix: str = "") -> Iterator[ObjectMeta]:
+    def list(self, prefix: str = "", *, start_after: str | None = None) -> Iterator[ObjectMeta]:
         self._count("list", prefix)
         area = self.area(prefix)
-        for meta in self.inner.list(prefix):
+        for meta in self.inner.list(prefix, start_after=start_after):
             with self._lock:
                 self._listed[area] += 1
             yield meta
+
+    def list_folders(self, prefix: str = "") -> Iterator[str]:
+        """Counted as a ``list`` request; its folders count as listed objects."""
+        self._count("list", prefix)
+        area = self.area(prefix)
+        for folder in self.inner.list_folders(prefix):
+            with self._lock:
+                self._listed[area] += 1
+            yield folder
 
     def put(self, key: str, data: bytes, *, mode: PutMode = _OVERWRITE) -> PutResult:
         result = self.inner.put(key, data, mode=mode)

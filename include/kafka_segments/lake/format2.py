@@ -303,6 +303,7 @@ def _summary(reader: Reader) -> PartitionSummary:
         open_transactions=reader.later_integer("open_transactions", minimum=0),
         run_id=reader.later_string("run_id"),
         active_base_offset=reader.later_integer("active_base_offset", minimum=0),
+        tail_sha256=reader.optional_string("tail_sha256"),
     )
 
 

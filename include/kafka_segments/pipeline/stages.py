@@ -119,7 +119,7 @@ def _offsets_topic_view(store: ObjectStore) -> Manifest | None:
     return build_manifest(run, base=base, partitions=adoption.partitions)
 
 
-def prepare_run(
+def prepare_run(  # noqa: PLR0913 - the run's request, field by field, keyword-only
     store: ObjectStore,
     *,
     now_ms: int,
@@ -127,11 +127,13 @@ def prepare_run(
     dry_run: bool,
     selection: Selection = ALL_PARTITIONS,
     labels: Mapping[str, str] | None = None,
+    full_listing: bool = False,
     run_id: str | None = None,
     clock: Clock = wall_clock_ms,
 ) -> RunRecord:
     """Register the run on the current head with what it is asked to do (its ``run.json``), and the
     offsets snapshot it uses (``offsets.json``: a dry run's snapshot is stored nowhere else).
+    ``full_listing``: its adoption lists the whole lake (``RunRequest.full_listing``).
 
     Preparing an already prepared run id again returns its stored record (a retried task)."""
     request = RunRequest(
@@ -140,6 +142,7 @@ def prepare_run(
         offsets_origin=None if offsets is None else offsets.origin,
         offsets_note="" if offsets is None else offsets.note,
         labels=dict(labels or {}),
+        full_listing=full_listing,
     )
     txn = LakeTransaction.begin(
         store,
@@ -237,7 +240,13 @@ def execute_run(
     engine = InlineEngine(store) if engine is None else engine
     offsets = read_run_offsets(store, record)
     snapshot = None if offsets is None else offsets.snapshot
-    adoption = adopt_in_scope(txn, config, snapshot=snapshot, reader=engine.reader(txn.run))
+    adoption = adopt_in_scope(
+        txn,
+        config,
+        snapshot=snapshot,
+        reader=engine.reader(txn.run),
+        full_listing=record.request.full_listing,
+    )
     changes = plan_changes(
         adoption,
         config,
