@@ -34,8 +34,9 @@ on lakes of P partitions x S segments, with the bytes each step wrote and read a
     .venv/bin/python bench/scale_bench.py --metadata --shapes 100x100,200x500 --work-dir /dev/shm
     .venv/bin/python bench/scale_bench.py --metadata --shapes 2000x500 --formats 2   # 10^6, format 2 only
 
-Each shape is measured in both manifest formats (``--formats 1,2``): format 2 is the same lake upgraded
-right after its bootstrap (``kafka-segments upgrade``, then ``gc`` keeping one version).
+Each shape is measured in both manifest formats (``--formats 1,2``): format 2 is what every commit writes
+(its bootstrap streams partition by partition);
+format 1's steps run through ``counted_cli.py`` with their commits in the previous release's format.
 """
 
 from __future__ import annotations
@@ -209,7 +210,9 @@ def main(argv: list[str] | None = None) -> int:
     metadata.add_argument("--s3", action="store_true", help="the lake on moto's S3 server, behind a proxy")
     metadata.add_argument("--latency-ms", type=int, default=20, help="with --s3: added to every reply")
     metadata.add_argument(
-        "--formats", default="1,2", help="manifest formats to measure each shape in (format 2: upgraded)"
+        "--formats",
+        default="1,2",
+        help="manifest formats to measure each shape in (format 1: as the previous release wrote it)",
     )
     args = parser.parse_args(argv)
     if args.metadata:

@@ -6,19 +6,23 @@ is built quickly: each partition gets S tiny ``.log`` files (one batch of ``--re
 bytes in every partition, written with the project's own writer, Kafka's plain names). Then, each in a fresh
 process run through ``bench/counted_cli.py`` (the command line with the lake's store counted):
 
-* **adopt** — ``kafka-segments adopt``: the bootstrap, every segment adopted into version 1;
+* **adopt** — ``kafka-segments adopt``: the bootstrap, every segment adopted into version 1 (in
+  format 2 streamed partition by partition);
 * **run, nothing due** — ``kafka-segments run --engine inline`` with nothing to delete or adopt;
 * **run, 1% new** — the same after 1% of the partitions (at least one) got one new segment each;
 * **describe** — ``kafka-segments describe --json`` of the head.
 
-Per step: wall, CPU (user + system) and peak RSS of the process (``os.wait4``), the head manifest's size
-after it, the bytes it wrote to ``_kafka_segments/`` (the version's manifest objects, and all), bytes read,
-requests by kind, and the bytes a local lake hashed to know its files' etags. Nothing here is asserted;
+Per step: wall, CPU (user + system) of the process (``os.wait4``) and its peak RSS (its own ``VmHWM``, which
+``counted_cli.py`` reports: ``wait4``'s also counts the bench's memory at the fork; uncounted, ``wait4``'s),
+the head manifest's size after it, the bytes it wrote to ``_kafka_segments/`` (the version's manifest
+objects, and all), bytes read, requests by kind, and the bytes a local lake hashed to know its files' etags.
+Nothing here is asserted;
 ``tests/lake/test_run_cost.py`` checks the counts that matter.
 
 ``--s3``: the lake is on moto's S3 server (in this process) instead, behind ``tests/fault_proxy.py``'s proxy
 holding every reply back ``--latency-ms`` (20); each step also reports the HTTP requests the proxy saw, by
-method. The lake is written straight to the server (concurrently), not through the proxy.
+method. The lake is written straight into moto's backend (in this process), not through the proxy, and
+moto's listing answers from sorted names (``moto_listing.py``: moto walks the whole bucket for each page).
 """
 
 from __future__ import annotations
@@ -44,6 +48,8 @@ from kafka_segments.segment.writer import write_segment
 
 CLI_CHILD = Path(__file__).resolve().parent / "counted_cli.py"
 KAFKA_SEGMENTS = Path(sys.executable).parent / "kafka-segments"
+FORMAT_ENV = "SCALE_BENCH_FORMAT"
+"""The manifest format the child's commits write (``counted_cli.py``): 1 measures the previous release."""
 START_MS = 1_763_000_000_000
 MINUTE_MS = 60_000
 NOW_MS = START_MS + 24 * 60 * MINUTE_MS
@@ -144,8 +150,16 @@ class S3Lake:
     proxy: Any
     uri: str
     env: dict[str, str]
+    backend: Any = None
+    """moto's S3 backend when the server runs in this process: the lake is written into it directly (a
+    PUT over HTTP costs moto ~5 ms of CPU; 100k of them took 8 minutes on this machine under load)."""
 
     def write(self, files: list[tuple[str, bytes]]) -> None:
+        if self.backend is not None:
+            bucket, _, prefix = self.uri.removeprefix("s3://").partition("/")
+            for key, data in files:
+                self.backend.put_object(bucket, f"{prefix}/{key}", data)
+            return
         with ThreadPoolExecutor(16) as pool:
             list(pool.map(lambda file: self.store.put(file[0], file[1]), files))
 
@@ -168,6 +182,9 @@ def s3_lakes(latency_ms: int) -> Iterator[Any]:
     sys.path.insert(0, str(CLI_CHILD.parents[1] / "tests"))
     from fault_proxy import ALWAYS, Fault, fault_proxy
     from kafka_segments.demo import DEFAULT_REGION, EMBEDDED_CREDENTIALS, embedded_s3_server
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.s3.models import s3_backends
+    from moto_listing import fast_listing
 
     bucket = "scale-bench"
     env = {
@@ -177,16 +194,20 @@ def s3_lakes(latency_ms: int) -> Iterator[Any]:
     }
     os.environ.update(env)
     with ExitStack() as stack:
+        stack.enter_context(fast_listing())
         server = stack.enter_context(embedded_s3_server())
         server.client().create_bucket(Bucket=bucket)
         proxy = stack.enter_context(fault_proxy(server.endpoint_url))
         if latency_ms:
             proxy.add(Fault("delay", times=ALWAYS, delay_s=latency_ms / 1000))
+        backend = s3_backends[DEFAULT_ACCOUNT_ID]["global"]
 
         def new_lake() -> S3Lake:
             prefix = f"lake-{uuid.uuid4().hex[:8]}"
             lake_env = {**env, "AWS_ENDPOINT_URL": proxy.endpoint_url}
-            return S3Lake(server.store(bucket, prefix), proxy, f"s3://{bucket}/{prefix}", lake_env)
+            lake = S3Lake(server.store(bucket, prefix), proxy, f"s3://{bucket}/{prefix}", lake_env)
+            lake.backend = backend
+            return lake
 
         yield new_lake
 
@@ -199,12 +220,15 @@ def lake_files(partitions: int, logs: list[tuple[str, bytes]], first: int = 0) -
     ]
 
 
-def measure(lake: Lake, args: list[str], *, count: bool) -> Step:
-    """Run ``kafka-segments args`` in a fresh process (counted through ``counted_cli.py`` when ``count``)."""
+def measure(lake: Lake, args: list[str], *, count: bool, manifest_format: int = 2) -> Step:
+    """Run ``kafka-segments args`` in a fresh process (through ``counted_cli.py`` when ``count``, counted;
+    or when ``manifest_format`` is 1: its commits write the previous release's format)."""
     lake.http_requests()
     with tempfile.NamedTemporaryFile(suffix=".json") as counts_file:
-        env = {**os.environ, **lake.env, "SCALE_BENCH_COUNTS": counts_file.name}
-        argv = [sys.executable, str(CLI_CHILD), *args] if count else [str(KAFKA_SEGMENTS), *args]
+        env = {**os.environ, **lake.env, "SCALE_BENCH_COUNTS": counts_file.name if count else ""}
+        env[FORMAT_ENV] = str(manifest_format)
+        child = count or manifest_format != 2
+        argv = [sys.executable, str(CLI_CHILD), *args] if child else [str(KAFKA_SEGMENTS), *args]
         start = time.perf_counter()
         child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
         stderr = child.stderr.read() if child.stderr is not None else b""
@@ -219,7 +243,9 @@ def measure(lake: Lake, args: list[str], *, count: bool) -> Step:
     if http:
         counts["http_requests"] = http
     version, size = lake.head()
-    return Step(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, version, size, counts)
+    own_kb = json.loads(text).get("vm_hwm_kb") if text else None
+    rss_kb = usage.ru_maxrss if own_kb is None else own_kb
+    return Step(seconds, usage.ru_utime + usage.ru_stime, rss_kb / 1024, version, size, counts)
 
 
 def summarize(raw: dict[str, Any]) -> dict[str, Any]:
@@ -248,8 +274,9 @@ def summarize(raw: dict[str, Any]) -> dict[str, Any]:
 def run_shape(
     lake: Lake, work: Path, shape: tuple[int, int], *, records: int, count: bool, manifest_format: int = 1
 ) -> dict[str, Any]:
-    """One shape in one manifest format (format 2: ``kafka-segments upgrade`` right after the bootstrap,
-    then ``gc`` keeping one version, so that the runs measured have only format 2 versions behind them)."""
+    """One shape in one manifest format (format 2: what every commit writes, its bootstrap streamed partition
+    by partition, ``lake.bootstrap``; format 1: every step's commits in the previous release's format, through
+    ``counted_cli.py``)."""
     partitions, segments = shape
     config = work / "config.yaml"
     config.write_text(CONFIG, encoding="utf-8")
@@ -259,15 +286,16 @@ def run_shape(
     uri = ["--lake", lake.uri]
     run = ["run", *uri, "--config", str(config), "--engine", "inline"]
     steps: dict[str, Step] = {}
-    steps["adopt"] = measure(lake, ["adopt", *uri, "--now", str(NOW_MS)], count=count)
-    if manifest_format == 2:
-        steps["upgrade"] = measure(lake, ["upgrade", *uri], count=count)
-        measure(lake, ["gc", *uri, "--execute", "--retain-manifests", "1"], count=False)
-    steps["run, nothing due"] = measure(lake, [*run, "--now", str(NOW_MS + MINUTE_MS)], count=count)
+
+    def step(args: list[str]) -> Step:
+        return measure(lake, args, count=count, manifest_format=manifest_format)
+
+    steps["adopt"] = step(["adopt", *uri, "--now", str(NOW_MS)])
+    steps["run, nothing due"] = step([*run, "--now", str(NOW_MS + MINUTE_MS)])
     changed = max(1, partitions // 100)  # one new segment each, after the partition's last
     lake.write(lake_files(changed, segment_logs(1, records=records, first=segments * records)))
-    steps["run, 1% new"] = measure(lake, [*run, "--now", str(NOW_MS + 2 * MINUTE_MS)], count=count)
-    steps["describe"] = measure(lake, ["describe", *uri, "--json"], count=count)
+    steps["run, 1% new"] = step([*run, "--now", str(NOW_MS + 2 * MINUTE_MS)])
+    steps["describe"] = step(["describe", *uri, "--json"])
     return {
         "partitions": partitions,
         "segments_per_partition": segments,
@@ -298,7 +326,7 @@ def table(result: dict[str, Any]) -> str:
             f"{shape['partitions']:,} × {shape['segments_per_partition']:,} = "
             f"{shape['segments']:,} segments, format {shape.get('manifest_format', 1)}"
         )
-        for name in ("adopt", "upgrade", *STEPS[1:]):
+        for name in STEPS:
             if name not in shape["steps"]:
                 continue
             step = shape["steps"][name]

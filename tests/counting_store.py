@@ -7,8 +7,10 @@ key starts with (the lake's manifests, the partition pieces of format 2, the run
 ``_kafka_segments/``, and everything else: the segment objects); ``delete_many`` counts one call per key.
 Bytes read (what ``get``, ``get_range``,
 ``get_into`` and ``get_mapped`` deliver) and bytes written (what ``put`` sends) are summed the same way, and
-each call is kept (``calls``) so that a test can ask which keys were read. A listing counts one call, in the
-area of its prefix, and the objects it yields. ``reset()`` starts the counts again.
+each call is kept (``calls``) so that a test can ask which keys were read; a ``get``, ``get_range`` or
+``head`` of a missing object is counted too (on S3 it is a request, a 404). A listing counts one call, in the
+area of its prefix, and the objects it yields (``list_folders``: a ``list`` call, its folders counted as
+listed). ``reset()`` starts the counts again.
 
 ``counting_store(inner)`` wraps any store; when ``inner`` maps its objects (a local lake: ``MappingStore``)
 the wrapper maps them too, so that a run through it takes the same paths as without it. Calls may come
@@ -23,6 +25,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from forwarding_store import ForwardingStore
+from kafka_segments.errors import ObjectNotFoundError
 from kafka_segments.storage.base import (
     MappingStore,
     ObjectMeta,
@@ -176,7 +179,11 @@ class CountingStore(ForwardingStore):
     # -- the store -----------------------------------------------------------------------------------------
 
     def get(self, key: str) -> bytes:
-        data = self.inner.get(key)
+        try:
+            data = self.inner.get(key)
+        except ObjectNotFoundError:
+            self._count("get", key)  # a request all the same (on S3, a 404)
+            raise
         self._count("get", key, len(data))
         return data
 
@@ -196,22 +203,37 @@ class CountingStore(ForwardingStore):
         return size
 
     def get_range(self, key: str, *, start: int, end: int) -> bytes:
-        data = self.inner.get_range(key, start=start, end=end)
+        try:
+            data = self.inner.get_range(key, start=start, end=end)
+        except ObjectNotFoundError:
+            self._count("get_range", key)  # a request all the same (on S3, a 404)
+            raise
         self._count("get_range", key, len(data))
         return data
 
     def head(self, key: str) -> ObjectMeta:
-        meta = self.inner.head(key)
-        self._count("head", key)
+        try:
+            meta = self.inner.head(key)
+        finally:
+            self._count("head", key)
         return meta
 
-    def list(self, prefix: str = "") -> Iterator[ObjectMeta]:
+    def list(self, prefix: str = "", *, start_after: str | None = None) -> Iterator[ObjectMeta]:
         self._count("list", prefix)
         area = self.area(prefix)
-        for meta in self.inner.list(prefix):
+        for meta in self.inner.list(prefix, start_after=start_after):
             with self._lock:
                 self._listed[area] += 1
             yield meta
+
+    def list_folders(self, prefix: str = "") -> Iterator[str]:
+        """Counted as a ``list`` request; its folders count as listed objects."""
+        self._count("list", prefix)
+        area = self.area(prefix)
+        for folder in self.inner.list_folders(prefix):
+            with self._lock:
+                self._listed[area] += 1
+            yield folder
 
     def put(self, key: str, data: bytes, *, mode: PutMode = _OVERWRITE) -> PutResult:
         result = self.inner.put(key, data, mode=mode)

@@ -58,8 +58,11 @@ class ForwardingStore:
     def head(self, key: str) -> ObjectMeta:
         return self.inner.head(key)
 
-    def list(self, prefix: str = "") -> Iterator[ObjectMeta]:
-        return self.inner.list(prefix)
+    def list(self, prefix: str = "", *, start_after: str | None = None) -> Iterator[ObjectMeta]:
+        return self.inner.list(prefix, start_after=start_after)
+
+    def list_folders(self, prefix: str = "") -> Iterator[str]:
+        return self.inner.list_folders(prefix)
 
     def put(self, key: str, data: bytes, *, mode: PutMode = _OVERWRITE) -> PutResult:
         return self.inner.put(key, data, mode=mode)

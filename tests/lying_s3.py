@@ -2,7 +2,8 @@
 ``@20minutes/s3rver`` 5.0.0 and older MinIO and Ceph releases do: ``If-None-Match: *`` and ``If-Match`` on a
 PUT are read and dropped, so every PUT wins.
 
-Path-style requests only, on loopback: PUT/GET/HEAD/DELETE of objects, ``ListObjectsV2``, ``DeleteObjects``,
+Path-style requests only, on loopback: PUT/GET/HEAD/DELETE of objects, ``ListObjectsV2`` (with
+``start-after`` and ``delimiter``), ``DeleteObjects``,
 and PUT/HEAD of buckets (every bucket exists). Signatures are not checked. ``objects`` is the server's whole
 state (bucket-relative ``bucket/key`` -> bytes), for seeding and for asserting what was written."""
 
@@ -145,18 +146,30 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _list(self, bucket: str, query: dict[str, list[str]]) -> None:
         prefix = query.get("prefix", [""])[0]
+        start_after = query.get("start-after", [""])[0]
+        delimiter = query.get("delimiter", [""])[0]
         with self.server.state.lock:
             objects = self.server.state.objects.items()
             found = sorted((k.split("/", 1)[1], v) for k, v in objects if k.startswith(bucket + "/"))
+        listed = [(key, data) for key, data in found if key.startswith(prefix) and key > start_after]
+        folders = sorted(
+            {
+                prefix + key[len(prefix) :].split(delimiter, 1)[0] + delimiter
+                for key, _ in listed
+                if delimiter and delimiter in key[len(prefix) :]
+            }
+        )
         contents = "".join(
             f"<Contents><Key>{escape(key)}</Key><Size>{len(data)}</Size><ETag>{escape(_etag(data))}</ETag>"
             "<LastModified>2026-01-01T00:00:00.000Z</LastModified></Contents>"
-            for key, data in found
-            if key.startswith(prefix)
+            for key, data in listed
+            if not delimiter or delimiter not in key[len(prefix) :]
         )
+        common = "".join(f"<CommonPrefixes><Prefix>{escape(f)}</Prefix></CommonPrefixes>" for f in folders)
         body = (
             f'<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>{escape(bucket)}</Name>'
-            f"<Prefix>{escape(prefix)}</Prefix><IsTruncated>false</IsTruncated>{contents}</ListBucketResult>"
+            f"<Prefix>{escape(prefix)}</Prefix><IsTruncated>false</IsTruncated>{contents}{common}"
+            "</ListBucketResult>"
         ).encode()
         self._reply(200, body, {"Content-Type": "application/xml"})
 

@@ -127,6 +127,16 @@ def maintenance_params() -> dict[str, Param]:
                 "read this switch; scheduled runs always commit."
             ),
         ),
+        "full_listing": Param(
+            False,
+            type="boolean",
+            title="Full listing",
+            description=(
+                "Off (default): on a format 2 lake, list each partition after its newest segment. On: list "
+                "the whole lake, which also reports a segment uploaded late below a partition's newest one "
+                "and a live segment deleted or changed in place (docs/metadata-format-2.md)."
+            ),
+        ),
         "offsets_source": Param(
             None,
             type=["null", "string"],

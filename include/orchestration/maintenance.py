@@ -104,6 +104,7 @@ def prepare(context: Context, snapshot: Mapping[str, Any]) -> dict[str, Any]:
             dry_run=parameters.dry_run,
             selection=parameters.selection(),
             labels=parameters.labels,
+            full_listing=parameters.full_listing,
             run_id=lake_run_id(context["dag_run"]),
         )
     handle = RunHandle(settings.lake, settings.config_path, request.run_id, request.dry_run, request.now_ms)

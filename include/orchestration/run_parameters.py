@@ -49,6 +49,8 @@ class RunParameters:
     offsets_source: str | None = None
     earlier_pin: bool = False
     labels: Mapping[str, str] = field(default_factory=dict)
+    full_listing: bool = False
+    """List the whole lake, not each partition's tail (``RunRequest.full_listing``)."""
 
     def selection(self) -> Selection:
         from kafka_segments.lake.runs import Selection
@@ -75,6 +77,7 @@ class RunParameters:
             "offsets_source": self.offsets_source,
             "earlier_pin": self.earlier_pin,
             "labels": dict(self.labels),
+            "full_listing": self.full_listing,
         }
 
     @classmethod
@@ -88,6 +91,7 @@ class RunParameters:
             offsets_source=document.get("offsets_source"),
             earlier_pin=bool(document.get("earlier_pin", False)),
             labels={str(k): str(v) for k, v in (document.get("labels") or {}).items()},
+            full_listing=bool(document.get("full_listing", False)),
         )
 
 
@@ -156,7 +160,15 @@ def maintenance_parameters(context: Context, *, default_offsets_source: str | No
         offsets_source=None if backfill else source,
         earlier_pin=backfill,
         labels=run_labels(dag_run),
+        full_listing=_switch(params.get("full_listing"), "full_listing"),
     )
+
+
+def _switch(value: object, name: str) -> bool:
+    """A boolean Param (``None``: off)."""
+    if value is not None and not isinstance(value, bool):
+        raise RunParameterError(f"must be true, false or empty, not {value!r}", location=f"Param {name}")
+    return value is True
 
 
 def _optional_text(value: object, name: str) -> str | None:

@@ -102,14 +102,21 @@ def test_the_params_describe_and_validate_what_a_trigger_may_ask() -> None:
     from airflow.sdk.exceptions import ParamValidationError
 
     params = load_dag(MAINTENANCE).params
-    assert set(params) == {"topics", "partitions", "dry_run", "offsets_source"}
+    assert set(params) == {"topics", "partitions", "dry_run", "offsets_source", "full_listing"}
     assert all(params.get_param(name).description for name in params)
-    assert params.validate() == {"topics": None, "partitions": None, "dry_run": True, "offsets_source": None}
+    assert params.validate() == {
+        "topics": None,
+        "partitions": None,
+        "dry_run": True,
+        "offsets_source": None,
+        "full_listing": False,
+    }
     for name, good, bad in (
         ("topics", ["orders", "clicks"], ["no spaces allowed"]),
         ("partitions", ["orders-0", "my-topic-12"], ["orders"]),
         ("dry_run", True, "yes"),
         ("offsets_source", "kafka://broker:9092", ""),
+        ("full_listing", True, "yes"),
     ):
         assert params.get_param(name).resolve(good) == good
         with pytest.raises(ParamValidationError):

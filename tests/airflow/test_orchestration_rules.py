@@ -63,7 +63,13 @@ def dag_run(
 
 
 def context(run_type: str, **params: Any) -> Any:
-    defaults = {"topics": None, "partitions": None, "dry_run": None, "offsets_source": None}
+    defaults = {
+        "topics": None,
+        "partitions": None,
+        "dry_run": None,
+        "offsets_source": None,
+        "full_listing": False,
+    }
     return {"dag_run": dag_run(run_type), "params": {**defaults, **params}}
 
 
@@ -135,6 +141,13 @@ def test_a_manual_run_is_a_dry_run_at_its_trigger_time_unless_told_otherwise() -
     )
 
 
+def test_the_full_listing_switch_travels_to_the_lake_run() -> None:
+    assert maintenance_parameters(context("manual"), default_offsets_source=None).full_listing is False
+    parameters = maintenance_parameters(context("scheduled", full_listing=True), default_offsets_source=None)
+    assert parameters.full_listing is True
+    assert RunParameters.from_dict(json.loads(json.dumps(parameters.to_dict()))) == parameters
+
+
 def test_a_manual_runs_now_is_the_logical_date_of_its_form_never_a_later_one() -> None:
     form_date = datetime(2025, 5, 29, 0, 0, tzinfo=UTC)
     assert run_now_ms(dag_run("manual", logical_date=form_date)) == int(form_date.timestamp() * 1000)
@@ -181,7 +194,8 @@ def test_topics_and_partitions_select_what_is_planned() -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "value"), [("partitions", ["orders"]), ("topics", [".."]), ("dry_run", "no")]
+    ("name", "value"),
+    [("partitions", ["orders"]), ("topics", [".."]), ("dry_run", "no"), ("full_listing", "yes")],
 )
 def test_an_unusable_param_is_refused(name: str, value: Any) -> None:
     with pytest.raises(RunParameterError, match=f"Param {name}"):

@@ -40,6 +40,7 @@ from kafka_segments.storage import (
     UpdateIfMatch,
     WritableBuffer,
     read_into,
+    s3_reads,
 )
 from kafka_segments.storage import local as local_module
 from kafka_segments.storage import s3 as s3_module
@@ -72,6 +73,48 @@ def test_put_get_head_list_round_trip(store: ObjectStore) -> None:
     assert list(store.list("zzz/")) == []
     listed = {m.key: m for m in store.list()}
     assert listed["b.txt"] == store.head("b.txt")
+
+
+def test_list_start_after_lists_only_the_keys_after_it(store: ObjectStore) -> None:
+    keys = [
+        "t-0/00000000000000000000.log",
+        "t-0/00000000000000000005.index",
+        "t-0/00000000000000000005.log",
+        "t-0/00000000000000000005-run1.log",
+        "t-0/00000000000000000009.log",
+        "t-0/partition.metadata",
+        "t-1/00000000000000000000.log",
+    ]
+    for key in keys:
+        store.put(key, key.encode())
+    after = store.list("t-0/", start_after="t-0/00000000000000000005")
+    assert [m.key for m in after] == [
+        "t-0/00000000000000000005-run1.log",
+        "t-0/00000000000000000005.index",
+        "t-0/00000000000000000005.log",
+        "t-0/00000000000000000009.log",
+        "t-0/partition.metadata",
+    ]
+    assert [m.key for m in store.list("t-0/", start_after="t-0/00000000000000000009.log")] == [
+        "t-0/partition.metadata"
+    ]
+    assert list(store.list("t-0/", start_after="t-0/zzz")) == []
+    assert [m.key for m in store.list("", start_after="t-0/zzz")] == ["t-1/00000000000000000000.log"]
+    assert [m.key for m in store.list("t-1/", start_after="")] == ["t-1/00000000000000000000.log"]
+    listed = {m.key: m for m in store.list("t-0/", start_after="t-0/00000000000000000005")}
+    assert listed["t-0/00000000000000000009.log"] == store.head("t-0/00000000000000000009.log")
+
+
+def test_list_folders_gives_the_immediate_sub_folders(store: ObjectStore) -> None:
+    for key in ["a-b/x", "a/1", "a/deep/2", "ab/c/d", "top.txt", "_meta/runs/r1/run.json"]:
+        store.put(key, b"x")
+    assert list(store.list_folders()) == ["_meta/", "a-b/", "a/", "ab/"]
+    assert list(store.list_folders("a/")) == ["a/deep/"]
+    assert list(store.list_folders("_meta/")) == ["_meta/runs/"]
+    assert list(store.list_folders("a/deep/")) == []
+    assert list(store.list_folders("missing/")) == []
+    with pytest.raises(InvalidObjectKeyError):
+        list(store.list_folders("a"))
 
 
 def test_overwrite_replaces_content_and_etag(store: ObjectStore) -> None:
@@ -340,7 +383,7 @@ def test_get_into_refuses_escaping_keys(store: ObjectStore) -> None:
 
 
 def test_get_into_crosses_read_chunks(store: ObjectStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(s3_module, "READ_CHUNK_BYTES", 7)  # S3 reads 7 bytes per readinto; local ignores it
+    monkeypatch.setattr(s3_reads, "READ_CHUNK_BYTES", 7)  # S3 reads 7 bytes per readinto; local ignores it
     data = bytes(range(256)) * 4 + b"odd"
     store.put("chunks", data)
     out = np.zeros(len(data) + 3, dtype=np.uint8)
@@ -354,7 +397,7 @@ def test_get_into_crosses_read_chunks(store: ObjectStore, monkeypatch: pytest.Mo
 def test_get_into_reports_progress_chunk_by_chunk(
     store: ObjectStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for module in (s3_module, local_module):
+    for module in (s3_reads, local_module):
         monkeypatch.setattr(module, "PROGRESS_CHUNK_BYTES", 100)
     data = bytes(range(256)) * 4 + b"odd"
     store.put("progress", data)
@@ -370,7 +413,7 @@ def test_get_into_reports_progress_chunk_by_chunk(
 
 
 def test_get_into_stops_when_progress_raises(store: ObjectStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    for module in (s3_module, local_module):
+    for module in (s3_reads, local_module):
         monkeypatch.setattr(module, "PROGRESS_CHUNK_BYTES", 100)
     store.put("stopped", b"x" * 1000)
     calls: list[int] = []
@@ -426,8 +469,11 @@ class _GetOnlyStore:
     def head(self, key: str) -> ObjectMeta:
         return self.inner.head(key)
 
-    def list(self, prefix: str = "") -> Iterator[ObjectMeta]:
-        return self.inner.list(prefix)
+    def list(self, prefix: str = "", *, start_after: str | None = None) -> Iterator[ObjectMeta]:
+        return self.inner.list(prefix, start_after=start_after)
+
+    def list_folders(self, prefix: str = "") -> Iterator[str]:
+        return self.inner.list_folders(prefix)
 
     def put(self, key: str, data: bytes, *, mode: PutMode = Overwrite()) -> PutResult:  # noqa: B008
         return self.inner.put(key, data, mode=mode)

@@ -19,8 +19,7 @@ from botocore.httpchecksum import Crc32Checksum, StreamingChecksumBody
 from botocore.response import StreamingBody
 from kafka_segments.demo import EmbeddedS3
 from kafka_segments.errors import ObjectStoreError, TransientStoreError
-from kafka_segments.storage import BufferTooSmallError, S3Store
-from kafka_segments.storage import s3 as s3_module
+from kafka_segments.storage import BufferTooSmallError, S3Store, s3_reads
 from s3_fixtures import new_s3_store
 
 pytestmark = pytest.mark.contract
@@ -52,7 +51,7 @@ def stub_store(body: Any, length: int) -> tuple[S3Store, StubClient]:
 
 @pytest.fixture(autouse=True)
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(s3_module, "READ_CHUNK_BYTES", 1000)  # several readinto calls per body
+    monkeypatch.setattr(s3_reads, "READ_CHUNK_BYTES", 1000)  # several readinto calls per body
 
 
 def test_a_whole_body_is_read_and_checked() -> None:

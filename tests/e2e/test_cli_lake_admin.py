@@ -13,11 +13,13 @@ from cli_harness import cli
 from e2e.s3_cli import s3_lake_env
 from kafka_segments.checkpoint import format_offset_checkpoint
 from kafka_segments.demo import sample_topic
+from kafka_segments.lake.adopt_run import adopt
 from kafka_segments.lake.commit import commit_manifest
 from kafka_segments.lake.history import manifest_versions, read_head
 from kafka_segments.lake.run_folder import read_staged_manifest
 from kafka_segments.lake.staging import begin_run, build_manifest, stage_manifest
 from kafka_segments.storage import LocalStore, ObjectStore
+from kafka_segments.timefmt import parse_time_ms
 from kafka_segments.topic_partition import TopicPartition
 
 pytestmark = pytest.mark.e2e
@@ -58,23 +60,52 @@ def test_adopt_bootstraps_a_copied_log_directory_then_changes_nothing(tmp_path: 
     assert "orders" in described.stdout
 
 
+CORRUPT_KEY = "orders-1/00000000000000000000.log"
+
+
+def copy_log_dir_with_a_corrupt_segment(store: ObjectStore) -> None:
+    """The copied log directory with a damaged batch in ``CORRUPT_KEY``."""
+    copy_log_dir(store)
+    data = bytearray(store.get(CORRUPT_KEY))
+    data[80] ^= 0xFF
+    store.put(CORRUPT_KEY, bytes(data))
+
+
 def test_adopt_quarantines_a_corrupt_segment_and_exits_1(tmp_path: Path) -> None:
     root = tmp_path / "lake"
     store = LocalStore(root)
-    copy_log_dir(store)
-    key = "orders-1/00000000000000000000.log"
-    data = bytearray(store.get(key))
-    data[80] ^= 0xFF
-    store.put(key, bytes(data))
+    copy_log_dir_with_a_corrupt_segment(store)
 
     result = cli("adopt", "--lake", str(root), "--now", NOW)
 
     assert result.returncode == 1
     assert result.stderr == "kafka-segments adopt: 1 partition(s) quarantined: orders-1\n"
-    assert key in result.stdout
+    assert CORRUPT_KEY in result.stdout
     head = read_head(store)
     assert head is not None
     assert [str(p.topic_partition) for p in head.partitions] == ["orders-0"]
+
+
+def test_adopt_streams_the_bootstrap_in_format_2_and_reports_as_format_1_did(tmp_path: Path) -> None:
+    """``adopt`` on a lake without a version (the streamed bootstrap, format 2) prints the report the format 1
+    bootstrap gives (the previous release's), quarantine and exit code included, and commits version 1 in
+    format 2."""
+    reference_root = tmp_path / "lake-1"
+    copy_log_dir_with_a_corrupt_segment(LocalStore(reference_root))
+    reference = adopt(LocalStore(reference_root), now_ms=parse_time_ms(NOW), manifest_format=1)
+    root = tmp_path / "lake-2"
+    store = LocalStore(root)
+    copy_log_dir_with_a_corrupt_segment(store)
+    result = cli("adopt", "--lake", str(root), "--now", NOW, "--json")
+    assert result.returncode == 1
+    assert result.stderr == "kafka-segments adopt: 1 partition(s) quarantined: orders-1\n"
+    head = read_head(store)
+    assert head is not None
+    assert (head.format_version, [str(p.topic_partition) for p in head.partitions]) == (2, ["orders-0"])
+    printed = json.loads(result.stdout)
+    ignored = {"run_id": "", "recover": None}
+    assert {**printed, **ignored} == {**reference.to_dict(), **ignored}
+    assert len(printed["adopted"]) == 2
 
 
 def test_gc_is_a_dry_run_unless_told_to_execute(tmp_path: Path) -> None:

@@ -216,6 +216,17 @@ def compaction_of(result: RunResult, tp: TopicPartition = TP) -> PartitionCompac
     return found
 
 
+def left_unread(result: RunResult, tp: TopicPartition = TP) -> None:
+    """The run did not read ``tp``: on a format 2 lake a partition whose summary says the cleaner (and
+    retention) cannot change it is carried into the commit as it is (docs/metadata-format-2.md, "The
+    summary"), where a run over every partition reports it skipped (``tests/lake/test_format2_runs.py``
+    checks the two decide the same)."""
+    if result.compaction.partition(tp) is not None or any(
+        p.topic_partition == tp for p in result.plan.partitions
+    ):
+        raise AssertionError(f"the run read {tp}: {result.compaction.to_dict()}")
+
+
 def cleaned(result: RunResult, tp: TopicPartition = TP) -> PartitionCompaction:
     """The partition's round, which must have run."""
     found = compaction_of(result, tp)

@@ -154,9 +154,12 @@ class FaultyStore:
     def head(self, key: str) -> ObjectMeta:
         return self._run("head", [key], lambda: self.inner.head(key))
 
-    def list(self, prefix: str = "") -> Iterator[ObjectMeta]:
+    def list(self, prefix: str = "", *, start_after: str | None = None) -> Iterator[ObjectMeta]:
         # Listed eagerly, so that a fault fires at the call and not at the first next().
-        return iter(self._run("list", [prefix], lambda: [*self.inner.list(prefix)]))
+        return iter(self._run("list", [prefix], lambda: [*self.inner.list(prefix, start_after=start_after)]))
+
+    def list_folders(self, prefix: str = "") -> Iterator[str]:
+        return iter(self._run("list_folders", [prefix], lambda: [*self.inner.list_folders(prefix)]))
 
     def put(self, key: str, data: bytes, *, mode: PutMode = Overwrite()) -> PutResult:  # noqa: B008
         return self._run("put", [key], lambda: self.inner.put(key, data, mode=mode))

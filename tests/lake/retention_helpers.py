@@ -81,11 +81,13 @@ def run(
     clock: Clock,
     offsets_file: Path | None = None,
     dry_run: bool = False,
+    gc: bool = True,
 ) -> RunResult:
     options = RunOptions(
         now_ms=now_ms,
         offsets=OffsetsChoice(file=None if offsets_file is None else str(offsets_file)),
         dry_run=dry_run,
+        gc=gc,
     )
     return run_retention(store, cfg, options, clock=clock)
 

@@ -129,3 +129,25 @@ def test_adopt_report_as_json_and_text(store: ObjectStore, clock: FakeClock) -> 
     head = read_head(store)
     assert head is not None
     assert [state.topic_partition for state in head.partitions] == [TP]
+
+
+def test_adoption_asks_for_no_index_the_listing_does_not_show(store: ObjectStore, clock: FakeClock) -> None:
+    """A ``.log`` uploaded without its indexes: adoption reads the ``.log`` and asks for no index (on S3
+    each would be a request answered 404, two per segment); a segment with its indexes gets them read (its
+    ``.timeindex`` pinned; its ``.index`` has no entry, so it pins nothing)."""
+    from counting_store import counting_store
+    from kafka_segments.lake.layout import index_keys
+
+    bare = upload_segment(store, TP, make_segment(0), with_indexes=False)
+    other = TopicPartition("orders", 1)
+    full = upload_segment(store, other, make_segment(0))
+    counted = counting_store(store)
+    adopt(counted, now_ms=clock(), clock=clock)
+
+    asked = {call.key for call in counted.calls if call.kind in {"get", "get_range", "head"}}
+    assert asked.isdisjoint(index_keys(bare))
+    assert set(index_keys(full)[:2]) <= asked  # the .index and .timeindex beside the other one
+    head = read_head(store)
+    assert head is not None
+    entry = head.partition_map()[other].segments[0]
+    assert entry.time_index_sha256 is not None

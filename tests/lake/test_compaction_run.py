@@ -26,6 +26,7 @@ from kafka_segments.state import SegmentOrigin
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 from kit import FakeClock
+from manifest_files import format_1_commits
 from unit.compaction_helpers import DAY, NOW
 
 from lake.compaction_run_helpers import (
@@ -480,17 +481,20 @@ def test_checkpoint_below_the_log_start_after_delete_records_is_read_as_the_log_
 ) -> None:
     """deleteRecords moves the log start offset past the checkpoint; the next run's cleanableOffsets finds it
     below the log start offset: firstDirty = log start offset; without a round the look resets it (Kafka's
-    updateCheckpoints), which reads the same and is not a change on its own: the run commits nothing."""
+    updateCheckpoints), which reads the same and is not a change on its own: the run commits nothing. On a
+    lake kept in format 1, whose runs read every partition (a format 2 run leaves this one unread: its
+    summary reads the checkpoint as the log start offset, the same state)."""
     clock = FakeClock()
     _ten_records(local_store, empty_active=False)  # the active segment is [10-14]
     cfg = compact_config(cleanup_policy="compact,delete")
-    run_at(local_store, cfg, NOW, clock=clock)
-    assert committed(local_store).cleaner_checkpoint == 10
+    with format_1_commits():
+        run_at(local_store, cfg, NOW, clock=clock)
+        assert committed(local_store).cleaner_checkpoint == 10
 
-    delete_records(local_store, [DeleteRecordsRequest(TP, 12)], config=cfg, now_ms=NOW, clock=clock)
-    assert committed(local_store).log_start_offset == 12
+        delete_records(local_store, [DeleteRecordsRequest(TP, 12)], config=cfg, now_ms=NOW, clock=clock)
+        assert committed(local_store).log_start_offset == 12
 
-    result = run_at(local_store, cfg, NOW, clock=clock)
+        result = run_at(local_store, cfg, NOW, clock=clock)
 
     outcome = compaction_of(result)
     assert outcome.checkpoint_state is CheckpointState.BELOW_LOG_START

@@ -6,7 +6,9 @@ The run under test adopts two newly uploaded segments and rewrites one live segm
 (retiring the old one with ``file.delete.delay.ms`` = 0), then garbage-collects. A clean run is recorded
 first; then for every mutating store call in it (``put``, ``delete``, ``delete_many``), a fresh lake runs the
 same scenario with that call failing before it happens, and again with it happening and its response lost.
-(A killed process at the commit itself: ``test_commit_kill.py``.)
+On a lake in format 1 (built with the previous release's writer) the run under test is the lake's first
+commit in format 2: every partition's pieces, then the root. (A killed process at the commit itself:
+``test_commit_kill.py``.)
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ from kafka_segments.lake.gc import collect_garbage
 from kafka_segments.lake.history import manifest_versions, read_head, read_manifest
 from kafka_segments.lake.layout import try_parse_segment_key
 from kafka_segments.lake.recover import recover
+from kafka_segments.lake.roots import read_root
 from kafka_segments.lake.staging import begin_run, build_manifest, retire, stage_manifest, stage_segment
-from kafka_segments.lake.upgrade import upgrade
 from kafka_segments.segment.files import FileKind
 from kafka_segments.segment.writer import SegmentFiles
 from kafka_segments.state import MANIFEST_FORMAT_2, Manifest, PartitionState
@@ -37,6 +39,7 @@ from kafka_segments.storage import ObjectStore, PutMode, PutResult
 from kafka_segments.storage.base import Overwrite
 from kafka_segments.topic_partition import TopicPartition
 from kit import FakeClock, make_segment, upload_segment
+from manifest_files import FORMAT_1, format_1_commits
 
 pytestmark = pytest.mark.lake
 
@@ -106,17 +109,17 @@ def content(manifest: Manifest | None) -> Content:
 
 
 def initial_lake(store: ObjectStore, clock: FakeClock, manifest_format: int = 1) -> list[SegmentFiles]:
-    """Version 1 (orders-0: segments 0 and 6, orders-1: segment 0; in manifest format 2, version 2 is the
-    same state upgraded), then two new uploads waiting."""
+    """Version 1 (orders-0: segments 0 and 6, orders-1: segment 0) in ``manifest_format`` (format 1: as the
+    previous release wrote it, so that the run under test is the lake's migration to format 2), then two
+    new uploads waiting."""
     first, second, third = make_segment(0), make_segment(6), make_segment(12)
     upload_segment(store, ORDERS_0, first)
     upload_segment(store, ORDERS_0, second)
     upload_segment(store, ORDERS_1, first)
-    report = adopt(store, now_ms=clock(), clock=clock)
-    if report.committed_version != 1:
+    with format_1_commits() if manifest_format == FORMAT_1 else contextlib.nullcontext():
+        report = adopt(store, now_ms=clock(), clock=clock)
+    if report.committed_version != 1 or read_root(store, 1).format_version != manifest_format:
         raise AssertionError(report.to_text())
-    if manifest_format == MANIFEST_FORMAT_2 and upgrade(store, clock=clock).version != 2:
-        raise AssertionError("the upgrade did not commit version 2")
     upload_segment(store, ORDERS_0, third)
     upload_segment(store, ORDERS_1, second)
     return [first, second, third]
@@ -216,11 +219,11 @@ def references(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Recorded]:
             FakeClock(wall_clock_ms()),
             manifest_format,
         )
-        for manifest_format in (1, MANIFEST_FORMAT_2)
+        for manifest_format in (FORMAT_1, MANIFEST_FORMAT_2)
     }
 
 
-@pytest.mark.parametrize("manifest_format", [1, MANIFEST_FORMAT_2])
+@pytest.mark.parametrize("manifest_format", [FORMAT_1, MANIFEST_FORMAT_2])
 def test_the_reference_run_writes_what_the_scenario_says(
     references: dict[int, Recorded], manifest_format: int
 ) -> None:
@@ -228,8 +231,9 @@ def test_the_reference_run_writes_what_the_scenario_says(
     assert old != new
     operations = [operation for operation, _ in steps]
     # run record, the segment's .log, staged manifest, the commit, 2 checkpoint files, outcome; gc's deletes;
-    # in format 2 also a chunk and a partition manifest for each of the two partitions the run changes
-    assert operations.count("put") == (7 if manifest_format == 1 else 11)
+    # and a chunk and a partition manifest for each of the two partitions the run changes (on a format 1
+    # lake: every partition, once, as its first commit writes format 2)
+    assert operations.count("put") == 11
     assert "delete_many" in operations
     assert len(steps) == STEPS[manifest_format], steps
 
@@ -240,17 +244,18 @@ def clock() -> FakeClock:
     return FakeClock(wall_clock_ms())
 
 
-STEPS = {1: 10, MANIFEST_FORMAT_2: 14}
+STEPS = {FORMAT_1: 14, MANIFEST_FORMAT_2: 14}
 """Mutating calls of the reference run per manifest format (asserted above, so the parametrization below
 covers all of them)."""
 
 
 @pytest.mark.parametrize("after", [False, True], ids=["before", "lost-response"])
-@pytest.mark.parametrize("step", range(1, STEPS[1] + 1))
+@pytest.mark.parametrize("step", range(1, STEPS[FORMAT_1] + 1))
 def test_a_failure_at_any_write_leaves_the_old_or_the_new_state_and_a_rerun_converges(
     store: ObjectStore, clock: FakeClock, references: dict[int, Recorded], step: int, after: bool
 ) -> None:
-    fail_and_converge(store, clock, references, manifest_format=1, step=step, after=after)
+    """On a format 1 lake: the run is its migration to format 2 (every partition's pieces, then the root)."""
+    fail_and_converge(store, clock, references, manifest_format=FORMAT_1, step=step, after=after)
 
 
 @pytest.mark.parametrize("after", [False, True], ids=["before", "lost-response"])
@@ -259,7 +264,7 @@ def test_the_same_on_a_format_2_lake_with_its_pieces_writes(
     local_store: ObjectStore, clock: FakeClock, references: dict[int, Recorded], step: int, after: bool
 ) -> None:
     """Format 2's commit writes the changed partitions' pieces before its root: each is a fault point too
-    (on a local lake: the S3 store's faults are the same calls, covered by the format 1 run above)."""
+    (on a local lake: the S3 store's faults are the same calls, covered by the migration run above)."""
     fail_and_converge(
         local_store, clock, references, manifest_format=MANIFEST_FORMAT_2, step=step, after=after
     )
@@ -293,11 +298,9 @@ def fail_and_converge(
     )
     head = check_invariants(store, allowed=(new,))
     assert written_orphans(store, head) == []
-    if manifest_format == MANIFEST_FORMAT_2:  # pieces replaced by a commit go by age (the store's clock)
-        collect_garbage(
-            store, now_ms=wall_clock_ms() + 1, dry_run=False, retain_manifests=1, orphan_min_age_ms=0
-        )
-        assert unreferenced_pieces(store) == []
+    # pieces replaced by a commit go by age (the store's clock)
+    collect_garbage(store, now_ms=wall_clock_ms() + 1, dry_run=False, retain_manifests=1, orphan_min_age_ms=0)
+    assert unreferenced_pieces(store) == []
     assert steps[step - 1][0] in MUTATIONS
     again = collect_garbage(
         store, now_ms=clock(), dry_run=False, retain_manifests=1, orphan_min_age_ms=0, clock=clock

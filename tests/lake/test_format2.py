@@ -1,4 +1,5 @@
-"""Manifest format 2 (``lake.format2``, docs/metadata-format-2.md): ``upgrade`` commits the head again as a
+"""Manifest format 2 (``lake.format2``, docs/metadata-format-2.md): ``upgrade`` commits a format 1 head
+(built with the previous release's writer: ``manifest_files.format_1_commits``) again as a
 root plus pieces, readers read both formats, a later commit writes the pieces of the partitions it changed
 and no others, tampered pieces are refused naming the object, and gc and recover keep what retained
 versions reference and sweep the rest like any run's objects."""
@@ -19,6 +20,7 @@ from kafka_segments.state import MANIFEST_FORMAT_2, MANIFEST_FORMAT_VERSION
 from kafka_segments.storage import ObjectStore, Overwrite
 from kafka_segments.topic_partition import TopicPartition
 from kit import FakeClock, upload_segment
+from manifest_files import format_1_commits
 
 from lake.retention_helpers import config, run, single_record_batch, topic_yaml, upload_fifteen_records
 
@@ -32,7 +34,8 @@ def _lake(store: ObjectStore, clock: FakeClock, partitions: int) -> list[TopicPa
     tps = [TopicPartition("t", p) for p in range(partitions)]
     for tp in tps:
         upload_fifteen_records(store, tp=tp, segment_ts=[10, 20, 30])
-    run(store, config(KEEP), now_ms=NOW, clock=clock)
+    with format_1_commits():  # a lake the previous release made, for ``upgrade`` to upgrade
+        run(store, config(KEEP), now_ms=NOW, clock=clock)
     return tps
 
 
@@ -77,7 +80,7 @@ def test_a_commit_writes_the_pieces_of_the_partitions_it_changed_only(
     assert folders == {tps[2].dir_name}
     assert len(written) == 2  # its partition manifest and its one chunk
     head = read_manifest(store, 3)
-    assert head.format_version == MANIFEST_FORMAT_2  # a lake keeps its format
+    assert head.format_version == MANIFEST_FORMAT_2
     assert [len(state.segments) for state in head.partitions] == [3, 3, 4, 3, 3, 3]
 
 

@@ -27,6 +27,7 @@ from kafka_segments.views.describe import describe_lake
 from kafka_segments.views.lake_list import summarize_lake
 from kafka_segments.views.lake_view_history import read_history, root_summary, summary_of
 from kit import FakeClock
+from manifest_files import format_1_commits
 
 from lake.retention_helpers import config, run, topic_yaml, upload_fifteen_records
 
@@ -41,7 +42,8 @@ def _lake(store: ObjectStore, clock: FakeClock) -> None:
     for topic, count in TOPICS.items():
         for partition in range(count):
             upload_fifteen_records(store, tp=TopicPartition(topic, partition), segment_ts=[10, 20, 30])
-    run(store, config(topic_yaml(retention_ms=-1)), now_ms=NOW, clock=clock)
+    with format_1_commits():
+        run(store, config(topic_yaml(retention_ms=-1)), now_ms=NOW, clock=clock)
     clock.advance(1_000)
     upgrade(store, clock=clock)
 

@@ -1,11 +1,13 @@
 """A format 2 run reads only the partitions its listing or a rule's summary points at, and decides what a
-run over every partition decides (issue 33, point 2): the same sequence of uploads and runs on a format 1
-lake and on the same lake upgraded to format 2 gives the same partitions (offsets, segments), the same
+run over every partition decides (issue 33, point 2): the same sequence of uploads and runs on a lake kept
+in format 1 (``manifest_files.format_1_commits``: its runs read every partition) and on the same lake in
+format 2 gives the same partitions (offsets, segments), the same
 retired objects and the same retention decisions after every run. Hypothesis draws the partitions'
 timestamps, the retention settings, KIP-68 groups, the uploads between runs and the runs' clocks."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka_segments.lake.format2 import PIECES_PREFIX
 from kafka_segments.lake.history import read_head
-from kafka_segments.lake.upgrade import upgrade
 from kafka_segments.pipeline.run_result import RunResult
 from kafka_segments.segment.writer import write_segment
 from kafka_segments.state import MANIFEST_FORMAT_2, Manifest
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 from kit import FakeClock, upload_segment
+from manifest_files import FORMAT_1, format_1_commits
 
 from lake.retention_helpers import (
     config,
@@ -105,12 +107,11 @@ def test_a_format_2_run_decides_what_a_run_over_every_partition_decides(
     for store in lakes:
         for tp, stamps in zip(PARTITIONS, scenario["segment_ts"], strict=True):
             upload_fifteen_records(store, tp=tp, segment_ts=[T + s * STEP for s in stamps])
-    for store, clock in zip(lakes, clocks, strict=True):
-        run(store, cfg, now_ms=T, clock=clock, offsets_file=offsets)
-    upgrade(lakes[1], clock=clocks[1])
-    upgraded = read_head(lakes[1])
-    assert upgraded is not None
-    assert upgraded.format_version == MANIFEST_FORMAT_2
+    with format_1_commits():
+        run(lakes[0], cfg, now_ms=T, clock=clocks[0], offsets_file=offsets)
+    run(lakes[1], cfg, now_ms=T, clock=clocks[1], offsets_file=offsets)
+    formats = [read_head(store) for store in lakes]
+    assert [None if m is None else m.format_version for m in formats] == [FORMAT_1, MANIFEST_FORMAT_2]
 
     now = T
     ends = dict.fromkeys(PARTITIONS, 15)
@@ -121,11 +122,12 @@ def test_a_format_2_run_decides_what_a_run_over_every_partition_decides(
             for store in lakes:
                 _append(store, tp, ends[tp], now)
             ends[tp] += 5
-        results = []
-        for store, clock in zip(lakes, clocks, strict=True):
+        for clock in clocks:
             clock.advance(advance * STEP)
-            results.append(run(store, cfg, now_ms=now, clock=clock, offsets_file=offsets))
-        assert _decisions(results[1]) == _decisions(results[0])
+        with format_1_commits():
+            over_every_partition = run(lakes[0], cfg, now_ms=now, clock=clocks[0], offsets_file=offsets)
+        narrowed = run(lakes[1], cfg, now_ms=now, clock=clocks[1], offsets_file=offsets)
+        assert _decisions(narrowed) == _decisions(over_every_partition)
         assert _state(read_head(lakes[1])) == _state(read_head(lakes[0]))
 
 
@@ -157,20 +159,21 @@ def test_a_compacted_topic_reads_only_the_partition_that_got_data(
     lakes = [LocalStore(folder / "format1"), LocalStore(folder / "format2")]
     clocks = [FakeClock(T), FakeClock(T)]
     cfg = config(topic_yaml(cleanup_policy="compact", min_cleanable_dirty_ratio=0.01))
-    for store, clock in zip(lakes, clocks, strict=True):
+    for store, clock, commits in zip(lakes, clocks, [format_1_commits, nullcontext], strict=True):
         for tp in PARTITIONS:
             upload_fifteen_records(store, tp=tp, keyed=True, ts=T)
-        first = run(store, cfg, now_ms=T + STEP, clock=clock)
+        with commits():
+            first = run(store, cfg, now_ms=T + STEP, clock=clock)
         assert _cleaned(first) == [str(tp) for tp in PARTITIONS]
-    upgrade(lakes[1], clock=clocks[1])
     for store in lakes:
         batches = [single_record_batch(o, ts=T + STEP, key=str(o % 3).encode()) for o in range(15, 20)]
         upload_segment(store, PARTITIONS[2], write_segment(batches, base_offset=15))
     counted = counting_store(lakes[1])
-    results = []
-    for store, clock in zip([lakes[0], counted], clocks, strict=True):
+    for clock in clocks:
         clock.advance(2 * STEP)
-        results.append(run(store, cfg, now_ms=T + 3 * STEP, clock=clock))
+    with format_1_commits():
+        over_every_partition = run(lakes[0], cfg, now_ms=T + 3 * STEP, clock=clocks[0])
+    results = [over_every_partition, run(counted, cfg, now_ms=T + 3 * STEP, clock=clocks[1])]
 
     assert _cleaned(results[1]) == _cleaned(results[0]) == [str(PARTITIONS[2])]
     assert _offsets_state(read_head(lakes[1])) == _offsets_state(read_head(lakes[0]))

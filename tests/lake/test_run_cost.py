@@ -11,25 +11,28 @@ unchanged partition: what the run pays for a partition it does not change.
 * What manifest format 1 breaks (``xfail(strict=True)``: the day format 2 lands, they pass, and the strict
   xfail fails loudly until the marker is removed): a commit rewrites every partition's segment entries
   (~440 bytes a segment) instead of one root line per unchanged partition (docs/metadata-format-2.md), and
-  every run reads them all.
+  every run reads them all; and a run lists the whole lake, every segment of every partition, where a
+  format 2 run lists each partition after its newest segment (``lake.tail_listing``). The listing is
+  counted for the run alone (its gc, which still lists the lake, is counted apart), for the run that adopts
+  the new segment and for a run with nothing to do after it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from counting_store import META, METADATA_AREAS, READ_KINDS, RUNS, SEGMENTS, Call, Counts, counting_store
-from kafka_segments.lake.gc import collect_garbage
 from kafka_segments.lake.reader import resolve_manifest
-from kafka_segments.lake.upgrade import upgrade
+from kafka_segments.pipeline.run_gc import collect_run_garbage
 from kafka_segments.segment.writer import SegmentFiles
-from kafka_segments.state import MANIFEST_FORMAT_2
 from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 from kit import T0, FakeClock, ThreadRunner, make_segment, upload_segment
+from manifest_files import FORMAT_1, format_1_commits
 from s3_fixtures import new_s3_store
 
 from lake.retention_helpers import config, run, topic_yaml
@@ -57,6 +60,11 @@ gc's retained versions' roots (the base's and the new one)."""
 RUN_METADATA_LINES = 4
 """Root-line budgets a run may write per unchanged partition to all of ``_kafka_segments/`` (the version,
 and per-partition lines of its run folder's plan and report)."""
+LISTED_PER_PARTITION = 2
+"""The most objects a run's listing may show per unchanged partition: its folder (in the listing of the top
+level) and its newest segment's ``.log`` (its tail); a whole listing shows its ``SEGMENTS_PER_PARTITION``."""
+LIST_REQUESTS_PER_PARTITION = 1
+"""The list requests a run may make per unchanged partition: the listing of its tail."""
 METADATA_OBJECTS = 4
 """The most metadata objects a commit of one changed partition writes: format 1 writes one (the new
 version); format 2 a root, a partition manifest and a chunk or two."""
@@ -71,7 +79,12 @@ class RunCost:
     partitions: int
     manifest_format: int
     counts: Counts
+    """The run that adopts the new segment, and its gc."""
     calls: tuple[Call, ...]
+    run_counts: Counts
+    """That run alone, without its gc."""
+    idle_counts: Counts
+    """A run after it with nothing to do (without gc)."""
     adopted: bool
     """Whether the head after the run holds the new segment of partition 0."""
 
@@ -105,20 +118,28 @@ def measure(store: ObjectStore, partitions: int, manifest_format: int) -> RunCos
     clock = FakeClock(NOW_MS)
     cfg = config(topic_yaml())
     build_lake(store, partitions)
-    run(store, cfg, now_ms=NOW_MS, clock=clock)  # the lake's first version: everything adopted
-    if manifest_format == MANIFEST_FORMAT_2:
-        upgrade(store, clock=clock)
-        # Format 1's versions leave the retained set (else gc reads them whole until ten commits later).
-        collect_garbage(store, dry_run=False, retain_manifests=1, clock=clock)
+    # Format 1: every commit in the previous release's format, on purpose (each one would write format 2).
+    commits = format_1_commits if manifest_format == FORMAT_1 else nullcontext
+    with commits():
+        run(store, cfg, now_ms=NOW_MS, clock=clock)  # the lake's first version: everything adopted
     new_base = CHANGED_SEGMENTS * RECORDS_PER_SEGMENT
     new_segment = make_segment(new_base, batches=1, records_per_batch=RECORDS_PER_SEGMENT)
     upload_segment(store, CHANGED, new_segment, with_indexes=False)
     counting = counting_store(store)
     clock.advance(60_000)
-    run(counting, cfg, now_ms=clock.now_ms, clock=clock)
+    with commits():
+        run(counting, cfg, now_ms=clock.now_ms, clock=clock, gc=False)
+        run_counts = counting.counts()
+        collect_run_garbage(counting, cfg, dry_run=False, clock=clock)
     state = resolve_manifest(store).partition(CHANGED)
     adopted = state is not None and state.segments[-1].base_offset == new_base
-    return RunCost(partitions, manifest_format, counting.counts(), counting.calls, adopted)
+    idle = counting_store(store)
+    clock.advance(60_000)
+    with commits():
+        run(idle, cfg, now_ms=clock.now_ms, clock=clock, gc=False)
+    return RunCost(
+        partitions, manifest_format, counting.counts(), counting.calls, run_counts, idle.counts(), adopted
+    )
 
 
 @pytest.fixture(
@@ -128,7 +149,7 @@ def measure(store: ObjectStore, partitions: int, manifest_format: int) -> RunCos
 )
 def costs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> list[RunCost]:
     """The second run's cost on a lake of each size in ``PARTITIONS``, on one backend, in one manifest
-    format (format 2: upgraded after the first run)."""
+    format (format 1: every commit in it, built on purpose with ``format_1_commits``)."""
     backend, manifest_format = request.param
 
     def new_store() -> ObjectStore:
@@ -145,10 +166,15 @@ def format_1_breaks(request: pytest.FixtureRequest, costs: list[RunCost], reason
         request.applymarker(pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason))
 
 
-def marginal(costs: list[RunCost], amount: Callable[[Counts], int]) -> float:
-    """What each unchanged partition added to ``amount`` between the smallest and the largest lake."""
+def marginal(
+    costs: list[RunCost],
+    amount: Callable[[Counts], int],
+    counts: Callable[[RunCost], Counts] = lambda cost: cost.counts,
+) -> float:
+    """What each unchanged partition added to ``amount`` (of ``counts``, default: the run and its gc)
+    between the smallest and the largest lake."""
     small, large = costs[0], costs[-1]
-    return (amount(large.counts) - amount(small.counts)) / (large.partitions - small.partitions)
+    return (amount(counts(large)) - amount(counts(small))) / (large.partitions - small.partitions)
 
 
 def metadata_written(counts: Counts) -> int:
@@ -231,3 +257,31 @@ def test_everything_a_run_writes_to_the_lake_metadata_grows_by_a_few_lines_per_u
     )
     per_partition = marginal(costs, lake_metadata_written)
     assert per_partition <= RUN_METADATA_LINES * ROOT_LINE_BYTES, figures(costs, per_partition)
+
+
+def objects_listed(counts: Counts) -> int:
+    return sum(counts.listed.values())
+
+
+def list_requests(counts: Counts) -> int:
+    return counts.calls(kind="list")
+
+
+@pytest.mark.parametrize("which", ["adopting", "idle"])
+def test_a_run_lists_each_unchanged_partition_s_tail_not_its_segments(
+    costs: list[RunCost], request: pytest.FixtureRequest, which: str
+) -> None:
+    format_1_breaks(request, costs, "format 1: a run lists the whole lake")
+
+    def counts(cost: RunCost) -> Counts:
+        return cost.run_counts if which == "adopting" else cost.idle_counts
+
+    listed = marginal(costs, objects_listed, counts)
+    requests = marginal(costs, list_requests, counts)
+    shown = ", ".join(
+        f"{cost.partitions} partitions: {objects_listed(counts(cost))} objects in "
+        f"{list_requests(counts(cost))} list requests"
+        for cost in costs
+    )
+    assert listed <= LISTED_PER_PARTITION, f"{listed:.1f} objects listed per unchanged partition; {shown}"
+    assert requests <= LIST_REQUESTS_PER_PARTITION, f"{requests:.1f} list requests per partition; {shown}"

@@ -20,6 +20,7 @@ from kafka_segments.pipeline.stages import VALIDATION, commit_staged, read_run_j
 from kafka_segments.state import Manifest
 from kafka_segments.storage import LocalStore, ObjectStore
 from kit import FakeClock, make_segment
+from manifest_files import format_1_commits
 from segment_quality import ValidationFailedError, validate_run
 
 from quality.helpers import (
@@ -215,7 +216,8 @@ def test_a_deletion_in_a_partition_the_run_did_not_plan_is_caught(
 ) -> None:
     from kafka_segments.lake.runs import Selection
 
-    snapshot = four_pass_lake(local_store, tmp_path, clock)
+    with format_1_commits():  # a format 1 base: the run reads (and stages) the partition it did not select
+        snapshot = four_pass_lake(local_store, tmp_path, clock)
     run_id = stage(
         local_store, four_pass_config(), clock, snapshot=snapshot, selection=Selection(partitions=(TP,))
     )

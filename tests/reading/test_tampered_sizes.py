@@ -14,15 +14,13 @@ from pathlib import Path
 import pytest
 from cli_harness import cli
 from kafka_segments.errors import SegmentObjectMismatchError
-from kafka_segments.lake.codec import manifest_to_json
 from kafka_segments.lake.export import export_lake
-from kafka_segments.lake.layout import manifest_key
 from kafka_segments.lake.reader import iter_visible_batches, resolve_manifest
 from kafka_segments.pipeline.compaction.sources import streamed_source
 from kafka_segments.reading import read_lake
 from kafka_segments.storage import LocalStore, ObjectStore
-from kafka_segments.storage.base import Overwrite
 from kit import FakeClock
+from manifest_files import rewrite_version
 
 from reading.split_helpers import TP, commit_events, event_batches
 
@@ -39,8 +37,13 @@ def tamper_size(store: ObjectStore, size: int) -> tuple[str, int]:
     first = state.segments[0]
     assert first.size > 4000  # "shorter" is shorter than the object
     segments = (dataclasses.replace(first, size=size), *state.segments[1:])
-    tampered = dataclasses.replace(head, partitions=(dataclasses.replace(state, segments=segments),))
-    store.put(manifest_key(head.version), manifest_to_json(tampered), mode=Overwrite())
+    rewrite_version(  # in its own format: a format 2 head gets pieces whose checksums hold
+        store,
+        head.version,
+        lambda manifest: dataclasses.replace(
+            manifest, partitions=(dataclasses.replace(state, segments=segments),)
+        ),
+    )
     return first.key, first.size
 
 

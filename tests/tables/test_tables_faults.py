@@ -1,6 +1,6 @@
 """Faults inside pyiceberg's own writes during a sync (issue 34 point 4): the table's metadata JSON, a
 manifest list, a manifest, a data file (through pyiceberg's FileIO, ``faulty_io``) and the catalog's commit
-(failing before it, and after it with the commit done). One sync walks lake versions 1 (the rich lake) and 2
+(the lake's own catalog and the SQL one; failing before it, and after it with the commit done). One sync walks lake versions 1 (the rich lake) and 2
 (retention drops a segment): whatever write fails, the table is left at a version it fully shows (none, or
 1), the next sync catches up, and every version's rows equal ``read_lake``'s, with no row twice."""
 
@@ -119,17 +119,18 @@ def test_a_failed_pyiceberg_file_write_leaves_a_version_the_table_fully_shows(
 
 
 @pytest.mark.parametrize("when", ["before", "after"])
+@pytest.mark.parametrize("kind", ["lake", "sql"])
 def test_a_failed_catalog_commit_leaves_a_version_the_table_fully_shows(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, when: str
 ) -> None:
-    """The catalog's commit of version 2 fails before its row is updated, or after (the commit done, its
-    outcome lost to the caller)."""
-    from pyiceberg.catalog.sql import SqlCatalog
-
+    """The catalog's commit of version 2 fails before the catalog moves (the lake catalog's pointer, the SQL
+    catalog's row), or after (the commit done, its outcome lost to the caller)."""
     store = LocalStore(tmp_path / "lake")
     _two_versions(store)
-    settings = CatalogSettings()
-    commit = SqlCatalog.commit_table
+    sql = {"uri": f"sqlite:///{tmp_path / 'catalog.db'}"}
+    settings = CatalogSettings(properties=sql if kind == "sql" else {})
+    catalog_class = type(open_catalog(store, settings))
+    commit = catalog_class.commit_table
     calls = 0
 
     def faulty(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -142,7 +143,7 @@ def test_a_failed_catalog_commit_leaves_a_version_the_table_fully_shows(
             raise OSError("injected: the catalog committed, the answer was lost")
         return done
 
-    monkeypatch.setattr(SqlCatalog, "commit_table", faulty)
+    monkeypatch.setattr(catalog_class, "commit_table", faulty)
     with pytest.raises(OSError, match="injected"):
         _sync(store, settings)
     monkeypatch.undo()

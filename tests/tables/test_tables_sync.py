@@ -126,13 +126,6 @@ def test_the_table_follows_retention_on_s3(s3_server: Any, tmp_path: Path) -> No
     _retention_and_sync_twice(new_s3_store(s3_server), settings)
 
 
-def test_an_s3_lake_without_a_catalog_is_one_clear_error(s3_server: Any) -> None:
-    store = new_s3_store(s3_server)
-    commit_lake(store, rich_specs(), clock=FakeClock())
-    with pytest.raises(Exception, match="an S3 lake's tables need a catalog: give --catalog uri=sqlite"):
-        sync_tables(store)
-
-
 def _compacted_lake(tmp_path: Path) -> LocalStore:
     lake = LakeLog.of(segment_bytes=300)
     for i in range(40):

@@ -235,7 +235,7 @@ def test_the_rule_catches_a_private_module_import() -> None:
 
 MODULE_LINES_LIMIT = 400
 """Split a module by concern before it grows past this."""
-INCLUDE_LINES_LIMIT = 43_300
+INCLUDE_LINES_LIMIT = 44_900
 """include/ stays below the size it had before the one-run redesign (issue 18): new code pays for itself;
 a new feature raises it by what its new modules add (issues 22-24: reading, lake view, metrics, warm-up;
 gc's retentions, ``lake/run_folders.py`` and ``pipeline/run_gc.py``: 150; issue 35's conditional-write
@@ -257,8 +257,16 @@ lake_run_files.py``), the DAG run's extra links to them (``orchestration/lake_ru
 view's Preview now (``orchestration/lake_view_preview.py``); issue 37's dry runs in the DAG, 100: commit
 and gc skipped, the metrics line that says what was sent (``orchestration/metrics.py``); issue 34's topics as
 Iceberg tables, 1,200: ``tables/`` (schema, catalog, settings, files, changes, sync, report),
-``cli/tables_cmd.py`` and the ``kafka_segments.table.*`` settings; issue 34's tables stage of every run,
-200: ``pipeline/tables_stage.py``, ``tables/run_stage.py`` and the DAG's ``tables`` task."""
+``cli/tables_cmd.py`` and the ``kafka_segments.table.*`` settings; issue 33's streamed
+bootstrap in format 2, 500: ``lake/bootstrap.py``, its spooled report ``lake/bootstrap_report.py``, the
+grouped reads and the commit of a root without a staged manifest; issue 33's lake view
+from a format 2 root's summaries, 250: ``views/lake_view_reads.py`` (which partitions the page reads),
+``lake/summary_scope.py`` (the run's and the page's one rule) and the compaction outlook from a summary;
+issue 34's catalog kept inside the lake, 400: ``tables/lake_catalog.py`` and ``tables/lake_pointers.py``;
+issue 33's run listing of each partition's tail, 400: ``lake/tail_listing.py``, the stores' ``start_after``
+and ``list_folders``, ``storage/s3_reads.py`` split out of ``storage/s3.py``, the ``full_listing`` switch;
+issue 34's tables stage of every run and snapshot expiry, 250: ``pipeline/tables_stage.py``,
+``tables/run_stage.py``, ``tables/expiry.py`` and the DAG's ``tables`` task."""
 
 
 def _line_counts() -> dict[str, int]:

@@ -15,6 +15,7 @@ from kafka_segments.storage import LocalStore
 from kafka_segments.topic_partition import TopicPartition
 from kit import FakeClock
 from lake.retention_helpers import record_size
+from manifest_files import format_1_commits
 from quality.helpers import NOW, QUIET, four_pass_config, four_pass_lake, stage
 from segment_quality.staged.compaction import log_changes
 from segment_quality.staged.frames import (
@@ -84,7 +85,8 @@ def test_a_four_pass_run_gives_one_row_per_partition_and_per_retired_segment(
     tmp_path: Path, clock: FakeClock
 ) -> None:
     store = LocalStore(tmp_path / "lake")
-    snapshot = four_pass_lake(store, tmp_path, clock)
+    with format_1_commits():  # a format 1 base: the run reads t-1 too (format 2 would leave it unread)
+        snapshot = four_pass_lake(store, tmp_path, clock)
     run_id = stage(store, four_pass_config(), clock, snapshot=snapshot)
 
     frames = quality_frames(store, run_id, config=four_pass_config())

@@ -102,7 +102,7 @@ def run_options(
     args: argparse.Namespace, *, dry_run: bool, labels: Mapping[str, str] | None = None
 ) -> RunOptions:
     """What ``run`` and ``plan`` ask of a run (either engine): ``now`` (default: the wall clock), the offsets
-    source, the topics, gc, and progress lines ``[command] …`` on stderr."""
+    source, the topics, gc, the whole listing, and progress lines ``[command] …`` on stderr."""
     from kafka_segments.clock import wall_clock_ms
     from kafka_segments.pipeline.offsets_input import OffsetsChoice
     from kafka_segments.pipeline.sequence import RunOptions
@@ -118,6 +118,7 @@ def run_options(
         dry_run=dry_run,
         gc=getattr(args, "gc", True),
         labels=dict(labels or {}),
+        full_listing=getattr(args, "full_listing", False),
         progress=lambda line: print(f"[{args.command}] {line}", file=sys.stderr, flush=True),
         tables=sync_tables_after_commit,
     )

@@ -31,13 +31,14 @@ def run_adopt(args: argparse.Namespace) -> int:
     now_ms = args.now if args.now is not None else wall_clock_ms()
     settled = recover(store)  # every run starts by settling interrupted work
     report = adopt(store, now_ms=now_ms, max_workers=args.workers)
-    document = report.to_dict()
-    document["recover"] = settled.to_dict()
-    text = report.to_text()
-    if settled.changed:
-        text = settled.to_text().rstrip("\n") + "\n\n" + text
-    emit(document, text, as_json=args.json)
-    quarantined = report.result.quarantined
+    if args.json:  # streamed: a bootstrap's report holds its partitions in a temporary file
+        report.write_json(sys.stdout, extra={"recover": settled.to_dict()})
+        sys.stdout.write("\n")
+    else:
+        if settled.changed:
+            sys.stdout.write(settled.to_text().rstrip("\n") + "\n\n")
+        report.write_text(sys.stdout)
+    quarantined = report.quarantined
     if quarantined:
         partitions = sorted({str(q.topic_partition) for q in quarantined})
         print(
@@ -147,7 +148,9 @@ def add_parsers(commands: Commands) -> None:
         description=(
             "Commit the head version again, unchanged, in manifest format 2 (docs/metadata-format-2.md): "
             "a small root per version and immutable pieces per partition, so that each later commit "
-            "writes only the partitions it changed. Older versions stay readable; nothing else changes."
+            "writes only the partitions it changed. Any commit on a format 1 lake (a run, adopt, "
+            "delete-records, recover) does this too; upgrade does it without other changes. Older "
+            "versions stay readable; nothing else changes. On a format 2 lake there is nothing to do."
         ),
     )
     add_lake(sub)

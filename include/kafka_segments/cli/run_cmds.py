@@ -4,7 +4,6 @@ with ``kafka-delete-records.sh``'s file); docs/retention.md. Input errors exit 2
 from __future__ import annotations
 
 import argparse
-import collections
 import contextlib
 import json
 import sys
@@ -68,6 +67,14 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
             ),
         )
         sub.add_argument("--report", metavar="OUT.json", help="also write the JSON report to this file")
+        sub.add_argument(
+            "--full-listing",
+            action="store_true",
+            help=(
+                "list the whole lake, not each partition after its newest segment (format 2): reports a "
+                "segment uploaded late below a partition's newest one, or a live one deleted or changed"
+            ),
+        )
         add_json(sub, help="print the JSON report instead of the summary")
         if name == "run":
             sub.add_argument(
@@ -103,23 +110,26 @@ def _usage_error(args: argparse.Namespace, exc: Exception) -> int:
     return EXIT_USAGE
 
 
-def _listed_meanwhile(store: ObjectStore) -> Callable[[], None]:
+def _listed_meanwhile(store: ObjectStore, *, full: bool = False) -> Callable[[], None]:
     """A local lake listed on a thread while the run loads its modules (numba's kernels among them, about a
-    second): the listing hashes every file it has not met (its etag: ``storage.local``), ~1 s per GB, which
-    the run's own listing then finds done. Returns the wait for it (a failure is left to the run's own
-    listing to raise)."""
+    second) as the run will list it (``lake.tail_listing.warm_listing``; ``full``: the whole lake): the
+    listing hashes every file it has not met (its etag: ``storage.local``), ~1 s per GB, which the run's own
+    listing then finds done. Returns the wait for it (a failure is left to the run's own listing to
+    raise)."""
     from kafka_segments.storage import LocalStore
 
     if not isinstance(store, LocalStore):
         return lambda: None
-    thread = threading.Thread(target=_list_quietly, args=(store,), name="local-listing", daemon=True)
+    thread = threading.Thread(target=_list_quietly, args=(store, full), name="local-listing", daemon=True)
     thread.start()
     return thread.join
 
 
-def _list_quietly(store: ObjectStore) -> None:
+def _list_quietly(store: ObjectStore, full: bool) -> None:
+    from kafka_segments.lake.tail_listing import warm_listing
+
     with contextlib.suppress(Exception):
-        collections.deque(store.list(), maxlen=0)
+        warm_listing(store, full=full)
 
 
 def _input_errors() -> tuple[type[Exception], ...]:
@@ -152,7 +162,7 @@ def _retention(args: argparse.Namespace, *, dry_run: bool) -> int:
     except _input_errors() as exc:
         return _usage_error(args, exc)
     store = open_lake(args.lake)
-    listed = _listed_meanwhile(store)
+    listed = _listed_meanwhile(store, full=args.full_listing)
     from kafka_segments.pipeline.report import render_text, run_to_dict
     from kafka_segments.pipeline.retention_run import run_retention
 

@@ -67,8 +67,8 @@ def add_parsers(commands: Commands) -> None:
         metavar="NAME=VALUE",
         help=(
             "a pyiceberg catalog property, repeatable (type=rest, uri=..., warehouse=...); default: "
-            "kafka_segments.table.catalog of --config, else the embedded SQLite catalog in the lake's "
-            "_kafka_segments/tables/ (a local lake only)"
+            "kafka_segments.table.catalog of --config, else the catalog kept inside the lake, in its "
+            "_kafka_segments/tables/catalog/ (type=lake)"
         ),
     )
     sync.add_argument(

@@ -278,8 +278,8 @@ def broker_settings() -> tuple[Setting, ...]:
                 "publish every topic as an Iceberg table unless the topic says otherwise",
                 "kafka-segments extension"),
         _broker(TABLE_CATALOG, _T.LIST, (), ListOf(),
-                "the tables' pyiceberg catalog properties, NAME=VALUE (empty: the embedded SQLite catalog in "
-                "a local lake)", "kafka-segments extension"),
+                "the tables' pyiceberg catalog properties, NAME=VALUE (empty: the catalog kept inside the "
+                "lake)", "kafka-segments extension"),
         _broker(TABLE_NAMESPACE, _T.STRING, "kafka_segments", None,
                 "the catalog namespace of the topics' tables", "kafka-segments extension"),
         _broker(RETAIN_MANIFESTS, _T.INT, DEFAULT_RETAIN_MANIFESTS, Range(1),

@@ -15,11 +15,12 @@ records a deleteRecords removed); a log start offset above the log end offset qu
 upload).
 
 ``adopt_objects`` only reads; ``adopt`` (``adopt_run``) commits it as a run of its own; ``adoption_report``
-holds the result types and the report."""
+holds the result types and the report. A bootstrap in format 2 settles the same ``PartitionPlan`` one
+partition at a time instead (``lake.bootstrap``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -34,7 +35,11 @@ from kafka_segments.lake.adoption_reads import (
 )
 from kafka_segments.lake.adoption_report import AdoptionResult, Ignored, Quarantine
 from kafka_segments.lake.checkpoint_files import BootstrapCheckpoints, read_bootstrap_checkpoints
-from kafka_segments.lake.layout import CLEANER_OFFSET_CHECKPOINT_KEY, LOG_START_OFFSET_CHECKPOINT_KEY
+from kafka_segments.lake.layout import (
+    CLEANER_OFFSET_CHECKPOINT_KEY,
+    LOG_START_OFFSET_CHECKPOINT_KEY,
+    index_keys,
+)
 from kafka_segments.lake.runs import RunRecord
 from kafka_segments.state import Manifest, PartitionState, SegmentEntry, SegmentOrigin, sort_partitions
 from kafka_segments.storage.base import ObjectMeta, ObjectStore
@@ -52,7 +57,7 @@ DEFAULT_MAX_WORKERS = 8
 
 
 @dataclass(slots=True)
-class _Partition:
+class PartitionPlan:
     """One partition's part of an adoption: what to read, and what was found."""
 
     topic_partition: TopicPartition
@@ -61,16 +66,24 @@ class _Partition:
     live_jobs: list[ReadJob] = field(default_factory=list)
     problems: list[Quarantine] = field(default_factory=list)
 
-    def jobs(self) -> list[ReadJob]:
-        """The reads this partition needs (none once it is quarantined)."""
+    def jobs(self, listed: Collection[str]) -> list[ReadJob]:
+        """The reads this partition needs (none once it is quarantined); ``listed``: the listing's keys."""
         if self.problems:
             return []
-        candidates = [ReadJob(self.topic_partition, c.meta, c.base_offset) for c in self.candidates]
+        candidates = [
+            ReadJob(self.topic_partition, c.meta, c.base_offset, listed_indexes=listed_indexes(c.key, listed))
+            for c in self.candidates
+        ]
         return [*self.live_jobs, *candidates]
 
 
+def listed_indexes(log_key: str, listed: Collection[str]) -> frozenset[str]:
+    """The index objects beside ``log_key`` that ``listed`` holds."""
+    return frozenset(key for key in index_keys(log_key) if key in listed)
+
+
 @dataclass(slots=True)
-class _Outcome:
+class PartitionOutcome:
     """How one partition came out of adoption."""
 
     state: PartitionState | None
@@ -114,17 +127,19 @@ def adopt_objects(
     classified = classify_listing(store.list() if listing is None else listing)
     checkpoints = read_bootstrap_checkpoints(store) if base is None else None
     partitions = [part for part in _plan(classified, base) if part.topic_partition not in leave]
-    jobs = [job for part in partitions for job in part.jobs()]
+    jobs = [job for part in partitions for job in part.jobs(classified.objects)]
     if reader is None:
         reads = read_all(store, run, jobs, max_workers=max_workers)
     else:
         reads = {result.key: result for result in reader(jobs)}
-    outcomes = {part.topic_partition: _settle(part, reads, run, checkpoints) for part in partitions}
+    outcomes = {part.topic_partition: settle_partition(part, reads, run, checkpoints) for part in partitions}
     ignored = list(classified.ignored)
     for outcome in outcomes.values():
         ignored.extend(outcome.ignored)
     if checkpoints is not None:
-        ignored.extend(_unused_checkpoint_entries(checkpoints, outcomes))
+        adopted = {tp for tp, outcome in outcomes.items() if outcome.state is not None}
+        quarantined = {tp for tp, outcome in outcomes.items() if outcome.problems}
+        ignored.extend(unused_checkpoint_entries(checkpoints, adopted=adopted, quarantined=quarantined))
     return AdoptionResult(
         partitions=sort_partitions([o.state for o in outcomes.values() if o.state is not None]),
         adopted=tuple(entry for tp in sorted(outcomes) for entry in outcomes[tp].adopted),
@@ -139,7 +154,7 @@ def adopt_objects(
 # ------------------------------------------------------------------------------------------------ planning
 
 
-def _plan(classified: ClassifiedListing, base: Manifest | None) -> list[_Partition]:
+def _plan(classified: ClassifiedListing, base: Manifest | None) -> list[PartitionPlan]:
     """Per partition (base ∪ listed): the live objects to check or re-read, and the candidates."""
     base_states = base.partition_map() if base is not None else {}
     known = set(base.live_keys()) if base is not None else set()
@@ -148,14 +163,14 @@ def _plan(classified: ClassifiedListing, base: Manifest | None) -> list[_Partiti
     for tp in sorted(set(base_states) | set(classified.segments)):
         state = base_states.get(tp)
         candidates = [seg for seg in classified.segments.get(tp, ()) if seg.key not in known]
-        part = _Partition(tp, state, candidates)
+        part = PartitionPlan(tp, state, candidates)
         if state is not None:
             _check_live(part, state, classified.objects)
         partitions.append(part)
     return partitions
 
 
-def _check_live(part: _Partition, state: PartitionState, objects: dict[str, ObjectMeta]) -> None:
+def _check_live(part: PartitionPlan, state: PartitionState, objects: dict[str, ObjectMeta]) -> None:
     """Compare each live segment with the listing: unchanged, to re-read, or a problem."""
     last = len(state.segments) - 1
     for index, entry in enumerate(state.segments):
@@ -167,7 +182,10 @@ def _check_live(part: _Partition, state: PartitionState, objects: dict[str, Obje
         elif meta.size == entry.size or (
             meta.size > entry.size and index == last and entry.origin is SegmentOrigin.ADOPTED
         ):
-            part.live_jobs.append(ReadJob(part.topic_partition, meta, entry.base_offset, live=entry))
+            indexes = listed_indexes(meta.key, objects)
+            part.live_jobs.append(
+                ReadJob(part.topic_partition, meta, entry.base_offset, live=entry, listed_indexes=indexes)
+            )
         else:
             part.problems.append(changed_live_object(part.topic_partition, entry, meta))
 
@@ -175,11 +193,14 @@ def _check_live(part: _Partition, state: PartitionState, objects: dict[str, Obje
 # ------------------------------------------------------------------------------------------------ settling
 
 
-def _settle(
-    part: _Partition, reads: dict[str, ReadResult], run: RunRecord, checkpoints: BootstrapCheckpoints | None
-) -> _Outcome:
+def settle_partition(
+    part: PartitionPlan,
+    reads: dict[str, ReadResult],
+    run: RunRecord,
+    checkpoints: BootstrapCheckpoints | None,
+) -> PartitionOutcome:
     """The partition's new state, or its base state with the reasons it is quarantined."""
-    kept = _Outcome(part.base)
+    kept = PartitionOutcome(part.base)
     if part.problems:
         kept.problems = part.problems
         return kept
@@ -212,7 +233,7 @@ def _settle(
     else:
         cleaner = None if checkpoints is None else checkpoints.cleaner_offsets.get(part.topic_partition)
     state = log.to_state(cleaner_checkpoint=cleaner, run_id=run.run_id)
-    return _Outcome(state, adopted, [entry for entry, _ in regrown], [], kept.ignored)
+    return PartitionOutcome(state, adopted, [entry for entry, _ in regrown], [], kept.ignored)
 
 
 def _scanned(reads: list[ReadResult]) -> list[tuple[SegmentEntry, HeaderTable]]:
@@ -220,21 +241,27 @@ def _scanned(reads: list[ReadResult]) -> list[tuple[SegmentEntry, HeaderTable]]:
     return [(read.entry, read.table) for read in reads if read.entry is not None and read.table is not None]
 
 
-def _unused_checkpoint_entries(
-    checkpoints: BootstrapCheckpoints, outcomes: dict[TopicPartition, _Outcome]
+def unused_checkpoint_entries(
+    checkpoints: BootstrapCheckpoints,
+    *,
+    adopted: Collection[TopicPartition],
+    quarantined: Collection[TopicPartition],
 ) -> list[Ignored]:
-    """Bootstrap checkpoint entries of partitions that were not adopted (no segments, or quarantined)."""
+    """Bootstrap checkpoint entries of partitions that were not ``adopted`` (no segments, or
+    ``quarantined``)."""
     unused = []
     for key, entries in (
         (LOG_START_OFFSET_CHECKPOINT_KEY, checkpoints.log_start_offsets),
         (CLEANER_OFFSET_CHECKPOINT_KEY, checkpoints.cleaner_offsets),
     ):
         for tp, offset in sorted(entries.items()):
-            outcome = outcomes.get(tp)
-            if outcome is not None and outcome.state is not None:
+            if tp in adopted:
                 continue
-            quarantined = outcome is not None and outcome.problems
-            why = "the partition is quarantined" if quarantined else "the partition has no segments to adopt"
+            why = (
+                "the partition is quarantined"
+                if tp in quarantined
+                else "the partition has no segments to adopt"
+            )
             unused.append(
                 Ignored(
                     key,

@@ -12,11 +12,12 @@ client once under a lock)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from kafka_segments.errors import (
     CorruptRecordError,
@@ -26,9 +27,10 @@ from kafka_segments.errors import (
 )
 from kafka_segments.lake.adoption_report import Ignored, Quarantine
 from kafka_segments.lake.index_pin import stored_index_sha256
+from kafka_segments.lake.layout import index_keys
 from kafka_segments.lake.runs import RunRecord
 from kafka_segments.lake.scan import Buffer, sha256_hex, summarize_segment
-from kafka_segments.lake.time_pin import stored_time_index_sha256
+from kafka_segments.lake.time_pin import stored_time_index_sha256, time_index_key
 from kafka_segments.progress import Phase, phase
 from kafka_segments.state import SegmentEntry, SegmentOrigin
 from kafka_segments.storage.base import MappingStore, ObjectMeta, ObjectStore
@@ -36,6 +38,8 @@ from kafka_segments.topic_partition import TopicPartition
 
 if TYPE_CHECKING:
     from kafka_segments.records.fast import HeaderTable
+
+G = TypeVar("G")
 
 MISMATCH_ERROR = SegmentObjectMismatchError.__name__
 """The error name of a live object that is missing or changed (also used for an object changing mid-read)."""
@@ -49,10 +53,18 @@ class ReadJob:
     meta: ObjectMeta
     base_offset: int
     live: SegmentEntry | None = None
+    listed_indexes: frozenset[str] | None = None
+    """The keys of the ``.index`` and ``.timeindex`` beside it that the run's listing shows (``None``: not
+    known, each is looked for): an index the listing does not show is not asked for, which on S3 is a
+    request (a 404) per index and segment."""
 
     @property
     def key(self) -> str:
         return self.meta.key
+
+    def listed(self, key: str) -> bool:
+        """Whether ``key`` (an index beside it) may exist, by the listing."""
+        return self.listed_indexes is None or key in self.listed_indexes
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -92,6 +104,55 @@ def read_all(
             }
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+READ_AHEAD = 4
+"""``read_grouped`` reads up to this many jobs per worker ahead of the group being settled."""
+
+
+def read_grouped(
+    store: ObjectStore,
+    run: RunRecord,
+    groups: Iterable[tuple[G, Sequence[ReadJob]]],
+    *,
+    max_workers: int,
+    items: int,
+    nbytes: int,
+) -> Iterator[tuple[G, dict[str, ReadResult]]]:
+    """Each group with its jobs' results by key, in the groups' order, once all its jobs are read (on up to
+    ``max_workers`` threads, reading at most ``READ_AHEAD`` jobs a worker beyond the next group to yield):
+    what is held follows that window, not the number of groups. ``items`` and ``nbytes``: the totals the
+    progress phase counts down.
+
+    Raises:
+        ValueError: ``max_workers`` is below 1.
+        ObjectStoreError: a read failed for another reason than a missing object.
+    """
+    if max_workers < 1:
+        raise ValueError(f"max_workers must be at least 1, got {max_workers}")
+    read = partial(read_one, store, run)
+    window: deque[tuple[G, list[tuple[ReadJob, Future[ReadResult]]]]] = deque()
+    pending = 0
+    with phase("adopt: reading new segments", items=items, nbytes=nbytes, unit="segments") as progress:
+        pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="adopt")
+        try:
+            for group, jobs in groups:
+                window.append((group, [(job, pool.submit(read, job)) for job in jobs]))
+                pending += len(jobs)
+                while window and pending > READ_AHEAD * max_workers:
+                    pending -= len(window[0][1])
+                    yield _collected(progress, window.popleft())
+            while window:
+                yield _collected(progress, window.popleft())
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _collected(
+    progress: Phase, item: tuple[G, list[tuple[ReadJob, Future[ReadResult]]]]
+) -> tuple[G, dict[str, ReadResult]]:
+    group, futures = item
+    return group, {job.key: _advanced(progress, job, future.result()) for job, future in futures}
 
 
 def _advanced(progress: Phase, job: ReadJob, result: ReadResult) -> ReadResult:
@@ -212,12 +273,21 @@ def _candidate(
         last_modified_ms=job.meta.last_modified_ms,
         origin=SegmentOrigin.ADOPTED,
         run_id=run.run_id,
-        time_index_sha256=stored_time_index_sha256(
-            store, job.key, summary.table, base_offset=job.base_offset
-        ),
-        index_sha256=stored_index_sha256(store, job.key, summary.table, base_offset=job.base_offset),
+        **_pins(store, job, summary.table, base_offset=job.base_offset),
     )
     return ReadResult(job.key, len(data), entry=entry, table=summary.table)
+
+
+def _pins(store: ObjectStore, job: ReadJob, table: HeaderTable, *, base_offset: int) -> dict[str, str | None]:
+    """The sha256 of the ``.timeindex`` and ``.index`` beside the segment when they hold (``time_pin``,
+    ``index_pin``); an index the listing does not show is not read."""
+    time_pin = None
+    if job.listed(time_index_key(job.key)):
+        time_pin = stored_time_index_sha256(store, job.key, table, base_offset=base_offset)
+    index_pin = None
+    if job.listed(index_keys(job.key)[0]):
+        index_pin = stored_index_sha256(store, job.key, table, base_offset=base_offset)
+    return {"time_index_sha256": time_pin, "index_sha256": index_pin}
 
 
 def _same_size(job: ReadJob, live: SegmentEntry, data: Buffer, sha256: str | None) -> ReadResult:
@@ -250,10 +320,7 @@ def _regrown(
         last_modified_ms=live.last_modified_ms,
         origin=SegmentOrigin.ADOPTED,
         run_id=run.run_id,
-        time_index_sha256=stored_time_index_sha256(
-            store, job.key, summary.table, base_offset=live.base_offset
-        ),
-        index_sha256=stored_index_sha256(store, job.key, summary.table, base_offset=live.base_offset),
+        **_pins(store, job, summary.table, base_offset=live.base_offset),
     )
     return ReadResult(job.key, len(data), entry=entry, table=tail)
 

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TextIO
 
 from kafka_segments.lake.layout import parse_segment_key
 from kafka_segments.state import PartitionState, SegmentEntry
@@ -80,12 +82,12 @@ class AdoptionReport:
             "committed_version": self.committed_version,
             "changed": result.changed,
             "bytes_read": result.bytes_read,
-            "adopted": [_segment_dict(entry) for entry in result.adopted],
-            "regrown": [_segment_dict(entry) for entry in result.regrown],
-            "quarantined": [_quarantine_dict(item) for item in result.quarantined],
-            "ignored": [{"key": item.key, "reason": item.reason} for item in result.ignored],
+            "adopted": [segment_dict(entry) for entry in result.adopted],
+            "regrown": [segment_dict(entry) for entry in result.regrown],
+            "quarantined": [quarantine_dict(item) for item in result.quarantined],
+            "ignored": [ignored_dict(item) for item in result.ignored],
             "partitions": [
-                _partition_dict(state) for state in result.partitions if state.topic_partition in touched
+                partition_dict(state) for state in result.partitions if state.topic_partition in touched
             ],
         }
 
@@ -101,26 +103,71 @@ class AdoptionReport:
         states = {state.topic_partition: state for state in result.partitions}
         for tp in sorted(set(adopted) | set(regrown) | set(quarantined)):
             if tp in quarantined:
-                lines.extend(_quarantine_lines(tp, quarantined[tp], states.get(tp)))
+                lines.extend(quarantine_lines(tp, quarantined[tp], states.get(tp)))
             else:
-                lines.extend(_partition_lines(states[tp], adopted.get(tp, []), regrown.get(tp, [])))
-        if result.ignored:
-            lines.append(f"left alone ({len(result.ignored)}):")
-            lines.extend(f"  - {item.key}: {item.reason}" for item in result.ignored)
+                lines.extend(partition_lines(states[tp], adopted.get(tp, []), regrown.get(tp, [])))
+        lines.extend(ignored_lines(result.ignored))
         return "\n".join(lines) + "\n"
+
+    @property
+    def quarantined(self) -> tuple[Quarantine, ...]:
+        return self.result.quarantined
+
+    def write_json(self, out: TextIO, *, extra: Mapping[str, object]) -> None:
+        """``to_dict`` with ``extra``'s fields after its own, as ``cli.output.print_json`` writes it (without
+        the final newline)."""
+        json.dump({**self.to_dict(), **extra}, out, indent=2, ensure_ascii=False)
+
+    def write_text(self, out: TextIO) -> None:
+        out.write(self.to_text())
 
     def _headline(self) -> str:
         result = self.result
-        base = "no manifest yet" if self.base_version is None else f"base version {self.base_version}"
-        if self.committed_version is None:
-            outcome = "nothing to adopt, nothing committed"
-        else:
-            outcome = f"committed version {self.committed_version}"
-        return (
-            f"adopt run {self.run_id} ({base}): {outcome}; {len(result.adopted)} segment(s) adopted, "
-            f"{len(result.regrown)} regrown, {len(result.quarantined)} quarantine(s), "
-            f"{len(result.ignored)} object(s) left alone, {result.bytes_read} segment bytes read"
+        return headline(
+            self.run_id,
+            self.base_version,
+            self.committed_version,
+            adopted=len(result.adopted),
+            regrown=len(result.regrown),
+            quarantined=len(result.quarantined),
+            ignored=len(result.ignored),
+            bytes_read=result.bytes_read,
         )
+
+
+def headline(
+    run_id: str,
+    base_version: int | None,
+    committed_version: int | None,
+    *,
+    adopted: int,
+    regrown: int,
+    quarantined: int,
+    ignored: int,
+    bytes_read: int,
+) -> str:
+    """The first line of an ``adopt`` report."""
+    base = "no manifest yet" if base_version is None else f"base version {base_version}"
+    if committed_version is None:
+        outcome = "nothing to adopt, nothing committed"
+    else:
+        outcome = f"committed version {committed_version}"
+    return (
+        f"adopt run {run_id} ({base}): {outcome}; {adopted} segment(s) adopted, "
+        f"{regrown} regrown, {quarantined} quarantine(s), "
+        f"{ignored} object(s) left alone, {bytes_read} segment bytes read"
+    )
+
+
+def ignored_lines(ignored: Sequence[Ignored]) -> list[str]:
+    """The report's lines for the objects left alone (none without any)."""
+    if not ignored:
+        return []
+    return [f"left alone ({len(ignored)}):", *(f"  - {item.key}: {item.reason}" for item in ignored)]
+
+
+def ignored_dict(item: Ignored) -> dict[str, str]:
+    return {"key": item.key, "reason": item.reason}
 
 
 def topic_partition_of(entry: SegmentEntry) -> TopicPartition:
@@ -147,7 +194,7 @@ def _offsets(entry: SegmentEntry) -> str:
     return f"offsets [{entry.base_offset}, {entry.last_offset}]"
 
 
-def _partition_lines(
+def partition_lines(
     state: PartitionState, adopted: list[SegmentEntry], regrown: list[SegmentEntry]
 ) -> list[str]:
     lines = [
@@ -164,7 +211,7 @@ def _partition_lines(
     return lines
 
 
-def _quarantine_lines(tp: TopicPartition, items: list[Quarantine], state: PartitionState | None) -> list[str]:
+def quarantine_lines(tp: TopicPartition, items: list[Quarantine], state: PartitionState | None) -> list[str]:
     kept = (
         "not adopted"
         if state is None
@@ -177,7 +224,7 @@ def _quarantine_lines(tp: TopicPartition, items: list[Quarantine], state: Partit
     return lines
 
 
-def _segment_dict(entry: SegmentEntry) -> dict[str, Any]:
+def segment_dict(entry: SegmentEntry) -> dict[str, Any]:
     tp = topic_partition_of(entry)
     return {
         "topic": tp.topic,
@@ -193,7 +240,7 @@ def _segment_dict(entry: SegmentEntry) -> dict[str, Any]:
     }
 
 
-def _quarantine_dict(item: Quarantine) -> dict[str, Any]:
+def quarantine_dict(item: Quarantine) -> dict[str, Any]:
     return {
         "topic": item.topic_partition.topic,
         "partition": item.topic_partition.partition,
@@ -204,7 +251,7 @@ def _quarantine_dict(item: Quarantine) -> dict[str, Any]:
     }
 
 
-def _partition_dict(state: PartitionState) -> dict[str, Any]:
+def partition_dict(state: PartitionState) -> dict[str, Any]:
     return {
         "topic": state.topic_partition.topic,
         "partition": state.topic_partition.partition,

@@ -9,6 +9,7 @@ back: ours → committed; another run's → ``CommitConflictError``; absent or u
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kafka_segments.clock import Clock, wall_clock_ms
@@ -91,6 +92,48 @@ def commit_run_version(store: ObjectStore, run_id: str, *, clock: Clock = wall_c
         RunStateError: the run was aborted, has no staged manifest, or its manifest lists objects that do
             not exist (nothing is committed then).
     """
+
+    def put(run: RunRecord) -> VersionRoot:
+        staged = read_staged_manifest(store, run_id)
+        _check_base_is_head(store, run)
+        base = None if run.base_version is None else read_root(store, run.base_version)
+        _check_new_objects_exist(store, run, staged, base)
+        stamped = _stamp(staged, clock())
+        data = commit_manifest(store, stamped, parent=base)
+        if stamped.format_version == FORMAT_2:
+            return parse_root(store, run.commit_version, data)
+        return root_of(stamped, store)
+
+    return _commit(store, run_id, put, clock=clock)
+
+
+RootBuilder = Callable[[int], bytes]
+"""The root a run commits, given its ``committed_at_ms``."""
+
+
+def commit_run_root(
+    store: ObjectStore, run_id: str, root: RootBuilder, *, clock: Clock = wall_clock_ms
+) -> int:
+    """Commit a format 2 root whose pieces the run wrote itself, without staging a manifest (the streamed
+    bootstrap, ``lake.bootstrap``): the same checks, conditional PUT and read-back as
+    ``commit_run_version``; return the committed version.
+
+    Raises:
+        CommitConflictError, CommitStateUnknownError, RunStateError: as ``commit_run_version``.
+    """
+
+    def put(run: RunRecord) -> VersionRoot:
+        _check_base_is_head(store, run)
+        data = root(clock())
+        put_version(store, run.commit_version, run.run_id, data)
+        return parse_root(store, run.commit_version, data)
+
+    return _commit(store, run_id, put, clock=clock)
+
+
+def _commit(store: ObjectStore, run_id: str, put: Callable[[RunRecord], VersionRoot], *, clock: Clock) -> int:
+    """The commit protocol around ``put`` (which checks that the run's base is the head, writes version
+    ``base + 1`` and returns its root)."""
     run = read_run(store, run_id)
     outcome = read_outcome(store, run_id)
     if outcome is not None and outcome.outcome is Outcome.ABORTED:
@@ -98,21 +141,12 @@ def commit_run_version(store: ObjectStore, run_id: str, *, clock: Clock = wall_c
     existing = try_read_root(store, run.commit_version)
     if existing is not None:
         return _settle_existing(store, run, existing, clock=clock)
-    staged = read_staged_manifest(store, run_id)
     try:
-        _check_base_is_head(store, run)
-        base = None if run.base_version is None else read_root(store, run.base_version)
-        _check_new_objects_exist(store, run, staged, base)
-        stamped = _stamp(staged, clock())
-        data = commit_manifest(store, stamped, parent=base)
+        committed = put(run)
     except CommitConflictError as conflict:
         # The run can never commit now: record it, as when the version was found taken up front.
         write_outcome(store, RunEnd(run.run_id, RunOutcome.LOST, None, clock(), conflict.reason))
         raise
-    if stamped.format_version == FORMAT_2:
-        committed = parse_root(store, run.commit_version, data)
-    else:
-        committed = root_of(stamped, store)
     finish_commit(store, run.commit_version, run.run_id, clock=clock, root=committed)
     return run.commit_version
 
@@ -203,48 +237,59 @@ def commit_manifest(store: ObjectStore, manifest: Manifest, *, parent: VersionRo
         CommitConflictError: the version exists and another run made it.
         CommitStateUnknownError: the PUT failed ambiguously and the version could not be read back.
     """
-    key = manifest_key(manifest.version)
     if manifest.format_version != FORMAT_2:
         data = manifest_to_json(manifest)
     elif parent is not None and parent.format_version == FORMAT_2:
         data = write_version(store, manifest, parent_lines=parent.line_documents())
     else:
         data = write_version(store, manifest)
+    put_version(store, manifest.version, manifest.run_id, data)
+    return data
+
+
+def put_version(store: ObjectStore, version: int, run_id: str, data: bytes) -> None:
+    """The one create-if-absent PUT of ``version``'s object ``data`` by run ``run_id``, settled by reading
+    it back when its outcome is ambiguous.
+
+    Raises:
+        CommitConflictError: the version exists and another run made it.
+        CommitStateUnknownError: the PUT failed ambiguously and the version could not be read back.
+    """
+    key = manifest_key(version)
     try:
         store.put(key, data, mode=Create())
     except ObjectAlreadyExistsError:
-        _read_back(store, manifest, ambiguous=False)
+        _read_back(store, version, run_id, ambiguous=False)
     except (StoreAccessError, InvalidObjectKeyError, ConditionalWriteConflictError):
         raise  # refused before anything was written: not ambiguous (409: retry commit_run, it checks first)
     except ObjectStoreError as exc:
         try:
-            _read_back(store, manifest, ambiguous=True)
+            _read_back(store, version, run_id, ambiguous=True)
         except ObjectStoreError as read_error:
             raise CommitStateUnknownError(
-                f"commit of version {manifest.version} by run {manifest.run_id!r} failed ({exc.reason}) and "
+                f"commit of version {version} by run {run_id!r} failed ({exc.reason}) and "
                 f"could not be read back ({read_error.reason}); run `kafka-segments recover` first",
                 location=store.location(key),
             ) from exc
-    return data
 
 
-def _read_back(store: ObjectStore, manifest: Manifest, *, ambiguous: bool) -> None:
-    key = manifest_key(manifest.version)
-    existing = try_read_root(store, manifest.version)
+def _read_back(store: ObjectStore, version: int, run_id: str, *, ambiguous: bool) -> None:
+    key = manifest_key(version)
+    existing = try_read_root(store, version)
     if existing is None:
         if ambiguous:
             raise CommitStateUnknownError(
-                f"commit of version {manifest.version} by run {manifest.run_id!r} failed and the version is "
+                f"commit of version {version} by run {run_id!r} failed and the version is "
                 "not there (yet); commit the run again (it checks first) or run `kafka-segments recover`",
                 location=store.location(key),
             )
         raise CommitStateUnknownError(
-            f"version {manifest.version} exists but could not be read", location=store.location(key)
+            f"version {version} exists but could not be read", location=store.location(key)
         )
-    if existing.run_id != manifest.run_id:
+    if existing.run_id != run_id:
         raise CommitConflictError(
-            f"version {manifest.version} was committed by run {existing.run_id!r} first; "
-            f"nothing of run {manifest.run_id!r} is visible; re-plan from the new head",
+            f"version {version} was committed by run {existing.run_id!r} first; "
+            f"nothing of run {run_id!r} is visible; re-plan from the new head",
             location=store.location(key),
         )
 

@@ -124,13 +124,25 @@ def write_version(
     lines = [_line(store, state, manifest.run_id, parent) for state in manifest.partitions]
     if manifest.carries_parent:
         lines = _with_carried(lines, parent)
+    return root_bytes(manifest, lines)
+
+
+def root_bytes(manifest: Manifest, lines: Sequence[Mapping[str, Any]]) -> bytes:
+    """The root of ``manifest`` (its own fields and retired objects; its ``partitions`` are not looked at)
+    naming the partitions of ``lines``, in the manifest's order."""
     root = {
         "format_version": FORMAT_2,
         **version_fields(manifest),
-        "partitions": lines,
+        "partitions": list(lines),
         "retired": [retired_to_dict(retired) for retired in manifest.retired],
     }
     return dump_json(root)
+
+
+def write_partition(store: ObjectStore, state: PartitionState, run_id: str) -> dict[str, Any]:
+    """Write the pieces of a partition no parent version has (create-if-absent) and return its root line:
+    a bootstrap writes its partitions one at a time (``lake.bootstrap``)."""
+    return _line(store, state, run_id, _Parent(store, {}))
 
 
 def _with_carried(lines: list[dict[str, Any]], parent: _Parent) -> list[dict[str, Any]]:
@@ -291,6 +303,7 @@ def _summary(reader: Reader) -> PartitionSummary:
         open_transactions=reader.later_integer("open_transactions", minimum=0),
         run_id=reader.later_string("run_id"),
         active_base_offset=reader.later_integer("active_base_offset", minimum=0),
+        tail_sha256=reader.optional_string("tail_sha256"),
     )
 
 

@@ -7,7 +7,7 @@ skipped, as a consumer drops them)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -72,6 +72,17 @@ def resolve_manifest(store: ObjectStore, version: int | None = None) -> Manifest
     try:
         return root.manifest()
     except ObjectNotFoundError:  # a piece removed by a concurrent gc after the root was read
+        raise _missing_version(store, root.version, manifest_versions(store)) from None
+
+
+def load_states(
+    store: ObjectStore, root: VersionRoot, wanted: Callable[[TopicPartition], bool] | None = None
+) -> tuple[PartitionState, ...]:
+    """``root.load(wanted)``, a piece removed by a concurrent gc after the root was read being the version's
+    absence (``ManifestVersionNotFoundError``), as ``resolve_manifest`` says it."""
+    try:
+        return root.load(wanted)
+    except ObjectNotFoundError:
         raise _missing_version(store, root.version, manifest_versions(store)) from None
 
 

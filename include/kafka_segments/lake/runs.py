@@ -108,6 +108,8 @@ class RunRequest:
     offsets_note: str = ""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Where the run came from (e.g. ``engine``, ``airflow_run_id``); reported, never interpreted."""
+    full_listing: bool = False
+    """List the whole lake, not each partition's tail (a format 2 base: ``lake.tail_listing``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +222,7 @@ def request_to_dict(request: RunRequest) -> dict[str, Any]:
             "note": request.offsets_note,
         },
         "labels": dict(request.labels),
+        **({"full_listing": True} if request.full_listing else {}),
     }
 
 
@@ -239,6 +242,7 @@ def request_from_reader(reader: Reader) -> RunRequest:
         if offsets is None or not offsets.has("note")
         else offsets.string("note", allow_empty=True),
         labels=reader.later_labels("labels"),
+        full_listing=reader.optional_boolean("full_listing", default=False),
     )
 
 

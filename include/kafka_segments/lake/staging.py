@@ -18,7 +18,7 @@ from kafka_segments.lake.scan import summarize_segment
 from kafka_segments.lake.time_pin import checked_time_index_sha256
 from kafka_segments.segment.files import FileKind
 from kafka_segments.state import (
-    MANIFEST_FORMAT_VERSION,
+    MANIFEST_FORMAT_2,
     Manifest,
     PartitionState,
     RetiredObject,
@@ -28,6 +28,13 @@ from kafka_segments.state import (
 )
 from kafka_segments.storage.base import Create, MappingStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
+
+COMMIT_FORMAT = MANIFEST_FORMAT_2
+"""The manifest format every commit writes (docs/metadata-format-2.md, "Migration"): a new lake's first
+version, and the first commit on a format 1 head (which writes every partition's pieces once). No command
+or option writes another; tests that need a lake in the previous release's format 1 set this module
+attribute for the commits that build it (``format_1_commits`` in tests/manifest_files.py; the metadata
+bench measures format 1 the same way)."""
 
 
 def begin_run(
@@ -166,7 +173,7 @@ def build_manifest(
 
     ``present_keys`` (the keys the run's listing found) lets retired entries whose objects are already gone
     drop out; without it every retired entry is carried forward. ``format_version``: the format the commit
-    writes (default: the base's, so a lake keeps its format until it is upgraded). ``carries_parent``:
+    writes (default: ``COMMIT_FORMAT``, whatever the base's). ``carries_parent``:
     ``partitions`` are the ones the run read; the commit carries the base's others (``Manifest``)."""
     carried = [
         retired
@@ -182,7 +189,7 @@ def build_manifest(
         now_ms=run.now_ms,
         partitions=sort_partitions(list(partitions)),
         retired=(*carried, *newly_retired),
-        format_version=format_version or (MANIFEST_FORMAT_VERSION if base is None else base.format_version),
+        format_version=format_version or COMMIT_FORMAT,
         carries_parent=carries_parent,
     )
 

@@ -24,7 +24,7 @@ from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.errors import CommitConflictError, KafkaSegmentsError, RunStateError
 from kafka_segments.lake.adoption import DEFAULT_MAX_WORKERS, SegmentReader, adopt_objects
 from kafka_segments.lake.adoption_report import AdoptionResult
-from kafka_segments.lake.commit import abort_run, commit_run_version
+from kafka_segments.lake.commit import RootBuilder, abort_run, commit_run_root, commit_run_version
 from kafka_segments.lake.roots import VersionRoot, read_root
 from kafka_segments.lake.run_folder import (
     has_staged_manifest,
@@ -223,7 +223,7 @@ class LakeTransaction:
     ) -> Manifest:
         """The manifest the run would commit with these ``partitions`` (every partition of the new state)
         and newly ``retired`` objects; retired objects of the base already gone from the listing drop out.
-        ``format_version``: the manifest format to commit (default: the base's)."""
+        ``format_version``: the manifest format to commit (default: ``staging.COMMIT_FORMAT``)."""
         present = None if self._adoption is None else self._adoption.present_keys
         return build_manifest(
             self._run,
@@ -298,9 +298,25 @@ class LakeTransaction:
             return self._end(self.abort(DRY_RUN_REASON, outcome=RunOutcome.DRY_RUN))
         if not self.changed:
             return self._end(self.abort(unchanged_reason, outcome=RunOutcome.NOTHING_TO_CHANGE))
+        return self._attempt(lambda: commit_run_version(self._store, self.run_id, clock=self._clock))
+
+    def commit_root(self, root: RootBuilder) -> RunOutcome:
+        """End the run by committing ``root``, a format 2 root whose pieces the run wrote itself (the
+        streamed bootstrap: nothing is staged); as ``commit``, idempotent, with the same outcomes.
+
+        Raises:
+            CommitStateUnknownError, RunStateError: as ``commit``.
+        """
+        ended = self.ended()
+        if ended is not None:
+            return ended
+        self._changed = True
+        return self._attempt(lambda: commit_run_root(self._store, self.run_id, root, clock=self._clock))
+
+    def _attempt(self, commit: Callable[[], int]) -> RunOutcome:
         self._commit_attempted = True
         try:
-            self._committed_version = commit_run_version(self._store, self.run_id, clock=self._clock)
+            self._committed_version = commit()
         except CommitConflictError as conflict:
             self.lost_to = conflict
             return self._end(RunOutcome.LOST)

@@ -1,7 +1,8 @@
 """``kafka-segments upgrade``: commit the head again in another manifest format (docs/metadata-format-2.md,
 "Migration"), as a run of its own through the one transaction. Nothing else changes: the same partitions,
 segments and retired objects, at version ``head + 1``; older versions stay readable in the format they were
-written in. Every later commit keeps the head's format."""
+written in. Any commit on a format 1 head writes format 2 as well (``staging.COMMIT_FORMAT``): upgrade is
+that commit with no other change."""
 
 from __future__ import annotations
 

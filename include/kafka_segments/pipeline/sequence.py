@@ -94,6 +94,8 @@ class RunOptions:
     """Collect garbage after the commit (objects whose ``file.delete.delay.ms`` has passed)."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Where the run came from; reported, never interpreted."""
+    full_listing: bool = False
+    """List the whole lake, not each partition's tail (format 2: ``lake.tail_listing``)."""
     progress: Progress | None = field(default=None, compare=False)
     """Called with a short line as each step starts (the CLI prints them on stderr)."""
     tables: TablesSync | None = field(default=None, compare=False)
@@ -170,6 +172,7 @@ def run_stages(
         dry_run=dry_run,
         selection=Selection(topics=options.topics),
         labels=options.labels,
+        full_listing=options.full_listing,
         clock=clock,
     )
     options.step(f"prepare: run {record.run_id} on version {record.base_version}")

@@ -16,7 +16,6 @@ from kafka_segments.config import Config
 from kafka_segments.errors import LakeError, RunStateError
 from kafka_segments.lake.adoption import adopt_objects
 from kafka_segments.lake.codec import manifest_to_json
-from kafka_segments.lake.gc_report import GcReport
 from kafka_segments.lake.history import read_head_topic
 from kafka_segments.lake.run_folder import (
     INPUT_MANIFEST,
@@ -27,13 +26,11 @@ from kafka_segments.lake.run_folder import (
     STAGED_FORMAT_VERSION,
     VALIDATION,
     has_run_file,
-    read_outcome,
     read_run,
     read_run_bytes,
     read_run_json,
     read_run_json_or_none,
     run_file_key,
-    write_run_json,
 )
 from kafka_segments.lake.runs import ALL_PARTITIONS, RunOutcome, RunRecord, RunRequest, Selection
 from kafka_segments.lake.staging import build_manifest
@@ -42,7 +39,7 @@ from kafka_segments.offsets.lake_source import CONSUMER_OFFSETS_TOPIC
 from kafka_segments.offsets.snapshot_codec import snapshot_from_json, snapshot_to_json
 from kafka_segments.pipeline.engines.base import Engine
 from kafka_segments.pipeline.offsets_input import OffsetsChoice, ResolvedOffsets, resolve_offsets
-from kafka_segments.pipeline.tables_stage import TablesOutcome
+from kafka_segments.pipeline.run_report_file import finish_run
 from kafka_segments.state import Manifest
 from kafka_segments.storage.base import ObjectStore
 
@@ -120,7 +117,7 @@ def _offsets_topic_view(store: ObjectStore) -> Manifest | None:
     return build_manifest(run, base=base, partitions=adoption.partitions)
 
 
-def prepare_run(
+def prepare_run(  # noqa: PLR0913 - the run's request, field by field, keyword-only
     store: ObjectStore,
     *,
     now_ms: int,
@@ -128,11 +125,13 @@ def prepare_run(
     dry_run: bool,
     selection: Selection = ALL_PARTITIONS,
     labels: Mapping[str, str] | None = None,
+    full_listing: bool = False,
     run_id: str | None = None,
     clock: Clock = wall_clock_ms,
 ) -> RunRecord:
     """Register the run on the current head with what it is asked to do (its ``run.json``), and the
     offsets snapshot it uses (``offsets.json``: a dry run's snapshot is stored nowhere else).
+    ``full_listing``: its adoption lists the whole lake (``RunRequest.full_listing``).
 
     Preparing an already prepared run id again returns its stored record (a retried task)."""
     request = RunRequest(
@@ -141,6 +140,7 @@ def prepare_run(
         offsets_origin=None if offsets is None else offsets.origin,
         offsets_note="" if offsets is None else offsets.note,
         labels=dict(labels or {}),
+        full_listing=full_listing,
     )
     txn = LakeTransaction.begin(
         store,
@@ -238,7 +238,13 @@ def execute_run(
     engine = InlineEngine(store) if engine is None else engine
     offsets = read_run_offsets(store, record)
     snapshot = None if offsets is None else offsets.snapshot
-    adoption = adopt_in_scope(txn, config, snapshot=snapshot, reader=engine.reader(txn.run))
+    adoption = adopt_in_scope(
+        txn,
+        config,
+        snapshot=snapshot,
+        reader=engine.reader(txn.run),
+        full_listing=record.request.full_listing,
+    )
     changes = plan_changes(
         adoption,
         config,
@@ -353,46 +359,3 @@ def _check_validation(store: ObjectStore, run_id: str) -> None:
             f"run {run_id!r} failed validation; nothing is committed (see its validation result)",
             location=location,
         )
-
-
-def finish_run(
-    store: ObjectStore,
-    run_id: str,
-    *,
-    gc: GcReport | Mapping[str, Any] | None = None,
-    tables: TablesOutcome | Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The run's report (``report.json``): the staged report with the outcome, the committed version, the
-    validation summary, gc and the tables stage (each the report, or its ``to_dict()`` as an orchestrator
-    passes it between tasks). Returns the document."""
-    staged = read_run_json(store, run_id, STAGED)
-    report: dict[str, Any] = dict(staged["report"])
-    ended = read_outcome(store, run_id)
-    if ended is None:
-        report["outcome"] = "not committed"
-    else:
-        report["outcome"] = ended.label
-        if ended.run_outcome is RunOutcome.COMMITTED:
-            report["committed_version"] = ended.version
-    validation = read_run_json_or_none(store, run_id, VALIDATION)
-    report["validation"] = None if validation is None else _validation_summary(validation)
-    report["gc"] = None if gc is None else dict(gc) if isinstance(gc, Mapping) else gc.to_dict()
-    report["tables"] = (
-        None if tables is None else dict(tables) if isinstance(tables, Mapping) else tables.to_dict()
-    )
-    report["report_key"] = run_file_key(run_id, REPORT)
-    write_run_json(store, run_id, REPORT, report)
-    return report
-
-
-def _validation_summary(document: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "success": document.get("success"),
-        "suites": [
-            {"name": suite.get("name"), "success": suite.get("success")}
-            for suite in document.get("suites", [])
-        ],
-        "data_docs": document.get("data_docs"),
-        "page": document.get("page"),
-        "key": run_file_key(str(document.get("run_id")), VALIDATION),
-    }

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from typing import Any
 
-from kafka_segments.state.manifest import PartitionState
+from kafka_segments.state.manifest import PartitionState, SegmentEntry
 
 LATER_FIELDS = frozenset(
     {
@@ -25,6 +25,7 @@ LATER_FIELDS = frozenset(
         "open_transactions",
         "run_id",
         "active_base_offset",
+        "tail_sha256",
     }
 )
 """Fields roots written before the planner read summaries lack (``None`` when read from such a root)."""
@@ -66,6 +67,11 @@ class PartitionSummary:
     active_base_offset: int | None = None
     """The base offset of the newest (active) segment: where the cleaner's dirty section ends at the
     latest."""
+    tail_sha256: str | None = None
+    """``live_digest`` of the live ``.log`` objects a run's listing of the partition's tail shows: those
+    named after ``tail_start`` (the newest segment's). A listing of the tail that gives the same digest
+    shows the newest segment unchanged (not regrown) and nothing new after it (``None``: a root written
+    before the field, or a partition without segments; its folder is listed whole)."""
 
     @property
     def describes(self) -> bool:
@@ -115,4 +121,11 @@ def summarize(state: PartitionState) -> PartitionSummary:
         open_transactions=len(state.loaded_open_transactions),
         run_id=state.run_id,
         active_base_offset=None if first is None else state.segments[-1].base_offset,
+        tail_sha256=None if first is None else live_digest([_tail(state.segments[-1])]),
     )
+
+
+def _tail(newest: SegmentEntry) -> tuple[str, int, str]:
+    """The newest segment's ``.log`` object: the only live one named after its base offset's name (segment
+    names sort by offset, and the others' base offsets are lower)."""
+    return newest.key, newest.size, newest.etag

@@ -99,8 +99,16 @@ class ObjectStore(Protocol):
         """The object's metadata. Raises ``ObjectNotFoundError``."""
         ...
 
-    def list(self, prefix: str = "") -> Iterator[ObjectMeta]:
-        """Every object whose key starts with ``prefix`` (a plain string prefix), sorted by key."""
+    def list(self, prefix: str = "", *, start_after: str | None = None) -> Iterator[ObjectMeta]:
+        """Every object whose key starts with ``prefix`` (a plain string prefix), sorted by key.
+        ``start_after``: only the keys after it (S3's ``StartAfter``; a local store does not stat or hash
+        the files it skips)."""
+        ...
+
+    def list_folders(self, prefix: str = "") -> Iterator[str]:
+        """The immediate sub-folders of ``prefix`` (``""`` or ending with ``/``), sorted, each as its key
+        prefix ending with ``/`` (S3's ``CommonPrefixes`` with ``Delimiter="/"``; locally the directories
+        of the folder, not following links)."""
         ...
 
     def put(self, key: str, data: bytes, *, mode: PutMode = ...) -> PutResult:
@@ -167,6 +175,13 @@ def validate_key(key: str, *, location: str) -> str:
     if problem:
         raise InvalidObjectKeyError(f"invalid object key {key!r}: {problem}", location=location)
     return key
+
+
+def validate_folder(prefix: str, *, location: str) -> str:
+    """``prefix`` if it names a folder to list (``""`` or a valid prefix ending with ``/``)."""
+    if prefix and not prefix.endswith("/"):
+        raise InvalidObjectKeyError(f"invalid folder {prefix!r}: it must end with '/'", location=location)
+    return validate_prefix(prefix, location=location)
 
 
 def validate_prefix(prefix: str, *, location: str) -> str:

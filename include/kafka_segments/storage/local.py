@@ -38,12 +38,13 @@ from kafka_segments.storage.base import (
     WritableBuffer,
     check_range,
     key_location,
+    validate_folder,
     validate_key,
     validate_prefix,
 )
 from kafka_segments.storage.buffers import check_fits, etag_mismatch, writable_view
 from kafka_segments.storage.local_etags import EtagRecords
-from kafka_segments.storage.local_files import fsync_dir, link_reason, locked, os_errors
+from kafka_segments.storage.local_files import fsync_dir, link_reason, locked, os_errors, sub_folders
 from kafka_segments.storage.local_mapping import MappedObject, map_file
 from kafka_segments.storage.local_mapping import StatKey as _StatKey
 from kafka_segments.storage.local_mapping import stat_key as _stat_key
@@ -215,21 +216,31 @@ class LocalStore:
         self._etags.save()
         return meta
 
-    def list(self, prefix: str = "") -> Iterator[ObjectMeta]:
+    def list(self, prefix: str = "", *, start_after: str | None = None) -> Iterator[ObjectMeta]:
         validate_prefix(prefix, location=self.describe())
-        # Walk only the deepest directory the prefix names.
+        # Walk only the deepest directory the prefix names; stat only the keys listed.
         folders = prefix.split("/")[:-1]
         if self._linked_folder(folders) is not None:
             return  # under a linked folder: the listing above shows the link itself
         walked: dict[str, Sequence[str]] = {}
         start = self.root.joinpath(*folders)
-        keys = sorted(key for key in self._walk(start, walked) if key.startswith(prefix))
+        after = "" if start_after is None else start_after
+        keys = sorted(key for key in self._walk(start, walked) if key.startswith(prefix) and key > after)
         for key in keys:
             try:
                 yield self._listed_meta(key, self.root / key)
             except FileNotFoundError:
                 continue  # deleted while listing
         self._etags.save(walked=walked, whole_lake=not folders)
+
+    def list_folders(self, prefix: str = "") -> Iterator[str]:
+        """The directories of the folder ``prefix`` names (an empty one too, which S3 would not show)."""
+        validate_folder(prefix, location=self.describe())
+        folders = prefix.split("/")[:-1]
+        if self._linked_folder(folders) is not None:
+            return
+        for name in sub_folders(self.root.joinpath(*folders), reserved=RESERVED_SEGMENT_PREFIX):
+            yield f"{prefix}{name}/"
 
     def _walk(self, start: Path, walked: dict[str, Sequence[str]]) -> Iterator[str]:
         """Every file and every link (to a file or a folder) under ``start``; links are not followed.

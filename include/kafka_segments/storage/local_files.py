@@ -1,5 +1,5 @@
-"""File-system steps of the local store (``storage.local``): a directory made durable, why a symbolic link
-is refused, the lake's lock, and OS errors as the store's errors."""
+"""File-system steps of the local store (``storage.local``): a directory made durable, its sub-folders, why a
+symbolic link is refused, the lake's lock, and OS errors as the store's errors."""
 
 from __future__ import annotations
 
@@ -19,6 +19,21 @@ def fsync_dir(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def sub_folders(directory: Path, *, reserved: str) -> list[str]:
+    """The names of ``directory``'s sub-directories (not links, none starting with ``reserved``), sorted as
+    their keys ``<name>/`` sort; none when ``directory`` does not exist."""
+    try:
+        with os.scandir(directory) as entries:
+            names = [
+                entry.name
+                for entry in entries
+                if entry.is_dir(follow_symlinks=False) and not entry.name.startswith(reserved)
+            ]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return sorted(names, key=lambda name: name + "/")
 
 
 def link_reason(what: str, link: Path) -> str:

@@ -20,17 +20,13 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from kafka_segments.errors import (
     DeleteObjectsError,
-    ObjectStoreError,
     PreconditionFailedError,
-    TransientStoreError,
 )
 from kafka_segments.storage.base import (
-    PROGRESS_CHUNK_BYTES,
     Create,
     ObjectMeta,
     Overwrite,
@@ -41,19 +37,19 @@ from kafka_segments.storage.base import (
     WritableBuffer,
     check_range,
     key_location,
+    validate_folder,
     validate_key,
     validate_prefix,
 )
 from kafka_segments.storage.buffers import check_fits, etag_mismatch, writable_view
 from kafka_segments.storage.s3_errors import READ_ATTEMPTS, retried, translate_s3_error, transport_errors
 from kafka_segments.storage.s3_probe import ProbeTarget, ensure_conditional_writes
+from kafka_segments.storage.s3_reads import READ_CHUNK_BYTES, ResumedRead, stream_into
 from kafka_segments.storage.s3_session import new_session
 
 __all__ = ["DELETE_BATCH_SIZE", "READ_CHUNK_BYTES", "S3Store"]
 
 DELETE_BATCH_SIZE = 1000  # DeleteObjects' limit
-READ_CHUNK_BYTES = 8 << 20
-"""``get_into`` reads the body this many bytes per ``readinto`` call (each call copies one urllib3 chunk)."""
 T = TypeVar("T")
 
 
@@ -189,7 +185,7 @@ class S3Store:
         location = f"s3://{self.bucket}/{full}"
         view = writable_view(out, location=location)
         client = self.client() if verify_checksum else self._client_without_response_checksums()
-        read = _ResumedRead(if_match=if_match, progress=progress)
+        read = ResumedRead(if_match=if_match, progress=progress)
 
         def attempt() -> int:
             pin = read.pin()
@@ -201,7 +197,7 @@ class S3Store:
                     read.etag = str(response.get("ETag", "")) or None
                     size = int(response["ContentLength"])
                     check_fits(size, len(view), location=location)
-                    _stream_into(
+                    stream_into(
                         body, view[:size], location=location, progress=read.forward if progress else None
                     )
                 finally:
@@ -257,17 +253,12 @@ class S3Store:
             last_modified_ms=int(response["LastModified"].timestamp() * 1000),
         )
 
-    def list(self, prefix: str = "") -> Iterator[ObjectMeta]:
+    def list(self, prefix: str = "", *, start_after: str | None = None) -> Iterator[ObjectMeta]:
         validate_prefix(prefix, location=self.describe())
-        full_prefix = self.prefix + prefix
-        request: dict[str, str] = {"Bucket": self.bucket, "Prefix": full_prefix}
-        while True:  # page by page, each page's request retried on its own
-
-            def attempt() -> Any:
-                with self._translated(full_prefix):
-                    return self.client().list_objects_v2(**request)
-
-            page = self._retried(attempt)
+        request = {"Prefix": self.prefix + prefix}
+        if start_after is not None:
+            request["StartAfter"] = self.prefix + start_after
+        for page in self._pages(request):
             for item in page.get("Contents", ()):
                 yield ObjectMeta(
                     key=str(item["Key"])[len(self.prefix) :],
@@ -275,6 +266,24 @@ class S3Store:
                     etag=str(item["ETag"]),
                     last_modified_ms=int(item["LastModified"].timestamp()) * 1000,  # seconds, as HEAD's
                 )
+
+    def list_folders(self, prefix: str = "") -> Iterator[str]:
+        validate_folder(prefix, location=self.describe())
+        for page in self._pages({"Prefix": self.prefix + prefix, "Delimiter": "/"}):
+            for item in page.get("CommonPrefixes", ()):
+                yield str(item["Prefix"])[len(self.prefix) :]
+
+    def _pages(self, request: dict[str, str]) -> Iterator[Any]:
+        """The pages of a ``ListObjectsV2`` request, each page's request retried on its own."""
+        request = {"Bucket": self.bucket, **request}
+        while True:
+
+            def attempt() -> Any:
+                with self._translated(request["Prefix"]):
+                    return self.client().list_objects_v2(**request)
+
+            page = self._retried(attempt)
+            yield page
             if not page.get("IsTruncated") or not page.get("NextContinuationToken"):
                 return
             request["ContinuationToken"] = str(page["NextContinuationToken"])
@@ -358,43 +367,3 @@ class S3Store:
                     location=error.location,
                 )
             raise error from exc
-
-
-def _stream_into(body: Any, target: memoryview, *, location: str, progress: Progress | None) -> None:
-    """Fill ``target`` from a botocore ``StreamingBody`` that announced ``len(target)`` bytes, then read
-    once more: botocore checks the length (and the checksum, if it verifies one) on that empty read."""
-    filled, size = 0, len(target)
-    chunk = READ_CHUNK_BYTES if progress is None else PROGRESS_CHUNK_BYTES
-    while filled < size:
-        count = body.readinto(target[filled : min(filled + chunk, size)])
-        if not count:  # the connection closed early: transient, like a reset
-            raise TransientStoreError(
-                f"response body ended after {filled} of {size} bytes", location=location
-            )
-        filled += count
-        if progress is not None:
-            progress(filled)
-    if body.readinto(bytearray(1)):
-        raise ObjectStoreError(f"response body longer than its Content-Length {size}", location=location)
-
-
-@dataclass
-class _ResumedRead:
-    """What one ``get_into`` carries from a try cut short to the next: the etag of the first reply and the
-    most bytes ``progress`` was told of."""
-
-    if_match: str | None
-    progress: Progress | None
-    etag: str | None = None
-    told: int = 0
-
-    def pin(self) -> str | None:
-        """The next GET's ``If-Match``: the caller's, or once bytes were handed over, the first reply's."""
-        if self.if_match is not None or self.told == 0:
-            return self.if_match
-        return self.etag
-
-    def forward(self, filled: int) -> None:
-        if self.progress is not None and filled > self.told:
-            self.told = filled
-            self.progress(filled)

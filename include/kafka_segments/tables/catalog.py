@@ -1,5 +1,7 @@
-"""The catalog that holds the topics' tables: pyiceberg's SQL catalog on a SQLite file by default (no
-server), or any catalog pyiceberg supports (REST, Glue, Hive, SQL on PostgreSQL) from its properties. The
+"""The catalog that holds the topics' tables: by default the catalog kept inside the lake
+(``tables.lake_catalog``: no server, no file outside the lake, on a local lake as on S3), or any catalog
+pyiceberg supports (SQL on SQLite or PostgreSQL, REST, Glue, Hive) from its properties. A local lake that has
+the SQLite catalog of the first slice, ``<lake>/_kafka_segments/tables/catalog.db``, keeps using it. The
 warehouse defaults to the lake's own prefix, ``<lake>/_kafka_segments/tables/warehouse``, written through
 pyiceberg's FileIO with the lake's S3 endpoint and credentials (docs/tables.md, "Catalogs")."""
 
@@ -19,14 +21,17 @@ TABLES_PREFIX = META_PREFIX + "tables/"
 """The tables' folder in the lake (adoption and gc leave everything under ``_kafka_segments/`` alone)."""
 WAREHOUSE_KEY = TABLES_PREFIX + "warehouse"
 CATALOG_DB_KEY = TABLES_PREFIX + "catalog.db"
-"""The embedded catalog's SQLite file, for a local lake."""
+"""The SQLite catalog's file of a local lake synced before the lake's own catalog was the default: used
+while it is there."""
+LAKE_CATALOG_TYPE = "lake"
+"""``type=lake``: the catalog kept inside the lake (the default when no ``type`` or ``uri`` is given)."""
 DEFAULT_CATALOG_NAME = "kafka_segments"
 
 
 @dataclass(frozen=True, slots=True)
 class CatalogSettings:
     """Which catalog: ``properties`` are pyiceberg's catalog properties (``type``, ``uri``, ``warehouse``,
-    ``s3.endpoint`` ...); without ``type`` and ``uri`` the embedded SQLite catalog of a local lake."""
+    ``s3.endpoint`` ...); without ``type`` and ``uri`` the catalog kept inside the lake."""
 
     name: str = DEFAULT_CATALOG_NAME
     properties: Mapping[str, str] = field(default_factory=dict)
@@ -48,17 +53,13 @@ class CatalogSettings:
 
 
 def catalog_properties(store: ObjectStore, settings: CatalogSettings) -> dict[str, str]:
-    """The properties pyiceberg's ``load_catalog`` gets for ``store``'s tables.
-
-    Raises:
-        TableError: an S3 lake without a catalog named (a SQLite file cannot live in S3).
-    """
+    """The properties of ``store``'s catalog: pyiceberg's ``load_catalog``'s, or ``type=lake``."""
     given = dict(settings.properties)
     properties = _file_io_properties(store)
     if "warehouse" not in given:
         properties["warehouse"] = warehouse_location(store)
     if "type" not in given and "uri" not in given:
-        properties.update(type="sql", uri=f"sqlite:///{_embedded_db(store)}")
+        properties.update(_default_catalog(store))
     elif given.get("uri", "").startswith("sqlite:") and "type" not in given:
         properties["type"] = "sql"
     properties.update(given)
@@ -69,11 +70,15 @@ def open_catalog(store: ObjectStore, settings: CatalogSettings) -> Any:
     """The ``pyiceberg.catalog.Catalog`` of ``store``'s tables.
 
     Raises:
-        TableError: no catalog for an S3 lake, or pyiceberg cannot open the one named.
+        TableError: pyiceberg cannot open the catalog named.
     """
     from pyiceberg.catalog import load_catalog
 
     properties = catalog_properties(store, settings)
+    if properties.get("type") == LAKE_CATALOG_TYPE:
+        from kafka_segments.tables.lake_catalog import LakeCatalog
+
+        return LakeCatalog(settings.name, store=store, **properties)
     try:
         return load_catalog(settings.name, **properties)
     except Exception as exc:  # pyiceberg's and SQLAlchemy's own errors derive from Exception only
@@ -89,17 +94,11 @@ def warehouse_location(store: ObjectStore) -> str:
     raise TableError("tables need a local or an S3 lake", location=store.describe())
 
 
-def _embedded_db(store: ObjectStore) -> Path:
-    if not isinstance(store, LocalStore):
-        raise TableError(
-            "an S3 lake's tables need a catalog: give --catalog uri=sqlite:////path/to/catalog.db (the "
-            "embedded SQLite catalog, in a local file) or another pyiceberg catalog (--catalog type=rest "
-            "--catalog uri=https://...)",
-            location=store.describe(),
-        )
-    path = Path(store.root) / CATALOG_DB_KEY
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return path
+def _default_catalog(store: ObjectStore) -> dict[str, str]:
+    """The catalog kept inside the lake; a local lake's SQLite catalog of the first slice while it exists."""
+    if isinstance(store, LocalStore) and (Path(store.root) / CATALOG_DB_KEY).is_file():
+        return {"type": "sql", "uri": f"sqlite:///{Path(store.root) / CATALOG_DB_KEY}"}
+    return {"type": LAKE_CATALOG_TYPE}
 
 
 def _file_io_properties(store: ObjectStore) -> dict[str, str]:

@@ -21,8 +21,9 @@ from kafka_segments.compaction.eligibility import (
     take_within_budget,
 )
 from kafka_segments.compaction.range import cleanable_range
+from kafka_segments.compaction.summary_rules import cleaning_may_change
 from kafka_segments.config import Config, TopicConfig
-from kafka_segments.state import PartitionState
+from kafka_segments.state import PartitionState, PartitionSummary
 from kafka_segments.topic_partition import TopicPartition
 
 COMPACTION_KEYS = (
@@ -112,4 +113,43 @@ def _outlook(
         compaction_delay_ms=delay,
         eligibility=candidate.eligibility,
         next_run=next_run,
+    )
+
+
+def summary_outlook(summary: PartitionSummary, config: TopicConfig) -> CompactionOutlook | None:
+    """The outlook of a partition the cleaner cannot change (``compaction.summary_rules``), from its summary
+    alone; ``None`` when the summary does not settle it (the partition's state is needed).
+
+    Such a partition's first dirty offset is at or past the active segment's base offset, so its cleanable
+    range ends there (``range.cleanable_range``: the segment-aligned bound is the active base), nothing is
+    cleanable (dirty ratio 0.0, no compaction delay) and the verdict is ``empty-log`` when nothing below the
+    first dirty offset has a byte, else ``below-dirty-ratio``. The clean bytes are known to be 0 or not
+    except when the first dirty offset is the active base and the first of several segments is empty."""
+    if not (config.compact and config.cleaner_enabled) or not summary.complete:
+        return None
+    if cleaning_may_change(summary, config):
+        return None
+    checkpoint = summary.cleaner_checkpoint
+    valid = checkpoint is not None and summary.log_start_offset <= checkpoint <= summary.log_end_offset
+    first_dirty = checkpoint if valid and checkpoint is not None else summary.log_start_offset
+    active = summary.active_base_offset
+    if summary.segments == 0 or active is None:
+        upper, clean = first_dirty, False
+    elif first_dirty > active:
+        upper, clean = active, summary.bytes > 0
+    elif summary.segments == 1:
+        upper, clean = active, False
+    elif summary.first_segment_bytes:
+        upper, clean = active, True
+    else:
+        return None
+    if config.min_cleanable_dirty_ratio < 0.0:
+        return None
+    return CompactionOutlook(
+        first_dirty_offset=first_dirty,
+        first_uncleanable_offset=upper,
+        dirty_ratio=0.0,
+        compaction_delay_ms=0,
+        eligibility=Eligibility.BELOW_DIRTY_RATIO if clean else Eligibility.EMPTY_LOG,
+        next_run=NextRun.SKIP,
     )

@@ -2,7 +2,8 @@
 
 Built from the manifests, the runs' reports, the offsets snapshot the next run would use (its door resolves
 it by the runs' own rule, ``pipeline.stages.next_run_offsets``, and passes it in) and, when given, the
-configuration: no segment is read. ``describe --html`` renders
+configuration: no segment is read, and of a format 2 version's partition manifests only those the page needs
+more of than the root's summaries (``views.lake_view_reads``). ``describe --html`` renders
 it as a static file (``views.lake_view_html``); the Airflow plugin serves the same page. The partitions
 are ``describe``'s (``views.describe``: the same numbers as ``describe --json``); with a configuration,
 each also gets what the next run's retention would do (``retention.plan``), and the groups the partition
@@ -13,17 +14,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from kafka_segments.compaction.eligibility import UNLIMITED
 from kafka_segments.config import Config
-from kafka_segments.lake.reader import resolve_manifest
+from kafka_segments.config.model import TopicConfig
+from kafka_segments.lake.reader import resolve_root
 from kafka_segments.offsets.resolved import ResolvedOffsets
+from kafka_segments.retention.consumed import ConsumedIndexes, consumed_bound
 from kafka_segments.retention.plan import PartitionPlan, plan_retention
-from kafka_segments.state import Manifest, OffsetSnapshot
+from kafka_segments.retention.rules import passes_for
+from kafka_segments.state import OffsetSnapshot, PartitionSummary
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
-from kafka_segments.views.describe import LakeDescription, describe_manifest
-from kafka_segments.views.describe_compaction import CompactionContext
+from kafka_segments.views.describe import LakeDescription, PartitionDescription
+from kafka_segments.views.describe_compaction import CompactionContext, compaction_outlooks, summary_outlook
 from kafka_segments.views.lake_view_groups import GroupView, group_views
 from kafka_segments.views.lake_view_history import History, read_history
+from kafka_segments.views.lake_view_reads import ViewPartitions, read_view_partitions
 from kafka_segments.views.run_report import RunReport, read_report
 
 DEFAULT_HISTORY_VERSIONS = 100
@@ -80,52 +86,110 @@ def build_lake_view(
     compaction: CompactionContext | None = None,
     history_versions: int | None = DEFAULT_HISTORY_VERSIONS,
 ) -> LakeView:
-    """The view of the lake at ``version`` (the head when ``None``) at ``now_ms``.
+    """The view of the lake at ``version`` (the head when ``None``) at ``now_ms``: its root, and of its
+    partitions only those the page needs more of than their summaries (``views.lake_view_reads``).
 
     ``offsets``: the next run's snapshot at ``now_ms`` (``pipeline.stages.next_run_offsets``); ``compaction``
     carries the configuration (its time should be ``now_ms``); ``history_versions``: how many versions the
     history shows (``None``: all).
 
     Raises:
-        NoCommittedStateError, ManifestVersionNotFoundError: see ``reader.resolve_manifest``.
+        NoCommittedStateError, ManifestVersionNotFoundError: see ``reader.resolve_root``.
         ManifestFormatError: a manifest or a run report is not valid (naming the object and the field).
     """
-    manifest = resolve_manifest(store, version)
+    root = resolve_root(store, version)
     snapshot = None if offsets is None else offsets.snapshot
     config = None if compaction is None else compaction.config
-    retention = {} if config is None else next_retention(manifest, config, now_ms=now_ms, snapshot=snapshot)
+    partitions = read_view_partitions(store, root, config, now_ms=now_ms, snapshot=snapshot)
+    retention = {} if config is None else next_retention(partitions, config, now_ms=now_ms, snapshot=snapshot)
     holders = {tp: r.holder for tp, r in retention.items() if r.holder is not None}
-    topics = {state.topic_partition.topic for state in manifest.partitions}
-    configs = {} if config is None else {topic: config.for_topic(topic) for topic in topics}
+    configs = {} if config is None else {topic: config.for_topic(topic) for topic in root.topics}
     return LakeView(
-        description=describe_manifest(manifest, location=store.describe(), compaction=compaction),
+        description=describe_partitions(partitions, location=store.describe(), compaction=compaction),
         now_ms=now_ms,
         max_compaction_lag_ms={t: c.max_compaction_lag_ms for t, c in sorted(configs.items()) if c.compact},
         retention=retention,
-        uncleanable=uncleanable(read_report(store, manifest.run_id)),
+        uncleanable=uncleanable(read_report(store, root.run_id)),
         offsets=offsets,
         groups=()
         if snapshot is None
         else group_views(
             snapshot,
-            manifest,
+            partitions,
             now_ms=now_ms,
             retention_ms={t: c.offsets_retention_ms for t, c in configs.items()},
             holders=holders,
         ),
-        history=read_history(store, limit=history_versions, head=manifest),
+        history=read_history(store, limit=history_versions, head=root),
+    )
+
+
+def describe_partitions(
+    partitions: ViewPartitions, *, location: str, compaction: CompactionContext | None
+) -> LakeDescription:
+    """``describe``'s description of the version (``describe_manifest``'s numbers): a partition read from its
+    state, any other from its summary (its compaction outlook by ``summary_outlook``)."""
+    root = partitions.root
+    states = partitions.states
+    outlooks = {} if compaction is None else compaction_outlooks(list(states.values()), compaction)
+    rows = []
+    for topic_partition, summary in partitions.summaries.items():
+        state = states.get(topic_partition)
+        if state is not None:
+            rows.append(PartitionDescription.of(state, outlooks.get(topic_partition)))
+            continue
+        outlook = None
+        if compaction is not None:
+            outlook = summary_outlook(summary, compaction.config.for_topic(topic_partition.topic))
+        rows.append(PartitionDescription.of_summary(topic_partition, summary, outlook))
+    return LakeDescription(
+        location=location,
+        version=root.version,
+        run_id=root.run_id,
+        operation=root.header.operation,
+        committed_at_ms=root.committed_at_ms,
+        partitions=tuple(rows),
+        compaction_now_ms=None if compaction is None else compaction.now_ms,
+        compaction_budget=UNLIMITED if compaction is None else compaction.budget,
     )
 
 
 def next_retention(
-    manifest: Manifest, config: Config, *, now_ms: int, snapshot: OffsetSnapshot | None
+    partitions: ViewPartitions, config: Config, *, now_ms: int, snapshot: OffsetSnapshot | None
 ) -> dict[TopicPartition, NextRetention]:
-    """Per partition, the next run's retention at ``now_ms`` (the plan ``describe --config`` shows)."""
-    topics = sorted({state.topic_partition.topic for state in manifest.partitions})
-    plan = plan_retention(
-        manifest.partitions, [config.for_topic(t) for t in topics], now_ms=now_ms, snapshot=snapshot
+    """Per partition, the next run's retention at ``now_ms`` (the plan ``describe --config`` shows): the
+    retention plan of the partitions read, and for the others (which no pass changes: ``lake.summary_scope``)
+    their log start offset as it is, with the passes that would run and the group holding them."""
+    states = list(partitions.states.values())
+    topics = sorted(partitions.root.topics)
+    plan = plan_retention(states, [config.for_topic(t) for t in topics], now_ms=now_ms, snapshot=snapshot)
+    planned = {p.topic_partition: _next(p) for p in plan.partitions}
+    indexes = None if snapshot is None else ConsumedIndexes(snapshot, now_ms=now_ms)
+    return {
+        tp: planned.get(tp) or _unchanged(tp, summary, config.for_topic(tp.topic), indexes)
+        for tp, summary in partitions.summaries.items()
+    }
+
+
+def _unchanged(
+    topic_partition: TopicPartition,
+    summary: PartitionSummary,
+    config: TopicConfig,
+    indexes: ConsumedIndexes | None,
+) -> NextRetention:
+    bound = consumed_bound(
+        None if indexes is None else indexes.for_topic(config),
+        config,
+        partition=topic_partition.partition,
+        log_start_offset=summary.log_start_offset,
     )
-    return {p.topic_partition: _next(p) for p in plan.partitions}
+    return NextRetention(
+        deleted_segments=0,
+        deleted_bytes=0,
+        log_start_offset=summary.log_start_offset,
+        passes=tuple(reason.value for reason in passes_for(config)),
+        holder=None if bound.holder is None else bound.holder.group_id,
+    )
 
 
 def _next(plan: PartitionPlan) -> NextRetention:

@@ -2,7 +2,8 @@
 
 Per group and partition of the lake: the committed offset, the lag in records (log end offset less the
 committed offset, Kafka's consumer lag) and in bytes (the live segments that end above it, as
-``retention.plan.holder_lag`` counts them), and when the offset expires (KIP-211, ``retention.expiry``:
+``retention.plan.holder_lag`` counts them: from the partition's summary when the offset is outside its
+segments, ``views.lake_view_reads``), and when the offset expires (KIP-211, ``retention.expiry``:
 ``offsets.retention.minutes`` after the group became Empty or after the commit)."""
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kafka_segments.retention.expiry import offset_expiry
-from kafka_segments.state import Manifest, OffsetSnapshot, PartitionState
+from kafka_segments.state import OffsetSnapshot
 from kafka_segments.topic_partition import TopicPartition
+from kafka_segments.views.lake_view_reads import ViewPartitions
 
 DEFAULT_OFFSETS_RETENTION_MS = 10_080 * 60_000
 """``offsets.retention.minutes``' default (7 days), used when the view has no configuration."""
@@ -55,24 +57,23 @@ class GroupView:
 
 def group_views(
     snapshot: OffsetSnapshot,
-    manifest: Manifest,
+    partitions: ViewPartitions,
     *,
     now_ms: int,
     retention_ms: Mapping[str, int],
     holders: Mapping[TopicPartition, str],
 ) -> tuple[GroupView, ...]:
-    """Every group of ``snapshot`` with its offsets on partitions of ``manifest`` (groups by id).
+    """Every group of ``snapshot`` with its offsets on ``partitions`` (groups by id).
 
     ``retention_ms``: offsets.retention per topic (missing: the default); ``holders``: the group holding
     each partition back in the next run's plan."""
-    states = {state.topic_partition: state for state in manifest.partitions}
     views = []
     for group in sorted(snapshot.groups, key=lambda g: g.group_id):
         rows = []
         for offset in group.offsets:
             tp = TopicPartition(offset.topic, offset.partition)
-            state = states.get(tp)
-            if state is None:
+            summary = partitions.summaries.get(tp)
+            if summary is None:
                 continue
             expiry = offset_expiry(
                 group,
@@ -85,8 +86,8 @@ def group_views(
                     topic=tp.topic,
                     partition=tp.partition,
                     committed_offset=offset.offset,
-                    lag_records=max(0, state.log_end_offset - offset.offset),
-                    lag_bytes=lag_bytes(state, offset.offset),
+                    lag_records=max(0, summary.log_end_offset - offset.offset),
+                    lag_bytes=partitions.lag_bytes(tp, offset.offset),
                     expires_at_ms=expiry.expires_at_ms,
                     expiry_why=expiry.why,
                     holds_back=holders.get(tp) == group.group_id,
@@ -94,11 +95,6 @@ def group_views(
             )
         views.append(GroupView(group.group_id, group.state, tuple(sorted(rows, key=_order))))
     return tuple(views)
-
-
-def lag_bytes(state: PartitionState, position: int) -> int:
-    """The bytes of the live segments holding offsets at or above ``position``."""
-    return sum(segment.size for segment in state.segments if segment.next_offset > position)
 
 
 def _order(row: GroupPartition) -> tuple[str, int]:

@@ -85,9 +85,10 @@ class History:
     dry_runs: tuple[DryRun, ...] = ()
 
 
-def read_history(store: ObjectStore, *, limit: int | None = None, head: Manifest | None = None) -> History:
-    """The last ``limit`` retained versions (all when ``None``) up to ``head`` (already read: not read
-    again; ``None``: up to the newest). Older versions are read by ``version_summary``.
+def read_history(store: ObjectStore, *, limit: int | None = None, head: VersionRoot | None = None) -> History:
+    """The last ``limit`` retained versions (all when ``None``) up to ``head`` (its root, already read: not
+    read again, and no partition of it is; ``None``: up to the newest). Older versions are read by
+    ``version_summary``.
 
     Raises:
         ManifestFormatError: a manifest (``lake.history.read_manifest``'s error) or a run report
@@ -97,7 +98,7 @@ def read_history(store: ObjectStore, *, limit: int | None = None, head: Manifest
     if limit is not None:
         versions = versions[-limit:] if limit > 0 else []
     summaries = [
-        summary_of(head) if head is not None and head.version == v else version_summary(store, v)
+        root_summary(head) if head is not None and head.version == v else version_summary(store, v)
         for v in versions
     ]
     history = history_of(summaries, {s.run_id: read_report(store, s.run_id) for s in summaries})
