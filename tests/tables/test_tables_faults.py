@@ -1,8 +1,9 @@
 """Faults inside pyiceberg's own writes during a sync (issue 34 point 4): the table's metadata JSON, a
 manifest list, a manifest, a data file (through pyiceberg's FileIO, ``faulty_io``) and the catalog's commit
-(the lake's own catalog and the SQL one; failing before it, and after it with the commit done). One sync walks lake versions 1 (the rich lake) and 2
-(retention drops a segment): whatever write fails, the table is left at a version it fully shows (none, or
-1), the next sync catches up, and every version's rows equal ``read_lake``'s, with no row twice."""
+(the lake's own catalog and the SQL one; failing before it, and after it with the commit done). One sync
+walks lake versions 1 (the rich lake) and 2 (retention drops a segment): whatever write fails, the table is
+left at a version it fully shows (none, or 1), the next sync catches up, and every version's rows equal
+``read_lake``'s, with no row twice."""
 
 from __future__ import annotations
 
