@@ -14,6 +14,7 @@ from kafka_segments.clock import wall_clock_ms
 from kafka_segments.lake.gc import collect_garbage
 from kafka_segments.lake.gc_record import GC_RECORD_KEY
 from kafka_segments.lake.recover import RecoverAction, recover
+from kafka_segments.lake.sweep import object_run_id
 from kafka_segments.lake.upgrade import upgrade
 from kafka_segments.pipeline.offsets_input import OffsetsChoice
 from kafka_segments.pipeline.retention_run import run_retention
@@ -119,6 +120,20 @@ def test_full_lists_the_whole_lake(
     assert json.loads(capsys.readouterr().out)["listing"] == f"{WHOLE}: --full"
 
 
+def test_a_run_s_gc_lists_as_the_run_does(lake: tuple[LocalStore, FakeClock]) -> None:
+    """The gc a run ends with lists the lake whole when the run does (``run --full-listing``, the DAG's
+    ``full_listing``)."""
+    store, clock = lake
+    _gc(store)
+    for full_listing, listing in ((False, SCOPED), (True, f"{WHOLE}: --full")):
+        clock.advance(60_000)
+        options = RunOptions(now_ms=clock.now_ms, offsets=OffsetsChoice(), full_listing=full_listing)
+        result = run_retention(store, CFG, options, clock=clock)
+        assert result.gc is not None
+        assert result.gc.listing is not None
+        assert result.gc.listing.startswith(listing)
+
+
 def test_a_crashed_run_s_orphans_below_an_unchanged_tail_are_swept_once_old_enough(
     lake: tuple[LocalStore, FakeClock],
 ) -> None:
@@ -165,3 +180,36 @@ def test_recover_discards_a_crashed_run_from_the_partitions_it_adopted(
     lists = [call.key for call in counting.calls if call.kind == "list"]
     assert "" not in lists
     assert [key for key in lists if key.startswith("t-")] == [f"{OTHER.dir_name}/"]
+
+
+def test_a_scoped_pass_keeps_the_folder_of_a_run_whose_objects_it_did_not_sweep_yet(
+    lake: tuple[LocalStore, FakeClock],
+) -> None:
+    """The folder is how a scoped pass finds a run's objects: it outlives them (``--run-folder-retention-ms``
+    shorter than ``--orphan-min-age-ms``)."""
+    store, clock = lake
+    _gc(store)
+    orphan = crashed_run(store, clock, OTHER, base_offset=2)
+    run_id = object_run_id(orphan)
+    upload_segment(store, TP, make_segment(6, batches=1), with_indexes=False)
+    _run(store, clock)
+
+    def gc_later(hours: int) -> tuple[bool, bool]:
+        """A pass ``hours`` later (orphans 3 hours old, run folders 1 hour); whether the orphan and the
+        run's folder are still there."""
+        report = collect_garbage(
+            store,
+            now_ms=wall_clock_ms() + hours * HOUR_MS,
+            dry_run=False,
+            orphan_min_age_ms=3 * HOUR_MS,
+            run_folder_retention_ms=HOUR_MS,
+        )
+        assert report.ok
+        assert report.listing is not None
+        assert report.listing.startswith(SCOPED)
+        folder = any(True for _ in store.list(f"_kafka_segments/runs/{run_id}/"))
+        return _exists(store, orphan), folder
+
+    assert gc_later(2) == (True, True)  # the orphan is too young; its run's folder is due, and kept
+    assert gc_later(4) == (False, True)  # swept; the folder goes in a later pass
+    assert gc_later(4) == (False, False)
