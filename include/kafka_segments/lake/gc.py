@@ -71,7 +71,8 @@ def collect_garbage(
         ValueError: ``orphan_min_age_ms`` is negative, or ``run_folder_retention_ms`` is below one hour.
         ManifestFormatError: a retained manifest is not valid (nothing is deleted then: gc cannot know what
             it protects).
-        ObjectStoreError: the store could not be read (failed deletes are reported, not raised).
+        ObjectStoreError: the store could not be read, or gc's record of the pass not written (failed
+            deletes are reported, not raised).
     """
     if orphan_min_age_ms < 0:
         raise ValueError(f"orphan_min_age_ms must be >= 0, got {orphan_min_age_ms}")
