@@ -8,6 +8,9 @@ process run through ``bench/counted_cli.py`` (the command line with the lake's s
 
 * **adopt** — ``kafka-segments adopt``: the bootstrap, every segment adopted into version 1 (in
   format 2 streamed partition by partition);
+* **gc, first pass** — ``kafka-segments gc --execute``: on format 2 the lake's first pass lists it whole and
+  records the runs it settled (``lake.gc_record``), as a lake in service has; the runs' gc then lists
+  each partition's tail;
 * **run, nothing due** — ``kafka-segments run --engine inline`` with nothing to delete or adopt;
 * **run, 1% new** — the same after 1% of the partitions (at least one) got one new segment each;
 * **describe** — ``kafka-segments describe --json`` of the head.
@@ -60,7 +63,7 @@ broker:
   log.retention.hours: 168
   log.segment.delete.delay.ms: 0
 """
-STEPS = ("adopt", "run, nothing due", "run, 1% new", "describe")
+STEPS = ("adopt", "gc, first pass", "run, nothing due", "run, 1% new", "describe")
 METADATA_AREAS = ("manifests", "partitions")
 
 
@@ -291,6 +294,7 @@ def run_shape(
         return measure(lake, args, count=count, manifest_format=manifest_format)
 
     steps["adopt"] = step(["adopt", *uri, "--now", str(NOW_MS)])
+    steps["gc, first pass"] = step(["gc", *uri, "--execute", "--now", str(NOW_MS)])
     steps["run, nothing due"] = step([*run, "--now", str(NOW_MS + MINUTE_MS)])
     changed = max(1, partitions // 100)  # one new segment each, after the partition's last
     lake.write(lake_files(changed, segment_logs(1, records=records, first=segments * records)))

@@ -236,11 +236,14 @@ def collect_garbage(context: Context, prepared: Mapping[str, Any]) -> dict[str, 
     """Task ``gc``: delete retired objects whose ``file.delete.delay.ms`` has passed, orphans of runs that can
     no longer commit, old manifests and, with ``kafka_segments.run.folder.retention.ms`` set, the folders of
     runs that ended that long ago (``pipeline.run_gc``; a dry run only reports)."""
+    from kafka_segments.lake.run_folder import read_run
     from kafka_segments.pipeline.run_gc import collect_run_garbage
 
     handle = RunHandle.from_dict(prepared)
     with task_failures("gc"), lake_store(handle.lake) as store:
-        report = collect_run_garbage(store, load_run_config(handle.config_path), dry_run=handle.dry_run)
+        full = read_run(store, handle.run_id).request.full_listing  # the full_listing Param: gc's too
+        config = load_run_config(handle.config_path)
+        report = collect_run_garbage(store, config, dry_run=handle.dry_run, full=full)
     log.info("%s", report.to_text().rstrip())
     if handle.dry_run:
         _skip_dry_run(context, report.to_dict(), "nothing is deleted (the log above says what would be)")

@@ -3,6 +3,7 @@ store whose batched deletes fail for chosen keys."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 
 from forwarding_store import ForwardingStore
@@ -13,6 +14,7 @@ from kafka_segments.lake import (
     RunRecord,
     SegmentEntry,
     SegmentOrigin,
+    abort_run,
     begin_run,
     build_manifest,
     commit_run,
@@ -20,8 +22,12 @@ from kafka_segments.lake import (
     stage_manifest,
     stage_segment,
 )
+from kafka_segments.lake.codec import manifest_to_json
+from kafka_segments.lake.gc_record import GC_RECORD_KEY
 from kafka_segments.lake.history import read_head
+from kafka_segments.lake.run_folder import INPUT_MANIFEST, write_run_bytes
 from kafka_segments.lake.scan import summarize_segment
+from kafka_segments.segment.files import FileKind
 from kafka_segments.storage import ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 from kit import FakeClock, make_segment, upload_segment
@@ -113,7 +119,8 @@ def append(store: ObjectStore, clock: FakeClock, *, retire_oldest: int = 0) -> M
 
 
 def keys(store: ObjectStore) -> set[str]:
-    return {meta.key for meta in store.list()}
+    """The lake's objects, less gc's own record of its last pass (``lake.gc_record``)."""
+    return {meta.key for meta in store.list() if meta.key != GC_RECORD_KEY}
 
 
 def run_keys(store: ObjectStore, run_id: str) -> set[str]:
@@ -150,3 +157,37 @@ class FailingDeletes(ForwardingStore):
             raise DeleteObjectsError(
                 f"{len(failed)} object(s) not deleted", location=self.describe(), failed=failed
             )
+
+
+def crashed_run(
+    store: ObjectStore,
+    clock: FakeClock,
+    topic_partition: TopicPartition,
+    *,
+    base_offset: int,
+    ended: bool = True,
+) -> str:
+    """A run that adopted ``topic_partition`` (its ``input-manifest.json``), staged a segment there at
+    ``base_offset`` (its ``.log`` only) and failed without a commit (its outcome says so; not ``ended``:
+    it stopped there, without an outcome); that key."""
+    run, base = start(store, clock, operation="run")
+    assert base is not None
+    adopted = [state for state in base.partitions if state.topic_partition == topic_partition]
+    write_run_bytes(
+        store,
+        run.run_id,
+        INPUT_MANIFEST,
+        manifest_to_json(dataclasses.replace(base, partitions=tuple(adopted))),
+    )
+    files = make_segment(base_offset, batches=1)
+    entry = stage_segment(
+        store,
+        run,
+        topic_partition=topic_partition,
+        base_offset=base_offset,
+        files={FileKind.LOG: files.log},
+        clock=clock,
+    )
+    if ended:
+        abort_run(store, run.run_id, reason="crashed in a compaction round", clock=clock)
+    return entry.key

@@ -230,10 +230,11 @@ def test_the_reference_run_writes_what_the_scenario_says(
     old, new, steps = references[manifest_format]
     assert old != new
     operations = [operation for operation, _ in steps]
-    # run record, the segment's .log, staged manifest, the commit, 2 checkpoint files, outcome; gc's deletes;
-    # and a chunk and a partition manifest for each of the two partitions the run changes (on a format 1
-    # lake: every partition, once, as its first commit writes format 2)
-    assert operations.count("put") == 11
+    # run record, the segment's .log, staged manifest, the commit, 2 checkpoint files, outcome; gc's deletes
+    # and its record of the pass (``lake.gc_record``); and a chunk and a partition manifest for each of the
+    # two partitions the run changes (on a format 1 lake: every partition, once, as its first commit writes
+    # format 2)
+    assert operations.count("put") == 12
     assert "delete_many" in operations
     assert len(steps) == STEPS[manifest_format], steps
 
@@ -244,7 +245,7 @@ def clock() -> FakeClock:
     return FakeClock(wall_clock_ms())
 
 
-STEPS = {FORMAT_1: 14, MANIFEST_FORMAT_2: 14}
+STEPS = {FORMAT_1: 15, MANIFEST_FORMAT_2: 15}
 """Mutating calls of the reference run per manifest format (asserted above, so the parametrization below
 covers all of them)."""
 

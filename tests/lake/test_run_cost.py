@@ -13,8 +13,9 @@ unchanged partition: what the run pays for a partition it does not change.
   (~440 bytes a segment) instead of one root line per unchanged partition (docs/metadata-format-2.md), and
   every run reads them all; and a run lists the whole lake, every segment of every partition, where a
   format 2 run lists each partition after its newest segment (``lake.tail_listing``). The listing is
-  counted for the run alone (its gc, which still lists the lake, is counted apart), for the run that adopts
-  the new segment and for a run with nothing to do after it.
+  counted for the run alone (its gc is counted apart), for the run that adopts the new segment and for a
+  run with nothing to do after it. gc, with the record of its last complete pass (``lake.gc_record``),
+  lists the tails too, not every segment (``lake.gc_listing``).
 """
 
 from __future__ import annotations
@@ -65,6 +66,9 @@ LISTED_PER_PARTITION = 2
 level) and its newest segment's ``.log`` (its tail); a whole listing shows its ``SEGMENTS_PER_PARTITION``."""
 LIST_REQUESTS_PER_PARTITION = 1
 """The list requests a run may make per unchanged partition: the listing of its tail."""
+GC_LISTED_PER_PARTITION = 4
+"""The most objects gc's listing may show per unchanged partition: a run's two, and its partition manifest
+and chunk in the listing of ``_kafka_segments/``; a whole listing shows ``SEGMENTS_PER_PARTITION`` more."""
 METADATA_OBJECTS = 4
 """The most metadata objects a commit of one changed partition writes: format 1 writes one (the new
 version); format 2 a root, a partition manifest and a chunk or two."""
@@ -83,6 +87,8 @@ class RunCost:
     calls: tuple[Call, ...]
     run_counts: Counts
     """That run alone, without its gc."""
+    gc_counts: Counts
+    """Its gc alone (after the first run's gc, which recorded a complete pass)."""
     idle_counts: Counts
     """A run after it with nothing to do (without gc)."""
     adopted: bool
@@ -130,7 +136,8 @@ def measure(store: ObjectStore, partitions: int, manifest_format: int) -> RunCos
     with commits():
         run(counting, cfg, now_ms=clock.now_ms, clock=clock, gc=False)
         run_counts = counting.counts()
-        collect_run_garbage(counting, cfg, dry_run=False, clock=clock)
+        gc_counting = counting_store(counting)
+        collect_run_garbage(gc_counting, cfg, dry_run=False, clock=clock)
     state = resolve_manifest(store).partition(CHANGED)
     adopted = state is not None and state.segments[-1].base_offset == new_base
     idle = counting_store(store)
@@ -138,7 +145,14 @@ def measure(store: ObjectStore, partitions: int, manifest_format: int) -> RunCos
     with commits():
         run(idle, cfg, now_ms=clock.now_ms, clock=clock, gc=False)
     return RunCost(
-        partitions, manifest_format, counting.counts(), counting.calls, run_counts, idle.counts(), adopted
+        partitions,
+        manifest_format,
+        counting.counts(),
+        counting.calls,
+        run_counts,
+        gc_counting.counts(),
+        idle.counts(),
+        adopted,
     )
 
 
@@ -267,6 +281,22 @@ def list_requests(counts: Counts) -> int:
     return counts.calls(kind="list")
 
 
+def assert_lists_per_partition(
+    costs: list[RunCost], counts: Callable[[RunCost], Counts], *, objects_budget: int
+) -> None:
+    """What ``counts`` listed grows by at most ``objects_budget`` objects and one list request per unchanged
+    partition."""
+    listed = marginal(costs, objects_listed, counts)
+    requests = marginal(costs, list_requests, counts)
+    shown = ", ".join(
+        f"{cost.partitions} partitions: {objects_listed(counts(cost))} objects in "
+        f"{list_requests(counts(cost))} list requests"
+        for cost in costs
+    )
+    assert listed <= objects_budget, f"{listed:.1f} objects listed per unchanged partition; {shown}"
+    assert requests <= LIST_REQUESTS_PER_PARTITION, f"{requests:.1f} list requests per partition; {shown}"
+
+
 @pytest.mark.parametrize("which", ["adopting", "idle"])
 def test_a_run_lists_each_unchanged_partition_s_tail_not_its_segments(
     costs: list[RunCost], request: pytest.FixtureRequest, which: str
@@ -276,12 +306,11 @@ def test_a_run_lists_each_unchanged_partition_s_tail_not_its_segments(
     def counts(cost: RunCost) -> Counts:
         return cost.run_counts if which == "adopting" else cost.idle_counts
 
-    listed = marginal(costs, objects_listed, counts)
-    requests = marginal(costs, list_requests, counts)
-    shown = ", ".join(
-        f"{cost.partitions} partitions: {objects_listed(counts(cost))} objects in "
-        f"{list_requests(counts(cost))} list requests"
-        for cost in costs
-    )
-    assert listed <= LISTED_PER_PARTITION, f"{listed:.1f} objects listed per unchanged partition; {shown}"
-    assert requests <= LIST_REQUESTS_PER_PARTITION, f"{requests:.1f} list requests per partition; {shown}"
+    assert_lists_per_partition(costs, counts, objects_budget=LISTED_PER_PARTITION)
+
+
+def test_gc_lists_each_unchanged_partition_s_tail_not_its_segments(
+    costs: list[RunCost], request: pytest.FixtureRequest
+) -> None:
+    format_1_breaks(request, costs, "format 1: gc lists the whole lake")
+    assert_lists_per_partition(costs, lambda cost: cost.gc_counts, objects_budget=GC_LISTED_PER_PARTITION)

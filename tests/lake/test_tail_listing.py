@@ -22,6 +22,7 @@ from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.topic_partition import TopicPartition
 from kit import T0, FakeClock, make_segment, upload_segment
 
+from lake.gc_helpers import crashed_run
 from lake.retention_helpers import config, topic_yaml
 
 pytestmark = pytest.mark.lake
@@ -135,11 +136,13 @@ def test_gc_still_sweeps_an_orphan_below_the_newest_segment_of_an_unchanged_part
     lake: tuple[ObjectStore, FakeClock],
 ) -> None:
     """A crashed run's output below a partition's newest segment: the runs' tail listing does not see it
-    (the partition stays unread), gc's listing must (docs/metadata-format-2.md, "gc")."""
+    (the partition stays unread), gc's listing must (docs/metadata-format-2.md, "gc"): the run's
+    ``input-manifest.json`` names the partition, and gc, which keeps a record of the runs it settled,
+    lists that partition whole (``lake.gc_listing``)."""
     store, clock = lake
-    orphan = f"{OTHER.dir_name}/00000000000000000002-crashed1.log"
-    store.put(orphan, make_segment(2, batches=1).log)
-    result = _run(store, clock)
+    orphan = crashed_run(store, clock, OTHER, base_offset=2)
+    upload_segment(store, TP, make_segment(6, batches=1), with_indexes=False)
+    result = _run(store, clock)  # commits the crashed run's version: it can no longer commit
     assert OTHER not in {state.topic_partition for state in result.adoption.partitions}
     report = collect_garbage(store, now_ms=wall_clock_ms() + 1, orphan_min_age_ms=0)
     assert [item.key for item in report.swept] == [orphan]

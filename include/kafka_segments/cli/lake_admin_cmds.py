@@ -78,6 +78,7 @@ def run_gc(args: argparse.Namespace) -> int:
         retain_manifests=args.retain_manifests,
         orphan_min_age_ms=args.orphan_min_age_ms,
         run_folder_retention_ms=args.run_folder_retention_ms,
+        full=args.full,
     )
     emit(report.to_dict(), report.to_text(), as_json=args.json)
     if not report.ok:
@@ -197,6 +198,14 @@ def add_parsers(commands: Commands) -> None:
             "also delete the folder (_kafka_segments/runs/<run id>/) of every run that ended and has not "
             "changed for MS, unless it committed a retained manifest "
             f"(at least {MIN_RUN_FOLDER_RETENTION_MS}, 1 hour; default: keep every run folder)"
+        ),
+    )
+    sub.add_argument(
+        "--full",
+        action="store_true",
+        help=(
+            "list the whole lake (format 2 otherwise lists each partition's tail once a pass has recorded "
+            "what it settled): finds objects of runs before that record and objects written by hand"
         ),
     )
     add_json(sub, help=REPORT_JSON_HELP)

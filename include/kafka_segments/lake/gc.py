@@ -16,8 +16,10 @@ from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.config.catalogue import DEFAULT_RETAIN_MANIFESTS
 from kafka_segments.errors import ManifestFormatError, RunStateError
 from kafka_segments.lake.format2 import FORMAT_2, is_piece_key
+from kafka_segments.lake.gc_listing import GcListing, gc_listing, next_record
+from kafka_segments.lake.gc_record import write_gc_record
 from kafka_segments.lake.gc_report import GcReport, OrphanItem, RetiredItem
-from kafka_segments.lake.gc_scope import examined_partitions, partition_of
+from kafka_segments.lake.gc_scope import partition_of
 from kafka_segments.lake.history import manifest_versions
 from kafka_segments.lake.layout import RUNS_PREFIX, is_meta_key, manifest_key, try_parse_segment_key
 from kafka_segments.lake.roots import VersionRoot, read_root, try_read_root
@@ -40,7 +42,6 @@ from kafka_segments.progress import Phase, phase
 from kafka_segments.segment.files import FileKind
 from kafka_segments.state import Manifest, RetiredObject
 from kafka_segments.storage.base import ObjectMeta, ObjectStore
-from kafka_segments.topic_partition import TopicPartition
 
 
 def collect_garbage(
@@ -51,6 +52,7 @@ def collect_garbage(
     retain_manifests: int = DEFAULT_RETAIN_MANIFESTS,
     orphan_min_age_ms: int = 3_600_000,
     run_folder_retention_ms: int | None = None,
+    full: bool = False,
     clock: Clock = wall_clock_ms,
 ) -> GcReport:
     """Delete due retired objects, orphans of runs that can no longer commit, and old manifests; with a
@@ -63,25 +65,35 @@ def collect_garbage(
         orphan_min_age_ms: how old an orphan must be before it is swept.
         run_folder_retention_ms: how long the folder of a run that ended is kept after its last change
             (``None``, the default: every folder is kept; at least one hour).
+        full: list the whole lake even where a scoped listing would do (``lake.gc_listing``).
 
     Raises:
         ValueError: ``orphan_min_age_ms`` is negative, or ``run_folder_retention_ms`` is below one hour.
         ManifestFormatError: a retained manifest is not valid (nothing is deleted then: gc cannot know what
             it protects).
-        ObjectStoreError: the store could not be read (failed deletes are reported, not raised).
+        ObjectStoreError: the store could not be read, or gc's record of the pass not written (failed
+            deletes are reported, not raised).
     """
     if orphan_min_age_ms < 0:
         raise ValueError(f"orphan_min_age_ms must be >= 0, got {orphan_min_age_ms}")
     check_run_folder_retention(run_folder_retention_ms)
     now = clock() if now_ms is None else now_ms
-    plan = _plan(
+    plan, listing = _plan(
         store,
         now_ms=now,
         retain=max(1, retain_manifests),
         orphan_min_age_ms=orphan_min_age_ms,
         run_folder_retention_ms=run_folder_retention_ms,
+        full=full,
     )
-    return plan if dry_run else _execute(store, plan)
+    if dry_run:
+        return plan
+    done = _execute(store, plan)
+    if done.ok and listing is not None:
+        gone = [run.run_id for run in done.expired_runs]
+        left = [orphan.run_id for orphan in done.orphans_left]
+        write_gc_record(store, next_record(listing, left=left, gone=gone))
+    return done
 
 
 def _plan(
@@ -91,18 +103,19 @@ def _plan(
     retain: int,
     orphan_min_age_ms: int,
     run_folder_retention_ms: int | None,
-) -> GcReport:
-    """The dry-run report: everything classified, nothing deleted."""
+    full: bool,
+) -> tuple[GcReport, GcListing | None]:
+    """The dry-run report: everything classified, nothing deleted; and the listing it came from (format 2)."""
     versions = manifest_versions(store)
     retained_versions = tuple(versions[-retain:])
     roots = _read_retained(store, retained_versions)
-    everything = list(store.list())  # one listing: the run folders' verdicts come from it too
+    scope = gc_listing(store, roots, full=full) if roots and roots[-1].format_version == FORMAT_2 else None
+    everything = list(store.list()) if scope is None else scope.objects  # the run folders' verdicts too
     listing = [meta for meta in everything if not is_meta_key(meta.key) or is_piece_key(meta.key)]
     present = frozenset(meta.key for meta in listing)
     pieces: set[str] = set()
-    examined: frozenset[TopicPartition] | None = None
-    if roots and roots[-1].format_version == FORMAT_2:
-        examined = examined_partitions(roots, listing)
+    examined = None if scope is None else scope.examined
+    if examined is not None:
         listing = [meta for meta in listing if partition_of(meta.key) in examined]
     retained = [
         root.manifest(None if examined is None else examined.__contains__, referenced=pieces)
@@ -114,7 +127,12 @@ def _plan(
     # Format 2: only the examined partitions' objects can be orphans (``lake.gc_scope``).
     sweep, left = _classify_orphans(store, listing, keep, retained, now_ms, orphan_min_age_ms)
     oldest_retained = retained_versions[0] if retained_versions else 0
-    return GcReport(
+    expired = _expired_runs(everything, retained, now_ms, run_folder_retention_ms)
+    if scope is not None and not scope.whole:
+        # A scoped pass keeps the folder of a run with objects still to sweep: they are found from it.
+        busy = {orphan.run_id for orphan in (*sweep, *left)}
+        expired = tuple(run for run in expired if run.run_id not in busy)
+    report = GcReport(
         now_ms=now_ms,
         dry_run=True,
         head_version=head.version if head is not None else None,
@@ -128,8 +146,10 @@ def _plan(
         deleted_manifests=tuple(version for version in versions if version < oldest_retained),
         failures=problems,
         run_folder_retention_ms=run_folder_retention_ms,
-        expired_runs=_expired_runs(everything, retained, now_ms, run_folder_retention_ms),
+        expired_runs=expired,
+        listing=None if scope is None else scope.note,
     )
+    return report, scope
 
 
 def _expired_runs(

@@ -72,6 +72,8 @@ class GcReport:
     """``None``: every run folder is kept."""
     expired_runs: tuple[ExpiredRun, ...] = ()
     """Folders of runs that ended longer ago than ``run_folder_retention_ms``, deleted (or to delete)."""
+    listing: str | None = None
+    """Format 2: how the pass listed the lake (scoped, or whole and why: ``lake.gc_listing``)."""
 
     @property
     def deleted_keys(self) -> tuple[str, ...]:
@@ -101,6 +103,7 @@ class GcReport:
             "failures": [failure.to_dict() for failure in self.failures],
             "run_folder_retention_ms": self.run_folder_retention_ms,
             "expired_runs": [run.to_dict() for run in self.expired_runs],
+            "listing": self.listing,
         }
 
     def to_text(self) -> str:
@@ -111,6 +114,7 @@ class GcReport:
         lines = [
             f"{title} at {format_wall_ms(self.now_ms)}: head version {self.head_version}, "
             f"retained manifests {_versions_text(self.retained_versions)}",
+            *([] if self.listing is None else [f"listing: {self.listing}"]),
             f"retired objects: {len(self.deleted)} {verb}, {len(self.waiting)} waiting, "
             f"{len(self.held)} held, {len(self.already_gone)} already gone",
             *(

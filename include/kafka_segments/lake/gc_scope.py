@@ -8,12 +8,17 @@ named with a run id shares its name stem with one of those ``.log`` objects or a
 retired segment's index), and its folder of pieces holds exactly the head's partition manifest and as many
 chunks as the head's line says. Then no retained version holds a retired object of it live, nothing of it
 is an orphan, and no piece of it is unreferenced. Every other partition (and every partition of a listing
-that the head does not name) is read as gc always read it."""
+that the head does not name) is read as gc always read it.
+
+A partition listed only after its newest segment's name (``starts``: ``lake.tail_listing``, gc's scoped
+listing, ``lake.gc_listing``) is tested the same way on what was listed: its ``.log`` objects less the
+retired ones against ``tail_sha256``, the objects named with a run id there against those and the retired
+stems. gc then lists every partition it examines whole."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from kafka_segments.errors import InvalidTopicError
 from kafka_segments.lake.format2 import FORMAT_2, PIECES_PREFIX, state_sha256
@@ -48,10 +53,15 @@ class _Listed:
 
 
 def examined_partitions(
-    roots: Sequence[VersionRoot], listing: Iterable[ObjectMeta]
+    roots: Sequence[VersionRoot],
+    listing: Iterable[ObjectMeta],
+    *,
+    starts: Mapping[TopicPartition, str] | None = None,
 ) -> frozenset[TopicPartition]:
     """The partitions gc reads (see the module docstring); ``roots`` are the retained versions', oldest
-    first, the head in format 2 (older ones may be in format 1, as after an upgrade)."""
+    first, the head in format 2 (older ones may be in format 1, as after an upgrade). ``starts``: the
+    partitions ``listing`` shows only after a key (their tails)."""
+    starts = starts or {}
     head = roots[-1]
     retired = {item.key for item in head.retired}
     listed: dict[TopicPartition, _Listed] = defaultdict(_Listed)
@@ -72,7 +82,7 @@ def examined_partitions(
         examined.update(_differing(root, lines))
     for topic_partition, line in lines.items():
         if topic_partition not in examined and not _settled(
-            line, listed.get(topic_partition, _Listed()), retired
+            line, listed.get(topic_partition, _Listed()), retired, tail=topic_partition in starts
         ):
             examined.add(topic_partition)
     return frozenset(examined)
@@ -90,10 +100,11 @@ def _differing(root: VersionRoot, head: dict[TopicPartition, RootPartition]) -> 
     return differing
 
 
-def _settled(line: RootPartition, part: _Listed, retired: set[str]) -> bool:
-    if line.summary.live_sha256 is None or line.chunks is None or line.manifest_key is None:
+def _settled(line: RootPartition, part: _Listed, retired: set[str], *, tail: bool) -> bool:
+    recorded = line.summary.tail_sha256 if tail else line.summary.live_sha256
+    if recorded is None or line.chunks is None or line.manifest_key is None:
         return False
-    if live_digest(part.logs) != line.summary.live_sha256:
+    if live_digest(part.logs) != recorded:
         return False
     stems = {key_stem(key) for key, _, _ in part.logs} | {key_stem(key) for key in retired}
     if any(key_stem(key) not in stems for key in part.named):

@@ -5,7 +5,9 @@ For every run without an outcome (one listing of the runs' folders tells which, 
 read), ``recover`` reads back the only version it could commit (``base + 1``) and finishes, discards, fences
 or leaves it alone. A dry run is never fenced (a fence is a commit): once abandoned it is discarded. A head
 manifest that is not valid raises before anything changes: recover does not guess. Every step is
-idempotent: objects are swept before the outcome is written, so a crash in between is swept again."""
+idempotent: objects are swept before the outcome is written, so a crash in between is swept again. A
+discarded run's objects are found in the pieces and the partitions its ``input-manifest.json`` names (it is
+written before the run stages any segment); without one, in one listing of the whole lake."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.errors import ManifestFormatError
 from kafka_segments.lake.checkpoint_files import checkpoint_files_match, write_checkpoint_files
 from kafka_segments.lake.commit import finish_commit, resolve_commit
+from kafka_segments.lake.format2 import PIECES_PREFIX
 from kafka_segments.lake.history import (
     head_version,
     manifest_versions,
@@ -24,7 +27,14 @@ from kafka_segments.lake.history import (
     try_read_manifest,
 )
 from kafka_segments.lake.roots import VersionRoot, read_root, try_read_root
-from kafka_segments.lake.run_folder import list_unsettled_runs, read_outcome, read_run, write_outcome
+from kafka_segments.lake.run_folder import (
+    INPUT_MANIFEST,
+    list_unsettled_runs,
+    read_outcome,
+    read_run,
+    read_run_manifest,
+    write_outcome,
+)
 from kafka_segments.lake.runs import RunEnd, RunOutcome, RunRecord
 from kafka_segments.lake.sweep import (
     DeleteFailure,
@@ -37,6 +47,7 @@ from kafka_segments.lake.sweep import (
 from kafka_segments.lake.transaction import LakeTransaction
 from kafka_segments.state import Manifest
 from kafka_segments.storage.base import ObjectMeta, ObjectStore
+from kafka_segments.topic_partition import TopicPartition
 
 FENCE_OPERATION = "fence"
 
@@ -287,14 +298,26 @@ class _Sweeper:
         self._keep: References | None = None
 
     def sweep(self, run_id: str) -> DeleteResult:
-        if self._objects is None:
-            self._objects = objects_by_run(self._store.list())
-        metas = self._objects.pop(run_id, ())
+        metas = self._run_objects(run_id)
         if not metas:
             return DeleteResult((), ())
         if self._keep is None:
             self._keep = self._references()
         return sweep_objects(self._store, metas, self._keep)
+
+    def _run_objects(self, run_id: str) -> tuple[ObjectMeta, ...]:
+        """The run's objects: from the pieces and the partitions its ``input-manifest.json`` names (written
+        before it stages any segment), else (a run without one, or with one that cannot be read) from one
+        listing of the whole lake, made once."""
+        partitions = None if self._objects is not None else _input_partitions(self._store, run_id)
+        if partitions is not None:
+            folders = [PIECES_PREFIX, *sorted(tp.dir_name + "/" for tp in partitions)]
+            return objects_by_run(meta for folder in folders for meta in self._store.list(folder)).get(
+                run_id, ()
+            )
+        if self._objects is None:
+            self._objects = objects_by_run(self._store.list())
+        return self._objects.pop(run_id, ())
 
     def _references(self) -> References:
         """Every live segment of every present manifest, and the head's pending retired objects."""
@@ -305,3 +328,12 @@ class _Sweeper:
 
     def _read(self, version: int, pieces: set[str]) -> Manifest | None:
         return try_read_manifest(self._store, version, referenced=pieces)
+
+
+def _input_partitions(store: ObjectStore, run_id: str) -> frozenset[TopicPartition] | None:
+    """The partitions the run adopted (``None``: it has no readable ``input-manifest.json``)."""
+    try:
+        manifest = read_run_manifest(store, run_id, INPUT_MANIFEST)
+    except ManifestFormatError:
+        return None
+    return None if manifest is None else frozenset(state.topic_partition for state in manifest.partitions)

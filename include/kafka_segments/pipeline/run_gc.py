@@ -28,14 +28,20 @@ def run_folder_retention_ms(config: Config) -> int | None:
 
 
 def collect_run_garbage(
-    store: ObjectStore, config: Config, *, dry_run: bool, clock: Clock = wall_clock_ms
+    store: ObjectStore,
+    config: Config,
+    *,
+    dry_run: bool,
+    full: bool = False,
+    clock: Clock = wall_clock_ms,
 ) -> GcReport:
     """The gc pass a run ends with: ``collect_garbage`` with the configured manifest and run folder
-    retention (its default orphan age)."""
+    retention (its default orphan age); ``full``: it lists the whole lake (as ``run --full-listing``)."""
     return collect_garbage(
         store,
         dry_run=dry_run,
         retain_manifests=retain_manifests(config),
         run_folder_retention_ms=run_folder_retention_ms(config),
+        full=full,
         clock=clock,
     )

@@ -199,7 +199,7 @@ def run_stages(
     if options.gc and runs(Stage.GC, dry_run=dry_run):
         doing = "listing (a dry run deletes nothing)" if dry_run else "deleting"
         options.step(f"gc: {doing} retired objects whose file.delete.delay.ms has passed")
-        gc = collect_run_garbage(store, config, dry_run=dry_run, clock=clock)
+        gc = collect_run_garbage(store, config, dry_run=dry_run, full=options.full_listing, clock=clock)
     report = finish_run(store, record.run_id, gc=gc, tables=tables)
     return FinishedRun(record, report, recovered, ended, gc, tables=tables)
 

@@ -245,6 +245,8 @@ def execute_run(
         reader=engine.reader(txn.run),
         full_listing=record.request.full_listing,
     )
+    # Before the compaction rounds stage anything: gc finds the run's objects there (``lake.gc_listing``).
+    txn.write_bytes(INPUT_MANIFEST, manifest_to_json(txn.proposed(adoption.partitions)))
     changes = plan_changes(
         adoption,
         config,
@@ -253,7 +255,6 @@ def execute_run(
         snapshot=None if offsets is None else offsets.snapshot,
         selection=record.selection,
     )
-    txn.write_bytes(INPUT_MANIFEST, manifest_to_json(txn.proposed(adoption.partitions)))
     txn.write_file(PLAN, plan_document(txn.run, changes, offsets))
     changed = txn.stage(changes.partitions, retired=changes.retired)
     result = RunResult(
