@@ -21,8 +21,11 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-UNUSED_ENGINES = ("pyspark", "py4j", "sqlalchemy", "psycopg2", "pyathena")
-"""Top-level packages of GX's Spark and SQL integrations (and their database drivers)."""
+UNUSED_ENGINES = ("pyspark", "pyspark.sql.connect", "py4j", "sqlalchemy", "psycopg2", "pyathena")
+"""Packages of GX's Spark and SQL integrations (and their database drivers). ``pyspark.sql.connect`` for a
+process that imported PySpark before GX (a Spark job's driver, a test worker): GX would import Spark
+Connect, whose import check (``pyspark.sql.connect.utils.check_dependencies``) calls ``sys.exit(0)`` when the
+main module has no file (``python -c``, an xdist worker) and pandas is newer than PySpark supports."""
 
 
 @contextmanager

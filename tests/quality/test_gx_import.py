@@ -45,3 +45,18 @@ def test_importing_gx_loads_no_spark_or_sql_engine_and_leaves_them_importable() 
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     out = json.loads(done.stdout)
     assert out == {"loaded": [], "blocked": [], "gx": True}
+
+
+def test_gx_imports_in_a_process_that_imported_pyspark_first_and_has_no_main_file() -> None:
+    """A ``python -c`` process (no ``__main__`` file, like an xdist worker) that imported PySpark before GX:
+    Spark Connect's import check would ``sys.exit(0)`` there (pandas newer than PySpark supports), so GX's
+    import must not load it."""
+    code = (
+        "import sys, json, pyspark\n"
+        "from segment_quality.gx_runtime import _gx\n"
+        "_gx()\n"
+        "print(json.dumps({'gx': 'great_expectations' in sys.modules,"
+        " 'connect': sys.modules.get('pyspark.sql.connect') is not None}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == {"gx": True, "connect": False}
