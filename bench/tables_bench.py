@@ -8,6 +8,7 @@ local lake (``reading_bench``'s lake).
 
     .venv/bin/python bench/tables_bench.py --records 1000000 --segments 4            # the sync, 4 M records
     .venv/bin/python bench/tables_bench.py --records 1000000 --segments 10 --spark   # + the scans, 10 M
+    .venv/bin/python bench/tables_bench.py --records 1000000 --segments 1 --json     # values decoded (JSON)
 
 Records/s per core: the sync's records over the process's CPU time (one thread but for pyarrow's writer);
 Spark's rates divide by the cores Spark was given (``--cores``); ``read_lake`` uses one.
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from gen_data import SegmentSpec
+from kafka_segments.config import Config, parse_config
 from kafka_segments.reading import read_lake
 from kafka_segments.storage import LocalStore
 from kafka_segments.tables import CatalogSettings, open_catalog, sync_tables
@@ -62,6 +64,13 @@ def spark_scans(store: LocalStore, root: Path, cores: int) -> dict[str, tuple[fl
     return results
 
 
+def json_config(enabled: bool) -> Config | None:
+    """With ``--json``: the topic's values decoded into ``value_json`` (``table.value.format: json``)."""
+    if not enabled:
+        return None
+    return parse_config(f"topics:\n  {TOPIC}:\n    kafka_segments.table.value.format: json\n", source="bench")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -72,18 +81,21 @@ def main() -> None:
     parser.add_argument("--codec", default="none")
     parser.add_argument("--spark", action="store_true", help="also the full scans through Spark")
     parser.add_argument("--cores", type=int, default=2, help="Spark's local[N]")
+    parser.add_argument("--json", action="store_true", help="the sync decodes the JSON values too")
     args = parser.parse_args()
     spec = SegmentSpec(records=args.records, value_size=args.value_size, codec=args.codec)
     with tempfile.TemporaryDirectory(prefix="tables-bench-") as folder:
         store, records = build_lake(Path(folder), spec, args.segments)
         options = {"subscribe": TOPIC, "kafka.isolation.level": "read_committed", "includeHeaders": "true"}
         scan = measured(lambda: sum(batch.num_rows for batch in read_lake(store, options)))
-        sync = measured(lambda: sync_tables(store, topics=[TOPIC]))
-        again = measured(lambda: sync_tables(store, topics=[TOPIC]))
+        config = json_config(args.json)
+        sync = measured(lambda: sync_tables(store, topics=[TOPIC], config=config))
+        again = measured(lambda: sync_tables(store, topics=[TOPIC], config=config))
         scans = {"read_lake (Python, Arrow)": (*timed(lambda: python_scan(store)), 1)}
         if args.spark:
             scans.update(spark_scans(store, Path(folder), args.cores))
-    print(f"{records:,} records of {args.value_size} B ({args.codec}), {args.segments} segment(s)")
+    decoded = ", values decoded (JSON)" if args.json else ""
+    print(f"{records:,} records of {args.value_size} B ({args.codec}), {args.segments} segment(s){decoded}")
     for name, (wall, cpu) in (("read_lake scan", scan), ("tables sync", sync), ("sync again", again)):
         rate = records / cpu / 1e6
         print(f"  {name:<15} {wall:6.2f} s wall {cpu:6.2f} s CPU  {rate:5.2f} M records/s per core")

@@ -260,12 +260,12 @@ def test_a_failed_file_write_leaves_the_table_as_it_was_and_the_next_sync_catche
     written = 0
     write = sync_module.write_data_file
 
-    def faulty(*args: Any) -> Any:
+    def faulty(*args: Any, **kwargs: Any) -> Any:
         nonlocal written
         written += 1
         if written == failing:
             raise OSError(f"injected: file {failing} of the sync could not be written")
-        return write(*args)
+        return write(*args, **kwargs)
 
     monkeypatch.setattr(sync_module, "write_data_file", faulty)
     with pytest.raises(OSError, match="injected"):

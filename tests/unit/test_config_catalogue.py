@@ -48,6 +48,8 @@ KAFKA_TOPIC_DEFAULTS = {
     "kafka_segments.run.folder.retention.ms": -1,
     # this project's: no topic is a table unless configured; the embedded catalog, its namespace
     "kafka_segments.table.enable": False,
+    "kafka_segments.table.value.format": "raw",
+    "kafka_segments.table.value.schema": "",
     "kafka_segments.table.catalog": (),
     "kafka_segments.table.namespace": "kafka_segments",
 }

@@ -235,7 +235,7 @@ def test_the_rule_catches_a_private_module_import() -> None:
 
 MODULE_LINES_LIMIT = 400
 """Split a module by concern before it grows past this."""
-INCLUDE_LINES_LIMIT = 45_150
+INCLUDE_LINES_LIMIT = 45_400
 """include/ stays below the size it had before the one-run redesign (issue 18): new code pays for itself;
 a new feature raises it by what its new modules add (issues 22-24: reading, lake view, metrics, warm-up;
 gc's retentions, ``lake/run_folders.py`` and ``pipeline/run_gc.py``: 150; issue 35's conditional-write
@@ -268,7 +268,9 @@ and ``list_folders``, ``storage/s3_reads.py`` split out of ``storage/s3.py``, th
 issue 34's tables stage of every run and snapshot expiry, 250: ``pipeline/tables_stage.py``,
 ``tables/run_stage.py``, ``tables/expiry.py`` and the DAG's ``tables`` task;
 issue 33's gc without the whole listing, 250: ``lake/gc_listing.py``, ``lake/gc_record.py``, ``gc --full``
-and recover's discard from the partitions a run adopted."""
+and recover's discard from the partitions a run adopted;
+issue 34's JSON values into typed columns, 250: ``tables/json_values.py``, ``config/table_values.py`` and
+the ``kafka_segments.table.value.*`` settings."""
 
 
 def _line_counts() -> dict[str, int]:

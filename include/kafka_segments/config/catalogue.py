@@ -34,8 +34,11 @@ DEFAULT_RETAIN_MANIFESTS = 10
 TABLE_ENABLE = "kafka_segments.table.enable"
 TABLE_CATALOG = "kafka_segments.table.catalog"
 TABLE_NAMESPACE = "kafka_segments.table.namespace"
+TABLE_VALUE_FORMAT = "kafka_segments.table.value.format"
+TABLE_VALUE_SCHEMA = "kafka_segments.table.value.schema"
 """The topics as Iceberg tables (docs/tables.md): which topics ``tables sync --config`` publishes, the
-catalog's pyiceberg properties (``NAME=VALUE``) and the tables' namespace."""
+catalog's pyiceberg properties (``NAME=VALUE``), the tables' namespace, and a topic's values decoded from JSON
+into a typed column (``value.format=json``; ``value.schema``: a JSON object, field name -> type)."""
 RUN_FOLDER_RETENTION_MS = "kafka_segments.run.folder.retention.ms"
 MIN_RUN_FOLDER_RETENTION_MS = 3_600_000
 """The shortest run folder retention (1 hour: a run still writes its folder after it ends), for the setting
@@ -209,6 +212,13 @@ def topic_settings() -> tuple[Setting, ...]:
                "kafka-segments extension"),
         _topic(TABLE_ENABLE, _T.BOOLEAN, False, None, (Synonym(TABLE_ENABLE),),
                "publish the topic as an Iceberg table (`tables sync --config`, docs/tables.md)",
+               "kafka-segments extension"),
+        _topic(TABLE_VALUE_FORMAT, _T.STRING, "raw", OneOf(("raw", "json")), (),
+               "json: the table also has value_json, the value's top-level JSON fields as typed columns",
+               "kafka-segments extension"),
+        _topic(TABLE_VALUE_SCHEMA, _T.STRING, "", None, (),
+               "with value.format json: the fields of value_json as a JSON object, name -> long, double, "
+               "boolean or string (empty: inferred from the data and evolved additively)",
                "kafka-segments extension"),
     )  # fmt: skip
 

@@ -10,7 +10,9 @@
   below a week would be invalid without ever using consumed retention.
 * **The offset map** (``dedupe_rules``): Kafka's startup checks of ``log.cleaner.dedupe.buffer.size``.
 * **Run folder retention** (this project's rule): ``kafka_segments.run.folder.retention.ms`` is -1 or at least
-  one hour, since a run still writes its folder after it ends."""
+  one hour, since a run still writes its folder after it ends.
+* **A table's JSON schema** (``config.table_values``): ``kafka_segments.table.value.schema`` is a JSON
+  object of field name -> long, double, boolean or string."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from collections.abc import Mapping
 from kafka_segments.config.catalogue import (
     MIN_RUN_FOLDER_RETENTION_MS,
     RUN_FOLDER_RETENTION_MS,
+    TABLE_VALUE_SCHEMA,
     Value,
     topic_setting,
 )
@@ -26,6 +29,8 @@ from kafka_segments.config.dedupe_rules import dedupe_problems
 from kafka_segments.config.problems import ConfigProblem
 from kafka_segments.config.resolve import EffectiveSetting, broker_value, effective_settings
 from kafka_segments.config.sections import Section
+from kafka_segments.config.table_values import parse_value_schema
+from kafka_segments.config.values import SettingValueError
 
 MIN_LAG, MAX_LAG = "min.compaction.lag.ms", "max.compaction.lag.ms"
 RETENTION, CONSUMED_MS, CONSUMED_ENABLE = (
@@ -95,6 +100,12 @@ def _topic_problems(topic: Section, values: Mapping[str, Value | None]) -> list[
     if in_play and any(name in topic.values for name in own) and _consumed_conflict(values):
         key = _first_set(topic, own)
         problems.append(topic.problem(key, topic.values[key], _consumed_rule(topic, values)))
+    schema = values.get(TABLE_VALUE_SCHEMA)
+    if TABLE_VALUE_SCHEMA in topic.values and isinstance(schema, str):
+        try:
+            parse_value_schema(schema)
+        except SettingValueError as exc:
+            problems.append(topic.problem(TABLE_VALUE_SCHEMA, topic.values[TABLE_VALUE_SCHEMA], exc.rule))
     return problems
 
 

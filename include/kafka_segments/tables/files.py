@@ -18,7 +18,15 @@ from kafka_segments.reading.reader import read_latest
 from kafka_segments.reading.segment_read import read_task
 from kafka_segments.reading.tasks import SegmentTask
 from kafka_segments.storage.base import ObjectStore
-from kafka_segments.tables.schema import file_arrow_schema, iceberg_schema
+from kafka_segments.tables.json_values import (
+    JSON_COLUMN,
+    JsonValues,
+    decode,
+    evolve,
+    struct_column,
+    table_fields,
+)
+from kafka_segments.tables.schema import file_arrow_schema
 
 FILE_LAYOUT = "1"
 """Part of every file's identity: a change of what a file holds (its columns, how rows are chosen) changes
@@ -31,6 +39,14 @@ PARQUET_OPTIONS: dict[str, Any] = {
 """Keys and values are neither dictionary-encoded nor given min/max statistics (rarely repeated, and no
 query prunes on them): about 20% less CPU per file than pyarrow's defaults; offsets and timestamps keep
 theirs, so Iceberg's planning prunes files by them."""
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenFile:
+    """A data file written (``pyiceberg.manifest.DataFile``) and its ``value_json`` type conflicts."""
+
+    data_file: Any
+    json_conflicts: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,28 +109,34 @@ def name_of(file_path: str) -> str:
     return file_path.rsplit("/", 1)[-1]
 
 
-def write_data_file(store: ObjectStore, table: Any, wanted: WantedFile) -> Any | None:
+def write_data_file(
+    store: ObjectStore, table: Any, wanted: WantedFile, json_values: JsonValues | None = None
+) -> WrittenFile | None:
     """Write ``wanted``'s rows to its Parquet file in ``table``'s location (replacing a leftover of a sync
-    that did not commit) and return its ``pyiceberg.manifest.DataFile``; ``None`` when the segment has no
-    row to give (control records only, aborted data only): no file.
+    that did not commit) and return it; ``None`` when the segment has no row to give (control records
+    only, aborted data only): no file. With ``json_values`` the file has ``value_json`` too: the segment's
+    rows are decoded first, and the fields they bring that the table lacks are added to its schema
+    (``tables.json_values``) before the file is written with it.
 
     Raises:
         SegmentObjectMismatchError, CorruptRecordError: as ``reading.read_task``; the FileIO's errors.
     """
     import pyarrow.parquet as pq
 
-    schema = file_arrow_schema()
+    batches: Iterable[Any] = (batch for batch in _batches(store, wanted) if batch.num_rows)
+    conflicts = 0
+    if json_values is not None:
+        batches, conflicts = _with_json(table, list(batches), json_values)
+    schema = file_arrow_schema(table.schema())
     path = data_file_path(table.metadata.location, wanted)
     out: Any = None
     writer: Any = None
     try:
-        for batch in _batches(store, wanted):
-            if batch.num_rows == 0:
-                continue
+        for batch in batches:
             if writer is None:
                 out = table.io.new_output(path).create(overwrite=True)
-                writer = pq.ParquetWriter(out, schema, **PARQUET_OPTIONS)
-            writer.write_batch(batch.cast(schema))
+                writer = pq.ParquetWriter(out, schema, **_parquet_options(schema))
+            writer.write_batch(_conformed(batch, schema))
         if writer is None:
             return None
         writer.close()
@@ -122,7 +144,49 @@ def write_data_file(store: ObjectStore, table: Any, wanted: WantedFile) -> Any |
     finally:
         if out is not None:
             out.close()
-    return _data_file(table, wanted, path=path, metadata=writer.writer.metadata, size=size)
+    data_file = _data_file(table, wanted, path=path, metadata=writer.writer.metadata, size=size)
+    return WrittenFile(data_file, conflicts)
+
+
+def _parquet_options(schema: Any) -> dict[str, Any]:
+    """``PARQUET_OPTIONS``, with statistics for ``value_json``'s fields when the file has it (they are
+    measured: pyiceberg's planning prunes by them)."""
+    if JSON_COLUMN not in schema.names:
+        return PARQUET_OPTIONS
+    fields = [f"{JSON_COLUMN}.{field.name}" for field in schema.field(JSON_COLUMN).type]
+    return {**PARQUET_OPTIONS, "write_statistics": [*PARQUET_OPTIONS["write_statistics"], *fields]}
+
+
+def _with_json(table: Any, batches: list[Any], json_values: JsonValues) -> tuple[list[Any], int]:
+    """``batches`` with their ``value_json`` column (after the table's schema got the fields they bring,
+    unless the fields are given), and the type conflicts."""
+    wanted = dict(json_values.fields)
+    known = wanted or table_fields(table)
+    decoded = [decode(batch.column("value"), known) for batch in batches]
+    if not wanted:
+        for each in decoded:
+            wanted = {**each.seen, **wanted}
+    evolve(table, wanted)
+    fields = table_fields(table)
+    if not fields:
+        return batches, 0
+    out, conflicts = [], 0
+    for batch, each in zip(batches, decoded, strict=True):
+        column, count = struct_column(each, fields)
+        out.append(batch.append_column(JSON_COLUMN, column))
+        conflicts += count
+    return out, conflicts
+
+
+def _conformed(batch: Any, schema: Any) -> Any:
+    """``batch`` cast to the file's ``schema``, with a null ``value_json`` when it has none (the table has
+    the column but this topic's setting is off)."""
+    import pyarrow as pa
+
+    if JSON_COLUMN in schema.names and JSON_COLUMN not in batch.schema.names:
+        field = schema.field(JSON_COLUMN)
+        batch = batch.append_column(JSON_COLUMN, pa.nulls(batch.num_rows, type=field.type))
+    return batch.cast(schema)
 
 
 def _batches(store: ObjectStore, wanted: WantedFile) -> Iterator[Any]:
@@ -140,7 +204,7 @@ def _data_file(table: Any, wanted: WantedFile, *, path: str, metadata: Any, size
     from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
     from pyiceberg.typedef import Record
 
-    schema = iceberg_schema()
+    schema = table.schema()
     statistics = data_file_statistics_from_parquet_metadata(
         parquet_metadata=metadata,
         stats_columns=compute_statistics_plan(schema, table.metadata.properties),

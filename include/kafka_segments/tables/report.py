@@ -19,6 +19,8 @@ class VersionSync:
     rows_added: int
     snapshot_id: int | None
     """The Iceberg snapshot showing this version; ``None``: the table's rows did not change."""
+    json_conflicts: int = 0
+    """``value_json`` fields left null because the value's type conflicts with the field's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +72,11 @@ class TableSync:
             )
         if not any(done.snapshot_id is not None for done in self.versions):
             lines.append(f"{self.label}: {self.table} up to date at lake version {self.to_version}")
+        conflicts = sum(done.json_conflicts for done in self.versions)
+        if conflicts:
+            lines.append(
+                f"{self.label}: {conflicts} JSON field value(s) null: their type conflicts with the field's"
+            )
         if self.expired:
             lines.append(
                 f"{self.label}: expired {self.expired} snapshot(s) showing only lake versions gc removed"
@@ -92,6 +99,7 @@ class TableSync:
                     "files_removed": done.files_removed,
                     "rows_added": done.rows_added,
                     "snapshot_id": done.snapshot_id,
+                    "json_conflicts": done.json_conflicts,
                 }
                 for done in self.versions
             ],

@@ -87,8 +87,9 @@ def sort_order() -> Any:
     return SortOrder(SortField(source_id=5, transform=IdentityTransform()))
 
 
-def file_arrow_schema() -> Any:
-    """The Arrow schema of the data files, with the Iceberg field ids in each field's metadata."""
+def file_arrow_schema(schema: Any) -> Any:
+    """The Arrow schema of the data files of a table whose Iceberg schema is ``schema`` (``iceberg_schema``,
+    with ``value_json`` when JSON values are decoded), with the field ids in each field's metadata."""
     from pyiceberg.io.pyarrow import schema_to_pyarrow
 
-    return schema_to_pyarrow(iceberg_schema(), include_field_ids=True)
+    return schema_to_pyarrow(schema, include_field_ids=True)

@@ -35,6 +35,7 @@ from kafka_segments.tables.changes import (
 )
 from kafka_segments.tables.expiry import expire_gone_snapshots
 from kafka_segments.tables.files import name_of, write_data_file
+from kafka_segments.tables.json_values import JsonValues
 from kafka_segments.tables.report import SkippedVersions, TablesSyncReport, TableSync, VersionSync
 from kafka_segments.tables.schema import (
     DEFAULT_NAMESPACE,
@@ -53,6 +54,7 @@ from kafka_segments.tables.settings import (
     configured_catalog,
     configured_namespace,
     configured_topics,
+    topic_json_values,
 )
 
 GONE = "removed by gc before the table showed it"
@@ -90,7 +92,15 @@ def sync_tables(
     _check_topics(store, iceberg, chosen, head, namespace=namespace)
     compacted = set() if config is None else set(compacted_topics(config, chosen))
     synced = tuple(
-        sync_topic(store, iceberg, topic, versions=versions, namespace=namespace, view=view)
+        sync_topic(
+            store,
+            iceberg,
+            topic,
+            versions=versions,
+            namespace=namespace,
+            view=view,
+            json_values=None if config is None else topic_json_values(config, topic),
+        )
         for topic in chosen
         for view in ((View.ALL, View.LATEST) if topic in compacted else (View.ALL,))
     )
@@ -105,9 +115,10 @@ def sync_topic(
     versions: Sequence[int],
     namespace: str,
     view: View = View.ALL,
+    json_values: JsonValues | None = None,
 ) -> TableSync:
     """Bring ``topic``'s table (``view=latest``: its ``_latest`` table) to the last of ``versions`` (the
-    lake's retained versions, ascending)."""
+    lake's retained versions, ascending); with ``json_values`` its files have ``value_json``."""
     table, created = open_table(store, catalog, topic, namespace=namespace, view=view)
     shown = recorded_version(table)
     pending = [v for v in versions if v > (shown or 0)]
@@ -130,7 +141,7 @@ def sync_topic(
         except VersionGoneError as exc:
             skipped.append(SkippedVersions(version, version, f"its segments are gone ({exc.reason})"))
             continue
-        done.append(_apply(store, table, change, version=version, files=files))
+        done.append(_apply(store, table, change, version=version, files=files, json_values=json_values))
         previous, last = digests, version
     if last != recorded_version(table) and last is not None:
         _commit(table, version=last, drop=(), add=())
@@ -149,11 +160,17 @@ def sync_topic(
 
 
 def _apply(
-    store: ObjectStore, table: Any, change: VersionChange, *, version: int, files: PartitionFiles
+    store: ObjectStore,
+    table: Any,
+    change: VersionChange,
+    *,
+    version: int,
+    files: PartitionFiles,
+    json_values: JsonValues | None,
 ) -> VersionSync:
     """Write ``change``'s files and commit them with the version (no commit when the rows stay the same)."""
-    written = [(wanted, write_data_file(store, table, wanted)) for wanted in change.to_write]
-    added = [(wanted, data_file) for wanted, data_file in written if data_file is not None]
+    written = [(wanted, write_data_file(store, table, wanted, json_values)) for wanted in change.to_write]
+    added = [(wanted, done.data_file) for wanted, done in written if done is not None]
     snapshot_id = None
     if added or change.to_drop:
         _commit(table, version=version, drop=change.to_drop, add=[data_file for _, data_file in added])
@@ -169,6 +186,7 @@ def _apply(
         files_removed=len(change.to_drop),
         rows_added=sum(int(data_file.record_count) for _, data_file in added),
         snapshot_id=snapshot_id,
+        json_conflicts=sum(done.json_conflicts for _, done in written if done is not None),
     )
 
 
