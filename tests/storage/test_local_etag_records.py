@@ -372,3 +372,29 @@ def test_stores_and_threads_saving_at_once_leave_a_whole_record(
 
     assert _etags(LocalStore(lake)) == {key: _sha(data) for key, data in files.items()}
     assert hashed == []
+
+
+def test_a_store_keeps_a_bounded_number_of_folders_entries_and_reads_the_others_again(
+    tmp_path: Path,
+    records: Path,
+    hashed: list[int],
+    later: Callable[[], None],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Listing the folders of a lake one by one (a run's tails) holds at most ``KEEP_READ_FOLDERS`` folders'
+    entries as read from their records; one dropped from memory is read again, never hashed again."""
+    monkeypatch.setattr(local_etags, "KEEP_READ_FOLDERS", 3)
+    files = {f"t-{p}/{n}.log": bytes([p, n]) * 100 for p in range(8) for n in range(4)}
+    _lake(tmp_path / "lake", files)
+    later()
+    _etags(LocalStore(tmp_path / "lake"))
+    hashed.clear()
+
+    store = LocalStore(tmp_path / "lake")
+    for again in range(2):
+        listed = {
+            meta.key: meta.etag for p in range(8) for meta in store.list(f"t-{p}/", start_after=f"t-{p}/1")
+        }
+        assert listed == {key: _sha(data) for key, data in files.items() if key.split("/")[1] > "1"}, again
+    assert hashed == []
+    assert len(store._etags._folders) <= 3

@@ -38,6 +38,7 @@ import struct
 import tempfile
 import threading
 import zlib
+from collections import OrderedDict
 from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 
@@ -48,6 +49,8 @@ from kafka_segments.user_cache import user_cache_dir
 ETAG_CACHE_ENV = "KAFKA_SEGMENTS_ETAG_CACHE"
 ETAG_CACHE = "etags"
 """The cache folder's sub-folder for the records (``user_cache.user_cache_dir``)."""
+KEEP_READ_FOLDERS = 256
+"""How many folders' entries, as read from their records and unchanged since, stay in memory."""
 RACY_MARGIN_MS = 2_000
 """How much older than the start of its hashing a file's mtime and ctime must be for its sha256 to be
 persisted: more than any filesystem's timestamp granularity (FAT's 2 s), and a margin for clocks."""
@@ -97,6 +100,10 @@ class EtagRecords:
         """The entries known of each folder, by name."""
         self._dirty: set[str] = set()
         """The folders whose record is to be written."""
+        self._as_read: OrderedDict[str, None] = OrderedDict()
+        """The folders whose entries are exactly their record's (no ``put`` since): dropped from memory, least
+        recently used first, beyond ``KEEP_READ_FOLDERS`` (read again when asked): a run that lists the tails
+        of 10^5 partitions holds a few hundred folders' entries, not every segment's."""
         self._lock = threading.Lock()
         """Held by ``get``, ``put`` and ``save``: a store is used by several threads (adoption's reads)."""
 
@@ -132,6 +139,7 @@ class EtagRecords:
             entries = self._folder(folder)
             old = entries.get(name)
             entries[name] = (version, sha256, durable)
+            self._changed(folder)
             if (durable and old != entries[name]) or (not durable and old is not None and old[2]):
                 self._dirty.add(folder)  # a new entry to persist, or a persisted one gone stale
 
@@ -147,6 +155,7 @@ class EtagRecords:
             entries = self._folder(name)
             if not entries.keys() <= set(present):
                 self._folders[name] = {k: e for k, e in entries.items() if k in present}
+                self._changed(name)
                 self._dirty.add(name)
         if self._lake_folder is None:
             self._dirty.clear()
@@ -165,7 +174,17 @@ class EtagRecords:
         entries = self._folders.get(name)
         if entries is None:
             entries = self._folders[name] = self._read(name)
+            self._as_read[name] = None
+            while len(self._as_read) > KEEP_READ_FOLDERS:
+                oldest, _ = self._as_read.popitem(last=False)
+                self._folders.pop(oldest, None)
+        elif name in self._as_read:
+            self._as_read.move_to_end(name)
         return entries
+
+    def _changed(self, name: str) -> None:
+        """Folder ``name``'s entries are no longer its record's: kept in memory from now on."""
+        self._as_read.pop(name, None)
 
     def _read(self, name: str) -> dict[str, Entry]:
         """The persisted entries of folder ``name``; none when the record is missing or unusable."""
@@ -186,6 +205,7 @@ class EtagRecords:
         if not walked:  # drop the entries of files gone from the folder
             present = set(_names(self._root / name))
             entries = self._folders[name] = {k: e for k, e in entries.items() if k in present}
+            self._changed(name)
         durable = {k: e for k, e in entries.items() if e[2]}
         if not durable:
             if self._lake_folder is not None:
