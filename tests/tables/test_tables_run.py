@@ -69,6 +69,7 @@ def test_a_run_syncs_the_enabled_tables_and_a_dry_run_none(tmp_path: Path) -> No
     assert tables["synced"] is True
     [table] = tables["report"]["tables"]
     assert (table["table"], table["created"], table["to_version"]) == ("kafka_segments.t", True, 1)
+    assert table["unreferenced_files"]["dry_run"] is False  # a committing run deletes unreferenced files
     assert "[run] tables: bringing the enabled topics' tables to the lake's head" in ran.stderr
     assert _offsets_in_table(store, CatalogSettings()) == _offsets_in_lake(store) == list(range(5, 15))
 

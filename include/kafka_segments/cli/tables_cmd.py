@@ -1,4 +1,4 @@
-"""``kafka-segments tables sync --lake L [--topics T ...] [--catalog NAME=VALUE ...] [--json]``
+"""``kafka-segments tables sync --lake L [--topics T ...] [--catalog NAME=VALUE ...] [--execute] [--json]``
 (docs/tables.md): bring each topic's Iceberg table to the lake's head, one line per version published or
 skipped. Exit 0; errors as every command's (one line, exit 1 or 2)."""
 
@@ -8,7 +8,9 @@ import argparse
 import sys
 
 from kafka_segments.cli.common import EXIT_OK, EXIT_USAGE, Commands, add_config, add_json, add_lake
+from kafka_segments.cli.lake_admin_cmds import non_negative_ms
 from kafka_segments.cli.output import print_json
+from kafka_segments.tables.orphans import DEFAULT_MIN_AGE_MS
 
 
 def run_sync(args: argparse.Namespace) -> int:
@@ -18,7 +20,13 @@ def run_sync(args: argparse.Namespace) -> int:
     settings = CatalogSettings.from_pairs(args.catalog) if args.catalog else None
     config = load_config(args.config) if args.config else None
     report = sync_tables(
-        args.lake, topics=args.topics, catalog=settings, namespace=args.namespace, config=config
+        args.lake,
+        topics=args.topics,
+        catalog=settings,
+        namespace=args.namespace,
+        config=config,
+        delete_files=args.execute,
+        file_min_age_ms=args.orphan_min_age_ms,
     )
     if args.json:
         print_json(report.to_json())
@@ -73,6 +81,21 @@ def add_parsers(commands: Commands) -> None:
     )
     sync.add_argument(
         "--namespace", help="the tables' namespace (default: kafka_segments.table.namespace, kafka_segments)"
+    )
+    sync.add_argument(
+        "--execute",
+        action="store_true",
+        help=(
+            "also delete each table's files no kept snapshot references (of expired snapshots, of syncs "
+            "that did not commit); default: only report them"
+        ),
+    )
+    sync.add_argument(
+        "--orphan-min-age-ms",
+        type=non_negative_ms,
+        default=DEFAULT_MIN_AGE_MS,
+        metavar="MS",
+        help="delete an unreferenced file only once it is this old (default 1 hour, as gc's)",
     )
     add_json(sync)
     sync.set_defaults(handler=run_sync)

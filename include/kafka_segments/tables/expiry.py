@@ -34,8 +34,8 @@ def snapshots_to_expire(table: Any, retained: Sequence[int]) -> list[int]:
 
 
 def expire_gone_snapshots(table: Any, retained: Sequence[int]) -> int:
-    """Expire the snapshots ``snapshots_to_expire`` names, in one commit; returns how many. Their data files
-    stay in the warehouse (removing orphan files is not done yet)."""
+    """Expire the snapshots ``snapshots_to_expire`` names, in one commit; returns how many. The files only
+    they needed are removed afterwards (``tables.orphans``)."""
     expired = snapshots_to_expire(table, retained)
     if expired:
         table.maintenance.expire_snapshots().by_ids(expired).commit()

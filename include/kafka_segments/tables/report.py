@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kafka_segments.tables.orphans import UnreferencedFiles
+
 
 @dataclass(frozen=True, slots=True)
 class VersionSync:
@@ -52,6 +54,8 @@ class TableSync:
     """``all`` (the log) or ``latest`` (the compacted view)."""
     expired: int = 0
     """Snapshots expired: they showed only lake versions gc removed (``tables.expiry``)."""
+    unreferenced: UnreferencedFiles | None = None
+    """The files no kept snapshot references, deleted or (a dry run) to delete (``tables.orphans``)."""
 
     @property
     def label(self) -> str:
@@ -81,6 +85,23 @@ class TableSync:
             lines.append(
                 f"{self.label}: expired {self.expired} snapshot(s) showing only lake versions gc removed"
             )
+        return lines + self._unreferenced_lines()
+
+    def _unreferenced_lines(self) -> list[str]:
+        files = self.unreferenced
+        if files is None:
+            return []
+        if files.skipped is not None:
+            return [f"{self.label}: unreferenced files not removed: {files.skipped}"]
+        lines = []
+        if files.keys:
+            done = "would delete (a dry run; --execute deletes)" if files.dry_run else "deleted"
+            count = f"{len(files.keys)} file(s) ({files.size} bytes)"
+            lines.append(f"{self.label}: {done} {count} no kept snapshot references")
+        if files.younger and not files.dry_run:  # a dry run's text says only what it would delete
+            lines.append(
+                f"{self.label}: {files.younger} unreferenced file(s) kept: younger than the grace period"
+            )
         return lines
 
     def to_json(self) -> dict[str, Any]:
@@ -105,6 +126,7 @@ class TableSync:
             ],
             "skipped": [{"first": s.first, "last": s.last, "reason": s.reason} for s in self.skipped],
             "expired_snapshots": self.expired,
+            "unreferenced_files": None if self.unreferenced is None else self.unreferenced.to_json(),
         }
 
 

@@ -1,6 +1,7 @@
 """The sync a run's ``tables`` stage calls (``pipeline.tables_stage``; docs/tables.md "After every run"): the
 topics the configuration enables (``kafka_segments.table.enable``), in the catalog and namespace it names,
-brought to the lake's head. The command line's ``run`` and the maintenance DAG's ``tables`` task supply it."""
+brought to the lake's head, their unreferenced files deleted (a run that commits is not a dry run). The
+command line's ``run`` and the maintenance DAG's ``tables`` task supply it."""
 
 from __future__ import annotations
 
@@ -24,5 +25,5 @@ def sync_enabled_tables(store: ObjectStore, config: Config) -> TablesOutcome | N
         return None
     from kafka_segments.tables.sync import sync_tables  # the reader's kernels, pyiceberg: only for a table
 
-    report = sync_tables(store, config=config)
+    report = sync_tables(store, config=config, delete_files=True)  # a committing run: not a dry run
     return TablesOutcome(lines=tuple(report.lines()), report=report.to_json())

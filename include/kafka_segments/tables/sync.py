@@ -36,6 +36,7 @@ from kafka_segments.tables.changes import (
 from kafka_segments.tables.expiry import expire_gone_snapshots
 from kafka_segments.tables.files import name_of, write_data_file
 from kafka_segments.tables.json_values import JsonValues
+from kafka_segments.tables.orphans import DEFAULT_MIN_AGE_MS, REPORT_ONLY, FileRemoval, remove_unreferenced
 from kafka_segments.tables.report import SkippedVersions, TablesSyncReport, TableSync, VersionSync
 from kafka_segments.tables.schema import (
     DEFAULT_NAMESPACE,
@@ -67,10 +68,14 @@ def sync_tables(
     catalog: CatalogSettings | None = None,
     namespace: str | None = None,
     config: Config | None = None,
+    delete_files: bool = False,
+    file_min_age_ms: int = DEFAULT_MIN_AGE_MS,
 ) -> TablesSyncReport:
     """Bring the table of each of ``topics`` to the lake's head. Not given, the topics, the catalog and the
     namespace come from ``config`` (``kafka_segments.table.*``); without it every topic of the head but
-    Kafka's internal ones, the embedded catalog and ``kafka_segments``.
+    Kafka's internal ones, the embedded catalog and ``kafka_segments``. After expiry, each table's files
+    no kept snapshot references and older than ``file_min_age_ms`` are deleted with ``delete_files``, only
+    reported without (``tables.orphans``).
 
     Raises:
         TableError: the catalog cannot be opened, a table is not this lake's topic, a commit conflicts.
@@ -100,6 +105,7 @@ def sync_tables(
             namespace=namespace,
             view=view,
             json_values=None if config is None else topic_json_values(config, topic),
+            removal=FileRemoval(delete_files, file_min_age_ms),
         )
         for topic in chosen
         for view in ((View.ALL, View.LATEST) if topic in compacted else (View.ALL,))
@@ -116,9 +122,11 @@ def sync_topic(
     namespace: str,
     view: View = View.ALL,
     json_values: JsonValues | None = None,
+    removal: FileRemoval = REPORT_ONLY,
 ) -> TableSync:
     """Bring ``topic``'s table (``view=latest``: its ``_latest`` table) to the last of ``versions`` (the
-    lake's retained versions, ascending); with ``json_values`` its files have ``value_json``."""
+    lake's retained versions, ascending); with ``json_values`` its files have ``value_json``. Then expire
+    the snapshots of versions gc removed and remove (``removal.delete``; else report) unreferenced files."""
     table, created = open_table(store, catalog, topic, namespace=namespace, view=view)
     shown = recorded_version(table)
     pending = [v for v in versions if v > (shown or 0)]
@@ -146,6 +154,7 @@ def sync_topic(
     if last != recorded_version(table) and last is not None:
         _commit(table, version=last, drop=(), add=())
     expired = expire_gone_snapshots(table, versions)
+    unreferenced = remove_unreferenced(store, table.refresh(), removal)
     return TableSync(
         topic,
         ".".join(table.name()),
@@ -156,6 +165,7 @@ def sync_topic(
         tuple(_merged(skipped)),
         view=view.value,
         expired=expired,
+        unreferenced=unreferenced,
     )
 
 
