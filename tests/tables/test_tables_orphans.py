@@ -29,8 +29,8 @@ def _names(store: ObjectStore) -> set[str]:
     return {meta.key.rsplit("/", 1)[-1] for meta in store.list("_kafka_segments/tables/warehouse/")}
 
 
-def _partition_0_files(store: ObjectStore) -> set[str]:
-    table = open_catalog(store, SETTINGS).load_table(("kafka_segments", "orders"))
+def _partition_0_files(store: ObjectStore, settings: CatalogSettings = SETTINGS) -> set[str]:
+    table = open_catalog(store, settings).load_table(("kafka_segments", "orders"))
     return set(current_files(table)[0])
 
 
@@ -44,16 +44,16 @@ def _retention(store: ObjectStore, first: Manifest, clock: FakeClock) -> None:
     commit_states(store, [trimmed if s is orders else s for s in first.partitions], clock=clock)
 
 
-def _retention_then_gc(store: ObjectStore) -> str:
+def _retention_then_gc(store: ObjectStore, settings: CatalogSettings = SETTINGS) -> str:
     """Version 1 synced, version 2 (retention) synced, gc removes version 1; returns the name of the file of
     the segment retention dropped."""
     clock = FakeClock()
     first = commit_lake(store, rich_specs(), clock=clock)
-    sync_tables(store, topics=["orders"], catalog=SETTINGS)
-    before = _partition_0_files(store)
+    sync_tables(store, topics=["orders"], catalog=settings)
+    before = _partition_0_files(store, settings)
     _retention(store, first, clock)
-    sync_tables(store, topics=["orders"], catalog=SETTINGS)
-    [dropped] = before - _partition_0_files(store)
+    sync_tables(store, topics=["orders"], catalog=settings)
+    [dropped] = before - _partition_0_files(store, settings)
     store.delete(manifest_key(1))
     return dropped
 
@@ -140,3 +140,22 @@ def test_the_files_of_a_sync_that_did_not_commit_are_deleted_once_old(
     assert kept <= _names(store)
     [document] = json.loads(done.stdout)["tables"]
     assert any(key.endswith(never_needed) for key in document["unreferenced_files"]["files"])
+
+
+def test_a_table_outside_the_lake_is_cleaned_through_its_file_io(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "lake")
+    warehouse = tmp_path / "warehouse"
+    settings = CatalogSettings(properties={"warehouse": warehouse.as_uri()})
+    dropped = _retention_then_gc(store, settings)
+    outside = {path.name for path in warehouse.rglob("*") if path.is_file()}
+    assert dropped in outside
+
+    dry = sync_tables(store, topics=["orders"], catalog=settings, file_min_age_ms=0)
+    assert dropped in {path.name for path in warehouse.rglob("*")}
+    assert any(line.startswith("orders: would delete ") for line in dry.lines())
+    sync_tables(store, topics=["orders"], catalog=settings, delete_files=True, file_min_age_ms=0)
+    left = {path.name for path in warehouse.rglob("*") if path.is_file()}
+    assert dropped not in left
+    table = open_catalog(store, settings).load_table(("kafka_segments", "orders"))
+    assert {name_of(task.file.file_path) for task in table.scan().plan_files()} <= left
+    assert table.scan().to_arrow().num_rows > 0

@@ -6,8 +6,8 @@ metadata (its file and the previous metadata files its log keeps) references are
 files of segments retention or compaction removed, and the files of syncs that did not commit. They are
 deleted once older than a grace period (``min_age_ms``, like gc's ``--orphan-min-age-ms``: a concurrent sync
 writes its files before its commit references them), and only when asked (``delete``); otherwise they are
-reported. Only a table located inside the lake (the default warehouse) is cleaned, through the lake's
-store."""
+reported. A table inside the lake (the default warehouse) is listed and cleaned through the lake's store;
+one elsewhere through its own FileIO (``tables.orphans_file_io``)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from kafka_segments.clock import Clock, wall_clock_ms
 from kafka_segments.storage.base import ObjectStore
 from kafka_segments.storage.local import LocalStore
 from kafka_segments.storage.s3 import S3Store
+from kafka_segments.tables.orphans_file_io import delete_files, file_io_listing, identities
 
 DEFAULT_MIN_AGE_MS = 3_600_000
 """An unreferenced file is deleted only once this old (gc's ``--orphan-min-age-ms`` default, 1 hour)."""
@@ -43,7 +44,8 @@ class UnreferencedFiles:
     """A table's files no kept snapshot references: deleted (or, in a dry run, that would be)."""
 
     keys: tuple[str, ...]
-    """The lake's keys of the files deleted (a dry run: to delete)."""
+    """The lake's keys of the files deleted (a dry run: to delete); for a table outside the lake, their
+    locations."""
     size: int
     younger: int
     """Unreferenced files kept because they are younger than the grace period."""
@@ -73,15 +75,14 @@ def remove_unreferenced(
 
     Raises:
         ValueError: ``min_age_ms`` is negative.
-        ObjectStoreError: listing or deleting failed.
+        ObjectStoreError: listing or deleting failed (OSError: through a FileIO).
     """
     delete, min_age_ms = removal.delete, removal.min_age_ms
     if min_age_ms < 0:
         raise ValueError(f"min_age_ms must be >= 0, got {min_age_ms}")
     prefix = lake_key(store, table.location())
     if prefix is None:
-        reason = f"its location {table.location()} is outside the lake"
-        return UnreferencedFiles((), 0, 0, dry_run=not delete, skipped=reason)
+        return _remove_by_file_io(table, delete=delete, min_age_ms=min_age_ms, now=clock())
     referenced = {lake_key(store, location) for location in referenced_locations(table)}
     now = clock()
     old, younger = [], 0
@@ -96,6 +97,22 @@ def remove_unreferenced(
     if delete and keys:
         store.delete_many(keys)
     return UnreferencedFiles(keys, sum(meta.size for meta in old), younger, dry_run=not delete)
+
+
+def _remove_by_file_io(table: Any, *, delete: bool, min_age_ms: int, now: int) -> UnreferencedFiles:
+    """As ``remove_unreferenced``, for a table outside the lake: through its own FileIO."""
+    listing = file_io_listing(table)
+    if listing is None:
+        reason = f"its location {table.location()} is outside the lake and its FileIO cannot list"
+        return UnreferencedFiles((), 0, 0, dry_run=not delete, skipped=reason)
+    referenced = identities(referenced_locations(table))
+    unreferenced = [listed for listed in listing if listed.identity not in referenced]
+    old = [listed for listed in unreferenced if now - listed.modified_ms >= min_age_ms]
+    if delete:
+        delete_files(table, old)
+    younger = len(unreferenced) - len(old)
+    keys = tuple(listed.location for listed in old)
+    return UnreferencedFiles(keys, sum(listed.size for listed in old), younger, dry_run=not delete)
 
 
 def referenced_locations(table: Any) -> set[str]:
