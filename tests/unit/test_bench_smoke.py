@@ -148,6 +148,9 @@ def test_quick_scale_bench_runs_every_step_at_two_sizes(tmp_path: Path) -> None:
     assert all(set(row["steps"]) == {"plan", "run", "gc", "describe"} for row in report["sizes"])
 
 
+STEPS = ["adopt", "gc, first pass", "run, nothing due", "run, 1% new", "describe"]
+
+
 def test_quick_metadata_scale_bench_counts_what_each_step_writes(tmp_path: Path) -> None:
     out = tmp_path / "metadata.json"
     argv = ["--metadata", "--quick", "--work-dir", str(tmp_path), "--json", str(out)]
@@ -163,23 +166,27 @@ def test_quick_metadata_scale_bench_counts_what_each_step_writes(tmp_path: Path)
     assert (format_1["manifest_format"], format_2["manifest_format"]) == (1, 2)
     assert format_1["segments"] == format_2["segments"] == 60
     steps = format_1["steps"]
-    assert list(steps) == ["adopt", "run, nothing due", "run, 1% new", "describe"]
-    assert [step["head_version"] for step in steps.values()] == [1, 1, 2, 2]
-    # A new version writes metadata; a run with nothing due and describe write none.
+    assert list(steps) == STEPS
+    assert [step["head_version"] for step in steps.values()] == [1, 1, 1, 2, 2]
+    # A new version writes metadata; gc, a run with nothing due and describe write none.
     written = [step["counts"]["metadata_written"] for step in steps.values()]
     assert written[0] >= steps["adopt"]["head_manifest_bytes"] > 0
-    assert written[2] > 0
-    assert written[1] == written[3] == 0
+    assert written[3] > 0
+    assert written[1] == written[2] == written[4] == 0
     assert steps["describe"]["counts"]["requests"]["get"] >= 1
     # Format 1's steps commit format 1 (no partition pieces); format 2's adopt (the streamed bootstrap)
     # writes them.
     assert all(step["counts"]["bytes_written"].get("partitions", 0) == 0 for step in steps.values())
     assert format_2["steps"]["adopt"]["counts"]["bytes_written"]["partitions"] > 0
     steps = format_2["steps"]
-    assert list(steps) == ["adopt", "run, nothing due", "run, 1% new", "describe"]
-    assert [step["head_version"] for step in steps.values()] == [1, 1, 2, 2]
+    assert list(steps) == STEPS
+    assert [step["head_version"] for step in steps.values()] == [1, 1, 1, 2, 2]
     # Format 2's commit of one changed partition writes less than format 1's whole manifest.
-    assert 0 < steps["run, 1% new"]["counts"]["metadata_written"] < written[2]
+    assert 0 < steps["run, 1% new"]["counts"]["metadata_written"] < written[3]
+    # gc's first pass on format 2 lists the lake once and records where it stopped (gc.json), so the next
+    # passes list only the partitions that changed; on format 1 it writes nothing.
+    assert steps["gc, first pass"]["counts"]["bytes_written"].get("meta", 0) > 0
+    assert format_1["steps"]["gc, first pass"]["counts"]["bytes_written"] == {}
 
 
 VS_KAFKA_BENCH = BENCH.parent / "vs_kafka_cleaner.py"
