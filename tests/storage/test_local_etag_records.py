@@ -398,3 +398,44 @@ def test_a_store_keeps_a_bounded_number_of_folders_entries_and_reads_the_others_
         assert listed == {key: _sha(data) for key, data in files.items() if key.split("/")[1] > "1"}, again
     assert hashed == []
     assert len(store._etags._folders) <= 3
+
+
+def test_a_tail_listing_looks_names_up_in_the_record_without_decoding_it(
+    tmp_path: Path,
+    records: Path,
+    hashed: list[int],
+    later: Callable[[], None],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run lists each partition after its newest segment: the few names listed are looked up in their
+    folder's record as read, whose other entries are not decoded (they were 10^6 at 10^6 segments). Names
+    that occur inside other names (``0.log`` in ``10.log``) find their own entry."""
+    files = {f"t-0/{name}": name.encode() * 50 for name in ("0.log", "10.log", "110.log", "2.log", "20.log")}
+    _lake(tmp_path / "lake", files)
+    later()
+    _etags(LocalStore(tmp_path / "lake"))
+    hashed.clear()
+    decoded: list[int] = []
+    decode_entries = local_etags._decode_entries
+
+    def counting(body: bytes, position: int) -> Any:
+        decoded.append(len(body))
+        return decode_entries(body, position)
+
+    monkeypatch.setattr(local_etags, "_decode_entries", counting)
+    for start in (None, "t-0/1", "t-0/10.log", "t-0/2"):
+        store = LocalStore(tmp_path / "lake")
+        listed = {meta.key: meta.etag for meta in store.list("t-0/", start_after=start)}
+        wanted = {key: _sha(data) for key, data in files.items() if start is None or key > start}
+        assert listed == wanted, start
+    assert hashed == []
+    assert decoded == []
+    # A change in the folder decodes its record once, and the next process finds every entry.
+    _lake(tmp_path / "lake", {"t-0/3.log": b"new"})
+    assert _etags(LocalStore(tmp_path / "lake"), "t-0/") == {key: _sha(d) for key, d in files.items()} | {
+        "t-0/3.log": _sha(b"new")
+    }
+    assert len(decoded) == 1
+    hashed.clear()
+    assert _etags(LocalStore(tmp_path / "lake"), "t-0/")["t-0/0.log"] == _sha(files["t-0/0.log"])
+    assert hashed == []

@@ -73,6 +73,42 @@ Entry = tuple[StatKey, str, bool]
 """A file's stat key, its sha256 (hex) and whether it may be persisted (not racy)."""
 
 
+class _Record:
+    """A folder's record as read and checked (magic, folder, checksum), its entries not decoded: a lookup
+    finds the name in the record's bytes. A run that lists each partition's tail looks up a few names per
+    folder; decoding every entry of every folder it lists cost it most of its CPU and memory (10^6
+    entries at 10^6 segments). Decoded whole (``entries``) only when the folder's entries change."""
+
+    __slots__ = ("_body", "_start")
+
+    def __init__(self, body: bytes, *, start: int) -> None:
+        self._body = body
+        self._start = start
+        """Where the first entry begins."""
+
+    def sha256(self, name: str, version: StatKey) -> str | None:
+        """The sha256 of entry ``name`` if its stat key is ``version``. Each place the name's bytes occur is
+        read as an entry's name: one whose entry's length field and stat key match is the entry (a place
+        inside another entry would have to hold the file's exact device, inode, size, mtime and ctime)."""
+        encoded = name.encode()
+        body = self._body
+        hit = body.find(encoded, self._start + _ENTRY.size)
+        while hit != -1:
+            at = hit - _ENTRY.size
+            length, dev, ino, size, mtime, ctime, sha256 = _ENTRY.unpack_from(body, at)
+            if length == len(encoded) and (dev, ino, size, mtime, ctime) == version:
+                return bytes(sha256).hex()
+            hit = body.find(encoded, hit + 1)
+        return None
+
+    def entries(self) -> dict[str, Entry]:
+        """Every entry, decoded; none if they do not decode (the record is then rewritten whole)."""
+        try:
+            return _decode_entries(self._body, self._start)
+        except (ValueError, struct.error, UnicodeDecodeError):
+            return {}
+
+
 def records_folder() -> Path | None:
     """Where the records are kept as ``KAFKA_SEGMENTS_ETAG_CACHE`` says; ``None`` when turned off."""
     value = os.environ.get(ETAG_CACHE_ENV, "").strip()
@@ -96,8 +132,8 @@ class EtagRecords:
     def __init__(self, root: Path, *, folder: Path | None) -> None:
         self._root = root
         self._folder_of_records = folder
-        self._folders: dict[str, dict[str, Entry]] = {}
-        """The entries known of each folder, by name."""
+        self._folders: dict[str, dict[str, Entry] | _Record] = {}
+        """The entries known of each folder, by name (a record as read: looked up, not decoded)."""
         self._dirty: set[str] = set()
         """The folders whose record is to be written."""
         self._as_read: OrderedDict[str, None] = OrderedDict()
@@ -127,7 +163,10 @@ class EtagRecords:
         """The sha256 of ``key``'s file if it was hashed with stat key ``version``."""
         folder, name = _split(key)
         with self._lock:
-            entry = self._folder(folder).get(name)
+            entries = self._folder(folder)
+            if isinstance(entries, _Record):
+                return entries.sha256(name, version)
+            entry = entries.get(name)
         return entry[1] if entry is not None and entry[0] == version else None
 
     def put(self, key: str, version: StatKey, sha256: str, *, hashed_from_ms: int | None) -> None:
@@ -136,7 +175,7 @@ class EtagRecords:
         folder, name = _split(key)
         durable = hashed_from_ms is not None and persistable(version, hashed_from_ms=hashed_from_ms)
         with self._lock:
-            entries = self._folder(folder)
+            entries = self._entries(folder)
             old = entries.get(name)
             entries[name] = (version, sha256, durable)
             self._changed(folder)
@@ -152,7 +191,9 @@ class EtagRecords:
 
     def _save(self, walked: Mapping[str, Collection[str]] | None, *, whole_lake: bool) -> None:
         for name, present in (walked or {}).items():
-            entries = self._folder(name)
+            if not whole_lake and isinstance(self._folders.get(name), _Record):
+                continue  # as read: its entries of files gone are dropped when it is next written
+            entries = self._entries(name)
             if not entries.keys() <= set(present):
                 self._folders[name] = {k: e for k, e in entries.items() if k in present}
                 self._changed(name)
@@ -170,7 +211,14 @@ class EtagRecords:
 
     # -- disk ----------------------------------------------------------------------------------------------
 
-    def _folder(self, name: str) -> dict[str, Entry]:
+    def _entries(self, name: str) -> dict[str, Entry]:
+        """Folder ``name``'s entries, decoded (to be changed)."""
+        entries = self._folder(name)
+        if isinstance(entries, _Record):
+            entries = self._folders[name] = entries.entries()
+        return entries
+
+    def _folder(self, name: str) -> dict[str, Entry] | _Record:
         entries = self._folders.get(name)
         if entries is None:
             entries = self._folders[name] = self._read(name)
@@ -186,7 +234,7 @@ class EtagRecords:
         """Folder ``name``'s entries are no longer its record's: kept in memory from now on."""
         self._as_read.pop(name, None)
 
-    def _read(self, name: str) -> dict[str, Entry]:
+    def _read(self, name: str) -> dict[str, Entry] | _Record:
         """The persisted entries of folder ``name``; none when the record is missing or unusable."""
         if self._lake_folder is None:
             return {}
@@ -201,7 +249,7 @@ class EtagRecords:
             return {}
 
     def _write(self, name: str, *, walked: bool) -> None:
-        entries = self._folders[name]
+        entries = self._entries(name)
         if not walked:  # drop the entries of files gone from the folder
             present = set(_names(self._root / name))
             entries = self._folders[name] = {k: e for k, e in entries.items() if k in present}
@@ -266,9 +314,9 @@ def _encode(entries: Mapping[str, Entry], *, folder: str) -> bytes:
     return body + _CRC.pack(zlib.crc32(body))
 
 
-def _decode(data: bytes, *, folder: str) -> dict[str, Entry]:
+def _decode(data: bytes, *, folder: str) -> _Record:
     """Raises ``ValueError``, ``struct.error`` or ``UnicodeDecodeError`` for a record that is not a whole
-    record of ``folder``."""
+    record of ``folder`` (its entries are decoded when used: ``_Record``)."""
     body, crc = data[: -_CRC.size], data[-_CRC.size :]
     if len(data) < _HEADER.size + _CRC.size or _CRC.unpack(crc)[0] != zlib.crc32(body):
         raise ValueError("etag record: checksum mismatch")
@@ -276,6 +324,11 @@ def _decode(data: bytes, *, folder: str) -> dict[str, Entry]:
     position = _HEADER.size + length
     if magic != _MAGIC or body[_HEADER.size : position].decode() != folder:
         raise ValueError("etag record: not this folder's")
+    return _Record(body, start=position)
+
+
+def _decode_entries(body: bytes, position: int) -> dict[str, Entry]:
+    """The entries of a checked record's ``body`` from ``position``."""
     entries: dict[str, Entry] = {}
     while position < len(body):
         length, dev, ino, size, mtime, ctime, sha256 = _ENTRY.unpack_from(body, position)
