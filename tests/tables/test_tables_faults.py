@@ -1,8 +1,9 @@
 """Faults inside pyiceberg's own writes during a sync (issue 34 point 4): the table's metadata JSON, a
-manifest list, a manifest, a data file (through pyiceberg's FileIO, ``faulty_io``) and the catalog's commit
-(the lake's own catalog and the SQL one; failing before it, and after it with the commit done). One sync
-walks lake versions 1 (the rich lake) and 2 (retention drops a segment): whatever write fails, the table is
-left at a version it fully shows (none, or 1), the next sync catches up, and every version's rows equal
+manifest list, a manifest, a data file (through pyiceberg's FileIO, ``faulty_io``: failing as it is created,
+or written with its reply lost) and the catalog's commit (the lake's own catalog and the SQL one; failing
+before it, and after it with the commit done), on a local lake and on S3 (moto). One sync walks lake
+versions 1 (the rich lake) and 2 (retention drops a segment): whatever write fails, the table is left at a
+version it fully shows (none, or 1), the next sync catches up, and every version's rows equal
 ``read_lake``'s, with no row twice."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from kafka_segments.storage import LocalStore, ObjectStore
 from kafka_segments.tables import CatalogSettings, open_catalog, recorded_version, snapshot_as_of, sync_tables
 from kit import FakeClock
 from lake.read_helpers import ORDERS_0, commit_lake, commit_states, rich_specs
+from s3_fixtures import new_s3_store
 
 from tables.faulty_io import FAULT, FAULTY_IO
 
@@ -31,6 +33,15 @@ Rows = list[dict[str, Any]]
 def fault() -> Iterator[None]:
     yield
     FAULT.disarm()
+
+
+@pytest.fixture(params=["local", "s3"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> ObjectStore:
+    """A fresh lake on a local directory or on S3 (moto's server over HTTP; the table's files through
+    pyiceberg's own S3 client)."""
+    if request.param == "local":
+        return LocalStore(tmp_path / "lake")
+    return new_s3_store(request.getfixturevalue("s3_server"))
 
 
 def _two_versions(store: ObjectStore) -> None:
@@ -103,14 +114,14 @@ FILE_FAULTS = [
 ]
 
 
+@pytest.mark.parametrize("when", ["create", "closed"])
 @pytest.mark.parametrize(("kind", "nth", "shown"), FILE_FAULTS, ids=[f"{k}-{n}" for k, n, _ in FILE_FAULTS])
 def test_a_failed_pyiceberg_file_write_leaves_a_version_the_table_fully_shows(
-    tmp_path: Path, fault: None, kind: str, nth: int, shown: int | None
+    store: ObjectStore, fault: None, kind: str, nth: int, shown: int | None, when: str
 ) -> None:
-    store = LocalStore(tmp_path / "lake")
     _two_versions(store)
     settings = CatalogSettings(properties={"py-io-impl": FAULTY_IO})
-    FAULT.arm(kind, nth)
+    FAULT.arm(kind, nth, when=when)
     with pytest.raises(Exception, match="injected"):
         _sync(store, settings)
     assert FAULT.failed is not None
@@ -122,11 +133,10 @@ def test_a_failed_pyiceberg_file_write_leaves_a_version_the_table_fully_shows(
 @pytest.mark.parametrize("when", ["before", "after"])
 @pytest.mark.parametrize("kind", ["lake", "sql"])
 def test_a_failed_catalog_commit_leaves_a_version_the_table_fully_shows(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, when: str
+    store: ObjectStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, when: str
 ) -> None:
     """The catalog's commit of version 2 fails before the catalog moves (the lake catalog's pointer, the SQL
     catalog's row), or after (the commit done, its outcome lost to the caller)."""
-    store = LocalStore(tmp_path / "lake")
     _two_versions(store)
     sql = {"uri": f"sqlite:///{tmp_path / 'catalog.db'}"}
     settings = CatalogSettings(properties=sql if kind == "sql" else {})
