@@ -12,7 +12,9 @@ process run through ``bench/counted_cli.py`` (the command line with the lake's s
   records the runs it settled (``lake.gc_record``), as a lake in service has; the runs' gc then lists
   each partition's tail;
 * **run, nothing due** — ``kafka-segments run --engine inline`` with nothing to delete or adopt;
-* **run, 1% new** — the same after 1% of the partitions (at least one) got one new segment each;
+* **run, 1% new, 1% due** — the same a minute later, after 1% of the partitions (at least one) got one new
+  segment each, when the first segment of another 1% (their first segment's records are older, written
+  ``retention.ms`` + 90 s before the bench's ``now``) is past ``retention.ms``;
 * **describe** — ``kafka-segments describe --json`` of the head.
 
 Per step: wall, CPU (user + system) of the process (``os.wait4``) and its peak RSS (its own ``VmHWM``, which
@@ -63,7 +65,12 @@ broker:
   log.retention.hours: 168
   log.segment.delete.delay.ms: 0
 """
-STEPS = ("adopt", "gc, first pass", "run, nothing due", "run, 1% new", "describe")
+STEPS = ("adopt", "gc, first pass", "run, nothing due", "run, 1% new, 1% due", "describe")
+RETENTION_MS = 168 * 60 * MINUTE_MS
+"""``CONFIG``'s ``log.retention.hours``."""
+DUE_MS = NOW_MS + 90_000 - RETENTION_MS
+"""The timestamp of the first segment of the partitions whose retention is due: past ``retention.ms`` at the
+"1% new, 1% due" run (``NOW_MS`` + 2 minutes), not yet at the "nothing due" one (+ 1 minute)."""
 METADATA_AREAS = ("manifests", "partitions")
 
 
@@ -77,6 +84,8 @@ class Step:
     head_version: int
     head_manifest_bytes: int
     counts: dict[str, Any]
+    total: str = ""
+    """A run's last line of totals (``total: N segment(s), B bytes deleted in ...``), else empty."""
 
 
 def parse_shapes(text: str) -> list[tuple[int, int]]:
@@ -88,12 +97,15 @@ def parse_shapes(text: str) -> list[tuple[int, int]]:
     return shapes
 
 
-def segment_logs(count: int, *, records: int, first: int = 0) -> list[tuple[str, bytes]]:
-    """``count`` consecutive segments' ``.log`` (name, bytes), ``records`` records each, from ``first``."""
+def segment_logs(
+    count: int, *, records: int, first: int = 0, first_ts: int | None = None
+) -> list[tuple[str, bytes]]:
+    """``count`` consecutive segments' ``.log`` (name, bytes), ``records`` records each, from ``first``
+    (``first_ts``: the first segment's records' timestamp)."""
     logs: list[tuple[str, bytes]] = []
     for index in range(count):
         base = first + index * records
-        ts = START_MS + base
+        ts = START_MS + base if first_ts is None or index else first_ts
         batch = build_batch(
             [Record(base + i, ts, f"k{base + i}".encode(), b"v" * 20) for i in range(records)]
         )
@@ -227,13 +239,13 @@ def measure(lake: Lake, args: list[str], *, count: bool, manifest_format: int = 
     """Run ``kafka-segments args`` in a fresh process (through ``counted_cli.py`` when ``count``, counted;
     or when ``manifest_format`` is 1: its commits write the previous release's format)."""
     lake.http_requests()
-    with tempfile.NamedTemporaryFile(suffix=".json") as counts_file:
+    with tempfile.NamedTemporaryFile(suffix=".json") as counts_file, tempfile.TemporaryFile() as stdout:
         env = {**os.environ, **lake.env, "SCALE_BENCH_COUNTS": counts_file.name if count else ""}
         env[FORMAT_ENV] = str(manifest_format)
         child = count or manifest_format != 2
         argv = [sys.executable, str(CLI_CHILD), *args] if child else [str(KAFKA_SEGMENTS), *args]
         start = time.perf_counter()
-        child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        child = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.PIPE, env=env)
         stderr = child.stderr.read() if child.stderr is not None else b""
         _, status, usage = os.wait4(child.pid, 0)
         seconds = time.perf_counter() - start
@@ -241,6 +253,7 @@ def measure(lake: Lake, args: list[str], *, count: bool, manifest_format: int = 
         if code != 0:
             raise SystemExit(f"kafka-segments {' '.join(args)} exited {code}: {stderr.decode()[-2000:]}")
         text = Path(counts_file.name).read_text(encoding="utf-8") if count else ""
+        total = _total_line(stdout) if args[0] == "run" else ""
     counts = summarize(json.loads(text)) if text else {}
     http = lake.http_requests()
     if http:
@@ -248,7 +261,14 @@ def measure(lake: Lake, args: list[str], *, count: bool, manifest_format: int = 
     version, size = lake.head()
     own_kb = json.loads(text).get("vm_hwm_kb") if text else None
     rss_kb = usage.ru_maxrss if own_kb is None else own_kb
-    return Step(seconds, usage.ru_utime + usage.ru_stime, rss_kb / 1024, version, size, counts)
+    return Step(seconds, usage.ru_utime + usage.ru_stime, rss_kb / 1024, version, size, counts, total)
+
+
+def _total_line(stdout: Any) -> str:
+    """The ``total:`` line a run printed into the file ``stdout``."""
+    stdout.seek(0)
+    lines = [line for line in stdout.read().decode().splitlines() if line.startswith("total:")]
+    return lines[-1] if lines else ""
 
 
 def summarize(raw: dict[str, Any]) -> dict[str, Any]:
@@ -283,8 +303,12 @@ def run_shape(
     partitions, segments = shape
     config = work / "config.yaml"
     config.write_text(CONFIG, encoding="utf-8")
+    changed = max(1, partitions // 100)
     build_start = time.perf_counter()
-    lake.write(lake_files(partitions, segment_logs(segments, records=records)))
+    logs = segment_logs(segments, records=records)
+    lake.write(lake_files(partitions - changed, logs))
+    due = segment_logs(segments, records=records, first_ts=DUE_MS)
+    lake.write(lake_files(changed, due, first=partitions - changed))
     build_seconds = time.perf_counter() - build_start
     uri = ["--lake", lake.uri]
     run = ["run", *uri, "--config", str(config), "--engine", "inline"]
@@ -296,9 +320,9 @@ def run_shape(
     steps["adopt"] = step(["adopt", *uri, "--now", str(NOW_MS)])
     steps["gc, first pass"] = step(["gc", *uri, "--execute", "--now", str(NOW_MS)])
     steps["run, nothing due"] = step([*run, "--now", str(NOW_MS + MINUTE_MS)])
-    changed = max(1, partitions // 100)  # one new segment each, after the partition's last
+    # one new segment each in the first 1%, after the partition's last; the last 1%'s first segment due
     lake.write(lake_files(changed, segment_logs(1, records=records, first=segments * records)))
-    steps["run, 1% new"] = step([*run, "--now", str(NOW_MS + 2 * MINUTE_MS)])
+    steps["run, 1% new, 1% due"] = step([*run, "--now", str(NOW_MS + 2 * MINUTE_MS)])
     steps["describe"] = step(["describe", *uri, "--json"])
     return {
         "partitions": partitions,

@@ -148,7 +148,7 @@ def test_quick_scale_bench_runs_every_step_at_two_sizes(tmp_path: Path) -> None:
     assert all(set(row["steps"]) == {"plan", "run", "gc", "describe"} for row in report["sizes"])
 
 
-STEPS = ["adopt", "gc, first pass", "run, nothing due", "run, 1% new", "describe"]
+STEPS = ["adopt", "gc, first pass", "run, nothing due", "run, 1% new, 1% due", "describe"]
 
 
 def test_quick_metadata_scale_bench_counts_what_each_step_writes(tmp_path: Path) -> None:
@@ -182,7 +182,12 @@ def test_quick_metadata_scale_bench_counts_what_each_step_writes(tmp_path: Path)
     assert list(steps) == STEPS
     assert [step["head_version"] for step in steps.values()] == [1, 1, 1, 2, 2]
     # Format 2's commit of one changed partition writes less than format 1's whole manifest.
-    assert 0 < steps["run, 1% new"]["counts"]["metadata_written"] < written[3]
+    assert 0 < steps["run, 1% new, 1% due"]["counts"]["metadata_written"] < written[3]
+    # The 1% whose retention is due (one partition here) lose their first segment, in both formats; the run
+    # with nothing due deletes nothing.
+    for shape in (format_1, format_2):
+        assert shape["steps"]["run, nothing due"]["total"].startswith("total: 0 segment(s), 0 bytes deleted")
+        assert shape["steps"]["run, 1% new, 1% due"]["total"].startswith("total: 1 segment(s)")
     # gc's first pass on format 2 lists the lake once and records where it stopped (gc.json), so the next
     # passes list only the partitions that changed; on format 1 it writes nothing.
     assert steps["gc, first pass"]["counts"]["bytes_written"].get("meta", 0) > 0
