@@ -225,7 +225,7 @@ class LocalStore:
         walked: dict[str, Sequence[str]] = {}
         start = self.root.joinpath(*folders)
         after = "" if start_after is None else start_after
-        keys = sorted(key for key in self._walk(start, walked) if key.startswith(prefix) and key > after)
+        keys = sorted(self._walk(start, walked, prefix=prefix, after=after))
         for key in keys:
             try:
                 yield self._listed_meta(key, self.root / key)
@@ -242,9 +242,12 @@ class LocalStore:
         for name in sub_folders(self.root.joinpath(*folders), reserved=RESERVED_SEGMENT_PREFIX):
             yield f"{prefix}{name}/"
 
-    def _walk(self, start: Path, walked: dict[str, Sequence[str]]) -> Iterator[str]:
-        """Every file and every link (to a file or a folder) under ``start``; links are not followed.
-        ``walked`` gets the names found in each folder (``""``: the root)."""
+    def _walk(
+        self, start: Path, walked: dict[str, Sequence[str]], *, prefix: str = "", after: str = ""
+    ) -> Iterator[str]:
+        """Every file and every link (to a file or a folder) under ``start`` whose key starts with ``prefix``
+        and sorts after ``after``; links are not followed. ``walked`` gets the names found in each folder
+        (``""``: the root)."""
         for dirpath, dirnames, filenames in os.walk(start):
             dirnames[:] = [d for d in dirnames if not d.startswith(RESERVED_SEGMENT_PREFIX)]
             linked = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
@@ -252,8 +255,11 @@ class LocalStore:
             folder = "" if relative == "." else relative
             names = [name for name in filenames + linked if not name.startswith(RESERVED_SEGMENT_PREFIX)]
             walked[folder] = names
-            for name in names:
-                yield f"{folder}/{name}" if folder else name
+            head = f"{folder}/" if folder else ""
+            for name in _names_after(names, head, after):
+                key = head + name
+                if key.startswith(prefix):
+                    yield key
 
     def _listed_meta(self, key: str, path: Path) -> ObjectMeta:
         """A listed object's metadata; a link's own (see the module docstring), never its target's."""
@@ -393,3 +399,15 @@ def _hash_stream(f: BinaryIO) -> str:
     while chunk := f.read(_CHUNK):
         digest.update(chunk)
     return digest.hexdigest()
+
+
+def _names_after(names: list[str], head: str, after: str) -> Iterable[str]:
+    """The ``names`` of the folder whose keys start with ``head`` whose key sorts after ``after``, compared
+    without building every key (a run lists each partition's tail: a few keys of a folder of many)."""
+    shared = after[: len(head)]
+    if shared < head:
+        return names  # every key of the folder sorts after it
+    if shared > head:
+        return ()
+    rest = after[len(head) :]
+    return [name for name in names if name > rest]
