@@ -1,5 +1,6 @@
 """Unreferenced files (docs/tables.md, "Unreferenced files"): after expiry, the table's files no kept snapshot
-references are deleted once older than the grace period, only when asked; on a local lake and on S3 (moto)."""
+references are deleted once older than the grace period, only when asked; on a local lake and on S3 (moto),
+the table in the lake's warehouse or outside it."""
 
 from __future__ import annotations
 
@@ -155,6 +156,31 @@ def test_a_table_outside_the_lake_is_cleaned_through_its_file_io(tmp_path: Path)
     assert any(line.startswith("orders: would delete ") for line in dry.lines())
     sync_tables(store, topics=["orders"], catalog=settings, delete_files=True, file_min_age_ms=0)
     left = {path.name for path in warehouse.rglob("*") if path.is_file()}
+    assert dropped not in left
+    table = open_catalog(store, settings).load_table(("kafka_segments", "orders"))
+    assert {name_of(task.file.file_path) for task in table.scan().plan_files()} <= left
+    assert table.scan().to_arrow().num_rows > 0
+
+
+def test_a_table_outside_the_lake_on_s3_is_cleaned_through_its_file_io(s3_server: Any) -> None:
+    """The lake on one prefix of a bucket, the warehouse on another: the table's files are listed and
+    deleted through pyiceberg's FileIO (with the lake's endpoint and credentials), the lake's store never."""
+    store = new_s3_store(s3_server)
+    elsewhere = new_s3_store(s3_server)
+    settings = CatalogSettings(properties={"warehouse": elsewhere.describe().rstrip("/")})
+
+    def outside() -> set[str]:
+        return {meta.key.rsplit("/", 1)[-1] for meta in elsewhere.list()}
+
+    dropped = _retention_then_gc(store, settings)
+    assert dropped in outside()
+    assert not _names(store)  # nothing of the table in the lake's own warehouse
+
+    dry = sync_tables(store, topics=["orders"], catalog=settings, file_min_age_ms=0)
+    assert dropped in outside()
+    assert any(line.startswith("orders: would delete ") for line in dry.lines())
+    sync_tables(store, topics=["orders"], catalog=settings, delete_files=True, file_min_age_ms=0)
+    left = outside()
     assert dropped not in left
     table = open_catalog(store, settings).load_table(("kafka_segments", "orders"))
     assert {name_of(task.file.file_path) for task in table.scan().plan_files()} <= left
