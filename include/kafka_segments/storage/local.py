@@ -44,7 +44,14 @@ from kafka_segments.storage.base import (
 )
 from kafka_segments.storage.buffers import check_fits, etag_mismatch, writable_view
 from kafka_segments.storage.local_etags import EtagRecords
-from kafka_segments.storage.local_files import fsync_dir, link_reason, locked, os_errors, sub_folders
+from kafka_segments.storage.local_files import (
+    fsync_dir,
+    link_reason,
+    locked,
+    names_after,
+    os_errors,
+    sub_folders,
+)
 from kafka_segments.storage.local_mapping import MappedObject, map_file
 from kafka_segments.storage.local_mapping import StatKey as _StatKey
 from kafka_segments.storage.local_mapping import stat_key as _stat_key
@@ -256,7 +263,7 @@ class LocalStore:
             names = [name for name in filenames + linked if not name.startswith(RESERVED_SEGMENT_PREFIX)]
             walked[folder] = names
             head = f"{folder}/" if folder else ""
-            for name in _names_after(names, head, after):
+            for name in names_after(names, head, after):
                 key = head + name
                 if key.startswith(prefix):
                     yield key
@@ -399,15 +406,3 @@ def _hash_stream(f: BinaryIO) -> str:
     while chunk := f.read(_CHUNK):
         digest.update(chunk)
     return digest.hexdigest()
-
-
-def _names_after(names: list[str], head: str, after: str) -> Iterable[str]:
-    """The ``names`` of the folder whose keys start with ``head`` whose key sorts after ``after``, compared
-    without building every key (a run lists each partition's tail: a few keys of a folder of many)."""
-    shared = after[: len(head)]
-    if shared < head:
-        return names  # every key of the folder sorts after it
-    if shared > head:
-        return ()
-    rest = after[len(head) :]
-    return [name for name in names if name > rest]

@@ -1,11 +1,12 @@
-"""File-system steps of the local store (``storage.local``): a directory made durable, its sub-folders, why a
-symbolic link is refused, the lake's lock, and OS errors as the store's errors."""
+"""File-system steps of the local store (``storage.local``): a directory made durable, its sub-folders, the
+names of a folder after a listing's start, why a symbolic link is refused, the lake's lock, and OS errors as
+the store's errors."""
 
 from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -34,6 +35,18 @@ def sub_folders(directory: Path, *, reserved: str) -> list[str]:
     except (FileNotFoundError, NotADirectoryError):
         return []
     return sorted(names, key=lambda name: name + "/")
+
+
+def names_after(names: list[str], head: str, after: str) -> Iterable[str]:
+    """The ``names`` of the folder whose keys start with ``head`` whose key sorts after ``after``, compared
+    without building every key (a run lists each partition's tail: a few keys of a folder of many)."""
+    shared = after[: len(head)]
+    if shared < head:
+        return names  # every key of the folder sorts after it
+    if shared > head:
+        return ()
+    rest = after[len(head) :]
+    return [name for name in names if name > rest]
 
 
 def link_reason(what: str, link: Path) -> str:
