@@ -44,14 +44,8 @@ from kafka_segments.storage.base import (
 )
 from kafka_segments.storage.buffers import check_fits, etag_mismatch, writable_view
 from kafka_segments.storage.local_etags import EtagRecords
-from kafka_segments.storage.local_files import (
-    fsync_dir,
-    link_reason,
-    locked,
-    names_after,
-    os_errors,
-    sub_folders,
-)
+from kafka_segments.storage.local_files import fsync_dir, link_reason, locked, os_errors, sub_folders
+from kafka_segments.storage.local_files import names_after as _names_after
 from kafka_segments.storage.local_mapping import MappedObject, map_file
 from kafka_segments.storage.local_mapping import StatKey as _StatKey
 from kafka_segments.storage.local_mapping import stat_key as _stat_key
@@ -249,13 +243,10 @@ class LocalStore:
         for name in sub_folders(self.root.joinpath(*folders), reserved=RESERVED_SEGMENT_PREFIX):
             yield f"{prefix}{name}/"
 
-    def _walk(
-        self, start: Path, walked: dict[str, Sequence[str]], *, prefix: str = "", after: str = ""
-    ) -> Iterator[str]:
-        """Every file and every link (to a file or a folder) under ``start`` whose key starts with ``prefix``
-        and sorts after ``after``; links are not followed. ``walked`` gets the names found in each folder
-        (``""``: the root)."""
-        for dirpath, dirnames, filenames in os.walk(start):
+    def _walk(self, top: Path, walked: dict[str, Sequence[str]], *, prefix: str, after: str) -> Iterator[str]:
+        """Every file and link (to a file or a folder; not followed) under ``top`` whose key starts with
+        ``prefix`` and sorts after ``after``; ``walked`` gets the names in each folder (``""``: the root)."""
+        for dirpath, dirnames, filenames in os.walk(top):
             dirnames[:] = [d for d in dirnames if not d.startswith(RESERVED_SEGMENT_PREFIX)]
             linked = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
             relative = Path(dirpath).relative_to(self.root).as_posix()
@@ -263,7 +254,7 @@ class LocalStore:
             names = [name for name in filenames + linked if not name.startswith(RESERVED_SEGMENT_PREFIX)]
             walked[folder] = names
             head = f"{folder}/" if folder else ""
-            for name in names_after(names, head, after):
+            for name in _names_after(names, head, after):
                 key = head + name
                 if key.startswith(prefix):
                     yield key
