@@ -25,7 +25,7 @@ import numpy.typing as npt
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kafka_segments.compaction import batch_kinds, filtering
+from kafka_segments.compaction import assembly, batch_kinds, filtering
 from kafka_segments.compaction.batch_decisions import deletes_retained
 from kafka_segments.compaction.decisions import decide_record
 from kafka_segments.compaction.decoded import DecodedSegment
@@ -43,6 +43,7 @@ from kafka_segments.records.fast import (
     key_digests,
     rebuild_batches,
 )
+from kafka_segments.records.fast import rebuild as fast_rebuild
 from kafka_segments.records.log import iter_batches
 from kafka_segments.records.record import Header, Record
 from unit.compaction_helpers import NOW
@@ -227,11 +228,22 @@ def _round(ops: list[tuple[object, ...]]) -> RoundResult:
 
 @FAST
 @given(ops=st.lists(operations, min_size=1, max_size=30))
+def test_batches_rebuilt_part_by_part_through_one_buffer_are_the_same_bytes(
+    ops: list[tuple[object, ...]],
+) -> None:
+    whole = _round(ops)
+    with mock.patch.object(fast_rebuild, "PART_BYTES", 64):  # every batch a part of its own
+        parts = _round(ops)
+    assert parts == whole
+
+
+@FAST
+@given(ops=st.lists(operations, min_size=1, max_size=30))
 def test_a_round_equals_the_round_with_every_fast_path_switched_off(ops: list[tuple[object, ...]]) -> None:
     fast = _round(ops)
     with (
         mock.patch.object(
-            filtering, "rebuild_batches", lambda columns, keep, rows, horizons: [None] * len(rows)
+            assembly, "rebuild_batches", lambda columns, keep, rows, horizons: [None] * len(rows)
         ),
         mock.patch.object(filtering, "_record_fates", _reference_fates),
         mock.patch.object(batch_kinds, "plain_batches", lambda table: np.zeros(len(table), dtype=np.bool_)),

@@ -16,9 +16,16 @@ from hypothesis import strategies as st
 from kafka_segments.compaction.decoded_segment import DecodedSegment, decoded_segment, identify_keys
 from kafka_segments.compaction.rewrite import clean_round
 from kafka_segments.compaction.source import SourceSegment
+from kafka_segments.errors import CorruptRecordError
 from kafka_segments.records import Record, build_batch
 from kafka_segments.records.attributes import CompressionType
-from kafka_segments.records.fast import RecordColumns, StreamDecoder, decode_record_columns, scan_header_table
+from kafka_segments.records.fast import (
+    ArenaUse,
+    RecordColumns,
+    StreamDecoder,
+    decode_record_columns,
+    scan_header_table,
+)
 from kafka_segments.records.fast.columns import RECORD_COLUMNS, TABLE_FIELDS
 from unit.compaction_helpers import NOW
 from unit.test_compaction_properties import CONFIG, build, operations
@@ -31,8 +38,12 @@ MAX_TIMESTAMP_LAST_BYTE = 8 + 4 + 4 + 1 + 4 + 2 + 4 + 8 + 7
 """A batch's byte that only its CRC-32C checks (the low byte of maxTimestamp)."""
 
 
-def assert_same_columns(got: RecordColumns, want: RecordColumns) -> None:
-    assert got.buffer.tobytes() == want.buffer.tobytes()
+def assert_same_columns(got: RecordColumns, want: RecordColumns, *, buffer: bool = True) -> None:
+    """Equal columns; ``buffer=False``: but for the record bytes (``ArenaUse.REUSE`` keeps none)."""
+    if buffer:
+        assert got.buffer.tobytes() == want.buffer.tobytes()
+    else:
+        assert got.buffer.size == 0
     assert not got.buffer.flags.writeable
     for name, dtype in RECORD_COLUMNS:
         column = getattr(got, name)
@@ -50,12 +61,12 @@ def streamed(
     step_bytes: int,
     arena: np.ndarray | None,
     verify_crc: bool = False,
-    prefault: bool = False,
+    arena_use: ArenaUse = ArenaUse.KEEP,
 ) -> tuple[StreamDecoder, RecordColumns]:
     """``data`` arriving in a buffer at the ``cuts`` (then whole), fed to a decoder after each arrival."""
     buffer = np.zeros(len(data) + 7, dtype=np.uint8)
     decoder = StreamDecoder(
-        buffer, segment=NAME, arena=arena, step_bytes=step_bytes, verify_crc=verify_crc, prefault=prefault
+        buffer, segment=NAME, arena=arena, step_bytes=step_bytes, verify_crc=verify_crc, arena_use=arena_use
     )
     for cut in [*sorted(c % (len(data) + 1) for c in cuts), len(data)]:
         buffer[:cut] = np.frombuffer(data[:cut], dtype=np.uint8)
@@ -69,21 +80,63 @@ def streamed(
     cuts=st.lists(st.integers(0, 10_000), max_size=8),
     step_bytes=st.integers(1, 400),
     with_arena=st.booleans(),
-    prefault=st.booleans(),
+    arena_use=st.sampled_from(list(ArenaUse)),
 )
 def test_steps_join_into_the_columns_of_the_whole_segment(
-    data: bytes, cuts: list[int], step_bytes: int, with_arena: bool, prefault: bool
+    data: bytes, cuts: list[int], step_bytes: int, with_arena: bool, arena_use: ArenaUse
 ) -> None:
     arena = np.zeros(ARENA_BYTES, dtype=np.uint8) if with_arena else None
     want = outcome(lambda: decode_record_columns(data, segment=NAME, verify_crc=False))
-    got = outcome(lambda: streamed(data, cuts, step_bytes=step_bytes, arena=arena, prefault=prefault)[1])
+    decoders: list[StreamDecoder] = []
+
+    def decode() -> RecordColumns:
+        decoder, columns = streamed(data, cuts, step_bytes=step_bytes, arena=arena, arena_use=arena_use)
+        decoders.append(decoder)
+        return columns
+
+    got = outcome(decode)
     if want[0] == "error":
         assert got == want
         return
     assert got[0] == "ok", got
     assert isinstance(got[1], RecordColumns)
     assert isinstance(want[1], RecordColumns)
-    assert_same_columns(got[1], want[1])
+    steps = decoders[0].record_steps
+    if steps is None:
+        assert_same_columns(got[1], want[1])
+        return
+    assert arena_use is ArenaUse.REUSE  # records not kept: each step decoded again holds them
+    assert_same_columns(got[1], want[1], buffer=False)
+    scratch = np.zeros(max(steps.largest, 1), dtype=np.uint8)
+    again = [steps.inflate(data, k, arena=scratch, segment=NAME).to_records() for k in range(len(steps))]
+    assert [record for step in again for record in step] == want[1].to_records()
+
+
+@pytest.mark.parametrize("codec", [c for c in CompressionType if c != CompressionType.NONE], ids=str)
+def test_reused_arena_steps_are_decoded_again_to_the_same_records(codec: CompressionType) -> None:
+    data = _segment(codec)
+    arena = np.zeros(ARENA_BYTES, dtype=np.uint8)
+    cuts = list(range(0, len(data), 97))
+    decoder, got = streamed(data, cuts, step_bytes=200, arena=arena, arena_use=ArenaUse.REUSE)
+    steps = decoder.record_steps
+    assert steps is not None
+    assert len(steps) == decoder.steps > 3
+    assert steps.largest < len(decode_record_columns(data, segment=NAME).buffer) // 3  # one step, not all
+    want = decode_record_columns(data, segment=NAME, verify_crc=False)
+    assert_same_columns(got, want, buffer=False)
+    records = []
+    for step in range(len(steps)):
+        columns = steps.inflate(data, step, arena=arena, segment=NAME)
+        records += columns.to_records()
+        rows = slice(int(steps.row_start[step]), int(steps.row_start[step + 1]))
+        assert columns.offset.tolist() == want.offset[rows].tolist()
+    assert records == want.to_records()
+    changed = bytearray(data)
+    changed[int(steps.byte_start[1]) : int(steps.byte_end[1])] = b"\0" * int(
+        steps.byte_end[1] - steps.byte_start[1]
+    )
+    with pytest.raises(CorruptRecordError, match=NAME):
+        steps.inflate(bytes(changed), 1, arena=arena, segment=NAME)
 
 
 @settings(max_examples=300, deadline=None)

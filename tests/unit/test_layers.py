@@ -235,7 +235,7 @@ def test_the_rule_catches_a_private_module_import() -> None:
 
 MODULE_LINES_LIMIT = 400
 """Split a module by concern before it grows past this."""
-INCLUDE_LINES_LIMIT = 45_800
+INCLUDE_LINES_LIMIT = 46_100
 """include/ stays below the size it had before the one-run redesign (issue 18): new code pays for itself;
 a new feature raises it by what its new modules add (issues 22-24: reading, lake view, metrics, warm-up;
 gc's retentions, ``lake/run_folders.py`` and ``pipeline/run_gc.py``: 150; issue 35's conditional-write
@@ -274,7 +274,10 @@ the ``kafka_segments.table.value.*`` settings; 50: the local etag records' bound
 (``storage/local_etags.py``) and GX's import hiding Spark Connect (``segment_quality/gx_import.py``);
 issue 34's removal of a table's unreferenced files, 250: ``tables/orphans*.py``, ``tables sync --execute``;
 issue 33's etag records looked up in their bytes rather than decoded (``storage/local_etags.py``) and a
-tail listing's names compared without building keys (``storage/local_files.py``): 100."""
+tail listing's names compared without building keys (``storage/local_files.py``): 100; issue 33's
+compaction rounds that keep no inflated records, 300: ``records/fast/steps.py`` (where a step's records are
+found again), ``compaction/assembly.py`` (the output batches, rebuilt step by step) and the rebuild's
+parts through one reused buffer."""
 
 
 def _line_counts() -> dict[str, int]:

@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 from kafka_segments.records import CompressionType, Record, build_batch
-from kafka_segments.records.fast import StreamDecoder, decode_record_columns
+from kafka_segments.records.fast import ArenaUse, StreamDecoder, decode_record_columns
 from kafka_segments.records.fast.prefault import ArenaPrefaulter
 from unit.test_fast_stream import assert_same_columns
 
@@ -100,7 +100,9 @@ def test_a_prefaulting_decoder_gives_the_same_columns_and_stops_its_helper(codec
     data = segment(codec)
     arena = fresh_arena(8 * len(data) + 64 * MB)
     buffer = np.frombuffer(data, dtype=np.uint8)
-    decoder = StreamDecoder(buffer, arena=arena, step_bytes=len(data) // 7, verify_crc=True, prefault=True)
+    decoder = StreamDecoder(
+        buffer, arena=arena, step_bytes=len(data) // 7, verify_crc=True, arena_use=ArenaUse.PREFAULT
+    )
     for end in range(len(data) // 5, len(data), len(data) // 5):
         decoder.feed(end)
     got = decoder.finish(len(data))

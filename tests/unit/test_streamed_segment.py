@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kafka_segments.compaction.decoded import decode_segment
+from kafka_segments.compaction.decoded import DecodedSegment, decode_segment
 from kafka_segments.compaction.rewrite import clean_round
 from kafka_segments.compaction.source import SourceSegment
 from kafka_segments.compaction.streamed import StreamedSegment
 from kafka_segments.records import Record, build_batch
 from kafka_segments.records.attributes import CompressionType
+from kafka_segments.records.fast import ArenaUse
 from unit.compaction_helpers import NOW
 from unit.test_compaction_properties import CONFIG, build, operations
 from unit.test_fast import NAME, TS, segments
@@ -37,6 +38,7 @@ def streamed(
     base_offset: int = 0,
     name: str = NAME,
     last_modified_ms: int = 0,
+    arena_use: ArenaUse = ArenaUse.KEEP,
 ) -> SourceSegment:
     """``data`` read into a buffer ``every`` bytes at a time, each arrival fed to a ``StreamedSegment``."""
     buffer = np.zeros(len(data) + 3, dtype=np.uint8)
@@ -45,6 +47,7 @@ def streamed(
         name=name,
         arena=np.zeros(ARENA_BYTES, dtype=np.uint8) if arena else None,
         step_bytes=step_bytes,
+        arena_use=arena_use,
     )
     for end in [*range(every, len(data), every), len(data)]:
         buffer[:end] = np.frombuffer(data[:end], dtype=np.uint8)
@@ -55,7 +58,11 @@ def streamed(
 def assert_same_decoding(got: SourceSegment, data: bytes) -> None:
     want = decode_segment(SourceSegment(NAME, 0, data))
     have = decode_segment(got)
-    assert_same_columns(have.columns, want.columns)
+    if have.steps is None:
+        assert_same_columns(have.columns, want.columns)
+    else:  # records not kept: the same columns, and each step decoded again holds the same records
+        assert_same_columns(have.columns, want.columns, buffer=False)
+        assert records_of_steps(have, data) == want.columns.to_records()
     assert have.key_id.tolist() == want.key_id.tolist()
     assert have.id_hi.tolist() == want.id_hi.tolist()
     assert have.id_lo.tolist() == want.id_lo.tolist()
@@ -67,18 +74,31 @@ def assert_same_decoding(got: SourceSegment, data: bytes) -> None:
     every=st.integers(1, 500),
     step_bytes=st.integers(1, 400),
     arena=st.booleans(),
+    arena_use=st.sampled_from([ArenaUse.KEEP, ArenaUse.REUSE]),
 )
 def test_streamed_keys_and_columns_equal_decoding_the_whole_segment(
-    data: bytes, every: int, step_bytes: int, arena: bool
+    data: bytes, every: int, step_bytes: int, arena: bool, arena_use: ArenaUse
 ) -> None:
     try:
         SourceSegment(NAME, 0, data).header_table()
         decode_segment(SourceSegment(NAME, 0, data))
     except Exception:  # int64-overflowing segments: the whole decode raises, and so does finish
         with pytest.raises(type(decode_error(data))):
-            streamed(data, every=every, step_bytes=step_bytes, arena=arena)
+            streamed(data, every=every, step_bytes=step_bytes, arena=arena, arena_use=arena_use)
         return
-    assert_same_decoding(streamed(data, every=every, step_bytes=step_bytes, arena=arena), data)
+    got = streamed(data, every=every, step_bytes=step_bytes, arena=arena, arena_use=arena_use)
+    assert_same_decoding(got, data)
+
+
+def records_of_steps(decoded: DecodedSegment, data: bytes) -> list[Record]:
+    """The records of a segment decoded without keeping them, each step decoded again."""
+    steps = decoded.steps
+    assert steps is not None
+    arena = np.zeros(max(steps.largest, 1), dtype=np.uint8)
+    records: list[Record] = []
+    for step in range(len(steps)):
+        records += steps.inflate(data, step, arena=arena, segment=NAME).to_records()
+    return records
 
 
 def decode_error(data: bytes) -> Exception:
@@ -131,10 +151,14 @@ def test_a_finished_segment_lets_go_of_its_steps_without_the_garbage_collector()
     assert_same_decoding(segment, data)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ops=st.lists(operations, min_size=1, max_size=30), every=st.integers(20, 400))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    ops=st.lists(operations, min_size=1, max_size=30),
+    every=st.integers(20, 400),
+    arena_use=st.sampled_from([ArenaUse.KEEP, ArenaUse.REUSE]),
+)
 def test_a_round_over_streamed_segments_equals_the_round_that_decodes(
-    ops: list[tuple[object, ...]], every: int
+    ops: list[tuple[object, ...]], every: int, arena_use: ArenaUse
 ) -> None:
     random_log = build(ops)
     segments_ = random_log.log.segments()
@@ -149,6 +173,7 @@ def test_a_round_over_streamed_segments_equals_the_round_that_decodes(
             base_offset=s.base_offset,
             name=s.name,
             last_modified_ms=s.last_modified_ms,
+            arena_use=arena_use,
         )
         for s in segments_
     ]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from kafka_segments.records.fast import KeyIdentities, RecordColumns, key_identities
+from kafka_segments.records.fast import KeyIdentities, RecordColumns, RecordSteps, key_identities
 
 Buffer = bytes | bytearray | memoryview
 """A segment's bytes as a round holds them."""
@@ -29,6 +29,9 @@ class DecodedSegment:
     id_lo: U64
     nbytes: int
     """Memory held by the decoding beyond the segment's own bytes."""
+    steps: RecordSteps | None = None
+    """Where the records are when ``columns`` holds none (decoded in steps that did not keep them): the
+    cleaning pass decodes each step again (``RecordSteps.inflate``)."""
 
     @property
     def key_ids(self) -> int:
@@ -41,15 +44,18 @@ class DecodedSegment:
         return self.id_hi[ids], self.id_lo[ids]
 
 
-def decoded_segment(columns: RecordColumns, keys: KeyIdentities, *, data: Buffer) -> DecodedSegment:
-    """A ``DecodedSegment`` of ``columns`` (decoded from ``data``, the segment's bytes) and their keys."""
+def decoded_segment(
+    columns: RecordColumns, keys: KeyIdentities, *, data: Buffer, steps: RecordSteps | None = None
+) -> DecodedSegment:
+    """A ``DecodedSegment`` of ``columns`` (decoded from ``data``, the segment's bytes) and their keys;
+    ``steps``: where its records are when ``columns`` holds none."""
     arrays = (columns.offset, columns.timestamp, columns.key_start, columns.key_length, columns.value_start)
     more = (columns.value_length, columns.headers_count, columns.record_start, columns.record_size)
     held = (keys.key_id, keys.id_hi, keys.id_lo, columns.batch_index, columns.is_control)
     size = sum(a.nbytes for a in (*arrays, *more, *held))
     if not np.may_share_memory(columns.buffer, np.frombuffer(data, dtype=np.uint8)):
         size += columns.buffer.nbytes
-    return DecodedSegment(columns, keys.key_id, keys.id_hi, keys.id_lo, size)
+    return DecodedSegment(columns, keys.key_id, keys.id_hi, keys.id_lo, size, steps)
 
 
 def identify_keys(columns: RecordColumns) -> KeyIdentities:

@@ -10,11 +10,12 @@ refuses an empty legacy batch (``IllegalStateException`` in ``filterTo``); so do
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from kafka_segments.compaction.assembly import assemble
 from kafka_segments.compaction.batch_decisions import batch_decisions, deletes_retained
 from kafka_segments.compaction.batch_kinds import has_delete_horizon
 from kafka_segments.compaction.decisions import BatchDecision, BatchRetention, RecordDecision, decide_batch
@@ -32,9 +33,8 @@ from kafka_segments.compaction.results import (
 )
 from kafka_segments.compaction.source import SourceSegment
 from kafka_segments.compaction.txn_state import TransactionState, control_type_from_key
-from kafka_segments.records.batch import MAGIC_VALUE_V2, BatchHeader, RecordBatch
-from kafka_segments.records.builder import empty_batch_header, rebuild_batch
-from kafka_segments.records.fast import HeaderTable, RecordColumns, asked_ids, fate_codes, rebuild_batches
+from kafka_segments.records.batch import MAGIC_VALUE_V2, BatchHeader
+from kafka_segments.records.fast import HeaderTable, RecordColumns, asked_ids, fate_codes
 from kafka_segments.segment.txn_index import AbortedTxn
 
 
@@ -92,7 +92,10 @@ def _clean_segment(
             location=segment.name,
         )
     outcomes.append(writes.outcomes(table, tuple(decisions)))
-    out.extend(_assemble(segment, table, columns, writes, bounds, header))
+    horizons = [
+        writes.new_horizon_ms if stamp else None for stamp in writes.stamp[writes.action == _REBUILT].tolist()
+    ]
+    out.extend(assemble(segment, decoded, writes.action, writes.keep, horizons, header))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -213,54 +216,6 @@ class _Writes:
             tombstones_retained=self.tombstones_kept,
             aborted_removed=self.aborted_removed,
         )
-
-
-def _assemble(
-    segment: SourceSegment,
-    table: HeaderTable,
-    columns: RecordColumns,
-    writes: _Writes,
-    bounds: I64,
-    header: Callable[[int], BatchHeader],
-) -> list[bytes]:
-    """The segment's output batches in order: the original bytes of a copied batch, the rebuilt batches
-    (all at once, ``records.fast.rebuild_batches``; the few it does not write itself record by record),
-    empty headers."""
-    rebuilt = np.flatnonzero(writes.action == _REBUILT)
-    horizons = [writes.new_horizon_ms if stamp else None for stamp in writes.stamp[rebuilt].tolist()]
-    fast = iter(zip(rebuild_batches(columns, writes.keep, rebuilt, horizons), horizons, strict=True))
-    view = memoryview(segment.data)
-    positions = table.position.tolist()
-    ends = (table.position + table.size_in_bytes).tolist()
-    out: list[bytes] = []
-    for index, action in enumerate(writes.action.tolist()):
-        if action == _COPIED:
-            out.append(bytes(view[positions[index] : ends[index]]))
-        elif action == _REBUILT:
-            done, horizon = next(fast)
-            if done is None:
-                span = (int(bounds[index]), int(bounds[index + 1]))
-                done = _rebuild_per_record(segment, columns, writes.keep, header(index), span, horizon)
-            out.append(done)
-        elif action == _EMPTY_HEADER:
-            out.append(empty_batch_header(header(index)))
-    return out
-
-
-def _rebuild_per_record(
-    segment: SourceSegment,
-    columns: RecordColumns,
-    keep: Bools,
-    header: BatchHeader,
-    span: tuple[int, int],
-    delete_horizon_ms: int | None,
-) -> bytes:
-    rows = np.arange(span[0], span[1])
-    records = [columns.record(int(row)) for row in rows[keep[span[0] : span[1]]]]
-    raw = memoryview(segment.data)[header.position : header.position + header.size_in_bytes]
-    return rebuild_batch(
-        RecordBatch(raw, header, segment=segment.name), records, delete_horizon_ms=delete_horizon_ms
-    )
 
 
 def _decide(

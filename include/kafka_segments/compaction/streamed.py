@@ -17,11 +17,14 @@ from kafka_segments.compaction.decoded_segment import DecodedSegment, decoded_se
 from kafka_segments.compaction.source import SourceSegment
 from kafka_segments.records.fast import (
     DEFAULT_STEP_BYTES,
+    ArenaUse,
     KeyIdentities,
     RecordColumns,
     SpanGroups,
     StreamDecoder,
+    decode_record_columns,
     key_digests,
+    segment_records_budget,
 )
 
 if TYPE_CHECKING:
@@ -31,8 +34,7 @@ __all__ = ["StreamedSegment"]
 
 I64 = npt.NDArray[np.int64]
 U8 = npt.NDArray[np.uint8]
-
-_EMPTY = np.empty(0, dtype=np.int64)
+U64 = npt.NDArray[np.uint64]
 
 
 class StreamedSegment:
@@ -47,12 +49,13 @@ class StreamedSegment:
         step_bytes: int = DEFAULT_STEP_BYTES,
         verify_crc: bool = False,
         max_batch_bytes: int | None = None,
-        prefault: bool = False,
+        arena_use: ArenaUse = ArenaUse.KEEP,
     ) -> None:
         """``verify_crc``: check every batch's CRC-32C as it is decoded (``StreamDecoder``); ``finish``
         then raises ``CorruptRecordError`` for a bad one. ``max_batch_bytes``: as ``decode_record_columns``
-        (``finish`` raises ``DecompressionLimitError``). ``prefault``: ``arena`` is fresh memory, faulted in
-        ahead of the decoder on a helper thread (``StreamDecoder``) until ``finish`` or ``close``."""
+        (``finish`` raises ``DecompressionLimitError``). ``arena_use``: as ``StreamDecoder``'s; with
+        ``REUSE`` the cleaning pass decodes the steps again (``DecodedSegment.steps``), but a segment with
+        control batches is decoded whole at the end, its records kept (their keys are read later)."""
         self._buffer = buffer
         self._name = name
         self._decoder = StreamDecoder(
@@ -63,17 +66,20 @@ class StreamedSegment:
             on_step=self._group_keys,
             verify_crc=verify_crc,
             max_batch_bytes=max_batch_bytes,
-            prefault=prefault,
+            arena_use=arena_use,
         )
+        self._arena = arena
+        self._max_batch_bytes = max_batch_bytes
         self._groups: SpanGroups | None = SpanGroups(1024)
         self._ids: list[I64] = []
+        self._digests: list[tuple[U64, U64]] = []  # the MD5 of each step's new ids
 
     def feed(self, available: int) -> None:
         """``buffer[:available]`` has arrived (an ``ObjectStore.get_into`` progress callback)."""
         self._decoder.feed(available)
 
     def close(self) -> None:
-        """Stop faulting the arena in (``prefault``): a read abandoned before ``finish``."""
+        """Stop faulting the arena in (``ArenaUse.PREFAULT``): a read abandoned before ``finish``."""
         self._decoder.close()
 
     def finish(self, size: int) -> DecodedSegment:
@@ -84,18 +90,34 @@ class StreamedSegment:
         """
         columns = self._decoder.finish(size)
         data = self.data(size)
-        ids = self._ids
-        firsts = self._groups.firsts if self._groups is not None else _EMPTY
+        ids, digests = self._ids, self._digests
         self._release()
-        if self._decoder.steps == 0 or self._decoder.steps != len(ids):
-            return decoded_segment(columns, identify_keys(columns), data=data)
-        id_hi, id_lo = key_digests(columns.buffer, columns.key_start[firsts], columns.key_length[firsts])
-        return decoded_segment(columns, KeyIdentities(np.concatenate(ids), id_hi, id_lo), data=data)
+        steps = self._decoder.record_steps
+        grouped = self._decoder.steps != 0 and self._decoder.steps == len(ids)
+        if steps is not None and (not grouped or columns.batches.is_control.any()):
+            columns, steps, grouped = self._whole(data), None, False  # control keys are read later
+        if grouped:
+            id_hi = np.concatenate([hi for hi, _ in digests])
+            id_lo = np.concatenate([lo for _, lo in digests])
+            keys = KeyIdentities(np.concatenate(ids), id_hi, id_lo)
+            return decoded_segment(columns, keys, data=data, steps=steps)
+        return decoded_segment(columns, identify_keys(columns), data=data)
+
+    def _whole(self, data: memoryview) -> RecordColumns:
+        """The whole segment decoded again, its records kept (in the arena)."""
+        return decode_record_columns(
+            data,
+            segment=self._name,
+            verify_crc=False,
+            arena=self._arena,
+            max_batch_bytes=self._max_batch_bytes,
+            max_total_bytes=segment_records_budget(len(data), self._max_batch_bytes),
+        )
 
     def _release(self) -> None:
         """Let go of the grouping state (its table is ~32 bytes per slot). A second ``finish`` finds no
         grouped steps and identifies the keys again, as ``decode_segment`` does."""
-        self._groups, self._ids = None, []
+        self._groups, self._ids, self._digests = None, [], []
 
     def data(self, size: int) -> memoryview:
         """The segment's bytes, ``buffer[:size]``."""
@@ -130,3 +152,5 @@ class StreamedSegment:
             new = groups.firsts[distinct_before:]  # first rows of new ids: step rows, not subset rows
             new[:] = first_record + rows[new - first_record]
         self._ids.append(key_id)
+        firsts = groups.firsts[distinct_before:] - first_record  # while the step's records are here
+        self._digests.append(key_digests(step.buffer, step.key_start[firsts], step.key_length[firsts]))

@@ -21,7 +21,7 @@ from kafka_segments.compaction.streamed import StreamedSegment
 from kafka_segments.errors import CorruptRecordError, PreconditionFailedError, UnsupportedCodecError
 from kafka_segments.lake.reader import map_segment_version, read_segment, read_segment_version_into
 from kafka_segments.lake.scan import HeaderFacts, header_facts
-from kafka_segments.records.fast import ArenaPrefaulter
+from kafka_segments.records.fast import ArenaPrefaulter, ArenaUse
 from kafka_segments.state import SegmentEntry
 from kafka_segments.storage.base import PROGRESS_CHUNK_BYTES, MappingStore, ObjectStore
 from kafka_segments.storage.buffers import BufferTooSmallError
@@ -53,9 +53,12 @@ def streamed_source(
     """The segment decoded, and its keys grouped, while it is read (module docstring).
 
     ``buffer`` (at least ``entry.size`` bytes) and ``arena`` (decompressed records) are allocated for the
-    segment unless given: a worker that reads segment after segment may keep its own. What is allocated
-    here is fresh memory, its pages faulted in on a helper thread ahead of the decoder (the arena) or of the
-    transfer (the buffer): ``records.fast.ArenaPrefaulter``. Without ``buffer``, a store that maps its
+    segment unless given: a worker that reads segment after segment may keep its own. The records of
+    compressed batches are inflated step after step over one another at the arena's start
+    (``records.fast.ArenaUse.REUSE``) and inflated again by the cleaning pass: a round touches one step's
+    worth of the arena, not the segment's records (a segment with control batches keeps them). A buffer
+    allocated here has its pages faulted in on a helper thread ahead of the transfer
+    (``records.fast.ArenaPrefaulter``). Without ``buffer``, a store that maps its
     objects (a local lake) hands over the file's bytes mapped instead of copied
     (``lake.reader.map_segment_version``), decoded step by step all the same. ``max_batch_bytes``: as
     ``decode_record_columns`` (a batch past it leaves the segment to the round, which refuses it).
@@ -63,7 +66,6 @@ def streamed_source(
     Raises:
         SegmentObjectMismatchError, ObjectStoreError: as ``plain_source``.
     """
-    fresh = arena is None
     if arena is None:
         arena = _reserve_arena(entry.size)
     try:
@@ -75,14 +77,14 @@ def streamed_source(
             buffer = _reserve_buffer(entry.size)
             if buffer is None:  # no room for the size the manifest records: read_segment compares it
                 return plain_source(store, entry)
-            filling = ArenaPrefaulter(buffer)  # fresh too: its pages faulted in ahead of the transfer
+            filling = ArenaPrefaulter(buffer)  # fresh memory: its pages faulted in ahead of the transfer
         reading = StreamedSegment(
             buffer,
             name=entry.key,
             arena=arena,
             verify_crc=True,
             max_batch_bytes=max_batch_bytes,
-            prefault=fresh,
+            arena_use=ArenaUse.REUSE,
         )
         try:
             if mapped is None:

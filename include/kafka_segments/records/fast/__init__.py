@@ -34,7 +34,8 @@ from kafka_segments.records.fast.pieces import decode_record_pieces
 from kafka_segments.records.fast.prefault import ArenaPrefaulter
 from kafka_segments.records.fast.rebuild import rebuild_batches
 from kafka_segments.records.fast.scan import scan_header_table
-from kafka_segments.records.fast.stream import DEFAULT_STEP_BYTES, StepCallback, StreamDecoder
+from kafka_segments.records.fast.steps import RecordSteps
+from kafka_segments.records.fast.stream import DEFAULT_STEP_BYTES, ArenaUse, StepCallback, StreamDecoder
 
 __all__ = [
     "BELOW_BASE",
@@ -43,10 +44,12 @@ __all__ = [
     "OFFSETS_OK",
     "SEGMENT_MAX_RATIO",
     "ArenaPrefaulter",
+    "ArenaUse",
     "DigestTable",
     "HeaderTable",
     "KeyIdentities",
     "RecordColumns",
+    "RecordSteps",
     "SpanGroups",
     "StepCallback",
     "StreamDecoder",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import crc32c as _crc32c
 import numpy as np
@@ -35,7 +36,7 @@ from kafka_segments.records.fast import lz4_kernels as _lz4
 from kafka_segments.records.fast import rebuild_kernels as _k
 from kafka_segments.records.fast.columns import RecordColumns
 
-__all__ = ["rebuild_batches"]
+__all__ = ["PART_BYTES", "rebuild_batches"]
 
 I64 = npt.NDArray[np.int64]
 U8 = npt.NDArray[np.uint8]
@@ -55,13 +56,58 @@ def rebuild_batches(
 ) -> list[bytes | None]:
     """``builder.rebuild_batch`` of each of ``batches`` (rows of ``columns.batches``, v2, in order), its
     retained records being its rows with ``keep`` set (at least one), stamping ``new_horizons[i]`` unless
-    the batch has a horizon already; ``None`` for a batch the per-record path must write (module doc)."""
+    the batch has a horizon already; ``None`` for a batch the per-record path must write (module doc).
+
+    The batches are written in parts of about ``PART_BYTES`` of retained records into one scratch buffer
+    reused part after part: the memory held stays bounded however many records a segment retains."""
     if not len(batches):
         return []
-    table = columns.batches
     index = np.asarray(batches, dtype=np.int64)
     first_row = np.searchsorted(columns.batch_index, index)
     end_row = np.searchsorted(columns.batch_index, index, side="right")
+    low, high = int(first_row[0]), int(end_row[-1])  # the rows of the batches: in order
+    sizes = np.where(keep[low:high], columns.record_size[low:high].astype(np.int64) + _MAX_VARINT_GROWTH, 0)
+    spans = np.concatenate([[0], np.cumsum(sizes)])
+    capacity = spans[end_row - low] - spans[first_row - low] + HEADER.size
+    parts = _parts(capacity)
+    scratch = np.empty(max(int(capacity[a:b].sum()) for a, b in parts), dtype=np.uint8)
+    horizons = list(new_horizons)
+    out: list[bytes | None] = []
+    for a, b in parts:
+        part = _Part(index[a:b], first_row[a:b], end_row[a:b], horizons[a:b])
+        out += _rebuild_part(columns, keep, part, scratch[: int(capacity[a:b].sum())])
+    return out
+
+
+PART_BYTES = 32 << 20
+"""Bytes of batches (retained records, before compression) ``rebuild_batches`` writes per part."""
+
+
+def _parts(capacity: I64) -> list[tuple[int, int]]:
+    """Consecutive (start, stop) ranges of batches whose capacities add up to about ``PART_BYTES`` (a
+    batch larger than that is a part of its own)."""
+    ends = np.cumsum(capacity)
+    parts, start, taken = [], 0, 0
+    while start < len(capacity):
+        stop = max(int(np.searchsorted(ends, taken + PART_BYTES, side="right")), start + 1)
+        parts.append((start, stop))
+        taken, start = int(ends[stop - 1]), stop
+    return parts
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    index: I64
+    first_row: I64
+    end_row: I64
+    new_horizons: list[int | None]
+
+
+def _rebuild_part(
+    columns: RecordColumns, keep: npt.NDArray[np.bool_], part: _Part, out: U8
+) -> list[bytes | None]:
+    table = columns.batches
+    index, new_horizons = part.index, part.new_horizons
     stamped = (table.attributes[index] & DELETE_HORIZON_FLAG_MASK) != 0
     new = np.array([h is not None for h in new_horizons], dtype=np.bool_)
     horizon = np.where(
@@ -78,10 +124,6 @@ def rebuild_batches(
         table.base_sequence,
     )
     headers = np.stack([column[index].astype(np.int64) for column in header_fields], axis=1)
-    sizes = np.where(keep, columns.record_size.astype(np.int64) + _MAX_VARINT_GROWTH, 0)
-    spans = np.concatenate([[0], np.cumsum(sizes)])
-    capacity = int((spans[end_row] - spans[first_row]).sum()) + HEADER.size * len(index)
-    out = np.empty(capacity, dtype=np.uint8)
     bounds = np.empty((len(index), 3), dtype=np.int64)
     fields = (
         columns.offset,
@@ -93,7 +135,16 @@ def rebuild_batches(
         columns.headers_count,
     )
     _k.write_batches(
-        columns.buffer, first_row, end_row, keep, fields, headers, horizon, stamped | new, out, bounds
+        columns.buffer,
+        part.first_row,
+        part.end_row,
+        keep,
+        fields,
+        headers,
+        horizon,
+        stamped | new,
+        out,
+        bounds,
     )
     codecs = table.attributes[index] & COMPRESSION_CODEC_MASK
     written = (bounds[:, 2] >= 0) & (table.magic[index] >= MAGIC_VALUE_V2)

@@ -8,6 +8,7 @@ positions. Nothing fed is trusted until ``get_into`` has returned and ``finish``
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
@@ -20,11 +21,12 @@ from kafka_segments.records.fast.columns import RECORD_COLUMNS, TABLE_FIELDS, U8
 from kafka_segments.records.fast.decode import decode_record_columns, segment_records_budget
 from kafka_segments.records.fast.prefault import ArenaPrefaulter
 from kafka_segments.records.fast.scan import as_read_only_array
+from kafka_segments.records.fast.steps import RecordSteps
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
 
-__all__ = ["DEFAULT_STEP_BYTES", "StepCallback", "StreamDecoder"]
+__all__ = ["DEFAULT_STEP_BYTES", "ArenaUse", "StepCallback", "StreamDecoder"]
 
 StepCallback = Callable[[RecordColumns, int], None]
 """Called with a step's record columns and the index of its first record in the segment. The columns are
@@ -35,6 +37,19 @@ DEFAULT_STEP_BYTES = 4 << 20
 
 _POSITION_COLUMNS = ("key_start", "value_start", "record_start")
 """Record columns holding positions in the records buffer (shifted by where a step's records start)."""
+
+
+class ArenaUse(enum.Enum):
+    """How a ``StreamDecoder``'s compressed steps use its arena."""
+
+    KEEP = "keep"
+    """Each step's records after the last one's: ``finish`` joins them, records and all."""
+    PREFAULT = "prefault"
+    """As ``KEEP``, the arena being fresh memory: its next pages are faulted in on a helper thread
+    (``prefault.ArenaPrefaulter``) until ``finish`` or ``close``."""
+    REUSE = "reuse"
+    """Each step's records over the last one's, at the arena's start: ``finish`` returns columns without
+    record bytes, and ``record_steps`` says where they are (``steps.RecordSteps``)."""
 
 
 class StreamDecoder:
@@ -50,7 +65,7 @@ class StreamDecoder:
         on_step: StepCallback | None = None,
         verify_crc: bool = False,
         max_batch_bytes: int | None = None,
-        prefault: bool = False,
+        arena_use: ArenaUse = ArenaUse.KEEP,
     ) -> None:
         """``buffer``: the uint8 array the segment is being read into (from position 0); ``arena``: as
         ``decode_record_columns`` (required for compressed segments to be decoded in steps); ``on_step``:
@@ -58,8 +73,7 @@ class StreamDecoder:
         first record in the segment, to work on records while they are in the cache. Steps are only final
         if ``steps`` still counts them after ``finish``. ``verify_crc``: every step checks its batches'
         CRC-32C, and ``finish`` verifies by default. ``max_batch_bytes``: as ``decode_record_columns``.
-        ``prefault``: ``arena`` is fresh memory; once steps decompress into it, its next pages are faulted in
-        on a helper thread (``prefault.ArenaPrefaulter``) until ``finish`` or ``close``."""
+        ``arena_use``: how compressed steps use ``arena`` (``ArenaUse``)."""
         self._buffer = buffer
         self._segment = segment
         self._arena = arena
@@ -75,12 +89,21 @@ class StreamDecoder:
         self._on_step = on_step
         self._verify_crc = verify_crc
         self._max_batch_bytes = max_batch_bytes
+        self._keep_records = arena_use is not ArenaUse.REUSE
+        self._record_steps: RecordSteps | None = None
+        prefault = arena_use is ArenaUse.PREFAULT
         self._prefault = ArenaPrefaulter(arena) if prefault and arena is not None else None
 
     @property
     def steps(self) -> int:
         """How many steps have decoded batches (0 once the decoder has given up)."""
         return 0 if self._gave_up else self._step_count
+
+    @property
+    def record_steps(self) -> RecordSteps | None:
+        """Where the records of the columns ``finish`` returned are (``keep_records=False`` and compressed
+        steps joined), else ``None``: their ``buffer`` holds them."""
+        return self._record_steps
 
     def feed(self, available: int) -> None:
         """``buffer[:available]`` has arrived: decode its complete batches if enough are waiting."""
@@ -97,6 +120,7 @@ class StreamDecoder:
             CorruptRecordError, UnsupportedCodecError: as ``decode_record_columns`` over the whole segment.
         """
         verify = self._verify_crc if verify_crc is None else verify_crc
+        self._record_steps = None
         steps_usable = self._verify_crc or not verify
         whole = self._buffer[:size]
         if steps_usable and not self._gave_up and self._decoded_to < size:
@@ -144,7 +168,7 @@ class StreamDecoder:
         if stop == 0:
             return  # not one complete batch yet (or damage at the start: finish decodes the whole)
         chunk = self._buffer[start : start + int(stop)]
-        arena = None if self._arena is None else self._arena[self._arena_used :]
+        arena = None if self._arena is None else self._arena[self._arena_used if self._keep_records else 0 :]
         try:
             columns = decode_record_columns(
                 _bytes_view(chunk),
@@ -190,8 +214,13 @@ class StreamDecoder:
             buffer = as_read_only_array(_bytes_view(whole))
             shifts = starts  # a step's positions are relative to its own bytes
         elif self._arena is not None:
-            buffer = as_read_only_array(_bytes_view(self._arena[: self._arena_used]))
-            shifts = np.cumsum([0] + [len(step.buffer) for step in steps[:-1]]).tolist()
+            sizes = [len(step.buffer) for step in steps]
+            shifts = np.cumsum([0, *sizes[:-1]]).tolist()
+            if self._keep_records:
+                buffer = as_read_only_array(_bytes_view(self._arena[: self._arena_used]))
+            else:
+                buffer = _NO_RECORDS
+                self._record_steps = self._steps_of(sizes)
         else:  # _fits accepts no arena step without an arena
             raise RuntimeError("compressed steps without an arena")
         batch_shifts = np.cumsum([0] + [len(step.batches) for step in steps[:-1]]).tolist()
@@ -207,6 +236,18 @@ class StreamDecoder:
         table = HeaderTable(*(_table_column(steps, starts, field) for field in TABLE_FIELDS))
         is_control = np.concatenate([step.is_control for step in steps])
         return RecordColumns(buffer=buffer, **columns, is_control=is_control, batches=table)
+
+    def _steps_of(self, sizes: list[int]) -> RecordSteps:
+        counts = np.cumsum([0] + [len(step.batches) for step in self._steps])
+        rows = np.cumsum([0] + [len(step) for step in self._steps])
+        starts = np.array(self._starts, dtype=np.int64)
+        ends = np.append(starts[1:], self._decoded_to)
+        records = np.array(sizes, dtype=np.int64)
+        return RecordSteps(starts, ends, counts, rows, records, self._max_batch_bytes)
+
+
+_NO_RECORDS = np.empty(0, dtype=np.uint8)
+_NO_RECORDS.flags.writeable = False
 
 
 def _table_column(steps: list[RecordColumns], starts: list[int], field: str) -> npt.NDArray[Any]:
