@@ -137,6 +137,9 @@ def test_reused_arena_steps_are_decoded_again_to_the_same_records(codec: Compres
     )
     with pytest.raises(CorruptRecordError, match=NAME):
         steps.inflate(bytes(changed), 1, arena=arena, segment=NAME)
+    for other in (steps.record_bytes - 1, steps.record_bytes + 1):  # as if the bytes now inflated otherwise
+        with pytest.raises(CorruptRecordError, match=NAME):
+            replace(steps, record_bytes=other).inflate(data, 1, arena=arena, segment=NAME)
 
 
 @settings(max_examples=300, deadline=None)

@@ -62,7 +62,8 @@ class RecordSteps:
 
         Raises:
             CorruptRecordError: the bytes no longer decode to the step's batches and records (the segment
-                changed since it was decoded), or as ``decode_record_columns``.
+                changed since it was decoded), or as ``decode_record_columns``: ``DecompressionLimitError``
+                when they inflate well past what the step took.
         """
         start, end = int(self.byte_start[step]), int(self.byte_end[step])
         columns = decode_record_columns(
@@ -71,13 +72,17 @@ class RecordSteps:
             verify_crc=False,
             arena=arena,
             max_batch_bytes=self.max_batch_bytes,
+            max_total_bytes=max(int(self.record_bytes[step]), 1),  # what it took: more is another segment
         )
         batches = int(self.batch_start[step + 1] - self.batch_start[step])
         rows = int(self.row_start[step + 1] - self.row_start[step])
-        if len(columns.batches) != batches or len(columns) != rows:
+        found = (len(columns.batches), len(columns), len(columns.buffer))
+        first = (batches, rows, int(self.record_bytes[step]))
+        if found != first:
             raise CorruptRecordError(
-                f"decoded again, its bytes {start}..{end} hold {len(columns.batches)} batches and "
-                f"{len(columns)} records, not the {batches} and {rows} first decoded (changed while read)",
+                f"decoded again, its bytes {start}..{end} hold {found[0]} batches and {found[1]} records "
+                f"of {found[2]} bytes, not the {first[0]}, {first[1]} and {first[2]} first decoded "
+                "(changed while read)",
                 segment=segment,
                 position=start,
             )
