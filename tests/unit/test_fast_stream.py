@@ -38,8 +38,12 @@ MAX_TIMESTAMP_LAST_BYTE = 8 + 4 + 4 + 1 + 4 + 2 + 4 + 8 + 7
 """A batch's byte that only its CRC-32C checks (the low byte of maxTimestamp)."""
 
 
+POSITIONS = ("key_start", "value_start", "record_start")
+
+
 def assert_same_columns(got: RecordColumns, want: RecordColumns, *, buffer: bool = True) -> None:
-    """Equal columns; ``buffer=False``: but for the record bytes (``ArenaUse.REUSE`` keeps none)."""
+    """Equal columns; ``buffer=False``: but for the record bytes and their positions (``ArenaUse.REUSE``
+    keeps no records: its positions are the steps' own, checked by decoding each step again)."""
     if buffer:
         assert got.buffer.tobytes() == want.buffer.tobytes()
     else:
@@ -48,6 +52,8 @@ def assert_same_columns(got: RecordColumns, want: RecordColumns, *, buffer: bool
     for name, dtype in RECORD_COLUMNS:
         column = getattr(got, name)
         assert column.dtype == dtype, name
+        if not buffer and name in POSITIONS:
+            continue
         assert column.tolist() == getattr(want, name).tolist(), name
     assert got.is_control.tolist() == want.is_control.tolist()
     for field in TABLE_FIELDS:

@@ -19,7 +19,7 @@ from kafka_segments.compaction.streamed import StreamedSegment
 from kafka_segments.records import Record, build_batch
 from kafka_segments.records.attributes import CompressionType
 from kafka_segments.records.fast import ArenaUse
-from unit.compaction_helpers import NOW
+from unit.compaction_helpers import NOW, LogBuilder
 from unit.test_compaction_properties import CONFIG, build, operations
 from unit.test_fast import NAME, TS, segments
 from unit.test_fast_stream import assert_same_columns
@@ -178,3 +178,43 @@ def test_a_round_over_streamed_segments_equals_the_round_that_decodes(
         for s in segments_
     ]
     assert clean_round(streamed_segments, **options) == decoding  # type: ignore[arg-type]
+
+
+def test_markers_keys_are_kept_when_the_records_are_not() -> None:
+    """A segment with transaction markers among compressed batches keeps no records either: the markers'
+    keys (read by both passes) are kept by row, and the round is the one that decodes."""
+    lz4 = CompressionType.LZ4
+    log = LogBuilder()
+    log.records([(1, 1), (2, 2)], codec=lz4)  # a compressed batch first: the steps inflate into the arena
+    log.txn(11, [1, 2], codec=lz4)
+    log.commit(11)
+    log.records([(1, 1), (3, None)], codec=lz4)
+    log.txn(12, [3, 4], codec=lz4)
+    log.abort(12)
+    log.records([(4, 4)], codec=lz4)
+    log.roll()
+    log.rec(99, 99)
+    segments_ = log.segments()
+    options = {"first_dirty": 0, "end_offset": log.chunks[-1][0], "config": CONFIG, "now_ms": NOW}
+    streamed_segments = [
+        streamed(
+            bytes(s.data),
+            every=40,
+            step_bytes=64,
+            arena=True,
+            base_offset=s.base_offset,
+            name=s.name,
+            last_modified_ms=s.last_modified_ms,
+            arena_use=ArenaUse.REUSE,
+        )
+        for s in segments_
+    ]
+    found = [decode_segment(s) for s in streamed_segments]
+    with_markers = [d for d in found if d.columns.is_control.any()]
+    assert with_markers
+    assert all(d.steps is not None and d.columns.buffer.size == 0 for d in with_markers)
+    for decoded in with_markers:
+        rows = np.flatnonzero(decoded.columns.is_control).tolist()
+        assert sorted(decoded.control_keys) == rows
+        assert all(len(decoded.control_key(row) or b"") == 4 for row in rows)  # version and type
+    assert clean_round(streamed_segments, **options) == clean_round(segments_, **options)  # type: ignore[arg-type]

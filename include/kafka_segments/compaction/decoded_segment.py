@@ -4,7 +4,8 @@ built from what ``records.fast`` decodes. Below both the round's input (``source
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -32,11 +33,17 @@ class DecodedSegment:
     steps: RecordSteps | None = None
     """Where the records are when ``columns`` holds none (decoded in steps that did not keep them): the
     cleaning pass decodes each step again (``RecordSteps.inflate``)."""
+    control_keys: Mapping[int, bytes | None] = field(default_factory=dict)
+    """With ``steps``: the key of every control record, by row (the passes read the markers' keys)."""
 
     @property
     def key_ids(self) -> int:
         """How many ids ``key_id`` uses (ids are ``0 .. key_ids - 1``)."""
         return len(self.id_hi)
+
+    def control_key(self, row: int) -> bytes | None:
+        """The key of the control record at ``row`` (a marker's version and type)."""
+        return self.columns.key(row) if self.steps is None else self.control_keys[row]
 
     def digests(self, rows: npt.NDArray[np.intp]) -> tuple[U64, U64]:
         """The MD5 (hi, lo) of the keys of ``rows`` (keyed records only)."""
@@ -45,17 +52,24 @@ class DecodedSegment:
 
 
 def decoded_segment(
-    columns: RecordColumns, keys: KeyIdentities, *, data: Buffer, steps: RecordSteps | None = None
+    columns: RecordColumns,
+    keys: KeyIdentities,
+    *,
+    data: Buffer,
+    steps: RecordSteps | None = None,
+    control_keys: Mapping[int, bytes | None] | None = None,
 ) -> DecodedSegment:
     """A ``DecodedSegment`` of ``columns`` (decoded from ``data``, the segment's bytes) and their keys;
-    ``steps``: where its records are when ``columns`` holds none."""
+    ``steps``: where its records are when ``columns`` holds none, and ``control_keys`` its control records'
+    keys by row."""
     arrays = (columns.offset, columns.timestamp, columns.key_start, columns.key_length, columns.value_start)
     more = (columns.value_length, columns.headers_count, columns.record_start, columns.record_size)
     held = (keys.key_id, keys.id_hi, keys.id_lo, columns.batch_index, columns.is_control)
     size = sum(a.nbytes for a in (*arrays, *more, *held))
     if not np.may_share_memory(columns.buffer, np.frombuffer(data, dtype=np.uint8)):
         size += columns.buffer.nbytes
-    return DecodedSegment(columns, keys.key_id, keys.id_hi, keys.id_lo, size, steps)
+    controls = dict(control_keys or {})
+    return DecodedSegment(columns, keys.key_id, keys.id_hi, keys.id_lo, size, steps, controls)
 
 
 def identify_keys(columns: RecordColumns) -> KeyIdentities:

@@ -76,7 +76,7 @@ def _clean_segment(
 
     def decide(index: int) -> BatchDecision:
         first_row = int(bounds[index]) if bounds[index] < bounds[index + 1] else None
-        return _decide(segment, header(index), columns, first_row, context, state, aborted)
+        return _decide(segment, header(index), decoded, first_row, context, state, aborted)
 
     decisions = batch_decisions(
         table, header, active=context.active, upper_bound=context.upper_bound, decide=decide
@@ -221,7 +221,7 @@ class _Writes:
 def _decide(
     segment: SourceSegment,
     header: BatchHeader,
-    columns: RecordColumns,
+    decoded: DecodedSegment,
     first_row: int | None,
     context: RoundContext,
     state: TransactionState,
@@ -232,7 +232,7 @@ def _decide(
     if header.is_control:
         control = None
         if first_row is not None:
-            control = control_type_from_key(columns.key(first_row), header, segment=segment.name)
+            control = control_type_from_key(decoded.control_key(first_row), header, segment=segment.name)
         read = state.on_control_batch(header, control)
         can_discard = read.discardable
         if read.retained_abort is not None:

@@ -128,7 +128,7 @@ def _rows_to_map(
         if header.is_control:
             control = None
             if header.records_count:
-                key = columns.key(int(first_row[index]))
+                key = decoded.control_key(int(first_row[index]))
                 control = control_type_from_key(key, header, segment=segment)
             state.on_control_batch(header, control)
         elif not state.on_data_batch(header) and header.last_offset >= first_dirty:

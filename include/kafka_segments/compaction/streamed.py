@@ -54,8 +54,8 @@ class StreamedSegment:
         """``verify_crc``: check every batch's CRC-32C as it is decoded (``StreamDecoder``); ``finish``
         then raises ``CorruptRecordError`` for a bad one. ``max_batch_bytes``: as ``decode_record_columns``
         (``finish`` raises ``DecompressionLimitError``). ``arena_use``: as ``StreamDecoder``'s; with
-        ``REUSE`` the cleaning pass decodes the steps again (``DecodedSegment.steps``), but a segment with
-        control batches is decoded whole at the end, its records kept (their keys are read later)."""
+        ``REUSE`` the cleaning pass decodes the steps again (``DecodedSegment.steps``); the keys of control
+        records, which both passes read, are kept by row (``DecodedSegment.control_keys``)."""
         self._buffer = buffer
         self._name = name
         self._decoder = StreamDecoder(
@@ -73,6 +73,7 @@ class StreamedSegment:
         self._groups: SpanGroups | None = SpanGroups(1024)
         self._ids: list[I64] = []
         self._digests: list[tuple[U64, U64]] = []  # the MD5 of each step's new ids
+        self._control_keys: dict[int, bytes | None] = {}  # by row: read later, with or without records
 
     def feed(self, available: int) -> None:
         """``buffer[:available]`` has arrived (an ``ObjectStore.get_into`` progress callback)."""
@@ -90,17 +91,17 @@ class StreamedSegment:
         """
         columns = self._decoder.finish(size)
         data = self.data(size)
-        ids, digests = self._ids, self._digests
+        ids, digests, controls = self._ids, self._digests, self._control_keys
         self._release()
         steps = self._decoder.record_steps
         grouped = self._decoder.steps != 0 and self._decoder.steps == len(ids)
-        if steps is not None and (not grouped or columns.batches.is_control.any()):
-            columns, steps, grouped = self._whole(data), None, False  # control keys are read later
+        if steps is not None and not grouped:
+            columns, steps = self._whole(data), None
         if grouped:
             id_hi = np.concatenate([hi for hi, _ in digests])
             id_lo = np.concatenate([lo for _, lo in digests])
             keys = KeyIdentities(np.concatenate(ids), id_hi, id_lo)
-            return decoded_segment(columns, keys, data=data, steps=steps)
+            return decoded_segment(columns, keys, data=data, steps=steps, control_keys=controls)
         return decoded_segment(columns, identify_keys(columns), data=data)
 
     def _whole(self, data: memoryview) -> RecordColumns:
@@ -117,7 +118,7 @@ class StreamedSegment:
     def _release(self) -> None:
         """Let go of the grouping state (its table is ~32 bytes per slot). A second ``finish`` finds no
         grouped steps and identifies the keys again, as ``decode_segment`` does."""
-        self._groups, self._ids, self._digests = None, [], []
+        self._groups, self._ids, self._digests, self._control_keys = None, [], [], {}
 
     def data(self, size: int) -> memoryview:
         """The segment's bytes, ``buffer[:size]``."""
@@ -152,5 +153,7 @@ class StreamedSegment:
             new = groups.firsts[distinct_before:]  # first rows of new ids: step rows, not subset rows
             new[:] = first_record + rows[new - first_record]
         self._ids.append(key_id)
+        for row in np.flatnonzero(step.is_control).tolist():  # a marker's key: version and type
+            self._control_keys[first_record + row] = step.key(row)
         firsts = groups.firsts[distinct_before:] - first_record  # while the step's records are here
         self._digests.append(key_digests(step.buffer, step.key_start[firsts], step.key_length[firsts]))

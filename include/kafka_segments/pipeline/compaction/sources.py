@@ -56,7 +56,7 @@ def streamed_source(
     segment unless given: a worker that reads segment after segment may keep its own. The records of
     compressed batches are inflated step after step over one another at the arena's start
     (``records.fast.ArenaUse.REUSE``) and inflated again by the cleaning pass: a round touches one step's
-    worth of the arena, not the segment's records (a segment with control batches keeps them). A buffer
+    worth of the arena, not the segment's records (the markers' keys are kept). A buffer
     allocated here has its pages faulted in on a helper thread ahead of the transfer
     (``records.fast.ArenaPrefaulter``). Without ``buffer``, a store that maps its
     objects (a local lake) hands over the file's bytes mapped instead of copied

@@ -1,13 +1,14 @@
 """Where the records of a segment decoded in steps, and not kept, are found again (``RecordSteps``).
 
-A ``StreamDecoder`` that does not keep records (``keep_records=False``) decompresses each step into the start
+A ``StreamDecoder`` that does not keep records (``ArenaUse.REUSE``) decompresses each step into the start
 of its arena, over the previous step's records, so a segment of any size touches one step's worth of fresh
 memory instead of all its records inflated (a 1 GiB LZ4 segment: ~1 GB of page faults, the dearest part of
-a round on a virtual machine). Its joined columns hold no record bytes (an empty ``buffer``); their
-positions are those of the records laid end to end, as a decoding that keeps them has them.
-``RecordSteps`` records which bytes of the segment each step decoded, so a later pass decodes one step
-again (``inflate``): the same bytes in, the same columns out. Kafka's cleaner, too, decompresses every batch
-a second time in its cleaning pass (``buildOffsetMap``, then ``cleanSegments``)."""
+a round on a virtual machine). Its joined columns hold no record bytes (an empty ``buffer``), and their
+positions are the steps' own laid end to end (a step of uncompressed batches decodes in the segment: its
+records are spans of its bytes), so nothing reads them. ``RecordSteps`` records which bytes of the segment
+each step decoded, so a later pass decodes one step again (``inflate``): the same bytes in, the same
+columns out. Kafka's cleaner, too, decompresses every batch a second time in its cleaning pass
+(``buildOffsetMap``, then ``cleanSegments``)."""
 
 from __future__ import annotations
 

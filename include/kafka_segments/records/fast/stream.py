@@ -48,8 +48,10 @@ class ArenaUse(enum.Enum):
     """As ``KEEP``, the arena being fresh memory: its next pages are faulted in on a helper thread
     (``prefault.ArenaPrefaulter``) until ``finish`` or ``close``."""
     REUSE = "reuse"
-    """Each step's records over the last one's, at the arena's start: ``finish`` returns columns without
-    record bytes, and ``record_steps`` says where they are (``steps.RecordSteps``)."""
+    """Each step's records over the last one's, at the arena's start (or in the segment, a step of
+    uncompressed batches): unless every step was in the segment, ``finish`` returns columns without record
+    bytes, their positions the steps' own, and ``record_steps`` says where they are
+    (``steps.RecordSteps``)."""
 
 
 class StreamDecoder:
@@ -194,9 +196,13 @@ class StreamDecoder:
 
     def _fits(self, columns: RecordColumns, chunk: U8, arena: U8 | None) -> bool:
         """Whether the step's records sit where the joined columns expect them: in the segment itself, or in
-        the arena right after the previous step's records (and every step alike)."""
+        the arena right after the previous step's records (and every step alike); with ``REUSE``, in the
+        segment or at the arena's start, each step on its own."""
         in_place = _address(columns.buffer) == _address(chunk) and len(columns.buffer) == len(chunk)
         in_arena = arena is not None and _address(columns.buffer) == _address(arena)
+        if not self._keep_records:
+            self._in_place = in_place and self._in_place is not False  # every step so far
+            return in_place or in_arena
         if self._in_place is None:
             self._in_place = in_place
         if in_place and self._in_place:
@@ -213,14 +219,14 @@ class StreamDecoder:
         if self._in_place:
             buffer = as_read_only_array(_bytes_view(whole))
             shifts = starts  # a step's positions are relative to its own bytes
-        elif self._arena is not None:
+        elif not self._keep_records:  # positions as if the steps' records were laid end to end
             sizes = [len(step.buffer) for step in steps]
             shifts = np.cumsum([0, *sizes[:-1]]).tolist()
-            if self._keep_records:
-                buffer = as_read_only_array(_bytes_view(self._arena[: self._arena_used]))
-            else:
-                buffer = _NO_RECORDS
-                self._record_steps = self._steps_of(sizes)
+            buffer = _NO_RECORDS
+            self._record_steps = self._steps_of(sizes)
+        elif self._arena is not None:
+            buffer = as_read_only_array(_bytes_view(self._arena[: self._arena_used]))
+            shifts = np.cumsum([0] + [len(step.buffer) for step in steps[:-1]]).tolist()
         else:  # _fits accepts no arena step without an arena
             raise RuntimeError("compressed steps without an arena")
         batch_shifts = np.cumsum([0] + [len(step.batches) for step in steps[:-1]]).tolist()
