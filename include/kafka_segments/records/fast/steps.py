@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from kafka_segments.errors import CorruptRecordError
 from kafka_segments.records.fast.columns import U8, RecordColumns
-from kafka_segments.records.fast.decode import decode_record_columns
+from kafka_segments.records.fast.decode import decode_record_columns, segment_records_budget
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
@@ -63,17 +63,17 @@ class RecordSteps:
 
         Raises:
             CorruptRecordError: the bytes no longer decode to the step's batches and records (the segment
-                changed since it was decoded), or as ``decode_record_columns``: ``DecompressionLimitError``
-                when they inflate well past what the step took.
+                changed since it was decoded), or as ``decode_record_columns`` with the first pass's limits.
         """
         start, end = int(self.byte_start[step]), int(self.byte_end[step])
+        whole = memoryview(data)
         columns = decode_record_columns(
-            memoryview(data)[start:end],
+            whole[start:end],
             segment=segment,
             verify_crc=False,
             arena=arena,
             max_batch_bytes=self.max_batch_bytes,
-            max_total_bytes=max(int(self.record_bytes[step]), 1),  # what it took: more is another segment
+            max_total_bytes=segment_records_budget(len(whole), self.max_batch_bytes),  # as the first pass
         )
         batches = int(self.batch_start[step + 1] - self.batch_start[step])
         rows = int(self.row_start[step + 1] - self.row_start[step])
