@@ -21,6 +21,7 @@ on the kafka-python input.
 
     .venv/bin/python bench/vs_kafka_cleaner.py                     # 1,000,000 records, 3 repeats
     .venv/bin/python bench/vs_kafka_cleaner.py --records 100000 --repeats 1 --s3
+    .venv/bin/python bench/vs_kafka_cleaner.py --transactional 1024,lz4  # and a transactional producer's log
     .venv/bin/python bench/vs_kafka_cleaner.py --quick             # 2,000 records (the smoke test)
 """
 
@@ -256,12 +257,15 @@ def specs(args: argparse.Namespace) -> list[InputSpec]:
     genlog = (
         [InputSpec(args.records, size, codec, "genlog") for size, codec in shapes] if args.launcher else []
     )
-    return [*genlog, InputSpec(args.records, args.kafka_python[0], args.kafka_python[1], "kafka-python")]
+    clients = [InputSpec(args.records, args.kafka_python[0], args.kafka_python[1], "kafka-python")]
+    if args.transactional:
+        clients.append(InputSpec(args.records, *args.transactional, "kafka-python-txn"))
+    return [*genlog, *clients]
 
 
 def warm_up(args: argparse.Namespace, lakes: dict[str, Lake]) -> None:
     """One untimed product run per codec on a tiny input: numba's cache loaded (or compiled) once."""
-    for codec in sorted({*args.codecs, args.kafka_python[1]}):
+    for codec in sorted({*args.codecs, args.kafka_python[1], *args.transactional[1:]}):
         tiny = InputSpec(2_000, 100, codec, "kafka-python")
         log_dir = input_dir(tiny, args.data_dir, launcher=None, cwd=ROOT)
         start = time.perf_counter()
@@ -278,6 +282,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--value-sizes", type=lambda s: [int(v) for v in s.split(",")], default=[100, 1024])
     parser.add_argument("--codecs", type=lambda s: s.split(","), default=["none", "lz4", "zstd"])
     parser.add_argument("--kafka-python", type=lambda s: (int(s.split(",")[0]), s.split(",")[1]))
+    parser.add_argument(
+        "--transactional",
+        type=lambda s: (int(s.split(",")[0]), s.split(",")[1]),
+        default=(),
+        metavar="VALUE_BYTES,CODEC",
+        help="also a log of one transactional producer (kafka-python's batches, our markers), e.g. 1024,lz4",
+    )
     parser.add_argument("--s3", action="store_true", help="also run the product on moto's S3")
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR, help="where the inputs are kept")
     parser.add_argument("--work-dir", type=Path, help="where the copies go (default: DATA_DIR/work)")

@@ -4,7 +4,10 @@ into the data folder and reused by later runs.
 * ``oracle genlog`` (Kafka's own ``MemoryRecordsBuilder``; needs the launcher ``KAFKA_ORACLE`` names):
   ``RECORDS`` records, key ``key-%08d`` of ``(i * 7919) % DISTINCT``, one batch per ~16 KiB of values;
 * kafka-python's ``DefaultRecordBatchBuilder`` (a client library's producer framing, no oracle needed): the
-  same keys, timestamps and batch sizing, values of pseudo-random words (fixed seed).
+  same keys, timestamps and batch sizing, values of pseudo-random words (fixed seed);
+* ``kafka-python-txn``: the same, written by one transactional producer (as Kafka Streams' exactly-once
+  changelogs are): every ``TXN_BATCHES`` batches a transaction ends with its marker (an uncompressed
+  control batch, ``kafka_segments.records.build_end_transaction_marker``), every ``ABORT_EVERY``-th aborted.
 
 In both, the last record (key ``active``) is alone in the last segment, the active one, so every other
 segment is cleanable; segments roll at ``SEGMENT_BYTES``; every file gets the mtime ``T0_MS``."""
@@ -32,12 +35,15 @@ NOW_MS = T0_MS + 24 * 3_600_000
 SEGMENT_BYTES = 1 << 30
 """Kafka's default ``segment.bytes`` (1 GiB), given to both sides."""
 BATCH_VALUE_BYTES = 16 * 1024
+TXN_PRODUCER = 4242
+TXN_BATCHES = 10
+ABORT_EVERY = 10
 CODEC_IDS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 
 
 @dataclass(frozen=True)
 class InputSpec:
-    """One input log: ``builder`` is ``genlog`` (Kafka's) or ``kafka-python``."""
+    """One input log: ``builder`` is ``genlog`` (Kafka's), ``kafka-python`` or ``kafka-python-txn``."""
 
     records: int
     value_bytes: int
@@ -98,14 +104,16 @@ def _values(value_bytes: int, count: int, seed: int = 22) -> list[bytes]:
     return values
 
 
-def _batch(codec: str, base: int, records: list[tuple[int, bytes, bytes]]) -> bytes:
+def _batch(codec: str, base: int, records: list[tuple[int, bytes, bytes]], *, sequence: int = -1) -> bytes:
+    """A batch of ``records`` (offset, key, value); ``sequence`` >= 0: the transactional producer's."""
+    transactional = sequence >= 0
     builder = DefaultRecordBatchBuilder(
         magic=2,
         compression_type=CODEC_IDS[codec],
-        is_transactional=False,
-        producer_id=-1,
-        producer_epoch=-1,
-        base_sequence=-1,
+        is_transactional=transactional,
+        producer_id=TXN_PRODUCER if transactional else -1,
+        producer_epoch=0 if transactional else -1,
+        base_sequence=sequence,
         batch_size=2**31 - 1,
     )
     for offset, timestamp, key, value in ((o, T0_MS + o // 1000, k, v) for o, k, v in records):
@@ -120,21 +128,45 @@ def write_kafka_python_log(spec: InputSpec, partition: Path) -> None:
     partition.mkdir(parents=True, exist_ok=True)
     values = _values(spec.value_bytes, 997)
     per_batch = max(1, BATCH_VALUE_BYTES // spec.value_bytes)
-    segment_base, segment = 0, bytearray()
-    last = spec.records - 1
-    for base in range(0, last, per_batch):
-        offsets = range(base, min(base + per_batch, last))
+    txn = spec.builder == "kafka-python-txn"
+    segment_base, segment, offset, number = 0, bytearray(), 0, -1
+    last = spec.records - 1  # the last record's index: alone in the active segment
+    for number, first in enumerate(range(0, last, per_batch)):
+        indexes = range(first, min(first + per_batch, last))
         keyed = [
-            (i, b"key-%08d" % ((i * 7919) % spec.distinct_keys), values[i % len(values)]) for i in offsets
+            (offset + n, b"key-%08d" % ((i * 7919) % spec.distinct_keys), values[i % len(values)])
+            for n, i in enumerate(indexes)
         ]
-        batch = _batch(spec.codec, base, keyed)
-        if segment and len(segment) + len(batch) > SEGMENT_BYTES:
-            (partition / f"{segment_base:020d}.log").write_bytes(segment)
-            segment_base, segment = base, bytearray()
-        segment += batch
+        batches = [(offset, _batch(spec.codec, offset, keyed, sequence=first if txn else -1))]
+        offset += len(keyed)
+        if txn and (number + 1) % TXN_BATCHES == 0:
+            batches.append((offset, _marker(offset, aborted=(number + 1) // TXN_BATCHES % ABORT_EVERY == 0)))
+            offset += 1
+        for base, batch in batches:
+            if segment and len(segment) + len(batch) > SEGMENT_BYTES:
+                (partition / f"{segment_base:020d}.log").write_bytes(segment)
+                segment_base, segment = base, bytearray()
+            segment += batch
+    if txn and (number + 1) % TXN_BATCHES:
+        segment += _marker(offset, aborted=False)
+        offset += 1
     (partition / f"{segment_base:020d}.log").write_bytes(segment)
-    active = _batch(spec.codec, last, [(last, b"active", values[0])])
-    (partition / f"{last:020d}.log").write_bytes(active)
+    active = _batch(spec.codec, offset, [(offset, b"active", values[0])])
+    (partition / f"{offset:020d}.log").write_bytes(active)
+
+
+def _marker(offset: int, *, aborted: bool) -> bytes:
+    """The end of the transactional producer's transaction at ``offset``: ABORT or COMMIT."""
+    from kafka_segments.records import ControlRecordType, EndTransactionMarker, build_end_transaction_marker
+
+    kind = ControlRecordType.ABORT if aborted else ControlRecordType.COMMIT
+    return build_end_transaction_marker(
+        EndTransactionMarker(kind, 0),
+        offset=offset,
+        timestamp=T0_MS + offset // 1000,
+        producer_id=TXN_PRODUCER,
+        producer_epoch=0,
+    )
 
 
 def fresh_copy(log_dir: Path, target: Path) -> Path:
