@@ -259,7 +259,7 @@ def specs(args: argparse.Namespace) -> list[InputSpec]:
     )
     clients = [InputSpec(args.records, args.kafka_python[0], args.kafka_python[1], "kafka-python")]
     if args.transactional:
-        clients.append(InputSpec(args.records, *args.transactional, "kafka-python-txn"))
+        clients.append(InputSpec(args.records, *args.transactional, "transactional"))
     return [*genlog, *clients]
 
 
@@ -287,7 +287,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         type=lambda s: (int(s.split(",")[0]), s.split(",")[1]),
         default=(),
         metavar="VALUE_BYTES,CODEC",
-        help="also a log of one transactional producer (kafka-python's batches, our markers), e.g. 1024,lz4",
+        help="also a log of one transactional producer in Kafka's framing (our writer), e.g. 1024,lz4",
     )
     parser.add_argument("--s3", action="store_true", help="also run the product on moto's S3")
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR, help="where the inputs are kept")

@@ -5,9 +5,10 @@ into the data folder and reused by later runs.
   ``RECORDS`` records, key ``key-%08d`` of ``(i * 7919) % DISTINCT``, one batch per ~16 KiB of values;
 * kafka-python's ``DefaultRecordBatchBuilder`` (a client library's producer framing, no oracle needed): the
   same keys, timestamps and batch sizing, values of pseudo-random words (fixed seed);
-* ``kafka-python-txn``: the same, written by one transactional producer (as Kafka Streams' exactly-once
-  changelogs are): every ``TXN_BATCHES`` batches a transaction ends with its marker (an uncompressed
-  control batch, ``kafka_segments.records.build_end_transaction_marker``), every ``ABORT_EVERY``-th aborted.
+* ``transactional``: the same records, written by one transactional producer in Kafka's own framing (as a
+  Java producer writes Kafka Streams' exactly-once changelogs: ``kafka_segments.records.build_batch``, whose
+  LZ4 frames are ``KafkaLZ4BlockOutputStream``'s): every ``TXN_BATCHES`` batches a transaction ends with its
+  marker (``build_end_transaction_marker``), every ``ABORT_EVERY``-th aborted.
 
 In both, the last record (key ``active``) is alone in the last segment, the active one, so every other
 segment is cleanable; segments roll at ``SEGMENT_BYTES``; every file gets the mtime ``T0_MS``."""
@@ -43,7 +44,7 @@ CODEC_IDS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 
 @dataclass(frozen=True)
 class InputSpec:
-    """One input log: ``builder`` is ``genlog`` (Kafka's), ``kafka-python`` or ``kafka-python-txn``."""
+    """One input log: ``builder`` is ``genlog`` (Kafka's), ``kafka-python`` or ``transactional``."""
 
     records: int
     value_bytes: int
@@ -105,15 +106,17 @@ def _values(value_bytes: int, count: int, seed: int = 22) -> list[bytes]:
 
 
 def _batch(codec: str, base: int, records: list[tuple[int, bytes, bytes]], *, sequence: int = -1) -> bytes:
-    """A batch of ``records`` (offset, key, value); ``sequence`` >= 0: the transactional producer's."""
-    transactional = sequence >= 0
+    """A batch of ``records`` (offset, key, value): kafka-python's, or with ``sequence`` >= 0 the
+    transactional producer's in Kafka's framing."""
+    if sequence >= 0:
+        return _transactional_batch(codec, records, sequence)
     builder = DefaultRecordBatchBuilder(
         magic=2,
         compression_type=CODEC_IDS[codec],
-        is_transactional=transactional,
-        producer_id=TXN_PRODUCER if transactional else -1,
-        producer_epoch=0 if transactional else -1,
-        base_sequence=sequence,
+        is_transactional=False,
+        producer_id=-1,
+        producer_epoch=-1,
+        base_sequence=-1,
         batch_size=2**31 - 1,
     )
     for offset, timestamp, key, value in ((o, T0_MS + o // 1000, k, v) for o, k, v in records):
@@ -128,7 +131,7 @@ def write_kafka_python_log(spec: InputSpec, partition: Path) -> None:
     partition.mkdir(parents=True, exist_ok=True)
     values = _values(spec.value_bytes, 997)
     per_batch = max(1, BATCH_VALUE_BYTES // spec.value_bytes)
-    txn = spec.builder == "kafka-python-txn"
+    txn = spec.builder == "transactional"
     segment_base, segment, offset, number = 0, bytearray(), 0, -1
     last = spec.records - 1  # the last record's index: alone in the active segment
     for number, first in enumerate(range(0, last, per_batch)):
@@ -153,6 +156,19 @@ def write_kafka_python_log(spec: InputSpec, partition: Path) -> None:
     (partition / f"{segment_base:020d}.log").write_bytes(segment)
     active = _batch(spec.codec, offset, [(offset, b"active", values[0])])
     (partition / f"{offset:020d}.log").write_bytes(active)
+
+
+def _transactional_batch(codec: str, records: list[tuple[int, bytes, bytes]], sequence: int) -> bytes:
+    from kafka_segments.records import CompressionType, Record, build_batch
+
+    return build_batch(
+        [Record(o, T0_MS + o // 1000, key, value) for o, key, value in records],
+        compression=CompressionType(CODEC_IDS[codec]),
+        producer_id=TXN_PRODUCER,
+        producer_epoch=0,
+        base_sequence=sequence,
+        is_transactional=True,
+    )
 
 
 def _marker(offset: int, *, aborted: bool) -> bytes:

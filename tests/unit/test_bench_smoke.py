@@ -220,7 +220,7 @@ def test_vs_kafka_bench_without_the_oracle_measures_the_product_alone(tmp_path: 
 @pytest.mark.skipif(not os.environ.get("KAFKA_ORACLE"), reason="KAFKA_ORACLE does not name Kafka's harness")
 def test_vs_kafka_bench_writes_kafkas_bytes_locally_and_on_s3(tmp_path: Path) -> None:
     table, report = _vs_kafka(tmp_path, dict(os.environ), "--s3", "--transactional", "100,lz4")
-    inputs = ["100 B none", "100 B lz4 (kafka-python)", "100 B lz4 (kafka-python-txn)"]
+    inputs = ["100 B none", "100 B lz4 (kafka-python)", "100 B lz4 (transactional)"]
     assert [r["input"] for r in report["results"]] == inputs
     for result in report["results"]:
         assert set(result["samples"]) == {"kafka", "local", "s3"}

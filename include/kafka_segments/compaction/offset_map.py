@@ -123,8 +123,8 @@ def _rows_to_map(
     # first_dirty; only the others go through the transaction state, in log order
     plain = batch_kinds.plain_batches(table)
     mapped = plain & (table.last_offset >= first_dirty)
-    for index in np.flatnonzero(~plain).tolist():
-        header = table.header(index)
+    others = np.flatnonzero(~plain)
+    for index, header in zip(others.tolist(), table.headers_at(others), strict=True):
         if header.is_control:
             control = None
             if header.records_count:

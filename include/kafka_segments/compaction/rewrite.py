@@ -175,7 +175,7 @@ def _producer_headers(segment: SourceSegment) -> list[BatchHeader]:
     """The headers ``replay_producers`` reads (v2, with a producer id), from a header scan of the segment."""
     table = segment.header_table()
     rows = np.flatnonzero((table.magic >= MAGIC_VALUE_V2) & (table.producer_id != NO_PRODUCER_ID))
-    return [table.header(int(row)) for row in rows]
+    return table.headers_at(rows)
 
 
 def _active(segments: Sequence[SourceSegment], config: TopicConfig, now_ms: int) -> dict[int, ProducerState]:

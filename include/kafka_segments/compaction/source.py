@@ -15,6 +15,7 @@ committed ones (``from_log_start``). Without indexes they are rebuilt from the m
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -24,9 +25,8 @@ import numpy as np
 from kafka_segments.compaction.decoded_segment import Buffer, DecodedSegment
 from kafka_segments.compaction.errors import SegmentOrderError
 from kafka_segments.records.attributes import CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK
-from kafka_segments.records.batch import MAGIC_VALUE_V2
+from kafka_segments.records.batch import MAGIC_VALUE_V2, NO_PRODUCER_ID, BatchHeader, RecordBatch
 from kafka_segments.records.fast import HeaderTable, scan_header_table
-from kafka_segments.records.log import iter_batches
 from kafka_segments.segment.transactions import AbortedTxnTracker
 from kafka_segments.segment.txn_index import AbortedTxn, collect_aborted_txns_from_segments
 
@@ -100,13 +100,23 @@ def aborted_from_markers(segments: Sequence[SourceSegment]) -> tuple[tuple[Abort
         if not _has_transaction_entries(segment):
             per_segment.append(())
             continue
+        table = segment.header_table()
+        rows = np.flatnonzero((table.magic >= MAGIC_VALUE_V2) & (table.producer_id != NO_PRODUCER_ID))
+        view = memoryview(segment.data)
         found = []
-        for entry in iter_batches(segment.data, segment=segment.name, verify_crc=False):
-            txn = tracker.observe(entry)
+        for header in table.headers_at(rows):  # only a marker's batch is read: its key says which
+            batch = functools.partial(_batch_at, view, header, segment.name)
+            txn = tracker.observe_batch(header, batch)
             if txn is not None:
                 found.append(txn)
         per_segment.append(tuple(found))
     return tuple(per_segment)
+
+
+def _batch_at(view: memoryview, header: BatchHeader, segment: str) -> RecordBatch:
+    return RecordBatch(
+        view[header.position : header.position + header.size_in_bytes], header, segment=segment
+    )
 
 
 def _has_transaction_entries(segment: SourceSegment) -> bool:

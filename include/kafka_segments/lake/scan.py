@@ -178,17 +178,21 @@ def advance_open_transactions(
     (COMMIT or ABORT) closes it. Sorted by first offset."""
     state = {txn.producer_id: txn for txn in open_transactions}
     flagged = np.flatnonzero((table.magic >= 2) & ((table.attributes & TRANSACTIONAL_FLAG_MASK) != 0))
-    for row in flagged.tolist():
-        producer_id = int(table.producer_id[row])
-        if int(table.attributes[row]) & CONTROL_FLAG_MASK:
+    rows = zip(  # the columns of the flagged batches, each taken once (not a column per batch)
+        table.producer_id[flagged].tolist(),
+        ((table.attributes[flagged] & CONTROL_FLAG_MASK) != 0).tolist(),
+        table.producer_epoch[flagged].tolist(),
+        table.base_offset[flagged].tolist(),
+        table.last_offset[flagged].tolist(),
+        strict=True,
+    )
+    for producer_id, is_control, epoch, base_offset, last_offset in rows:
+        if is_control:
             state.pop(producer_id, None)
             continue
-        last_offset = int(table.last_offset[row])
         txn = state.get(producer_id)
         state[producer_id] = (
-            OpenTransaction(
-                producer_id, int(table.producer_epoch[row]), int(table.base_offset[row]), last_offset
-            )
+            OpenTransaction(producer_id, epoch, base_offset, last_offset)
             if txn is None
             else replace(txn, last_offset=last_offset)
         )

@@ -14,12 +14,12 @@ Transactions span segments: pass the open ones as ``ongoing`` and chain ``TxnSca
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from kafka_segments.errors import CorruptRecordError
-from kafka_segments.records.batch import MAGIC_VALUE_V2
+from kafka_segments.records.batch import MAGIC_VALUE_V2, BatchHeader
 from kafka_segments.records.control import ControlKey, ControlRecordError, ControlRecordType
 from kafka_segments.records.log import Entry
 from kafka_segments.segment.txn_index import AbortedTxn
@@ -54,7 +54,14 @@ class AbortedTxnTracker:
         Raises:
             CorruptRecordError: a control batch whose first record has no valid control key.
         """
-        header = entry.header
+        return self.observe_batch(entry.header, lambda: entry)
+
+    def observe_batch(self, header: BatchHeader, entry: Callable[[], Entry]) -> AbortedTxn | None:
+        """``observe`` of the entry with ``header``, asked of ``entry()`` only for a control batch's key.
+
+        Raises:
+            CorruptRecordError: as ``observe``.
+        """
         if header.magic < MAGIC_VALUE_V2 or not header.has_producer_id:
             return None
         producer_id = header.producer_id
@@ -62,7 +69,7 @@ class AbortedTxnTracker:
             if header.is_transactional and producer_id not in self._ongoing:
                 self._ongoing[producer_id] = header.base_offset
             return None
-        marker = end_marker_type(entry)
+        marker = end_marker_type(entry())
         if marker is None:
             return None
         first_offset = self._ongoing.get(producer_id)

@@ -6,6 +6,7 @@ Both are frozen dataclasses of numpy arrays, one row per batch or per record, fi
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from typing import Any, cast
@@ -73,6 +74,23 @@ class HeaderTable:
     def header(self, index: int) -> BatchHeader:
         """Row ``index`` as a ``BatchHeader``."""
         return BatchHeader(*(int(getattr(self, name)[index]) for name in _BATCH_HEADER_FIELDS))
+
+    def headers_at(self, rows: npt.NDArray[np.integer[Any]]) -> list[BatchHeader]:
+        """Rows ``rows`` as ``BatchHeader``s, each column read once (``header`` reads all of one row); kept,
+        so the passes of a round that ask the same rows build them once."""
+        known = self._known_headers
+        wanted = rows.tolist()
+        missing = np.array([row for row in dict.fromkeys(wanted) if row not in known], dtype=np.int64)
+        if len(missing):
+            columns = [getattr(self, name)[missing].tolist() for name in _BATCH_HEADER_FIELDS]
+            built = [BatchHeader(*row) for row in zip(*columns, strict=True)]
+            known.update(zip(missing.tolist(), built, strict=True))
+        return [known[row] for row in wanted]
+
+    @functools.cached_property
+    def _known_headers(self) -> dict[int, BatchHeader]:
+        """``BatchHeader``s built by ``headers_at``, by row (the table's columns never change)."""
+        return {}
 
     def to_headers(self) -> list[BatchHeader]:
         """Every row as a ``BatchHeader`` (equal to ``list(log.scan_headers(data))``)."""
