@@ -162,7 +162,6 @@ def test_a_fresh_buffer_is_faulted_in_ahead_and_the_arena_reused_step_after_step
     ]
     entry, log = lake_entry(store, clock, write_segment(batches, base_offset=0))
     monkeypatch.setattr(RecordingPrefaulter, "made", [])
-    monkeypatch.setattr("kafka_segments.records.fast.stream.ArenaPrefaulter", RecordingPrefaulter)
     monkeypatch.setattr("kafka_segments.pipeline.compaction.sources.ArenaPrefaulter", RecordingPrefaulter)
     flaky = ReadRecordingStore(store, flip_at=len(log) - 1 if flip else None)
 

@@ -1,5 +1,5 @@
-"""``records.fast.prefault.ArenaPrefaulter``: an arena's pages faulted in on a helper thread, ahead of the
-decoder, without changing a byte, and given back past what the result uses."""
+"""``records.fast.prefault.ArenaPrefaulter``: a buffer's pages faulted in on a helper thread, ahead of its
+writer, without changing a byte, and given back past what the result uses."""
 
 from __future__ import annotations
 
@@ -12,9 +12,7 @@ import time
 import numpy as np
 import pytest
 from kafka_segments.records import CompressionType, Record, build_batch
-from kafka_segments.records.fast import ArenaUse, StreamDecoder, decode_record_columns
 from kafka_segments.records.fast.prefault import ArenaPrefaulter
-from unit.test_fast_stream import assert_same_columns
 
 pytestmark = [
     pytest.mark.unit,
@@ -93,22 +91,3 @@ def test_nothing_is_faulted_in_before_the_first_mark_nor_after_stop() -> None:
     prefaulter.advance(MB)
     time.sleep(0.05)
     assert resident_pages(arena, 0, 16 * MB) == 0
-
-
-@pytest.mark.parametrize("codec", [CompressionType.LZ4, CompressionType.ZSTD, CompressionType.NONE])
-def test_a_prefaulting_decoder_gives_the_same_columns_and_stops_its_helper(codec: CompressionType) -> None:
-    data = segment(codec)
-    arena = fresh_arena(8 * len(data) + 64 * MB)
-    buffer = np.frombuffer(data, dtype=np.uint8)
-    decoder = StreamDecoder(
-        buffer, arena=arena, step_bytes=len(data) // 7, verify_crc=True, arena_use=ArenaUse.PREFAULT
-    )
-    for end in range(len(data) // 5, len(data), len(data) // 5):
-        decoder.feed(end)
-    got = decoder.finish(len(data))
-    assert decoder.steps > 1
-    assert_same_columns(got, decode_record_columns(data))
-    assert not [t for t in threading.enumerate() if t.name == "arena-prefault"]
-    if codec is not CompressionType.NONE:  # faulted in past the records, then given back
-        used = -(-len(got.buffer) // PAGE) * PAGE
-        assert resident_pages(arena, used, len(arena) // PAGE * PAGE) == 0

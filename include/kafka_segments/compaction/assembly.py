@@ -9,6 +9,7 @@ segment's (as Kafka's cleaning pass decompresses batch after batch)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -17,7 +18,7 @@ from kafka_segments.compaction.decoded_segment import DecodedSegment
 from kafka_segments.compaction.fates import I64, Bools, Codes
 from kafka_segments.compaction.results import ACTIONS, BatchAction
 from kafka_segments.compaction.source import SourceSegment
-from kafka_segments.records.batch import BatchHeader, RecordBatch
+from kafka_segments.records.batch import BatchHeader
 from kafka_segments.records.builder import empty_batch_header, rebuild_batch
 from kafka_segments.records.fast import RecordColumns, rebuild_batches
 
@@ -81,9 +82,14 @@ def _rebuilt(
             keep[row : row + len(columns)],
             rebuilt[first:stop] - batch,
             horizon_ms[first:stop],
-            lambda index, batch=batch: header(batch + index),  # type: ignore[misc]
+            functools.partial(_shifted, header, batch),
         )
     return out
+
+
+def _shifted(header: Callable[[int], BatchHeader], batch: int, index: int) -> BatchHeader:
+    """``header`` of a step's batch ``index`` (the step's first batch being the segment's ``batch``)."""
+    return header(batch + index)
 
 
 def _written(
@@ -116,7 +122,4 @@ def _rebuild_per_record(
 ) -> bytes:
     rows = np.arange(span[0], span[1])
     records = [columns.record(int(row)) for row in rows[keep[span[0] : span[1]]]]
-    raw = memoryview(segment.data)[header.position : header.position + header.size_in_bytes]
-    return rebuild_batch(
-        RecordBatch(raw, header, segment=segment.name), records, delete_horizon_ms=delete_horizon_ms
-    )
+    return rebuild_batch(segment.batch_at(header), records, delete_horizon_ms=delete_horizon_ms)

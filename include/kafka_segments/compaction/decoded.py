@@ -9,9 +9,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from kafka_segments.compaction.decoded_segment import DecodedSegment, decoded_segment, identify_keys
+from kafka_segments.compaction.decoded_segment import DecodedSegment, decode_whole
 from kafka_segments.compaction.source import SourceSegment
-from kafka_segments.records.fast import decode_record_columns, segment_records_budget
 
 DEFAULT_BUDGET_BYTES = 2 << 30
 """Decoded bytes a round may keep between its passes (2 GiB: one 1 GiB segment of highly compressed data)."""
@@ -65,15 +64,7 @@ def decode_segment(
     own ``decoded`` when it has one (``arena``, ``max_batch_bytes``: as ``decode_record_columns``)."""
     if segment.decoded is not None:
         return segment.decoded
-    columns = decode_record_columns(
-        segment.data,
-        segment=segment.name,
-        verify_crc=False,
-        arena=arena,
-        max_batch_bytes=max_batch_bytes,
-        max_total_bytes=segment_records_budget(len(segment.data), max_batch_bytes),
-    )
-    return decoded_segment(columns, identify_keys(columns), data=segment.data)
+    return decode_whole(segment.data, segment=segment.name, arena=arena, max_batch_bytes=max_batch_bytes)
 
 
 __all__ = ["DEFAULT_BUDGET_BYTES", "DecodedSegment", "DecodedSegments", "decode_segment"]

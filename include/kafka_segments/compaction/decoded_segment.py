@@ -10,13 +10,21 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from kafka_segments.records.fast import KeyIdentities, RecordColumns, RecordSteps, key_identities
+from kafka_segments.records.fast import (
+    KeyIdentities,
+    RecordColumns,
+    RecordSteps,
+    decode_record_columns,
+    key_identities,
+    segment_records_budget,
+)
 
 Buffer = bytes | bytearray | memoryview
 """A segment's bytes as a round holds them."""
 
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
+U8 = npt.NDArray[np.uint8]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -70,6 +78,22 @@ def decoded_segment(
         size += columns.buffer.nbytes
     controls = dict(control_keys or {})
     return DecodedSegment(columns, keys.key_id, keys.id_hi, keys.id_lo, size, steps, controls)
+
+
+def decode_whole(
+    data: Buffer, *, segment: str, arena: U8 | None = None, max_batch_bytes: int | None = None
+) -> DecodedSegment:
+    """The record columns of the segment ``data`` (CRCs not verified, as the cleaner) and the MD5 of every
+    key, its records kept (``arena``, ``max_batch_bytes``: as ``decode_record_columns``)."""
+    columns = decode_record_columns(
+        data,
+        segment=segment,
+        verify_crc=False,
+        arena=arena,
+        max_batch_bytes=max_batch_bytes,
+        max_total_bytes=segment_records_budget(len(data), max_batch_bytes),
+    )
+    return decoded_segment(columns, identify_keys(columns), data=data)
 
 
 def identify_keys(columns: RecordColumns) -> KeyIdentities:

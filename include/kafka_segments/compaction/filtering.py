@@ -9,8 +9,7 @@ refuses an empty legacy batch (``IllegalStateException`` in ``filterTo``); so do
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,7 +72,8 @@ def _clean_segment(
     columns = decoded.columns
     table = columns.batches
     bounds = np.searchsorted(columns.batch_index, np.arange(len(table) + 1))
-    header = _headers(table)
+    table.headers_at(np.flatnonzero(~batch_kinds.plain_batches(table)))  # each is asked: built at once
+    header = table.header
 
     def decide(index: int) -> BatchDecision:
         first_row = int(bounds[index]) if bounds[index] < bounds[index + 1] else None
@@ -97,19 +97,6 @@ def _clean_segment(
         writes.new_horizon_ms if stamp else None for stamp in writes.stamp[writes.action == _REBUILT].tolist()
     ]
     out.extend(assemble(segment, decoded, writes.action, writes.keep, horizons, header))
-
-
-def _headers(table: HeaderTable) -> Callable[[int], BatchHeader]:
-    """``table.header``, the non-plain batches' (every one is asked) read at once, the others when asked."""
-    others = np.flatnonzero(~batch_kinds.plain_batches(table))
-    known = dict(zip(others.tolist(), table.headers_at(others), strict=True))
-    asked = functools.lru_cache(maxsize=None)(table.header)
-
-    def header(index: int) -> BatchHeader:
-        found = known.get(index)
-        return found if found is not None else asked(index)
-
-    return header
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -55,6 +55,11 @@ class SourceSegment:
     def size(self) -> int:
         return len(self.data)
 
+    def batch_at(self, header: BatchHeader) -> RecordBatch:
+        """The batch of ``data`` that ``header`` (one of the segment's) describes."""
+        end = header.position + header.size_in_bytes
+        return RecordBatch(memoryview(self.data)[header.position : end], header, segment=self.name)
+
     def header_table(self) -> HeaderTable:
         """Its batch headers (``scan_header_table``): those of its decoded columns when they are every entry
         of a v2 segment (they then equal a scan), else a scan of ``data``."""
@@ -102,21 +107,13 @@ def aborted_from_markers(segments: Sequence[SourceSegment]) -> tuple[tuple[Abort
             continue
         table = segment.header_table()
         rows = np.flatnonzero((table.magic >= MAGIC_VALUE_V2) & (table.producer_id != NO_PRODUCER_ID))
-        view = memoryview(segment.data)
         found = []
         for header in table.headers_at(rows):  # only a marker's batch is read: its key says which
-            batch = functools.partial(_batch_at, view, header, segment.name)
-            txn = tracker.observe_batch(header, batch)
+            txn = tracker.observe_batch(header, functools.partial(segment.batch_at, header))
             if txn is not None:
                 found.append(txn)
         per_segment.append(tuple(found))
     return tuple(per_segment)
-
-
-def _batch_at(view: memoryview, header: BatchHeader, segment: str) -> RecordBatch:
-    return RecordBatch(
-        view[header.position : header.position + header.size_in_bytes], header, segment=segment
-    )
 
 
 def _has_transaction_entries(segment: SourceSegment) -> bool:

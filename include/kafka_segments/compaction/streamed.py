@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 import numpy.typing as npt
 
-from kafka_segments.compaction.decoded_segment import DecodedSegment, decoded_segment, identify_keys
+from kafka_segments.compaction.decoded_segment import (
+    DecodedSegment,
+    decode_whole,
+    decoded_segment,
+    identify_keys,
+)
 from kafka_segments.compaction.source import SourceSegment
 from kafka_segments.records.fast import (
     DEFAULT_STEP_BYTES,
@@ -22,9 +27,7 @@ from kafka_segments.records.fast import (
     RecordColumns,
     SpanGroups,
     StreamDecoder,
-    decode_record_columns,
     key_digests,
-    segment_records_budget,
 )
 
 if TYPE_CHECKING:
@@ -79,10 +82,6 @@ class StreamedSegment:
         """``buffer[:available]`` has arrived (an ``ObjectStore.get_into`` progress callback)."""
         self._decoder.feed(available)
 
-    def close(self) -> None:
-        """Stop faulting the arena in (``ArenaUse.PREFAULT``): a read abandoned before ``finish``."""
-        self._decoder.close()
-
     def finish(self, size: int) -> DecodedSegment:
         """What ``decode_segment`` gives for ``buffer[:size]``, the whole segment, read and verified.
 
@@ -95,25 +94,16 @@ class StreamedSegment:
         self._release()
         steps = self._decoder.record_steps
         grouped = self._decoder.steps != 0 and self._decoder.steps == len(ids)
-        if steps is not None and not grouped:
-            columns, steps = self._whole(data), None
+        if steps is not None and not grouped:  # no records to identify the keys with: decode them again
+            return decode_whole(
+                data, segment=self._name, arena=self._arena, max_batch_bytes=self._max_batch_bytes
+            )
         if grouped:
             id_hi = np.concatenate([hi for hi, _ in digests])
             id_lo = np.concatenate([lo for _, lo in digests])
             keys = KeyIdentities(np.concatenate(ids), id_hi, id_lo)
             return decoded_segment(columns, keys, data=data, steps=steps, control_keys=controls)
         return decoded_segment(columns, identify_keys(columns), data=data)
-
-    def _whole(self, data: memoryview) -> RecordColumns:
-        """The whole segment decoded again, its records kept (in the arena)."""
-        return decode_record_columns(
-            data,
-            segment=self._name,
-            verify_crc=False,
-            arena=self._arena,
-            max_batch_bytes=self._max_batch_bytes,
-            max_total_bytes=segment_records_budget(len(data), self._max_batch_bytes),
-        )
 
     def _release(self) -> None:
         """Let go of the grouping state (its table is ~32 bytes per slot). A second ``finish`` finds no

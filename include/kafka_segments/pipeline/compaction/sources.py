@@ -94,7 +94,6 @@ def streamed_source(
                 data = _feed_mapped(mapped.data, reading)
             decoded = reading.finish(entry.size)
         finally:
-            reading.close()
             if filling is not None:
                 filling.stop()
     except (PreconditionFailedError, BufferTooSmallError, CorruptRecordError, UnsupportedCodecError):

@@ -72,8 +72,12 @@ class HeaderTable:
         return flags
 
     def header(self, index: int) -> BatchHeader:
-        """Row ``index`` as a ``BatchHeader``."""
-        return BatchHeader(*(int(getattr(self, name)[index]) for name in _BATCH_HEADER_FIELDS))
+        """Row ``index`` as a ``BatchHeader`` (kept, as ``headers_at`` keeps them)."""
+        found = self._known_headers.get(index)
+        if found is None:
+            found = BatchHeader(*(int(getattr(self, name)[index]) for name in _BATCH_HEADER_FIELDS))
+            self._known_headers[index] = found
+        return found
 
     def headers_at(self, rows: npt.NDArray[np.integer[Any]]) -> list[BatchHeader]:
         """Rows ``rows`` as ``BatchHeader``s, each column read once (``header`` reads all of one row); kept,
@@ -89,7 +93,7 @@ class HeaderTable:
 
     @functools.cached_property
     def _known_headers(self) -> dict[int, BatchHeader]:
-        """``BatchHeader``s built by ``headers_at``, by row (the table's columns never change)."""
+        """``BatchHeader``s built by ``header`` and ``headers_at``, by row (the columns never change)."""
         return {}
 
     def to_headers(self) -> list[BatchHeader]:

@@ -1,12 +1,13 @@
-"""Fresh arena pages faulted in on a helper thread, a little ahead of the decoder writing them.
+"""Fresh pages faulted in on a helper thread, a little ahead of the writer that fills them.
 
-The first write to a fresh page costs a page fault and the page's zeroing: on this project's VMs, inflating
-1 GB of LZ4 records into a fresh arena spent more CPU in those faults than in LZ4 itself (bench/RESULTS.md,
-"Against Kafka's own cleaner"). ``ArenaPrefaulter`` asks the kernel to fault the arena's pages in
+The first write to a fresh page costs a page fault and the page's zeroing: on this project's VMs, filling
+1 GB of fresh memory spent more CPU in those faults than in the work writing it (bench/RESULTS.md,
+"Against Kafka's own cleaner"). ``ArenaPrefaulter`` asks the kernel to fault the buffer's pages in
 (``madvise(MADV_POPULATE_WRITE)``, Linux 5.14+) on another thread, at most ``lead`` bytes past what the
-decoder has written, so the faults overlap the decoding instead of stalling it. Populating never changes a
-byte of the arena (it faults pages in as a write would, without writing), so it may race with the decoder.
-Where the call is missing or refused, the helper stops and the decoder faults its pages as before."""
+writer has written (a segment read from S3 into a fresh buffer: ``pipeline.compaction.sources``), so the
+faults overlap the writing instead of stalling it. Populating never changes a byte (it faults pages in as a
+write would, without writing), so it may race with the writer. Where the call is missing or refused, the
+helper stops and the writer faults its pages as before."""
 
 from __future__ import annotations
 

@@ -70,12 +70,13 @@ def rebuild_batches(
     spans = np.concatenate([[0], np.cumsum(sizes)])
     capacity = spans[end_row - low] - spans[first_row - low] + HEADER.size
     parts = _parts(capacity)
-    scratch = np.empty(max(int(capacity[a:b].sum()) for a, b in parts), dtype=np.uint8)
+    part_bytes = [int(capacity[a:b].sum()) for a, b in parts]
+    scratch = np.empty(max(part_bytes), dtype=np.uint8)
     horizons = list(new_horizons)
     out: list[bytes | None] = []
-    for a, b in parts:
+    for (a, b), size in zip(parts, part_bytes, strict=True):
         part = _Part(index[a:b], first_row[a:b], end_row[a:b], horizons[a:b])
-        out += _rebuild_part(columns, keep, part, scratch[: int(capacity[a:b].sum())])
+        out += _rebuild_part(columns, keep, part, scratch[:size])
     return out
 
 

@@ -19,7 +19,6 @@ from kafka_segments.errors import CorruptRecordError
 from kafka_segments.records.fast import decode_kernels as _k
 from kafka_segments.records.fast.columns import RECORD_COLUMNS, TABLE_FIELDS, U8, HeaderTable, RecordColumns
 from kafka_segments.records.fast.decode import decode_record_columns, segment_records_budget
-from kafka_segments.records.fast.prefault import ArenaPrefaulter
 from kafka_segments.records.fast.scan import as_read_only_array
 from kafka_segments.records.fast.steps import RecordSteps
 
@@ -44,9 +43,6 @@ class ArenaUse(enum.Enum):
 
     KEEP = "keep"
     """Each step's records after the last one's: ``finish`` joins them, records and all."""
-    PREFAULT = "prefault"
-    """As ``KEEP``, the arena being fresh memory: its next pages are faulted in on a helper thread
-    (``prefault.ArenaPrefaulter``) until ``finish`` or ``close``."""
     REUSE = "reuse"
     """Each step's records over the last one's, at the arena's start (or in the segment, a step of
     uncompressed batches): unless every step was in the segment, ``finish`` returns columns without record
@@ -91,10 +87,8 @@ class StreamDecoder:
         self._on_step = on_step
         self._verify_crc = verify_crc
         self._max_batch_bytes = max_batch_bytes
-        self._keep_records = arena_use is not ArenaUse.REUSE
+        self._keep_records = arena_use is ArenaUse.KEEP
         self._record_steps: RecordSteps | None = None
-        prefault = arena_use is ArenaUse.PREFAULT
-        self._prefault = ArenaPrefaulter(arena) if prefault and arena is not None else None
 
     @property
     def steps(self) -> int:
@@ -103,8 +97,8 @@ class StreamDecoder:
 
     @property
     def record_steps(self) -> RecordSteps | None:
-        """Where the records of the columns ``finish`` returned are (``keep_records=False`` and compressed
-        steps joined), else ``None``: their ``buffer`` holds them."""
+        """Where the records of the columns ``finish`` returned are (``ArenaUse.REUSE`` and steps not all
+        in the segment), else ``None``: their ``buffer`` holds them."""
         return self._record_steps
 
     def feed(self, available: int) -> None:
@@ -130,7 +124,6 @@ class StreamDecoder:
         if not steps_usable or self._gave_up or self._decoded_to != size or not self._steps:
             self._step_count = 0
             self._release()
-            self.close()
             data = _bytes_view(whole)
             return decode_record_columns(
                 data,
@@ -142,15 +135,7 @@ class StreamDecoder:
             )
         joined = self._joined(whole)
         self._release()
-        self.close(used=self._arena_used)
         return joined
-
-    def close(self, *, used: int | None = None) -> None:
-        """Stop faulting the arena in (``prefault``); ``used``: the arena bytes still in use (the pages
-        faulted in past them are given back). ``finish`` closes; call it for a read abandoned before it."""
-        if self._prefault is not None:
-            self._prefault.stop(used=used)
-            self._prefault = None
 
     def _release(self) -> None:
         """Let go of the steps' columns and of ``on_step`` (often a method of the decoder's owner: a
@@ -209,8 +194,6 @@ class StreamDecoder:
             return True
         if in_arena and not self._in_place:
             self._arena_used += len(columns.buffer)
-            if self._prefault is not None:
-                self._prefault.advance(self._arena_used)
             return True
         return False
 
@@ -219,16 +202,16 @@ class StreamDecoder:
         if self._in_place:
             buffer = as_read_only_array(_bytes_view(whole))
             shifts = starts  # a step's positions are relative to its own bytes
-        elif not self._keep_records:  # positions as if the steps' records were laid end to end
+        else:  # the steps' records laid end to end: in the arena, or (REUSE) nowhere
             sizes = [len(step.buffer) for step in steps]
             shifts = np.cumsum([0, *sizes[:-1]]).tolist()
-            buffer = _NO_RECORDS
-            self._record_steps = self._steps_of(sizes)
-        elif self._arena is not None:
-            buffer = as_read_only_array(_bytes_view(self._arena[: self._arena_used]))
-            shifts = np.cumsum([0] + [len(step.buffer) for step in steps[:-1]]).tolist()
-        else:  # _fits accepts no arena step without an arena
-            raise RuntimeError("compressed steps without an arena")
+            if not self._keep_records:
+                buffer = _NO_RECORDS
+                self._record_steps = self._steps_of(sizes)
+            elif self._arena is not None:
+                buffer = as_read_only_array(_bytes_view(self._arena[: self._arena_used]))
+            else:  # _fits accepts no arena step without an arena
+                raise RuntimeError("compressed steps without an arena")
         batch_shifts = np.cumsum([0] + [len(step.batches) for step in steps[:-1]]).tolist()
         shifts_of = {**dict.fromkeys(_POSITION_COLUMNS, shifts), "batch_index": batch_shifts}
         columns: dict[str, npt.NDArray[Any]] = {}
