@@ -9,6 +9,7 @@ wrote some 200 lines per validation into every Airflow task log, burying the rep
 
 from __future__ import annotations
 
+import datetime
 import logging
 import math
 import warnings
@@ -99,7 +100,9 @@ def run_suites(
     mods = _gx()
     context = _context()
     source = context.data_sources.add_pandas(DATASOURCE)
-    run_id = mods.RunIdentifier(run_name=run_name)
+    # The time is given: without it GX parses the run name as a date, and some run ids (a hex suffix
+    # read as a timezone offset of more than a day) give a time it cannot store.
+    run_id = mods.RunIdentifier(run_name=run_name, run_time=datetime.datetime.now(tz=datetime.UTC))
     results = []
     for spec in specs:
         frame = to_dataframe(frames.table(spec.frame), FRAME_COLUMNS[spec.frame])

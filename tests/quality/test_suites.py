@@ -209,3 +209,21 @@ def test_deleting_the_first_kept_segment_too_is_caught_whatever_the_reason(
     by_name = {suite.name: suite for suite in suites}
     assert by_name["retention.partitions"].failed == ()
     assert by_name["retention.deletions"].failed != ()
+
+
+def test_a_run_id_that_reads_as_a_date_with_a_day_long_offset_still_validates() -> None:
+    """GX reads a run name as a date when it is given no time: this run id (its hex suffix a timezone offset
+    of more than a day) once failed a validation with a ValueError inside GX."""
+    config = parse_config("topics:\n  t:\n    retention.ms: 10\n", source="t.yaml")
+    state = PartitionState(TP, 0, 5, (_entry(0, 5, 100, 0),))
+    before, after = _staged(state, config, None)
+
+    suites = run_suites(
+        _frames(before, after, config, None),
+        suite_specs(),
+        run_name="20261207T165552Z-4384ad3a",
+        docs_dir=None,
+        detail=False,
+    )
+
+    assert [suite.failed for suite in suites] == [() for _ in suites]
