@@ -454,12 +454,20 @@ def _with(data: bytes, at: int, value: int) -> bytes:
     return bytes(out)
 
 
+def _flipped(data: bytes, at: int) -> bytes:
+    damaged = bytearray(data)
+    damaged[at] ^= 0xFF
+    return bytes(damaged)
+
+
 def _damaged() -> list[tuple[str, CompressionType, int, bytes, str]]:
     gz = compress(CompressionType.GZIP, SAMPLE)
     sn = compress(CompressionType.SNAPPY, SAMPLE)
     l4 = compress(CompressionType.LZ4, SAMPLE)
     zs = compress(CompressionType.ZSTD, SAMPLE)
     linked = lz4.frame.compress(SAMPLE, block_linked=True, block_size=lz4.frame.BLOCKSIZE_MAX64KB)
+    checked = lz4.frame.compress(SAMPLE, block_linked=False, block_checksum=True)
+    summed = lz4.frame.compress(SAMPLE, block_linked=False, content_checksum=True)
     return [
         ("gzip empty", CompressionType.GZIP, 2, b"", "gzip stream: it is empty"),
         ("gzip truncated", CompressionType.GZIP, 2, gz[:-9], "truncated"),
@@ -505,7 +513,9 @@ def _damaged() -> list[tuple[str, CompressionType, int, bytes, str]]:
             compress(CompressionType.LZ4, SAMPLE, magic=0)[:500],
             "truncated",
         ),
-        ("lz4 trailing bytes", CompressionType.LZ4, 2, l4 + b"xyz", "3 unexpected bytes after the end mark"),
+        ("lz4 bad block checksum", CompressionType.LZ4, 2, _flipped(checked, -5), "block checksum mismatch"),
+        ("lz4 no content checksum", CompressionType.LZ4, 2, summed[:-4], "no content checksum"),
+        ("lz4 no end mark", CompressionType.LZ4, 2, summed[:-8], "no end mark"),
         ("lz4 dependent blocks", CompressionType.LZ4, 2, linked, "dependent blocks"),
         ("lz4 version 2", CompressionType.LZ4, 2, _with(l4, 4, 0xA0), "unsupported frame version 2"),
         ("lz4 dictionary id", CompressionType.LZ4, 2, _with(l4, 4, 0x61), "reserved or dictionary-id bits"),

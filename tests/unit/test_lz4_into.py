@@ -20,6 +20,8 @@ from kafka_segments.records.fast.lz4_into import (
     frame_block_max,
     native_decoder,
 )
+from kafka_segments.records.fast.xxh32 import xxh32 as kernel_xxh32
+from kafka_segments.records.lz4_frame import xxh32
 from unit.test_compression import FIXED_PAYLOADS
 
 pytestmark = pytest.mark.unit
@@ -79,13 +81,53 @@ def test_larger_blocks_need_room_for_a_whole_block(block_size: int) -> None:
     assert into(frame, room=len(data)) is None  # less room than one block's maximum: the general path
 
 
-@pytest.mark.parametrize("option", ["store_size", "block_checksum", "content_checksum"])
-def test_frames_with_other_options_are_left_to_the_general_path(option: str) -> None:
+FRAME_OPTIONS = ("store_size", "block_checksum", "content_checksum")
+
+
+@pytest.mark.parametrize("option", FRAME_OPTIONS)
+def test_frames_other_clients_write_are_decoded_in_place_too(option: str) -> None:
+    """kafka-python's frames carry a content size (``lz4.frame``'s default), others checksums: Kafka's reader
+    takes them all, and so does the kernel."""
     data = FIXED_PAYLOADS["text-100k"]
     options = {"store_size": False, "block_checksum": False, "content_checksum": False}
     frame = lz4.frame.compress(data, block_linked=False, **{**options, option: True})
-    assert into(frame) is None
+    assert into(frame) == data
     assert general(frame) == data
+
+
+def _sized(data: bytes, content_size: int) -> bytes:
+    """A frame of ``data`` whose content size field says ``content_size``, its header checksum made valid."""
+    frame = bytearray(lz4.frame.compress(data, block_linked=False, store_size=True))
+    frame[6:14] = content_size.to_bytes(8, "little")
+    frame[14] = (xxh32(bytes(frame[4:14])) >> 8) & 0xFF
+    return bytes(frame)
+
+
+def test_a_wrong_content_size_is_skipped_as_kafkas_reader_skips_it() -> None:
+    data = FIXED_PAYLOADS["mixed-200k"]
+    for size in (0, len(data) - 1, len(data) + 1000, (1 << 64) - 1):
+        frame = _sized(data, size)
+        assert into(frame) == data
+        assert general(frame) == data
+
+
+def test_a_wrong_content_checksum_is_read_but_not_checked_as_kafkas_reader_does() -> None:
+    data = FIXED_PAYLOADS["text-100k"]
+    frame = bytearray(lz4.frame.compress(data, block_linked=False, store_size=False, content_checksum=True))
+    frame[-1] ^= 0xFF
+    assert into(bytes(frame)) == data
+    assert general(bytes(frame)) == data
+    assert into(bytes(frame[:-1])) is None  # the checksum's 4 bytes must be there
+    assert general(bytes(frame[:-1])) is None
+
+
+def test_a_wrong_block_checksum_is_left_to_the_general_path_which_refuses_it() -> None:
+    data = FIXED_PAYLOADS["text-100k"]
+    frame = bytearray(lz4.frame.compress(data, block_linked=False, store_size=False, block_checksum=True))
+    frame[-5] ^= 0xFF  # the last block's checksum, before the end mark
+    assert into(bytes(frame)) is None
+    with pytest.raises(ValueError, match="block checksum mismatch"):
+        decompress(CompressionType.LZ4, bytes(frame), magic=2)
 
 
 def test_linked_blocks_are_left_to_the_general_path_which_refuses_them() -> None:
@@ -101,10 +143,14 @@ def test_a_bad_header_checksum_is_left_to_the_general_path() -> None:
     assert general(bytes(frame)) is None
 
 
-def test_bytes_after_the_end_mark_are_left_to_the_general_path() -> None:
-    frame = compress(CompressionType.LZ4, b"abc" * 1000, magic=2) + b"\x00"
-    assert into(frame) is None
-    assert general(frame) is None
+@pytest.mark.parametrize("option", ["", *FRAME_OPTIONS])
+def test_bytes_after_the_end_mark_are_never_read_as_kafkas_reader_never_reads_them(option: str) -> None:
+    data = b"abc" * 1000
+    options = {option: True} if option else {"store_size": False}
+    frame = lz4.frame.compress(data, block_linked=False, **options)
+    for tail in (b"\x00", b"xyz", frame):
+        assert into(frame + tail) == data
+        assert general(frame + tail) == data
 
 
 def test_any_truncation_is_left_to_the_general_path() -> None:
@@ -118,13 +164,14 @@ def test_any_truncation_is_left_to_the_general_path() -> None:
 @given(
     data=st.binary(max_size=3000).map(lambda b: b * 3),
     flips=st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(1, 255)), min_size=1, max_size=4),
+    options=st.fixed_dictionaries({option: st.booleans() for option in FRAME_OPTIONS}),
 )
 def test_a_damaged_frame_decodes_as_the_frame_decoder_decodes_it_or_not_at_all(
-    data: bytes, flips: list[tuple[int, int]]
+    data: bytes, flips: list[tuple[int, int]], options: dict[str, bool]
 ) -> None:
-    """Whatever the damage, the in-place path never gives other bytes than the frame decoder, nor bytes
-    where it raises: it decodes or defers."""
-    frame = bytearray(compress(CompressionType.LZ4, data, magic=2))
+    """Whatever the frame's options and damage, the in-place path never gives other bytes than the frame
+    decoder, nor bytes where it raises: it decodes or defers."""
+    frame = bytearray(lz4.frame.compress(data, block_linked=False, **options))
     for at, mask in flips:
         frame[at % len(frame)] ^= mask
     got = into(bytes(frame))
@@ -150,7 +197,7 @@ def test_no_library_or_no_decoder_in_it_binds_nothing(monkeypatch: pytest.Monkey
 def test_a_run_stops_at_the_first_frame_it_does_not_decode_and_resumes_after_it() -> None:
     parts = [FIXED_PAYLOADS["text-100k"], b"xyz" * 50, FIXED_PAYLOADS["mixed-200k"]]
     frames = [compress(CompressionType.LZ4, part, magic=2) for part in parts]
-    frames[1] = lz4.frame.compress(parts[1], block_linked=False, content_checksum=True)  # not Kafka's layout
+    frames[1] = compress(CompressionType.LZ4, parts[1], magic=0)  # its header checksum is v0's
     array = np.frombuffer(b"".join(frames), dtype=np.uint8)
     ends = np.cumsum([len(frame) for frame in frames]).astype(np.int64)
     starts = ends - [len(frame) for frame in frames]
@@ -182,3 +229,10 @@ def test_a_frame_that_does_not_fit_is_not_decoded_and_the_output_before_it_stand
     )
     assert (index, used) == (1, len(FIXED_PAYLOADS["text-100k"]))
     assert out[:used].tobytes() == FIXED_PAYLOADS["text-100k"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.binary(max_size=200), start=st.integers(0, 7))
+def test_the_kernels_xxh32_is_the_frame_formats(data: bytes, start: int) -> None:
+    padded = bytes(start) + data
+    assert kernel_xxh32(np.frombuffer(padded, dtype=np.uint8), start, len(data)) == xxh32(data)

@@ -71,39 +71,81 @@ def lz4_compress(data: Buffer, magic: int) -> bytes:
 
 
 def lz4_decompress(data: Buffer, magic: int) -> bytes:
+    """The records of a frame, read as Kafka's ``Lz4BlockInputStream`` reads it: a content size is skipped,
+    block checksums are verified, a content checksum is read but not verified, and bytes after the frame
+    are never read (docs/fidelity.md, "What Kafka's readers accept")."""
     view = memoryview(data)
     hc_at = _check_descriptor(view)
-    frame: Buffer = view
-    if magic == 0:
-        # Kafka ignores the HC byte of v0 messages (old clients wrote it over magic + descriptor).
-        expected = lz4_header_checksum(bytes(view[LZ4_DESCRIPTOR_START:hc_at]))
-        if view[hc_at] != expected:
-            patched = bytearray(view)
-            patched[hc_at] = expected
-            frame = patched
-    try:
-        out, consumed = lz4.frame.decompress(frame, return_bytes_read=True)
-    except RuntimeError as exc:
-        reason = str(exc)
-        if "headerChecksum" in reason:
-            reason = "frame descriptor checksum (HC byte) mismatch"
-        elif "incomplete" in reason:
-            reason = f"truncated frame ({reason})"
-        raise ValueError(f"invalid lz4 frame: {reason}") from exc
-    if consumed != len(view):
-        raise ValueError(f"invalid lz4 frame: {len(view) - consumed} unexpected bytes after the end mark")
-    return bytes(out)
+    expected = lz4_header_checksum(bytes(view[LZ4_DESCRIPTOR_START:hc_at]))
+    if magic != 0 and view[hc_at] != expected:
+        raise ValueError("invalid lz4 frame: frame descriptor checksum (HC byte) mismatch")
+    # Kafka ignores the HC byte of v0 messages (old clients wrote it over magic + descriptor).
+    frame: Buffer = view if magic != 0 or view[hc_at] == expected else _with_checksum(view, hc_at, expected)
+    if view[LZ4_DESCRIPTOR_START] & _FLAGS_KAFKA_SKIPS:
+        frame = _without_skipped_fields(view, hc_at)
+    return _decoded(frame)
 
 
 def lz4_checked_frame(data: Buffer) -> bytes:
     """A frame whose magic number and descriptor were already checked (``lz4_descriptors_ok``)."""
+    if memoryview(data)[LZ4_DESCRIPTOR_START] & _FLAGS_KAFKA_SKIPS:
+        return lz4_decompress(data, 2)
     try:
-        out, consumed = lz4.frame.decompress(data, return_bytes_read=True)
+        out, _ = lz4.frame.decompress(data, return_bytes_read=True)
     except RuntimeError:
         return lz4_decompress(data, 2)  # raises with the reason worded as the checked path words it
-    if consumed != len(data):
-        raise ValueError(f"invalid lz4 frame: {len(data) - consumed} unexpected bytes after the end mark")
     return bytes(out)
+
+
+_FLAGS_KAFKA_SKIPS = LZ4_FLG_CONTENT_SIZE | LZ4_FLG_CONTENT_CHECKSUM
+"""Fields Kafka's reader reads past without checking them (``lz4.frame`` would check them)."""
+
+
+def _decoded(frame: Buffer) -> bytes:
+    try:
+        out, _ = lz4.frame.decompress(frame, return_bytes_read=True)  # nothing after the end mark is read
+    except RuntimeError as exc:
+        reason = str(exc)
+        if "headerChecksum" in reason:
+            reason = "frame descriptor checksum (HC byte) mismatch"
+        elif "blockChecksum" in reason:
+            reason = "block checksum mismatch"
+        elif "incomplete" in reason:
+            reason = f"truncated frame ({reason})"
+        raise ValueError(f"invalid lz4 frame: {reason}") from exc
+    return bytes(out)
+
+
+def _with_checksum(view: memoryview, hc_at: int, checksum: int) -> bytearray:
+    patched = bytearray(view)
+    patched[hc_at] = checksum
+    return patched
+
+
+def _without_skipped_fields(view: memoryview, hc_at: int) -> bytes:
+    """The frame without its content size and content checksum (both only skipped by Kafka's reader), and
+    without anything after its end mark: the blocks themselves, checksums included, are kept as they are."""
+    flg = view[LZ4_DESCRIPTOR_START] & ~_FLAGS_KAFKA_SKIPS
+    descriptor = bytes((flg, view[LZ4_DESCRIPTOR_START + 1]))
+    block_checksum = _CHECKSUM_LENGTH if flg & LZ4_FLG_BLOCK_CHECKSUM else 0
+    pos = hc_at + 1
+    while True:
+        if pos + _BLOCK_SIZE_LENGTH > len(view):
+            raise ValueError("invalid lz4 frame: truncated frame (no end mark)")
+        (word,) = struct.unpack_from("<I", view, pos)
+        pos += _BLOCK_SIZE_LENGTH
+        if word == 0:
+            break
+        pos += (word & _BLOCK_SIZE_MASK) + block_checksum
+    if view[LZ4_DESCRIPTOR_START] & LZ4_FLG_CONTENT_CHECKSUM and pos + _CHECKSUM_LENGTH > len(view):
+        raise ValueError("invalid lz4 frame: truncated frame (no content checksum after the end mark)")
+    header = LZ4_MAGIC + descriptor + bytes((lz4_header_checksum(descriptor),))
+    return header + bytes(view[hc_at + 1 : pos])
+
+
+_BLOCK_SIZE_LENGTH = 4
+_CHECKSUM_LENGTH = 4
+_BLOCK_SIZE_MASK = 0x7FFFFFFF
 
 
 def lz4_descriptors_ok(

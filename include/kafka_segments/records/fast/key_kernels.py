@@ -11,66 +11,50 @@ from typing import Any
 import numpy as np
 
 from kafka_segments.records.fast.jit import njit
-
-_MASK = 0xFFFFFFFF
-
-
-@njit(cache=True, inline="always")
-def _word(block: Any, j: int) -> Any:
-    base = 4 * j
-    return (
-        np.int64(block[base])
-        | (np.int64(block[base + 1]) << 8)
-        | (np.int64(block[base + 2]) << 16)
-        | (np.int64(block[base + 3]) << 24)
-    )
-
-
-@njit(cache=True, inline="always")
-def _rotate(value: int, shift: int) -> int:
-    return ((value << shift) | (value >> (32 - shift))) & _MASK
+from kafka_segments.records.fast.words import MASK32 as _MASK
+from kafka_segments.records.fast.words import rotl32, u32_le
 
 
 @njit(cache=True, inline="always")
 def _ff(a: Any, b: Any, c: Any, d: Any, x: Any, s: int, t: int) -> Any:
-    return (b + _rotate((a + ((b & c) | (~b & d)) + x + t) & _MASK, s)) & _MASK
+    return (b + rotl32((a + ((b & c) | (~b & d)) + x + t) & _MASK, s)) & _MASK
 
 
 @njit(cache=True, inline="always")
 def _gg(a: Any, b: Any, c: Any, d: Any, x: Any, s: int, t: int) -> Any:
-    return (b + _rotate((a + ((b & d) | (c & ~d)) + x + t) & _MASK, s)) & _MASK
+    return (b + rotl32((a + ((b & d) | (c & ~d)) + x + t) & _MASK, s)) & _MASK
 
 
 @njit(cache=True, inline="always")
 def _hh(a: Any, b: Any, c: Any, d: Any, x: Any, s: int, t: int) -> Any:
-    return (b + _rotate((a + (b ^ c ^ d) + x + t) & _MASK, s)) & _MASK
+    return (b + rotl32((a + (b ^ c ^ d) + x + t) & _MASK, s)) & _MASK
 
 
 @njit(cache=True, inline="always")
 def _ii(a: Any, b: Any, c: Any, d: Any, x: Any, s: int, t: int) -> Any:
-    return (b + _rotate((a + (c ^ (b | (~d & _MASK))) + x + t) & _MASK, s)) & _MASK
+    return (b + rotl32((a + (c ^ (b | (~d & _MASK))) + x + t) & _MASK, s)) & _MASK
 
 
 @njit(cache=True, inline="always")
 def _compress(state: Any, block: Any) -> None:  # noqa: PLR0915 - MD5's 64 steps written out, as the RFC 1321 reference does; a loop would cost the kernel its unrolling
     """One 64-byte MD5 block into ``state`` (four int64 holding uint32 values): RFC 1321's 64 steps
     written out (its reference implementation's FF/GG/HH/II), constants inline."""
-    x0 = _word(block, 0)
-    x1 = _word(block, 1)
-    x2 = _word(block, 2)
-    x3 = _word(block, 3)
-    x4 = _word(block, 4)
-    x5 = _word(block, 5)
-    x6 = _word(block, 6)
-    x7 = _word(block, 7)
-    x8 = _word(block, 8)
-    x9 = _word(block, 9)
-    x10 = _word(block, 10)
-    x11 = _word(block, 11)
-    x12 = _word(block, 12)
-    x13 = _word(block, 13)
-    x14 = _word(block, 14)
-    x15 = _word(block, 15)
+    x0 = u32_le(block, 0)
+    x1 = u32_le(block, 4)
+    x2 = u32_le(block, 8)
+    x3 = u32_le(block, 12)
+    x4 = u32_le(block, 16)
+    x5 = u32_le(block, 20)
+    x6 = u32_le(block, 24)
+    x7 = u32_le(block, 28)
+    x8 = u32_le(block, 32)
+    x9 = u32_le(block, 36)
+    x10 = u32_le(block, 40)
+    x11 = u32_le(block, 44)
+    x12 = u32_le(block, 48)
+    x13 = u32_le(block, 52)
+    x14 = u32_le(block, 56)
+    x15 = u32_le(block, 60)
     a, b, c, d = state[0], state[1], state[2], state[3]
     a = _ff(a, b, c, d, x0, 7, 0xD76AA478)
     d = _ff(d, a, b, c, x1, 12, 0xE8C7B756)

@@ -20,6 +20,21 @@ import numpy.typing as npt
 from numba import types
 
 from kafka_segments.records.fast.jit import njit
+from kafka_segments.records.fast.words import u32_le
+from kafka_segments.records.fast.xxh32 import xxh32_kernel
+from kafka_segments.records.lz4_frame import (
+    LZ4_BD_RESERVED,
+    LZ4_CONTENT_SIZE_LENGTH,
+    LZ4_DESCRIPTOR_START,
+    LZ4_FLG_BLOCK_CHECKSUM,
+    LZ4_FLG_BLOCK_INDEPENDENCE,
+    LZ4_FLG_CONTENT_CHECKSUM,
+    LZ4_FLG_CONTENT_SIZE,
+    LZ4_FLG_RESERVED,
+    LZ4_FLG_VERSION_01,
+    LZ4_FLG_VERSION_MASK,
+    LZ4_MAGIC,
+)
 
 __all__ = [
     "COMPRESSED",
@@ -29,6 +44,7 @@ __all__ = [
     "bind",
     "bind_compressor",
     "compress_frames",
+    "frames_block_max",
     "frames_into",
 ]
 
@@ -84,10 +100,14 @@ _KAFKA_PREFERENCES: list[_Preferences] = []
 """The preferences ``lz4_frame.kafka_lz4_frame`` gives ``lz4.frame.compress`` (which zeroes the struct, then
 sets level 0, 64 KiB independent blocks, no checksums, no content size, no auto-flush), kept alive here."""
 
-_FRAME_HEADER = 7  # magic (4), FLG, BD, HC: lz4_into checks it before a frame reaches the kernel
+_FRAME_HEADER = 7  # magic (4), FLG, BD, HC; the content size's 8 bytes before HC when FLG says so
 _BLOCK_SIZE_BYTES = 4
+_CHECKSUM_BYTES = 4
 _STORED = 0x80000000
 _SIZE_MASK = 0x7FFFFFFF
+_MAGIC = int.from_bytes(LZ4_MAGIC, "little")
+_FLG_AT = LZ4_DESCRIPTOR_START
+_SHORTEST_FRAME = _FRAME_HEADER + _BLOCK_SIZE_BYTES  # a header and an end mark
 
 
 @cache
@@ -163,6 +183,15 @@ def frames_into(
     return int(index), int(end)
 
 
+def frames_block_max(array: U8, starts: I64, ends: I64, candidates: npt.NDArray[np.bool_]) -> I64:
+    """For each frame ``array[starts[i]:ends[i]]`` among ``candidates``: its block maximum size when its
+    header is one Kafka's reader takes (``_frames_block_max``), else 0 — as for every frame not a candidate.
+    Needs no LZ4 library."""
+    block_max = np.zeros(len(starts), dtype=np.int64)
+    _frames_block_max(array, starts, ends, candidates, block_max)
+    return block_max
+
+
 def compress_frames(
     source: U8, starts: I64, ends: I64, prefix: int, out: U8, used: int, first: int, spans: I64
 ) -> tuple[int, int, int]:
@@ -192,14 +221,31 @@ def _library_candidates() -> list[str]:
     return paths
 
 
-@njit(cache=True, inline="always")
-def _u32_le(array: Any, pos: Any) -> Any:
-    return (
-        np.int64(array[pos])
-        | (np.int64(array[pos + 1]) << 8)
-        | (np.int64(array[pos + 2]) << 16)
-        | (np.int64(array[pos + 3]) << 24)
-    )
+@njit(cache=True, nogil=True)
+def _frames_block_max(array: Any, starts: Any, ends: Any, candidates: Any, block_max: Any) -> None:
+    """``block_max[i]``: the block maximum size of frame ``i`` when it is a candidate whose header Kafka's
+    reader (``Lz4BlockInputStream.readHeader``) takes, its header checksum included (over FLG, BD and the
+    content size when there is one), with room for an end mark; else left as it is (0)."""
+    for i in range(len(starts)):
+        start = starts[i]
+        if not candidates[i] or ends[i] - start < _SHORTEST_FRAME or u32_le(array, start) != _MAGIC:
+            continue
+        flg = np.int64(array[start + _FLG_AT])
+        bd = np.int64(array[start + _FLG_AT + 1])
+        if (
+            (flg & LZ4_FLG_VERSION_MASK) != LZ4_FLG_VERSION_01
+            or flg & LZ4_FLG_RESERVED
+            or not flg & LZ4_FLG_BLOCK_INDEPENDENCE
+            or bd & LZ4_BD_RESERVED
+            or bd >> 4 < 4
+        ):
+            continue
+        descriptor = 2 + (LZ4_CONTENT_SIZE_LENGTH if flg & LZ4_FLG_CONTENT_SIZE else 0)
+        checksum_at = start + _FLG_AT + descriptor
+        if checksum_at + 1 + _BLOCK_SIZE_BYTES > ends[i]:
+            continue
+        if np.int64(array[checksum_at]) == (xxh32_kernel(array, start + _FLG_AT, descriptor) >> 8) & 0xFF:
+            block_max[i] = np.int64(1) << (2 * (bd >> 4) + 8)
 
 
 @njit(cache=True, nogil=True)
@@ -208,9 +254,10 @@ def _frames_into(
 ) -> tuple[int, int]:
     """Decode the frames ``array[starts[i]:ends[i]]`` from ``first`` on into ``out`` from ``used`` on,
     recording where each begins in ``payload_start[i]``; ``block_max[i]`` is 0 for a frame this kernel does
-    not decode. Returns ``(i, used)``: the first frame not decoded (it has no ``block_max``, a bad block, no
-    room left, no end mark or bytes after it) and the end of the output before it; ``out`` may hold partial
-    output past it."""
+    not decode. Read as Kafka's ``Lz4BlockInputStream`` reads: a content size is skipped, block checksums are
+    verified, a content checksum is read but not verified, bytes after it are never read. Returns ``(i,
+    used)``: the first frame not decoded (it has no ``block_max``, a bad block or block checksum, no room
+    left, no end mark) and the end of the output before it; ``out`` may hold partial output past it."""
     source = array.ctypes.data
     target = out.ctypes.data
     capacity = len(out)
@@ -218,19 +265,23 @@ def _frames_into(
         largest = block_max[i]
         if largest <= 0:
             return i, used
-        pos = starts[i] + _FRAME_HEADER
+        flg = np.int64(array[starts[i] + _FLG_AT])
+        pos = starts[i] + _FRAME_HEADER + (LZ4_CONTENT_SIZE_LENGTH if flg & LZ4_FLG_CONTENT_SIZE else 0)
+        block_checksum = _CHECKSUM_BYTES if flg & LZ4_FLG_BLOCK_CHECKSUM else 0
         end = ends[i]
         written = used
         complete = False
         while pos + _BLOCK_SIZE_BYTES <= end:
-            size = _u32_le(array, pos)
+            size = u32_le(array, pos)
             pos += _BLOCK_SIZE_BYTES
-            if size == 0:
-                complete = pos == end  # nothing may follow the end mark
-                break
+            if size == 0:  # the end mark: a content checksum's 4 bytes are read, never checked
+                complete = not flg & LZ4_FLG_CONTENT_CHECKSUM or pos + _CHECKSUM_BYTES <= end
+                break  # and what follows is never read
             stored = size & _STORED
             size &= _SIZE_MASK
-            if size > largest or pos + size > end or written + largest > capacity:
+            if size > largest or pos + size + block_checksum > end or written + largest > capacity:
+                break
+            if block_checksum and u32_le(array, pos + size) != xxh32_kernel(array, pos, size):
                 break
             if stored:
                 out[written : written + size] = array[pos : pos + size]
@@ -242,7 +293,7 @@ def _frames_into(
                 if got < 0:
                     break
                 written += got
-            pos += size
+            pos += size + block_checksum
         if not complete:
             return i, used
         payload_start[i] = used
