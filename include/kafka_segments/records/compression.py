@@ -1,20 +1,21 @@
-"""Compression codecs as Kafka frames them (``clients/.../common/compress``):
+"""Compression codecs as Kafka frames them (``clients/.../common/compress``), read as Kafka's readers read
+them (docs/fidelity.md, "What Kafka's readers accept"):
 
 * gzip: one member with ``GZIPOutputStream``'s header (no flags, mtime 0, XFL 0, OS 255), zlib level 6
-  (``Deflater.DEFAULT_COMPRESSION``); read: concatenated members, each CRC-32 and length verified.
+  (``Deflater.DEFAULT_COMPRESSION``); read as the JDK's ``GZIPInputStream`` reads it (``gzip_stream``).
 * snappy: xerial snappy-java framing (``SnappyOutputStream``: 16-byte header, then ``[int32 length][raw
-  block]`` per 32 KiB); read as ``SnappyInputStream`` does: no magic means one raw block, a repeated header
-  starts a concatenated stream.
+  block]`` per 32 KiB); read as ``SnappyInputStream`` does: no magic means one raw block, a header where a
+  block length is due starts a concatenated stream (a bad one is passed over), fewer than 4 bytes left end it.
 * lz4: Kafka's LZ4 frame (``lz4_frame``, with its magic 0 quirk).
 * zstd: frames without a content size as zstd-jni writes them for ``MemoryRecordsBuilder`` (level 3;
-  ``_zstd_compress``); read: concatenated frames, with or without a content size. Only valid in magic 2.
+  ``_zstd_compress``); read as zstd-jni's ``ZstdInputStreamNoFinalizer`` reads them: concatenated frames,
+  with or without a content size, and after the last one an incomplete frame that gave no data is ignored
+  when it was read with the end of that frame (``_zstd_tail_ignored``). Only valid in magic 2.
 
 ``max_size``: a stream that would inflate past it raises ``DecompressedSizeError`` once at most a bounded
 amount past the limit was produced, whatever the ratio (gzip: ``max_length``; zstd: slices small enough that
 even its largest ratio cannot overshoot by more than a block; snappy and lz4, whose ratios are bounded, block
-by block). Damage is a ``ValueError`` (callers add the location). Readers are stricter than Java's streams
-about garbage after the last gzip member / lz4 end mark / zstd frame (Java ignores it): no producer writes
-any, so it is reported as damage."""
+by block). Damage is a ``ValueError`` (callers add the location)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ import zstandard
 
 from kafka_segments.errors import UnsupportedCodecError
 from kafka_segments.records.attributes import CompressionType
+from kafka_segments.records.decompressed_size import DecompressedSizeError, check_size
+from kafka_segments.records.gzip_stream import gzip_inflate
 from kafka_segments.records.lz4_frame import (
     kafka_lz4_frame,
     lz4_checked_frame,
@@ -38,6 +41,15 @@ from kafka_segments.records.lz4_frame import (
     lz4_decompress,
     lz4_descriptors_ok,
 )
+
+__all__ = [
+    "DecompressedSizeError",
+    "batch_decompressors",
+    "compress",
+    "compressor",
+    "decompress",
+    "decompress_buffer",
+]
 
 Buffer = bytes | bytearray | memoryview
 
@@ -54,10 +66,11 @@ XERIAL_BLOCK_SIZE = 32 * 1024
 XERIAL_MAGIC_HEAD = XERIAL_BLOCK_LENGTH.unpack(XERIAL_MAGIC[:4])[0]  # a block length that starts a header
 
 ZSTD_LEVEL = 3
+ZSTD_SOURCE_BUFFER = zstandard.DECOMPRESSION_RECOMMENDED_INPUT_SIZE
+"""``ZSTD_DStreamInSize()`` (128 KiB and a block header): zstd-jni reads its input this much at a time."""
 
 _MASK32 = 0xFFFFFFFF
 
-GZIP_PIECE = 1 << 20
 """Output bytes of one ``zlib`` call while a limit applies."""
 ZSTD_MAX_RATIO = 32_768
 """Output bytes per input byte zstd can reach at most (a 128 KiB RLE block costs 4 bytes)."""
@@ -73,19 +86,6 @@ bomb is one named error, never memory without bound. The cleaner's is a config s
 (``kafka_segments.compaction.max.batch.decompressed.bytes``, docs/configuration.md) with this default."""
 
 _threads = threading.local()  # per-thread zstd contexts: zstandard objects must not be shared by threads
-
-
-class DecompressedSizeError(ValueError):
-    """A stream inflates past ``limit`` bytes (callers add the location)."""
-
-    def __init__(self, codec: str, limit: int) -> None:
-        super().__init__(f"{codec} records inflate past the decompression limit of {limit} bytes")
-        self.limit = limit
-
-
-def _check_size(codec: str, size: int, limit: int | None) -> None:
-    if limit is not None and size > limit:
-        raise DecompressedSizeError(codec, limit)
 
 
 def compress(codec: CompressionType | int, data: Buffer, *, magic: int = 2) -> bytes:
@@ -147,7 +147,7 @@ def decompress_buffer(
     not copied out of the buffer it was inflated into (the columnar decoder copies it into its arena: the
     copy would hold the batch's records twice)."""
     if codec == CompressionType.GZIP:
-        return _gzip_buffer(data, max_size)
+        return gzip_inflate(data, max_size)
     if codec == CompressionType.ZSTD:
         return _zstd_buffer(data, max_size)
     return decompress(codec, data, max_size=max_size)
@@ -171,7 +171,7 @@ def batch_decompressors(
     its output; the unchecked LZ4 frame path is taken only without a limit).
     """
     general: dict[int, Callable[[Buffer], bytes | bytearray]] = {
-        int(CompressionType.GZIP): functools.partial(_gzip_buffer, limit=max_size),
+        int(CompressionType.GZIP): functools.partial(gzip_inflate, limit=max_size),
         int(CompressionType.SNAPPY): functools.partial(_xerial_decompress, limit=max_size),
         int(CompressionType.LZ4): functools.partial(_bounded_lz4, magic=2, limit=max_size),
         int(CompressionType.ZSTD): functools.partial(_zstd_buffer, limit=max_size),
@@ -203,53 +203,7 @@ def _gzip_compress(data: Buffer) -> bytes:
 
 
 def _gzip_decompress(data: Buffer, limit: int | None = None) -> bytes:
-    return bytes(_gzip_buffer(data, limit))
-
-
-def _gzip_buffer(data: Buffer, limit: int | None = None) -> bytes | bytearray:
-    """``_gzip_decompress``'s output, not copied out of its buffer (a ``bytearray`` when ``limit`` is set)."""
-    if len(data) == 0:
-        raise ValueError("invalid gzip stream: it is empty")
-    parts = []
-    sink = None if limit is None else bytearray()  # one buffer: freed whole, whatever the pieces
-    rest: Buffer = data
-    try:
-        while True:
-            inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # gzip wrapper: checks CRC and ISIZE
-            if sink is None or limit is None:
-                parts.append(inflater.decompress(rest))
-            else:
-                _gzip_bounded_member(inflater, rest, sink, limit)
-            if not inflater.eof:
-                raise ValueError("invalid gzip stream: truncated (the member has no end)")
-            rest = inflater.unused_data
-            if not rest:
-                break
-            if rest[:2] != GZIP_MAGIC:
-                raise ValueError(f"invalid gzip stream: {len(rest)} unexpected bytes after the last member")
-    except zlib.error as exc:
-        raise ValueError(f"invalid gzip stream: {exc}") from exc
-    if sink is not None:
-        return sink
-    return parts[0] if len(parts) == 1 else b"".join(parts)
-
-
-def _gzip_bounded_member(inflater: zlib._Decompress, data: Buffer, sink: bytearray, limit: int) -> None:
-    """Inflate one member of ``data`` onto ``sink`` in pieces of at most ``GZIP_PIECE`` bytes (zlib's own
-    output buffer then never holds more), stopping one byte past ``limit``.
-
-    Raises:
-        DecompressedSizeError: the output passes ``limit``.
-    """
-    pending: Buffer = data
-    while True:
-        step = min(GZIP_PIECE, limit - len(sink) + 1)  # one byte past the limit tells "at it" from "past it"
-        part = inflater.decompress(pending, step)
-        _check_size("gzip", len(sink) + len(part), limit)
-        sink += part
-        pending = inflater.unconsumed_tail
-        if inflater.eof or (len(part) < step and not pending):
-            return
+    return bytes(gzip_inflate(data, limit))
 
 
 # snappy (xerial framing) -----------------------------------------------------------------------------------
@@ -272,20 +226,18 @@ def _xerial_decompress(data: Buffer, limit: int | None = None) -> bytes:
     try:
         if len(view) < XERIAL_HEADER.size or view[: len(XERIAL_MAGIC)] != XERIAL_MAGIC:
             whole = bytes(cramjam.snappy.decompress_raw(view))  # no xerial header: one raw snappy block
-            _check_size("snappy", len(whole), limit)
+            check_size("snappy", len(whole), limit)
             return whole
         parts = []
         produced = 0
         pos = XERIAL_HEADER.size
         end = len(view)
-        while pos < end:
-            if pos + XERIAL_BLOCK_LENGTH.size > end:
-                raise ValueError(f"invalid snappy stream: it ends inside a block length at byte {pos}")
+        while pos + XERIAL_BLOCK_LENGTH.size <= end:  # fewer bytes than a block length end the stream
             (length,) = XERIAL_BLOCK_LENGTH.unpack_from(view, pos)
-            if length == XERIAL_MAGIC_HEAD:  # another stream's header (concatenated streams)
-                if view[pos : pos + len(XERIAL_MAGIC)] != XERIAL_MAGIC or pos + XERIAL_HEADER.size > end:
-                    raise ValueError(f"invalid snappy stream: damaged stream header at byte {pos}")
-                pos += XERIAL_HEADER.size
+            if length == XERIAL_MAGIC_HEAD:  # a concatenated stream's header, or what is read as one
+                if pos + XERIAL_HEADER.size > end:
+                    raise ValueError(f"invalid snappy stream: a cut stream header at byte {pos}")
+                pos += XERIAL_HEADER.size  # a bad one ends one read of SnappyInputStream, the next goes on
                 continue
             pos += XERIAL_BLOCK_LENGTH.size
             if length <= 0 or pos + length > end:
@@ -295,7 +247,7 @@ def _xerial_decompress(data: Buffer, limit: int | None = None) -> bytes:
                 )
             parts.append(cramjam.snappy.decompress_raw(view[pos : pos + length]))
             produced += len(parts[-1])
-            _check_size("snappy", produced, limit)
+            check_size("snappy", produced, limit)
             pos += length
         return b"".join(parts)
     except cramjam.DecompressionError as exc:
@@ -306,7 +258,7 @@ def _bounded_lz4(data: Buffer, magic: int, limit: int | None) -> bytes:
     """``lz4_decompress``, its output checked against ``limit`` (LZ4's ratio is at most ~255: the frame is
     decoded whole, then checked)."""
     whole = lz4_decompress(data, magic)
-    _check_size("lz4", len(whole), limit)
+    check_size("lz4", len(whole), limit)
     return whole
 
 
@@ -359,12 +311,16 @@ def _zstd_buffer(data: Buffer, limit: int | None = None) -> bytes | bytearray:
     try:
         while True:  # frame by frame, so that a truncated frame is told apart from a finished one
             stream = decompressor.decompressobj()
+            produced = 0 if sink is None else len(sink)
             if sink is None or limit is None:
                 parts.append(stream.decompress(rest))
                 after: Buffer = stream.unused_data
             else:
                 after = _zstd_bounded_frame(stream, memoryview(rest), sink, limit)
             if not stream.eof:
+                gave = len(parts[-1]) if sink is None else len(sink) - produced
+                if gave == 0 and _zstd_tail_ignored(len(data) - len(rest), len(data)):
+                    break
                 raise ValueError("invalid zstd stream: truncated frame")
             rest = after
             if not rest:
@@ -374,6 +330,15 @@ def _zstd_buffer(data: Buffer, limit: int | None = None) -> bytes | bytearray:
     if sink is not None:
         return sink
     return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _zstd_tail_ignored(frames_end: int, stream_end: int) -> bool:
+    """Whether zstd-jni's ``ZstdInputStreamNoFinalizer`` ignores the incomplete frame (which gave no data) in
+    ``[frames_end, stream_end)`` after the last complete frame: when it was read in the same read as that
+    frame's end (reads of ``ZSTD_SOURCE_BUFFER`` bytes), the end of the input finds the last frame finished;
+    when a later read brought it, the stream is truncated."""
+    reads_end = -(-frames_end // ZSTD_SOURCE_BUFFER) * ZSTD_SOURCE_BUFFER
+    return 0 < frames_end < reads_end and stream_end <= reads_end
 
 
 def _zstd_bounded_frame(
@@ -390,6 +355,6 @@ def _zstd_bounded_frame(
         step = max(ZSTD_MIN_SLICE, (limit - len(sink)) // (ZSTD_MAX_RATIO * ZSTD_SLICES_PER_BUDGET))
         part = stream.decompress(data[pos : pos + step])
         pos += step
-        _check_size("zstd", len(sink) + len(part), limit)
+        check_size("zstd", len(sink) + len(part), limit)
         sink += part
     return bytes(stream.unused_data) + bytes(data[pos:]) if stream.eof else b""
