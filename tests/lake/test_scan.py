@@ -300,3 +300,13 @@ def test_an_open_transaction_records_the_last_offset_of_its_last_data_batch() ->
     older = tuple(replace(t, last_offset=None) for t in first)
     second = advance_open_transactions(older, _table(_txn_data(4, producer_id=7, count=3), _marker(7, 8)))
     assert [(t.producer_id, t.first_offset, t.last_offset) for t in second] == [(7, 0, 6)]
+
+
+def test_a_transactional_batch_without_a_producer_id_opens_no_transaction() -> None:
+    """Kafka's producer state skips a batch without a producer id (``RecordBatch.hasProducerId``), and so
+    does the segment writer's tracker: adoption once recorded producer -1's "transaction", which the
+    manifest's reader then refused (producer ids are >= 0)."""
+    batches = [_txn_data(0, producer_id=-1), _txn_data(2, producer_id=7)]
+    assert advance_open_transactions((), _table(*batches)) == (OpenTransaction(7, 1, 2),)
+    (files,) = write_segments(batches, segment_bytes=1 << 20)
+    assert dict(files.ongoing_txns) == {7: 2}

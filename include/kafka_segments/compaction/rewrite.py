@@ -174,7 +174,7 @@ def _build_map(
 def _producer_headers(segment: SourceSegment) -> list[BatchHeader]:
     """The headers ``replay_producers`` reads (v2, with a producer id), from a header scan of the segment."""
     table = segment.header_table()
-    rows = np.flatnonzero((table.magic >= MAGIC_VALUE_V2) & (table.producer_id != NO_PRODUCER_ID))
+    rows = np.flatnonzero((table.magic >= MAGIC_VALUE_V2) & (table.producer_id > NO_PRODUCER_ID))
     return table.headers_at(rows)
 
 

@@ -106,7 +106,7 @@ def aborted_from_markers(segments: Sequence[SourceSegment]) -> tuple[tuple[Abort
             per_segment.append(())
             continue
         table = segment.header_table()
-        rows = np.flatnonzero((table.magic >= MAGIC_VALUE_V2) & (table.producer_id != NO_PRODUCER_ID))
+        rows = np.flatnonzero((table.magic >= MAGIC_VALUE_V2) & (table.producer_id > NO_PRODUCER_ID))
         found = []
         for header in table.headers_at(rows):  # only a marker's batch is read: its key says which
             txn = tracker.observe_batch(header, functools.partial(segment.batch_at, header))

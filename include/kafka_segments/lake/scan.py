@@ -175,9 +175,12 @@ def advance_open_transactions(
 
     A transactional data batch of a producer without an open transaction opens one at its base offset, and
     every one moves its ``last_offset`` to the batch's last offset; any control batch of the producer
-    (COMMIT or ABORT) closes it. Sorted by first offset."""
+    (COMMIT or ABORT) closes it. Sorted by first offset. A batch without a producer id (below 0: Kafka's
+    ``RecordBatch.hasProducerId`` is false) is no producer's, as Kafka's producer state ignores it."""
     state = {txn.producer_id: txn for txn in open_transactions}
-    flagged = np.flatnonzero((table.magic >= 2) & ((table.attributes & TRANSACTIONAL_FLAG_MASK) != 0))
+    flagged = np.flatnonzero(
+        (table.magic >= 2) & ((table.attributes & TRANSACTIONAL_FLAG_MASK) != 0) & (table.producer_id >= 0)
+    )
     rows = zip(  # the columns of the flagged batches, each taken once (not a column per batch)
         table.producer_id[flagged].tolist(),
         ((table.attributes[flagged] & CONTROL_FLAG_MASK) != 0).tolist(),

@@ -136,7 +136,7 @@ class BatchHeader:
 
     @property
     def has_producer_id(self) -> bool:
-        return self.producer_id != NO_PRODUCER_ID
+        return self.producer_id > NO_PRODUCER_ID  # Kafka: NO_PRODUCER_ID < producerId(), so -5 has none
 
     @property
     def last_sequence(self) -> int:

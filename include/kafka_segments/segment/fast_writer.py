@@ -219,7 +219,7 @@ def _transaction_rows(table: HeaderTable, limit: int) -> I64:
     transaction that one opened (only a control batch of the same producer closes it), so it is dropped."""
     producers = table.producer_id[:limit]
     attributes = table.attributes[:limit]
-    rows = np.flatnonzero((producers != NO_PRODUCER_ID) & ((attributes & _TXN_FLAGS) != 0))
+    rows = np.flatnonzero((producers > NO_PRODUCER_ID) & ((attributes & _TXN_FLAGS) != 0))
     if rows.size < 2:
         return rows
     order = np.argsort(producers[rows], kind="stable")  # by producer, offset order within a producer
