@@ -55,7 +55,7 @@ def test_what_kafkas_readers_take_is_cleaned_as_kafka_cleans_it(
 def test_what_kafkas_readers_refuse_is_refused_by_both(codec: CompressionType, tmp_path: Path) -> None:
     (make,) = [make for rule, make, _ in TABLES[codec] if rule == REFUSED[codec]]
 
-    kafka, ours = refusals(tmp_path, codec, make)
+    kafka, ours = refusals(tmp_path, log_dir(tmp_path, codec, {"refused": make}))
 
     assert "Exception" in kafka
     assert "t-0/00000000000000000000.log at byte 0 (offset 0)" in ours

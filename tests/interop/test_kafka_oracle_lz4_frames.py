@@ -75,7 +75,7 @@ def test_a_wrong_block_checksum_is_refused_by_both(tmp_path: Path) -> None:
         frame = lz4.frame.compress(data, block_linked=False, store_size=False, block_checksum=True)
         return bytes(frame[:-5]) + bytes((frame[-5] ^ 0xFF,)) + bytes(frame[-4:])
 
-    kafka, ours = refusals(tmp_path, LZ4, wrong_block_checksum)
+    kafka, ours = refusals(tmp_path, log_dir(tmp_path, LZ4, {"wrong": wrong_block_checksum}))
 
     assert "Block checksum mismatch" in kafka
     assert "t-0/00000000000000000000.log at byte 0 (offset 0)" in ours

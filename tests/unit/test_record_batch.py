@@ -28,6 +28,7 @@ from kafka_segments.records.batch import (
     unpack_header,
 )
 from kafka_segments.records.crc import crc32c
+from kafka_segments.records.fast import decode_record_columns
 from kafka_segments.records.varint import decode_varint, encode_varint
 from unit.strategies import BatchSpec, batch_specs
 
@@ -502,15 +503,11 @@ def _single_record_batch(body: bytes) -> bytes:
     ("body", "message"),
     [
         ("00000001010201", "record 0 has a null header key"),
-        ("0000000103", "record 0 has an invalid value length -2"),
-        ("00000005", "record 0 has an invalid key length -3"),
         ("000000010103", "record 0 has a negative header count -2"),
         ("000000146b", "record 0: key of 10 bytes runs past the record"),
     ],
     ids=[
         "null-header-key",
-        "value-length-minus-2",
-        "key-length-minus-3",
         "negative-header-count",
         "key-past-record",
     ],
@@ -520,6 +517,28 @@ def test_malformed_record_fields_are_corrupt(body: str, message: str) -> None:
     assert batch.is_valid()
     with pytest.raises(CorruptRecordError, match=message):
         _ = batch.records
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["000000050300", "00000005026b00", "000000010102026803", "000000017f02026801"],
+    ids=["key-minus-3-value-minus-2", "key-minus-3", "header-value-minus-2", "value-minus-64"],
+)
+def test_any_negative_key_value_or_header_value_length_is_null(body: str) -> None:
+    """Kafka's ``DefaultRecord.readFrom`` reads any negative length as null, not only -1 (checked with
+    Kafka's own cleaner: tests/interop/test_kafka_oracle_hostile_records.py); a header key's negative length
+    stays an error."""
+    data = _single_record_batch(bytes.fromhex(body))
+    expected = {
+        "000000050300": Record(0, TS, None, None),
+        "00000005026b00": Record(0, TS, None, b"k"),
+        "000000010102026803": Record(0, TS, None, None, (Header("h", None),)),
+        "000000017f02026801": Record(0, TS, None, None, (Header("h", None),)),
+    }[body]
+    assert batch_of(data).records == [expected]
+    columns = decode_record_columns(data)
+    assert columns.key_length.tolist() == [-1]
+    assert columns.value_length.tolist() == [-1 if expected.value is None else len(expected.value)]
 
 
 def test_header_key_that_is_not_utf8_reads_with_replacement_characters() -> None:

@@ -18,9 +18,11 @@ from kafka_segments.compaction.decoded_segment import DecodedSegment
 from kafka_segments.compaction.fates import I64, Bools, Codes
 from kafka_segments.compaction.results import ACTIONS, BatchAction
 from kafka_segments.compaction.source import SourceSegment
-from kafka_segments.records.batch import BatchHeader
+from kafka_segments.errors import CorruptRecordError
+from kafka_segments.records.attributes import CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK
+from kafka_segments.records.batch import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, BatchHeader
 from kafka_segments.records.builder import empty_batch_header, rebuild_batch
-from kafka_segments.records.fast import RecordColumns, rebuild_batches
+from kafka_segments.records.fast import HeaderTable, RecordColumns, rebuild_batches
 
 __all__ = ["assemble"]
 
@@ -40,8 +42,9 @@ def assemble(
     """The segment's output batches in order: ``action`` per batch (``results.ACTIONS`` codes), ``keep``
     per record, ``horizon_ms``: the delete horizon to stamp on each rebuilt batch (``None``: none)."""
     rebuilt = np.flatnonzero(action == _REBUILT)
-    written = iter(_rebuilt(segment, decoded, keep, rebuilt, horizon_ms, header))
     table = decoded.columns.batches
+    _check_producer_state(segment, table, rebuilt)
+    written = iter(_rebuilt(segment, decoded, keep, rebuilt, horizon_ms, header))
     view = memoryview(segment.data)
     positions = table.position.tolist()
     ends = (table.position + table.size_in_bytes).tolist()
@@ -54,6 +57,38 @@ def assemble(
         elif code == _EMPTY_HEADER:
             out.append(empty_batch_header(header(index)))
     return out
+
+
+def _check_producer_state(segment: SourceSegment, table: HeaderTable, rebuilt: I64) -> None:
+    """Kafka's cleaner writes a rebuilt batch with ``MemoryRecordsBuilder``, which refuses a producer state no
+    producer can have (``validateProducerState``): the round fails there, as Kafka's does.
+
+    Raises:
+        CorruptRecordError: a rebuilt batch transactional without a producer id, or with a producer id but
+            no epoch, or (data) no sequence.
+    """
+    producer = table.producer_id[rebuilt]
+    transactional = (table.attributes[rebuilt] & TRANSACTIONAL_FLAG_MASK) != 0
+    control = (table.attributes[rebuilt] & CONTROL_FLAG_MASK) != 0
+    reasons = (
+        (transactional & (producer == NO_PRODUCER_ID), "transactional without a valid producer id"),
+        (
+            (producer != NO_PRODUCER_ID) & (table.producer_epoch[rebuilt] == NO_PRODUCER_EPOCH),
+            "a negative producer epoch",
+        ),
+        ((producer != NO_PRODUCER_ID) & (table.base_sequence[rebuilt] < 0) & ~control, "a negative sequence"),
+    )
+    for bad, reason in reasons:
+        if bad.any():
+            row = int(rebuilt[np.argmax(bad)])
+            producer_id = int(table.producer_id[row])
+            raise CorruptRecordError(
+                f"Kafka's cleaner cannot rebuild this batch of producer {producer_id}: {reason} "
+                "(MemoryRecordsBuilder.validateProducerState)",
+                segment=segment.name,
+                position=int(table.position[row]),
+                offset=int(table.base_offset[row]),
+            )
 
 
 def _rebuilt(

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from kafka_segments.lake.adoption_report import Ignored, Quarantine
 from kafka_segments.lake.layout import LOG_START_OFFSET_CHECKPOINT_KEY
-from kafka_segments.lake.scan import advance_open_transactions
+from kafka_segments.lake.scan import SegmentLayoutError, advance_open_transactions
 from kafka_segments.state import OpenTransaction, PartitionState, SegmentEntry
 from kafka_segments.topic_partition import TopicPartition
 
@@ -52,11 +52,27 @@ class PartitionLog:
         """A new partition's log before its first segment (log start = log end = that segment's base)."""
         return cls(topic_partition, [], [], offset, offset, ())
 
-    def regrow(self, entry: SegmentEntry, tail: HeaderTable) -> None:
-        """Replace the last segment by its grown ``entry``; ``tail`` holds the batches it gained."""
+    def regrow(self, entry: SegmentEntry, tail: HeaderTable) -> Quarantine | None:
+        """Replace the last segment by its grown ``entry``; ``tail`` holds the batches it gained. The
+        quarantine when its batches cannot follow the partition's transactions (``_advance``)."""
         self.segments[-1] = entry
         self.log_end = max(self.log_end, entry.next_offset)
-        self.open_transactions = advance_open_transactions(self.open_transactions, tail)
+        return self._advance(entry, tail)
+
+    def _advance(self, entry: SegmentEntry, table: HeaderTable) -> Quarantine | None:
+        """The open transactions moved past ``entry``'s batches ``table``; the quarantine of a segment
+        Kafka's log loading refuses (``advance_open_transactions``)."""
+        try:
+            self.open_transactions = advance_open_transactions(self.open_transactions, table, key=entry.key)
+        except SegmentLayoutError as exc:
+            return Quarantine(
+                self.topic_partition,
+                entry.key,
+                exc.position,
+                f"{exc.reason} at byte {exc.position}; nothing of the partition is adopted in this run",
+                type(exc).__name__,
+            )
+        return None
 
     def place(
         self, candidates: list[tuple[SegmentEntry, HeaderTable]], ignored: list[Ignored]
@@ -70,7 +86,9 @@ class PartitionLog:
                 self.segments.append(entry)
                 self.bases.append(entry.base_offset)
                 self.log_end = max(self.log_end, entry.next_offset)
-                self.open_transactions = advance_open_transactions(self.open_transactions, table)
+                problem = self._advance(entry, table)
+                if problem is not None:
+                    return [], problem
                 adopted.append(entry)
             elif _last_or_base(entry) < self.log_start:
                 ignored.append(Ignored(entry.key, self._below_log_start(entry)))

@@ -1,4 +1,5 @@
-"""What a header-only scan of one ``.log`` object tells the manifest (no record is decoded).
+"""What a header-only scan of one ``.log`` object tells the manifest (no record is decoded but the markers
+of transactions, which Kafka's log loading reads too).
 
 Every batch's CRC is checked (the only way to know an uploaded object is intact). A segment Kafka could not
 have written (a batch below its base offset, offsets not increasing) is a ``SegmentLayoutError``."""
@@ -14,6 +15,8 @@ import numpy as np
 
 from kafka_segments.errors import CorruptRecordError
 from kafka_segments.records.attributes import CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK
+from kafka_segments.records.control import ControlRecordError, EndTransactionMarker
+from kafka_segments.records.log import read_entry
 from kafka_segments.state import OpenTransaction, SegmentEntry, SegmentOrigin
 
 if TYPE_CHECKING:
@@ -106,6 +109,7 @@ def summarize_segment(
 
     table = scan_header_table(data, segment=key, verify_crc=True)
     _check_layout(table, key=key, base_offset=base_offset)
+    _check_markers(table, data, key=key)
     digest = sha256 or sha256_hex(data)
     return SegmentSummary(size=len(data), sha256=digest, facts=header_facts(table), table=table)
 
@@ -168,35 +172,85 @@ def _check_layout(table: HeaderTable, *, key: str, base_offset: int) -> None:
         )
 
 
+def _check_markers(table: HeaderTable, data: Buffer, *, key: str) -> None:
+    """Kafka's log loading reads the first record of every producer's non-empty control batch as an end
+    transaction marker (``ProducerAppendInfo.append``, ``EndTransactionMarker.deserialize``): a COMMIT or
+    ABORT key, a value of at least 6 bytes, versions >= 0. Any other makes the log unloadable.
+
+    Raises:
+        SegmentLayoutError: such a control batch (Kafka cannot load the partition).
+        CorruptRecordError: its records cannot be decoded.
+    """
+    rows = np.flatnonzero(
+        (table.magic >= 2)
+        & ((table.attributes & CONTROL_FLAG_MASK) != 0)
+        & (table.producer_id >= 0)
+        & (table.records_count > 0)
+    )
+    for row in rows.tolist():
+        position = int(table.position[row])
+        records = read_entry(data, position, segment=key).records
+        try:
+            EndTransactionMarker.parse(records[0])
+        except ControlRecordError as exc:
+            raise SegmentLayoutError(
+                f"the control batch of producer {int(table.producer_id[row])} holds no transaction marker "
+                f"Kafka's log loading reads ({exc})",
+                segment=key,
+                position=position,
+                offset=int(table.base_offset[row]),
+            ) from None
+
+
 def advance_open_transactions(
-    open_transactions: Iterable[OpenTransaction], table: HeaderTable
+    open_transactions: Iterable[OpenTransaction], table: HeaderTable, *, key: str = "<memory>"
 ) -> tuple[OpenTransaction, ...]:
-    """The transactions open after the batches of ``table``, given those open before it.
+    """The transactions open after the batches of ``table``, given those open before it, as Kafka's log
+    loading replays them (``ProducerAppendInfo.append``).
 
     A transactional data batch of a producer without an open transaction opens one at its base offset, and
-    every one moves its ``last_offset`` to the batch's last offset; any control batch of the producer
-    (COMMIT or ABORT) closes it. Sorted by first offset. A batch without a producer id (below 0: Kafka's
-    ``RecordBatch.hasProducerId`` is false) is no producer's, as Kafka's producer state ignores it."""
+    every one moves its ``last_offset`` to the batch's last offset; a control batch of the producer with a
+    record (COMMIT or ABORT) closes it, an empty one changes nothing ("the entire transaction has been
+    cleaned from the log"). Sorted by first offset. A batch without a producer id (below 0: Kafka's
+    ``RecordBatch.hasProducerId`` is false) is no producer's, as Kafka's producer state ignores it.
+
+    Raises:
+        SegmentLayoutError: a non-transactional data batch of a producer whose transaction is open (Kafka's
+            loading of the log fails: ``InvalidTxnStateException``).
+    """
     state = {txn.producer_id: txn for txn in open_transactions}
-    flagged = np.flatnonzero(
-        (table.magic >= 2) & ((table.attributes & TRANSACTIONAL_FLAG_MASK) != 0) & (table.producer_id >= 0)
-    )
-    rows = zip(  # the columns of the flagged batches, each taken once (not a column per batch)
-        table.producer_id[flagged].tolist(),
-        ((table.attributes[flagged] & CONTROL_FLAG_MASK) != 0).tolist(),
-        table.producer_epoch[flagged].tolist(),
-        table.base_offset[flagged].tolist(),
-        table.last_offset[flagged].tolist(),
+    producers = (table.magic >= 2) & (table.producer_id >= 0)
+    is_control = (table.attributes & CONTROL_FLAG_MASK) != 0
+    transactional = (table.attributes & TRANSACTIONAL_FLAG_MASK) != 0
+    rows = np.flatnonzero(producers & ~(is_control & (table.records_count <= 0)))
+    if not state:  # no transaction can be open before a transactional batch: start at the first one
+        rows = rows[np.argmax(transactional[rows]) :] if transactional[rows].any() else rows[:0]
+    columns = zip(  # the columns of those batches, each taken once (not a column per batch)
+        rows.tolist(),
+        table.producer_id[rows].tolist(),
+        is_control[rows].tolist(),
+        transactional[rows].tolist(),
+        table.producer_epoch[rows].tolist(),
+        table.base_offset[rows].tolist(),
+        table.last_offset[rows].tolist(),
         strict=True,
     )
-    for producer_id, is_control, epoch, base_offset, last_offset in rows:
-        if is_control:
-            state.pop(producer_id, None)
-            continue
+    for row, producer_id, control, in_transaction, epoch, base_offset, last_offset in columns:
         txn = state.get(producer_id)
-        state[producer_id] = (
-            OpenTransaction(producer_id, epoch, base_offset, last_offset)
-            if txn is None
-            else replace(txn, last_offset=last_offset)
-        )
+        if control:
+            state.pop(producer_id, None)
+        elif in_transaction:
+            state[producer_id] = (
+                OpenTransaction(producer_id, epoch, base_offset, last_offset)
+                if txn is None
+                else replace(txn, last_offset=last_offset)
+            )
+        elif txn is not None:
+            raise SegmentLayoutError(
+                f"a non-transactional batch of producer {producer_id} while its transaction from offset "
+                f"{txn.first_offset} is open (Kafka's log loading refuses it: InvalidTxnStateException)",
+                segment=key,
+                position=int(table.position[row]),
+                offset=base_offset,
+            )
     return tuple(sorted(state.values(), key=lambda txn: txn.first_offset))

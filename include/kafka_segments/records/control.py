@@ -75,6 +75,8 @@ class EndTransactionMarker:
         if value is None or len(value) < END_TXN_MARKER_VALUE.size:
             raise ControlRecordError(f"end transaction marker value too short: {value!r}")
         version, coordinator_epoch = END_TXN_MARKER_VALUE.unpack_from(value)
+        if version < 0:
+            raise ControlRecordError(f"negative end transaction marker version {version}")
         return cls(control_type, coordinator_epoch, version)
 
     def key_bytes(self) -> bytes:

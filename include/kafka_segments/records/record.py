@@ -144,9 +144,7 @@ def _encode_nullable(value: bytes | None) -> bytes:
 
 def _decode_nullable(data: Buffer, pos: int, limit: int, what: str, index: int) -> tuple[bytes | None, int]:
     length, pos = decode_varint(data, pos, max_bytes=VARINT_MAX_BYTES)
-    if length < 0:
-        if length != -1:
-            raise RecordFormatError(f"record {index} has an invalid {what} length {length}")
+    if length < 0:  # any negative length is null (DefaultRecord.readFrom)
         return None, pos
     if pos + length > limit:
         raise RecordFormatError(f"record {index}: {what} of {length} bytes runs past the record")

@@ -43,11 +43,11 @@ SCAN_DAMAGE = 2  # the entry at the stop position fails a _check_entry rule
 DECODE_OK = 0
 ERR_VARINT = 1  # a varint runs past the payload or past its maximum length
 ERR_RECORD_LENGTH = 2  # a record length is negative or runs past the payload
-ERR_KEY = 3  # invalid key length or key past the record
-ERR_VALUE = 4  # invalid value length or value past the record
+ERR_KEY = 3  # key past the record
+ERR_VALUE = 4  # value past the record
 ERR_HEADER_COUNT = 5  # negative header count
 ERR_HEADER_KEY = 6  # null / invalid / out-of-record header key
-ERR_HEADER_VALUE = 7  # invalid header value length or value past the record
+ERR_HEADER_VALUE = 7  # header value past the record
 ERR_RECORD_SIZE = 8  # bytes consumed differ from the record's declared length
 ERR_TRAILING = 9  # bytes left after the declared number of records
 ERR_OVERFLOW = 10  # an offset or timestamp does not fit an int64, or a record is 2 GiB or more
@@ -55,11 +55,11 @@ ERR_OVERFLOW = 10  # an offset or timestamp does not fit an int64, or a record i
 ERROR_REASONS = {
     ERR_VARINT: "a varint runs past the records or past its maximum length",
     ERR_RECORD_LENGTH: "a record length is negative or runs past the records",
-    ERR_KEY: "invalid key length",
-    ERR_VALUE: "invalid value length",
+    ERR_KEY: "key past the end of its record",
+    ERR_VALUE: "value past the end of its record",
     ERR_HEADER_COUNT: "negative header count",
     ERR_HEADER_KEY: "null or invalid header key",
-    ERR_HEADER_VALUE: "invalid header value length",
+    ERR_HEADER_VALUE: "header value past the end of its record",
     ERR_RECORD_SIZE: "a record's declared length differs from the bytes read",
     ERR_TRAILING: "unconsumed bytes after all records were read (incorrect declared batch size)",
     ERR_OVERFLOW: "an offset or timestamp does not fit an int64, or a record is 2 GiB or more",
@@ -265,8 +265,7 @@ def decode_records(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915 - numba kernel o
                 return b, ERR_VARINT
             kstart = pos
             if klen < 0:
-                if klen != -1:
-                    return b, ERR_KEY
+                klen = -1  # any negative length is null (DefaultRecord.readFrom)
             else:
                 if pos + klen > limit:
                     return b, ERR_KEY
@@ -276,8 +275,7 @@ def decode_records(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915 - numba kernel o
                 return b, ERR_VARINT
             vstart = pos
             if vlen < 0:
-                if vlen != -1:
-                    return b, ERR_VALUE
+                vlen = -1  # any negative length is null (DefaultRecord.readFrom)
             else:
                 if pos + vlen > limit:
                     return b, ERR_VALUE
@@ -298,8 +296,7 @@ def decode_records(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915 - numba kernel o
                 if not ok:
                     return b, ERR_VARINT
                 if hvlen < 0:
-                    if hvlen != -1:
-                        return b, ERR_HEADER_VALUE
+                    hvlen = -1  # as a key or value: null
                 else:
                     if pos + hvlen > limit:
                         return b, ERR_HEADER_VALUE

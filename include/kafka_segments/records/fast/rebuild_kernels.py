@@ -119,6 +119,7 @@ def _headers_size(buf: Any, pos: Any, count: Any) -> Any:
         size += _varint_size(key_length) + key_length
         pos += key_length
         value_length, pos = _get_varint(buf, pos)
+        value_length = max(value_length, -1)  # any negative length is null, written as -1
         size += _varint_size(value_length) + max(value_length, 0)
         pos += max(value_length, 0)
     return size
@@ -133,6 +134,7 @@ def _copy_headers(buf: Any, pos: Any, count: Any, out: Any, at: Any) -> Any:
         at += key_length
         pos += key_length
         value_length, pos = _get_varint(buf, pos)
+        value_length = max(value_length, -1)  # any negative length is null, written as -1
         at = _put_varint(out, at, value_length)
         if value_length > 0:
             out[at : at + value_length] = buf[pos : pos + value_length]
