@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 from kafka_segments.demo import SAMPLE_START_MS, sample_topic
 from kafka_segments.errors import CorruptRecordError, InvalidCrcError, TruncatedSegmentError
 from kafka_segments.lake.scan import SegmentLayoutError, advance_open_transactions, summarize_segment
@@ -19,7 +20,9 @@ from kafka_segments.records.control import (
     EndTransactionMarker,
     build_end_transaction_marker,
 )
+from kafka_segments.records.crc import crc32c
 from kafka_segments.records.fast import HeaderTable
+from kafka_segments.records.log import read_entry
 from kafka_segments.records.record import Record
 from kafka_segments.segment.writer import write_segments
 from kafka_segments.state import OpenTransaction, SegmentOrigin
@@ -327,3 +330,28 @@ def test_a_transactional_batch_without_a_producer_id_opens_no_transaction() -> N
     assert advance_open_transactions((), _table(*batches)) == (OpenTransaction(7, 1, 2),)
     (files,) = write_segments(batches, segment_bytes=1 << 20)
     assert dict(files.ongoing_txns) == {7: 2}
+
+
+@given(
+    kind=st.sampled_from([ControlRecordType.COMMIT, ControlRecordType.ABORT]),
+    changes=st.lists(st.tuples(st.integers(0, 16), st.integers(0, 255)), max_size=3),
+)
+def test_markers_read_over_columns_are_the_markers_decoding_takes(
+    kind: ControlRecordType, changes: list[tuple[int, int]]
+) -> None:
+    """A marker batch laid out as Kafka writes it is checked over columns, any other is decoded: whatever
+    its record's bytes, adoption refuses it exactly when decoding its record gives no marker."""
+    batch = bytearray(_marker(5, producer_id=7, kind=kind))
+    assert len(batch) == 78
+    for at, byte in changes:
+        batch[61 + at] = byte
+    batch[17:21] = crc32c(bytes(batch[21:])).to_bytes(4, "big")
+    segment = _txn_data(0, producer_id=7, count=5) + bytes(batch)
+    try:
+        records = read_entry(segment, len(segment) - 78).records
+        EndTransactionMarker.parse(records[0])
+    except (CorruptRecordError, ControlRecordError, IndexError):
+        with pytest.raises(CorruptRecordError):
+            summarize_segment(segment, key=KEY, base_offset=0)
+    else:
+        summarize_segment(segment, key=KEY, base_offset=0)

@@ -12,9 +12,14 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from kafka_segments.errors import CorruptRecordError
-from kafka_segments.records.attributes import CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK
+from kafka_segments.records.attributes import (
+    COMPRESSION_CODEC_MASK,
+    CONTROL_FLAG_MASK,
+    TRANSACTIONAL_FLAG_MASK,
+)
 from kafka_segments.records.control import ControlRecordError, EndTransactionMarker
 from kafka_segments.records.log import read_entry
 from kafka_segments.state import OpenTransaction, SegmentEntry, SegmentOrigin
@@ -23,6 +28,7 @@ if TYPE_CHECKING:
     from kafka_segments.records.fast import HeaderTable
 
 Buffer = bytes | bytearray | memoryview
+Bools = npt.NDArray[np.bool_]
 
 
 class SegmentLayoutError(CorruptRecordError):
@@ -187,6 +193,7 @@ def _check_markers(table: HeaderTable, data: Buffer, *, key: str) -> None:
         & (table.producer_id >= 0)
         & (table.records_count > 0)
     )
+    rows = rows[~_written_as_kafka_writes(table, data, rows)]
     for row in rows.tolist():
         position = int(table.position[row])
         records = read_entry(data, position, segment=key).records
@@ -200,6 +207,36 @@ def _check_markers(table: HeaderTable, data: Buffer, *, key: str) -> None:
                 position=position,
                 offset=int(table.base_offset[row]),
             ) from None
+
+
+_MARKER_BATCH_BYTES = 78
+"""A marker batch as Kafka writes it (``MemoryRecords.withEndTransactionMarker``): the 61-byte header, then
+one uncompressed record of 17 bytes."""
+_MARKER_RECORD = np.array(
+    # length 16, attributes, timestamp delta 0, offset delta 0, key length 4, key version (high byte), key
+    # version (low), type (high), type (low), value length 6, value version (high): -1 = any byte, -2 = a
+    # version byte below 0x80 (not negative), -3 = a type byte that is 0 or 1
+    [0x20, -1, 0x00, 0x00, 0x08, -2, -1, 0x00, -3, 0x0C, -2, -1, -1, -1, -1, -1, 0x00],
+    dtype=np.int16,
+)
+
+
+def _written_as_kafka_writes(table: HeaderTable, data: Buffer, rows: npt.NDArray[np.int64]) -> Bools:
+    """Of the control batches ``rows``, those laid out as Kafka writes a COMMIT or ABORT marker (read over
+    columns: a log of many transactions has a marker every few batches); the others are decoded."""
+    fits: Bools = (table.size_in_bytes[rows] == _MARKER_BATCH_BYTES) & (table.records_count[rows] == 1)
+    fits &= (table.attributes[rows] & COMPRESSION_CODEC_MASK) == 0
+    if not fits.any():
+        return fits
+    array = np.frombuffer(data, dtype=np.uint8)
+    starts = table.position[rows[fits]] + (_MARKER_BATCH_BYTES - len(_MARKER_RECORD))
+    record = array[starts[:, None] + np.arange(len(_MARKER_RECORD))].astype(np.int16)
+    exact = _MARKER_RECORD >= 0
+    ok = (record[:, exact] == _MARKER_RECORD[exact]).all(axis=1)
+    ok &= (record[:, _MARKER_RECORD == -2] < 0x80).all(axis=1)
+    ok &= (record[:, _MARKER_RECORD == -3] <= 1).all(axis=1)
+    fits[np.flatnonzero(fits)[~ok]] = False
+    return fits
 
 
 def advance_open_transactions(
