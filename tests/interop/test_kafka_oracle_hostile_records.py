@@ -14,6 +14,8 @@ Runs only when ``KAFKA_ORACLE`` names the kafka-oracle launcher (``clean`` runs 
 
 from __future__ import annotations
 
+import struct
+import zlib
 from pathlib import Path
 
 import pytest
@@ -21,12 +23,14 @@ from fidelity.sides import needs_oracle, side_by_side
 from kafka_segments.records import CompressionType, Record, build_batch
 from kafka_segments.records.compression import compress
 from kafka_segments.records.varint import encode_varint
+from unit.test_legacy import message, wrapper
 
 from interop.replaced_streams import NOW, PROPS, T0, batch, refusals, with_stream, write_log
 
 pytestmark = [pytest.mark.e2e, needs_oracle]
 
 NONE, GZIP = CompressionType.NONE, CompressionType.GZIP
+GZIP_ID = int(GZIP)
 
 
 def _record(offset_delta: int, key_length: int, key: bytes, value_length: int, header_value: int) -> bytes:
@@ -147,3 +151,49 @@ def test_what_kafka_cannot_load_or_rebuild_is_refused_by_both(case: str, tmp_pat
 
     assert "Exception" in kafka
     assert reason in ours
+
+
+# Legacy messages (magic 0 and 1): Kafka's cleaner reads them field by field and writes what it keeps as v2.
+
+
+def _legacy(offset: int, key: bytes, *, magic: int = 1) -> bytes:
+    return message(magic, offset, key, b"v%d" % offset, timestamp=T0 + offset)
+
+
+def _resealed(entry: bytes) -> bytes:
+    fixed = bytearray(entry)
+    struct.pack_into(">i", fixed, 8, len(entry) - 12)
+    struct.pack_into(">I", fixed, 12, zlib.crc32(fixed[16:]))
+    return bytes(fixed)
+
+
+def test_legacy_messages_kafkas_readers_take_are_cleaned_as_kafka_cleans_them(tmp_path: Path) -> None:
+    """A key length of -2 (null), bytes after a value, bytes and a cut message after a wrapper's inner set,
+    an inner magic 2 (read in v1's layout), attribute bit 4 (no transactions before magic 2): a run
+    refused the first five and refused to rebuild the last as a transactional batch without a producer."""
+    inner = _legacy(0, b"again") + _legacy(1, b"own-1")
+    magic_2 = _legacy(6, b"again")[:16] + b"\x02" + _legacy(6, b"again")[17:]  # the magic byte: 2
+    batches = [
+        _resealed(_legacy(0, b"")[:26] + struct.pack(">i", -2) + struct.pack(">i", 2) + b"v0"),
+        _resealed(_legacy(1, b"own-2", magic=0) + b"??"),
+        wrapper(1, 3, GZIP_ID, inner + b"\x00" * 5),
+        wrapper(1, 5, GZIP_ID, _legacy(0, b"own-3") + _legacy(1, b"again") + _legacy(2, b"x")[:-3]),
+        wrapper(0, 7, GZIP_ID, magic_2 + _legacy(7, b"x")),
+        message(1, 8, b"again", b"v", attributes=0x10, timestamp=T0 + 8),
+        _legacy(9, b"again"),
+    ]
+    source = write_log(tmp_path, batches)
+
+    sides = side_by_side(source, tmp_path / "work", now=NOW, props=PROPS)
+
+    assert sides.compaction.get("error") is None
+    assert sides.exported_segments == sides.kafka_segments
+
+
+def test_a_negative_timestamp_kafkas_builder_refuses_is_refused_by_both(tmp_path: Path) -> None:
+    batches = [message(1, 0, b"kept", b"v", timestamp=-5), _legacy(1, b"again"), _legacy(2, b"again")]
+
+    kafka, ours = refusals(tmp_path, write_log(tmp_path, batches))
+
+    assert "Invalid negative timestamp -5" in kafka
+    assert "negative timestamp -5" in ours

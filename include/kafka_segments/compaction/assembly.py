@@ -20,7 +20,13 @@ from kafka_segments.compaction.results import ACTIONS, BatchAction
 from kafka_segments.compaction.source import SourceSegment
 from kafka_segments.errors import CorruptRecordError
 from kafka_segments.records.attributes import CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK
-from kafka_segments.records.batch import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, BatchHeader
+from kafka_segments.records.batch import (
+    MAGIC_VALUE_V2,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_TIMESTAMP,
+    BatchHeader,
+)
 from kafka_segments.records.builder import empty_batch_header, rebuild_batch
 from kafka_segments.records.fast import HeaderTable, RecordColumns, rebuild_batches
 
@@ -43,7 +49,8 @@ def assemble(
     per record, ``horizon_ms``: the delete horizon to stamp on each rebuilt batch (``None``: none)."""
     rebuilt = np.flatnonzero(action == _REBUILT)
     table = decoded.columns.batches
-    _check_producer_state(segment, table, rebuilt)
+    _check_producer_state(segment, table, rebuilt[table.magic[rebuilt] >= MAGIC_VALUE_V2])
+    _check_timestamps(segment, decoded.columns, keep, rebuilt)
     written = iter(_rebuilt(segment, decoded, keep, rebuilt, horizon_ms, header))
     view = memoryview(segment.data)
     positions = table.position.tolist()
@@ -89,6 +96,30 @@ def _check_producer_state(segment: SourceSegment, table: HeaderTable, rebuilt: I
                 position=int(table.position[row]),
                 offset=int(table.base_offset[row]),
             )
+
+
+def _check_timestamps(segment: SourceSegment, columns: RecordColumns, keep: Bools, rebuilt: I64) -> None:
+    """Kafka's builder refuses a retained record's timestamp below 0 other than -1 (``appendWithOffset``):
+    the round fails there, as Kafka's does.
+
+    Raises:
+        CorruptRecordError: a record the round keeps in a rebuilt batch has such a timestamp.
+    """
+    if not rebuilt.size:
+        return
+    in_rebuilt = np.zeros(len(columns.batches), dtype=np.bool_)
+    in_rebuilt[rebuilt] = True
+    bad = np.flatnonzero(in_rebuilt[columns.batch_index] & keep & (columns.timestamp < NO_TIMESTAMP))
+    if bad.size:
+        row = int(bad[0])
+        batch = int(columns.batch_index[row])
+        raise CorruptRecordError(
+            f"Kafka's cleaner cannot rebuild this batch: its record at offset {int(columns.offset[row])} has "
+            f"the negative timestamp {int(columns.timestamp[row])} (MemoryRecordsBuilder.appendWithOffset)",
+            segment=segment.name,
+            position=int(columns.batches.position[batch]),
+            offset=int(columns.batches.base_offset[batch]),
+        )
 
 
 def _rebuilt(

@@ -222,17 +222,13 @@ def _inner_messages(wrapper: _Message, codec: int, max_inflated: int | None) -> 
     while pos < end:
         where = f"inner message {len(messages)} (byte {pos} of the decompressed {name} message set)"
         if end - pos < LOG_OVERHEAD:
-            raise _MalformedError(
-                f"{where}: the message set ends inside an entry header ({end - pos} bytes left)"
-            )
+            break  # Kafka's DataLogInputStream: the end of the stream inside an entry ends the set
         _, inner_size = ENTRY_PREFIX.unpack_from(payload, pos)
         if inner_size < RECORD_OVERHEAD_V0:
             raise _MalformedError(f"{where}: impossible size {inner_size} (minimum {RECORD_OVERHEAD_V0})")
         stop = pos + LOG_OVERHEAD + inner_size
         if stop > end:
-            raise _MalformedError(
-                f"{where}: declares {inner_size} bytes but only {end - pos - LOG_OVERHEAD} remain"
-            )
+            break  # a message cut by the end of the stream: ignored, as Kafka ignores it
         try:
             message = _parse_message(payload, pos, stop)
         except _MalformedError as exc:
@@ -264,7 +260,7 @@ def _parse_message(buf: memoryview, start: int, end: int) -> _Message:
     pos = start + MESSAGE_HEADER.size
     if magic == MAGIC_VALUE_V0:
         timestamp = NO_TIMESTAMP
-    elif magic == MAGIC_VALUE_V1:
+    else:  # any other magic has v1's layout (LegacyRecord; the cleaner does not ask inner magics to match)
         if end - start < LOG_OVERHEAD + RECORD_OVERHEAD_V1:
             raise _MalformedError(
                 f"v1 message of {end - start - LOG_OVERHEAD} bytes is shorter than the minimum "
@@ -272,12 +268,8 @@ def _parse_message(buf: memoryview, start: int, end: int) -> _Message:
             )
         (timestamp,) = TIMESTAMP.unpack_from(buf, pos)
         pos += TIMESTAMP.size
-    else:
-        raise _MalformedError(f"unknown message magic {magic} (a legacy message set holds magic 0 or 1)")
     key, pos = _read_bytes(buf, pos, end, "key")
-    value, pos = _read_bytes(buf, pos, end, "value")
-    if pos != end:
-        raise _MalformedError(f"{end - pos} unexpected bytes after the value (the size field says more)")
+    value, pos = _read_bytes(buf, pos, end, "value")  # bytes after it are never read (LegacyRecord)
     return _Message(offset, magic, attributes, timestamp, key, value)
 
 
@@ -286,10 +278,8 @@ def _read_bytes(buf: memoryview, pos: int, end: int, what: str) -> tuple[memoryv
         raise _MalformedError(f"the message ends inside the {what} length")
     (length,) = LENGTH.unpack_from(buf, pos)
     pos += LENGTH.size
-    if length == NULL_LENGTH:
+    if length < 0:  # any negative length is null (Utils.sizeDelimited)
         return None, pos
-    if length < 0:
-        raise _MalformedError(f"invalid {what} length {length}")
     if pos + length > end:
         raise _MalformedError(f"{what} of {length} bytes runs past the message ({end - pos} bytes left)")
     return buf[pos : pos + length], pos + length
