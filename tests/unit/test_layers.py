@@ -235,7 +235,7 @@ def test_the_rule_catches_a_private_module_import() -> None:
 
 MODULE_LINES_LIMIT = 400
 """Split a module by concern before it grows past this."""
-INCLUDE_LINES_LIMIT = 46_500
+INCLUDE_LINES_LIMIT = 46_600
 """include/ stays below the size it had before the one-run redesign (issue 18): new code pays for itself;
 a new feature raises it by what its new modules add (issues 22-24: reading, lake view, metrics, warm-up;
 gc's retentions, ``lake/run_folders.py`` and ``pipeline/run_gc.py``: 150; issue 35's conditional-write
@@ -283,7 +283,8 @@ built once per table and their markers found from the header table (``HeaderTabl
 (``records/fast/xxh32.py``, ``records/fast/words.py``: headers and block checksums checked in numba; the
 fields Kafka's reader skips, skipped by the frame decoder's path); 150: what Kafka's readers accept after a
 stream and in a batch (``records/gzip_stream.py``, the JDK's reading of gzip members; the markers Kafka's
-log loading reads, checked at adoption; the producer state Kafka's builder refuses to rebuild)."""
+log loading reads, checked at adoption; the producer state Kafka's builder refuses to rebuild); 100: the
+markers read over columns at adoption, the retained timestamps Kafka's builder refuses."""
 
 
 def _line_counts() -> dict[str, int]:
