@@ -15,7 +15,6 @@ Runs only when ``KAFKA_ORACLE`` names the kafka-oracle launcher (``clean`` runs 
 from __future__ import annotations
 
 import struct
-import zlib
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,7 @@ from fidelity.sides import needs_oracle, side_by_side
 from kafka_segments.records import CompressionType, Record, build_batch
 from kafka_segments.records.compression import compress
 from kafka_segments.records.varint import encode_varint
-from unit.test_legacy import message, wrapper
+from unit.test_legacy import message, sealed, wrapper
 
 from interop.replaced_streams import NOW, PROPS, T0, batch, refusals, with_stream, write_log
 
@@ -160,13 +159,6 @@ def _legacy(offset: int, key: bytes, *, magic: int = 1) -> bytes:
     return message(magic, offset, key, b"v%d" % offset, timestamp=T0 + offset)
 
 
-def _resealed(entry: bytes) -> bytes:
-    fixed = bytearray(entry)
-    struct.pack_into(">i", fixed, 8, len(entry) - 12)
-    struct.pack_into(">I", fixed, 12, zlib.crc32(fixed[16:]))
-    return bytes(fixed)
-
-
 def test_legacy_messages_kafkas_readers_take_are_cleaned_as_kafka_cleans_them(tmp_path: Path) -> None:
     """A key length of -2 (null), bytes after a value, bytes and a cut message after a wrapper's inner set,
     an inner magic 2 (read in v1's layout), attribute bit 4 (no transactions before magic 2): a run
@@ -174,8 +166,8 @@ def test_legacy_messages_kafkas_readers_take_are_cleaned_as_kafka_cleans_them(tm
     inner = _legacy(0, b"again") + _legacy(1, b"own-1")
     magic_2 = _legacy(6, b"again")[:16] + b"\x02" + _legacy(6, b"again")[17:]  # the magic byte: 2
     batches = [
-        _resealed(_legacy(0, b"")[:26] + struct.pack(">i", -2) + struct.pack(">i", 2) + b"v0"),
-        _resealed(_legacy(1, b"own-2", magic=0) + b"??"),
+        sealed(_legacy(0, b"")[:26] + struct.pack(">i", -2) + struct.pack(">i", 2) + b"v0"),
+        sealed(_legacy(1, b"own-2", magic=0) + b"??"),
         wrapper(1, 3, GZIP_ID, inner + b"\x00" * 5),
         wrapper(1, 5, GZIP_ID, _legacy(0, b"own-3") + _legacy(1, b"again") + _legacy(2, b"x")[:-3]),
         wrapper(0, 7, GZIP_ID, magic_2 + _legacy(7, b"x")),

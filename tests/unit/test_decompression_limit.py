@@ -14,12 +14,8 @@ from kafka_segments.errors import CorruptRecordError, DecompressionLimitError
 from kafka_segments.records.attributes import CompressionType
 from kafka_segments.records.batch import RECORDS_OFFSET
 from kafka_segments.records.builder import build_batch
-from kafka_segments.records.compression import (
-    DecompressedSizeError,
-    batch_decompressors,
-    compress,
-    decompress,
-)
+from kafka_segments.records.compression import batch_decompressors, compress, decompress
+from kafka_segments.records.decompressed_size import DecompressedSizeError
 from kafka_segments.records.fast import decode_record_columns
 from kafka_segments.records.record import Record
 from unit.bad_batches import gzip_bomb, records, zstd_bomb

@@ -496,14 +496,15 @@ def _taken_cases() -> list[tuple[str, bytes, list[Record]]]:
         ),
         (
             "a key length of -2 is null",
-            _sealed(message(0, 8, b"", b"v")[:18] + struct.pack(">i", -2) + b"\x00\x00\x00\x01v"),
+            sealed(message(0, 8, b"", b"v")[:18] + struct.pack(">i", -2) + b"\x00\x00\x00\x01v"),
             [Record(8, -1, None, b"v")],
         ),
-        ("bytes after the value", _sealed(message(0, 8, b"k", b"v") + b"??"), [Record(8, -1, b"k", b"v")]),
+        ("bytes after the value", sealed(message(0, 8, b"k", b"v") + b"??"), [Record(8, -1, b"k", b"v")]),
     ]
 
 
-def _sealed(entry: bytes) -> bytes:
+def sealed(entry: bytes) -> bytes:
+    """``entry`` with its size and CRC made right for what it now holds."""
     fixed = bytearray(entry)
     struct.pack_into(">i", fixed, 8, len(entry) - 12)
     struct.pack_into(">I", fixed, 12, zlib.crc32(fixed[16:]))

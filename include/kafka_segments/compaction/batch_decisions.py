@@ -22,7 +22,7 @@ from kafka_segments.compaction.producers import (
     ProducerState,
     is_last_batch_of_active_producer,
 )
-from kafka_segments.records.batch import MAGIC_VALUE_V2, NO_PRODUCER_ID, BatchHeader
+from kafka_segments.records.batch import MAGIC_VALUE_V2, BatchHeader
 from kafka_segments.records.fast import HeaderTable
 
 Bools = npt.NDArray[np.bool_]
@@ -51,7 +51,7 @@ def batch_decisions(
         decisions[index] = END_OF_ROUND
     ends = [s.last_data_offset for s in active.values() if s.last_data_offset != NO_DATA_OFFSET]
     if ends:
-        candidates = plain & (table.producer_id > NO_PRODUCER_ID) & np.isin(last_offset, ends)
+        candidates = plain & table.has_producer_id & np.isin(last_offset, ends)
         for index in np.flatnonzero(candidates).tolist():
             if is_last_batch_of_active_producer(header(index), active):
                 decisions[index] = LAST_OF_ACTIVE

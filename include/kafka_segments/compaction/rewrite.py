@@ -45,7 +45,7 @@ from kafka_segments.compaction.source import (
 )
 from kafka_segments.compaction.txn_state import TransactionState
 from kafka_segments.config.model import TopicConfig
-from kafka_segments.records.batch import MAGIC_VALUE_V2, NO_PRODUCER_ID, BatchHeader
+from kafka_segments.records.batch import BatchHeader
 from kafka_segments.records.fast import DigestTable
 from kafka_segments.segment.txn_index import AbortedTxn
 
@@ -174,7 +174,7 @@ def _build_map(
 def _producer_headers(segment: SourceSegment) -> list[BatchHeader]:
     """The headers ``replay_producers`` reads (v2, with a producer id), from a header scan of the segment."""
     table = segment.header_table()
-    rows = np.flatnonzero((table.magic >= MAGIC_VALUE_V2) & (table.producer_id > NO_PRODUCER_ID))
+    rows = np.flatnonzero(table.has_producer_id)
     return table.headers_at(rows)
 
 

@@ -25,7 +25,7 @@ import numpy as np
 from kafka_segments.compaction.decoded_segment import Buffer, DecodedSegment
 from kafka_segments.compaction.errors import SegmentOrderError
 from kafka_segments.records.attributes import CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK
-from kafka_segments.records.batch import MAGIC_VALUE_V2, NO_PRODUCER_ID, BatchHeader, RecordBatch
+from kafka_segments.records.batch import MAGIC_VALUE_V2, BatchHeader, RecordBatch
 from kafka_segments.records.fast import HeaderTable, scan_header_table
 from kafka_segments.segment.transactions import AbortedTxnTracker
 from kafka_segments.segment.txn_index import AbortedTxn, collect_aborted_txns_from_segments
@@ -106,7 +106,7 @@ def aborted_from_markers(segments: Sequence[SourceSegment]) -> tuple[tuple[Abort
             per_segment.append(())
             continue
         table = segment.header_table()
-        rows = np.flatnonzero((table.magic >= MAGIC_VALUE_V2) & (table.producer_id > NO_PRODUCER_ID))
+        rows = np.flatnonzero(table.has_producer_id)
         found = []
         for header in table.headers_at(rows):  # only a marker's batch is read: its key says which
             txn = tracker.observe_batch(header, functools.partial(segment.batch_at, header))

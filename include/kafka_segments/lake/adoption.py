@@ -218,8 +218,7 @@ def settle_partition(
         log = PartitionLog.empty_at(part.topic_partition, scanned[0][0].base_offset)
     else:
         return kept
-    problem = next(filter(None, (log.regrow(entry, tail) for entry, tail in regrown)), None)
-    adopted, problem = ([], problem) if problem is not None else log.place(scanned, kept.ignored)
+    adopted, problem = log.grow(regrown, scanned, kept.ignored)
     if problem is None and checkpoints is not None:
         problem = log.apply_checkpoint(checkpoints.log_start_offsets.get(part.topic_partition))
     if problem is not None:

@@ -52,6 +52,20 @@ class PartitionLog:
         """A new partition's log before its first segment (log start = log end = that segment's base)."""
         return cls(topic_partition, [], [], offset, offset, ())
 
+    def grow(
+        self,
+        regrown: list[tuple[SegmentEntry, HeaderTable]],
+        candidates: list[tuple[SegmentEntry, HeaderTable]],
+        ignored: list[Ignored],
+    ) -> tuple[list[SegmentEntry], Quarantine | None]:
+        """``regrow`` the last segment by each of ``regrown``, then ``place`` the ``candidates``: the adopted
+        entries, or the first quarantine (then nothing of the partition may be adopted)."""
+        for entry, tail in regrown:
+            problem = self.regrow(entry, tail)
+            if problem is not None:
+                return [], problem
+        return self.place(candidates, ignored)
+
     def regrow(self, entry: SegmentEntry, tail: HeaderTable) -> Quarantine | None:
         """Replace the last segment by its grown ``entry``; ``tail`` holds the batches it gained. The
         quarantine when its batches cannot follow the partition's transactions (``_advance``)."""

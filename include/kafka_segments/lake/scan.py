@@ -17,7 +17,6 @@ import numpy.typing as npt
 from kafka_segments.errors import CorruptRecordError
 from kafka_segments.records.attributes import (
     COMPRESSION_CODEC_MASK,
-    CONTROL_FLAG_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
 from kafka_segments.records.control import ControlRecordError, EndTransactionMarker
@@ -187,12 +186,7 @@ def _check_markers(table: HeaderTable, data: Buffer, *, key: str) -> None:
         SegmentLayoutError: such a control batch (Kafka cannot load the partition).
         CorruptRecordError: its records cannot be decoded.
     """
-    rows = np.flatnonzero(
-        (table.magic >= 2)
-        & ((table.attributes & CONTROL_FLAG_MASK) != 0)
-        & (table.producer_id >= 0)
-        & (table.records_count > 0)
-    )
+    rows = np.flatnonzero(table.is_control & table.has_producer_id & (table.records_count > 0))
     rows = rows[~_written_as_kafka_writes(table, data, rows)]
     for row in rows.tolist():
         position = int(table.position[row])
@@ -256,10 +250,9 @@ def advance_open_transactions(
             loading of the log fails: ``InvalidTxnStateException``).
     """
     state = {txn.producer_id: txn for txn in open_transactions}
-    producers = (table.magic >= 2) & (table.producer_id >= 0)
-    is_control = (table.attributes & CONTROL_FLAG_MASK) != 0
+    is_control = table.is_control
     transactional = (table.attributes & TRANSACTIONAL_FLAG_MASK) != 0
-    rows = np.flatnonzero(producers & ~(is_control & (table.records_count <= 0)))
+    rows = np.flatnonzero(table.has_producer_id & ~(is_control & (table.records_count <= 0)))
     if not state:  # no transaction can be open before a transactional batch: start at the first one
         rows = rows[np.argmax(transactional[rows]) :] if transactional[rows].any() else rows[:0]
     columns = zip(  # the columns of those batches, each taken once (not a column per batch)

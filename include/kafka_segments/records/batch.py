@@ -22,8 +22,9 @@ from kafka_segments.records.attributes import (
     CompressionType,
     TimestampType,
 )
-from kafka_segments.records.compression import MAX_INFLATED_BATCH_BYTES, DecompressedSizeError, decompress
+from kafka_segments.records.compression import MAX_INFLATED_BATCH_BYTES, decompress
 from kafka_segments.records.crc import crc32c
+from kafka_segments.records.decompressed_size import DecompressedSizeError
 from kafka_segments.records.record import Record, RecordFormatError, decode_records
 
 Buffer = bytes | bytearray | memoryview

@@ -22,7 +22,6 @@ from __future__ import annotations
 import functools
 import struct
 import threading
-import zlib
 from collections.abc import Callable
 
 import cramjam
@@ -32,8 +31,8 @@ import zstandard
 
 from kafka_segments.errors import UnsupportedCodecError
 from kafka_segments.records.attributes import CompressionType
-from kafka_segments.records.decompressed_size import DecompressedSizeError, check_size
-from kafka_segments.records.gzip_stream import gzip_inflate
+from kafka_segments.records.decompressed_size import check_size
+from kafka_segments.records.gzip_stream import gzip_deflate, gzip_inflate
 from kafka_segments.records.lz4_frame import (
     kafka_lz4_frame,
     lz4_checked_frame,
@@ -42,21 +41,7 @@ from kafka_segments.records.lz4_frame import (
     lz4_descriptors_ok,
 )
 
-__all__ = [
-    "DecompressedSizeError",
-    "batch_decompressors",
-    "compress",
-    "compressor",
-    "decompress",
-    "decompress_buffer",
-]
-
 Buffer = bytes | bytearray | memoryview
-
-GZIP_LEVEL = 6  # Deflater.DEFAULT_COMPRESSION (-1) is zlib's level 6
-GZIP_MAGIC = b"\x1f\x8b"
-GZIP_HEADER = GZIP_MAGIC + b"\x08\x00\x00\x00\x00\x00\x00\xff"  # deflate, no flags, mtime 0, XFL 0, OS 255
-GZIP_TRAILER = struct.Struct("<II")  # CRC-32 and size (mod 2**32) of the uncompressed data
 
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
 XERIAL_HEADER = struct.Struct(">8sii")  # magic, version, min compatible version
@@ -69,9 +54,6 @@ ZSTD_LEVEL = 3
 ZSTD_SOURCE_BUFFER = zstandard.DECOMPRESSION_RECOMMENDED_INPUT_SIZE
 """``ZSTD_DStreamInSize()`` (128 KiB and a block header): zstd-jni reads its input this much at a time."""
 
-_MASK32 = 0xFFFFFFFF
-
-"""Output bytes of one ``zlib`` call while a limit applies."""
 ZSTD_MAX_RATIO = 32_768
 """Output bytes per input byte zstd can reach at most (a 128 KiB RLE block costs 4 bytes)."""
 ZSTD_SLICES_PER_BUDGET = 8
@@ -97,7 +79,7 @@ def compress(codec: CompressionType | int, data: Buffer, *, magic: int = 2) -> b
     if codec == CompressionType.NONE:
         return bytes(data)
     if codec == CompressionType.GZIP:
-        return _gzip_compress(data)
+        return gzip_deflate(data)
     if codec == CompressionType.SNAPPY:
         return _xerial_compress(data)
     if codec == CompressionType.LZ4:
@@ -195,11 +177,6 @@ def _check_zstd_magic(magic: int) -> None:
 
 
 # gzip ------------------------------------------------------------------------------------------------------
-
-
-def _gzip_compress(data: Buffer) -> bytes:
-    body = zlib.compress(data, GZIP_LEVEL, wbits=-zlib.MAX_WBITS)  # raw deflate
-    return b"".join((GZIP_HEADER, body, GZIP_TRAILER.pack(zlib.crc32(data), len(data) & _MASK32)))
 
 
 def _gzip_decompress(data: Buffer, limit: int | None = None) -> bytes:

@@ -1,5 +1,6 @@
-"""gzip records streams read as Kafka reads them, for ``compression``: the JDK's ``GZIPInputStream`` over the
-batch's bytes with an 8 KiB input buffer (``GzipCompression.wrapForInput``), as JDK 17 reads them.
+"""gzip records streams as Kafka writes them (``gzip_deflate``: ``GZIPOutputStream``'s one member) and reads
+them (``gzip_inflate``), for ``compression``: the JDK's ``GZIPInputStream`` over the batch's bytes with an
+8 KiB input buffer (``GzipCompression.wrapForInput``), as JDK 17 reads them.
 
 ``GZIPInputStream`` reads a member's header straight from the batch, then inflates from its buffer, filled
 8 KiB at a time. At the end of a member it reads the 8-byte trailer (CRC-32 and size: both checked) and
@@ -17,7 +18,7 @@ import zlib
 
 from kafka_segments.records.decompressed_size import check_size
 
-__all__ = ["GZIP_PIECE", "gzip_inflate"]
+__all__ = ["GZIP_PIECE", "gzip_deflate", "gzip_inflate"]
 
 Buffer = bytes | bytearray | memoryview
 
@@ -29,12 +30,20 @@ JAVA_INPUT_BUFFER = 8 * 1024
 LOOK_FURTHER = 26
 """``GZIPInputStream.readTrailer`` looks for another member when more bytes than this are left in its
 buffer (the trailer included) or any are left beyond it."""
+GZIP_LEVEL = 6  # Deflater.DEFAULT_COMPRESSION (-1) is zlib's level 6
+GZIP_MAGIC = b"\x1f\x8b"
+GZIP_HEADER = GZIP_MAGIC + b"\x08\x00\x00\x00\x00\x00\x00\xff"  # deflate, no flags, mtime 0, XFL 0, OS 255
 TRAILER = struct.Struct("<II")  # CRC-32 and size (mod 2**32) of the member's data
-_MAGIC = 0x8B1F
 _DEFLATE = 8
 _FHCRC, _FEXTRA, _FNAME, _FCOMMENT = 0x02, 0x04, 0x08, 0x10
 _FIXED_HEADER = 10
 _MASK32 = 0xFFFFFFFF
+
+
+def gzip_deflate(data: Buffer) -> bytes:
+    """``data`` as one member with ``GZIPOutputStream``'s header (no flags, mtime 0, XFL 0, OS 255)."""
+    body = zlib.compress(data, GZIP_LEVEL, wbits=-zlib.MAX_WBITS)  # raw deflate
+    return b"".join((GZIP_HEADER, body, TRAILER.pack(zlib.crc32(data), len(data) & _MASK32)))
 
 
 class _NotAHeaderError(Exception):
@@ -120,8 +129,8 @@ def _header_end(view: memoryview, pos: int) -> int:
     """
     if pos + _FIXED_HEADER > len(view):
         raise _NotAHeaderError("cut header")
-    magic, method, flags = struct.unpack_from("<HBB", view, pos)
-    if magic != _MAGIC:
+    method, flags = view[pos + len(GZIP_MAGIC)], view[pos + len(GZIP_MAGIC) + 1]
+    if view[pos : pos + len(GZIP_MAGIC)] != GZIP_MAGIC:
         raise _NotAHeaderError("bad magic number")
     if method != _DEFLATE:
         raise _NotAHeaderError(f"unsupported compression method {method}")

@@ -24,8 +24,9 @@ from kafka_segments.records.batch import (
     NO_TIMESTAMP,
     BatchHeader,
 )
-from kafka_segments.records.compression import MAX_INFLATED_BATCH_BYTES, DecompressedSizeError, decompress
+from kafka_segments.records.compression import MAX_INFLATED_BATCH_BYTES, decompress
 from kafka_segments.records.crc import crc32
+from kafka_segments.records.decompressed_size import DecompressedSizeError
 from kafka_segments.records.record import Record
 
 MESSAGE_HEADER = struct.Struct(

@@ -40,6 +40,12 @@ LZ4_FLG_RESERVED = 0x03  # bit 0 is the dictionary id flag, which Kafka treats a
 LZ4_BD_RESERVED = 0x8F
 LZ4_DESCRIPTOR_START = len(LZ4_MAGIC)
 LZ4_CONTENT_SIZE_LENGTH = 8
+LZ4_BLOCK_SIZE_LENGTH = 4  # a block's size word (little-endian; the high bit: stored uncompressed)
+LZ4_BLOCK_STORED = 0x80000000
+LZ4_BLOCK_SIZE_MASK = 0x7FFFFFFF
+LZ4_CHECKSUM_LENGTH = 4  # a block checksum or the content checksum
+_FLAGS_KAFKA_SKIPS = LZ4_FLG_CONTENT_SIZE | LZ4_FLG_CONTENT_CHECKSUM
+"""Fields Kafka's reader reads past without checking them (``lz4.frame`` would check them)."""
 
 _MASK32 = 0xFFFFFFFF
 _XXH_PRIME1 = 0x9E3779B1
@@ -97,10 +103,6 @@ def lz4_checked_frame(data: Buffer) -> bytes:
     return bytes(out)
 
 
-_FLAGS_KAFKA_SKIPS = LZ4_FLG_CONTENT_SIZE | LZ4_FLG_CONTENT_CHECKSUM
-"""Fields Kafka's reader reads past without checking them (``lz4.frame`` would check them)."""
-
-
 def _decoded(frame: Buffer) -> bytes:
     try:
         out, _ = lz4.frame.decompress(frame, return_bytes_read=True)  # nothing after the end mark is read
@@ -127,25 +129,20 @@ def _without_skipped_fields(view: memoryview, hc_at: int) -> bytes:
     without anything after its end mark: the blocks themselves, checksums included, are kept as they are."""
     flg = view[LZ4_DESCRIPTOR_START] & ~_FLAGS_KAFKA_SKIPS
     descriptor = bytes((flg, view[LZ4_DESCRIPTOR_START + 1]))
-    block_checksum = _CHECKSUM_LENGTH if flg & LZ4_FLG_BLOCK_CHECKSUM else 0
+    block_checksum = LZ4_CHECKSUM_LENGTH if flg & LZ4_FLG_BLOCK_CHECKSUM else 0
     pos = hc_at + 1
     while True:
-        if pos + _BLOCK_SIZE_LENGTH > len(view):
+        if pos + LZ4_BLOCK_SIZE_LENGTH > len(view):
             raise ValueError("invalid lz4 frame: truncated frame (no end mark)")
         (word,) = struct.unpack_from("<I", view, pos)
-        pos += _BLOCK_SIZE_LENGTH
+        pos += LZ4_BLOCK_SIZE_LENGTH
         if word == 0:
             break
-        pos += (word & _BLOCK_SIZE_MASK) + block_checksum
-    if view[LZ4_DESCRIPTOR_START] & LZ4_FLG_CONTENT_CHECKSUM and pos + _CHECKSUM_LENGTH > len(view):
+        pos += (word & LZ4_BLOCK_SIZE_MASK) + block_checksum
+    if view[LZ4_DESCRIPTOR_START] & LZ4_FLG_CONTENT_CHECKSUM and pos + LZ4_CHECKSUM_LENGTH > len(view):
         raise ValueError("invalid lz4 frame: truncated frame (no content checksum after the end mark)")
     header = LZ4_MAGIC + descriptor + bytes((lz4_header_checksum(descriptor),))
     return header + bytes(view[hc_at + 1 : pos])
-
-
-_BLOCK_SIZE_LENGTH = 4
-_CHECKSUM_LENGTH = 4
-_BLOCK_SIZE_MASK = 0x7FFFFFFF
 
 
 def lz4_descriptors_ok(

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kafka_segments.records.attributes import COMPRESSION_CODEC_MASK, CONTROL_FLAG_MASK
-from kafka_segments.records.batch import LOG_OVERHEAD, BatchHeader
+from kafka_segments.records.batch import LOG_OVERHEAD, NO_PRODUCER_ID, BatchHeader
 from kafka_segments.records.fast import decode_kernels as _k
 from kafka_segments.records.record import Header, Record
 from kafka_segments.records.varint import VARINT_MAX_BYTES, decode_varint
@@ -69,6 +69,12 @@ class HeaderTable:
     @property
     def is_control(self) -> Bools:
         flags: Bools = (self.magic >= 2) & ((self.attributes & CONTROL_FLAG_MASK) != 0)
+        return flags
+
+    @property
+    def has_producer_id(self) -> Bools:
+        """v2 batches of a producer (``BatchHeader.has_producer_id``: an id above -1, as Kafka's)."""
+        flags: Bools = (self.magic >= 2) & (self.producer_id > NO_PRODUCER_ID)
         return flags
 
     def header(self, index: int) -> BatchHeader:

@@ -19,10 +19,10 @@ from kafka_segments.records.attributes import TIMESTAMP_TYPE_MASK, CompressionTy
 from kafka_segments.records.batch import RECORDS_OFFSET, BatchHeader, RecordBatch
 from kafka_segments.records.compression import (
     MAX_INFLATED_BATCH_BYTES,
-    DecompressedSizeError,
     batch_decompressors,
     decompress_buffer,
 )
+from kafka_segments.records.decompressed_size import DecompressedSizeError
 from kafka_segments.records.fast import decode_kernels as _k
 from kafka_segments.records.fast.columns import I64, U8, HeaderTable, RecordColumns, allocate_record_columns
 from kafka_segments.records.fast.lz4_into import decode_frames_into, frame_block_max, native_decoder

@@ -11,28 +11,27 @@ from typing import Any
 import numpy as np
 
 from kafka_segments.records.fast.jit import njit
-from kafka_segments.records.fast.words import MASK32 as _MASK
-from kafka_segments.records.fast.words import rotl32, u32_le
+from kafka_segments.records.fast.words import MASK32, rotl32, u32_le
 
 
 @njit(cache=True, inline="always")
 def _ff(a: Any, b: Any, c: Any, d: Any, x: Any, s: int, t: int) -> Any:
-    return (b + rotl32((a + ((b & c) | (~b & d)) + x + t) & _MASK, s)) & _MASK
+    return (b + rotl32((a + ((b & c) | (~b & d)) + x + t) & MASK32, s)) & MASK32
 
 
 @njit(cache=True, inline="always")
 def _gg(a: Any, b: Any, c: Any, d: Any, x: Any, s: int, t: int) -> Any:
-    return (b + rotl32((a + ((b & d) | (c & ~d)) + x + t) & _MASK, s)) & _MASK
+    return (b + rotl32((a + ((b & d) | (c & ~d)) + x + t) & MASK32, s)) & MASK32
 
 
 @njit(cache=True, inline="always")
 def _hh(a: Any, b: Any, c: Any, d: Any, x: Any, s: int, t: int) -> Any:
-    return (b + rotl32((a + (b ^ c ^ d) + x + t) & _MASK, s)) & _MASK
+    return (b + rotl32((a + (b ^ c ^ d) + x + t) & MASK32, s)) & MASK32
 
 
 @njit(cache=True, inline="always")
 def _ii(a: Any, b: Any, c: Any, d: Any, x: Any, s: int, t: int) -> Any:
-    return (b + rotl32((a + (c ^ (b | (~d & _MASK))) + x + t) & _MASK, s)) & _MASK
+    return (b + rotl32((a + (c ^ (b | (~d & MASK32))) + x + t) & MASK32, s)) & MASK32
 
 
 @njit(cache=True, inline="always")
@@ -120,10 +119,10 @@ def _compress(state: Any, block: Any) -> None:  # noqa: PLR0915 - MD5's 64 steps
     d = _ii(d, a, b, c, x11, 10, 0xBD3AF235)
     c = _ii(c, d, a, b, x2, 15, 0x2AD7D2BB)
     b = _ii(b, c, d, a, x9, 21, 0xEB86D391)
-    state[0] = (state[0] + a) & _MASK
-    state[1] = (state[1] + b) & _MASK
-    state[2] = (state[2] + c) & _MASK
-    state[3] = (state[3] + d) & _MASK
+    state[0] = (state[0] + a) & MASK32
+    state[1] = (state[1] + b) & MASK32
+    state[2] = (state[2] + c) & MASK32
+    state[3] = (state[3] + d) & MASK32
 
 
 @njit(cache=True, inline="always")

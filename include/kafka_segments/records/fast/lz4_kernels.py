@@ -24,6 +24,10 @@ from kafka_segments.records.fast.words import u32_le
 from kafka_segments.records.fast.xxh32 import xxh32_kernel
 from kafka_segments.records.lz4_frame import (
     LZ4_BD_RESERVED,
+    LZ4_BLOCK_SIZE_LENGTH,
+    LZ4_BLOCK_SIZE_MASK,
+    LZ4_BLOCK_STORED,
+    LZ4_CHECKSUM_LENGTH,
     LZ4_CONTENT_SIZE_LENGTH,
     LZ4_DESCRIPTOR_START,
     LZ4_FLG_BLOCK_CHECKSUM,
@@ -101,13 +105,9 @@ _KAFKA_PREFERENCES: list[_Preferences] = []
 sets level 0, 64 KiB independent blocks, no checksums, no content size, no auto-flush), kept alive here."""
 
 _FRAME_HEADER = 7  # magic (4), FLG, BD, HC; the content size's 8 bytes before HC when FLG says so
-_BLOCK_SIZE_BYTES = 4
-_CHECKSUM_BYTES = 4
-_STORED = 0x80000000
-_SIZE_MASK = 0x7FFFFFFF
 _MAGIC = int.from_bytes(LZ4_MAGIC, "little")
 _FLG_AT = LZ4_DESCRIPTOR_START
-_SHORTEST_FRAME = _FRAME_HEADER + _BLOCK_SIZE_BYTES  # a header and an end mark
+_SHORTEST_FRAME = _FRAME_HEADER + LZ4_BLOCK_SIZE_LENGTH  # a header and an end mark
 
 
 @cache
@@ -242,7 +242,7 @@ def _frames_block_max(array: Any, starts: Any, ends: Any, candidates: Any, block
             continue
         descriptor = 2 + (LZ4_CONTENT_SIZE_LENGTH if flg & LZ4_FLG_CONTENT_SIZE else 0)
         checksum_at = start + _FLG_AT + descriptor
-        if checksum_at + 1 + _BLOCK_SIZE_BYTES > ends[i]:
+        if checksum_at + 1 + LZ4_BLOCK_SIZE_LENGTH > ends[i]:
             continue
         if np.int64(array[checksum_at]) == (xxh32_kernel(array, start + _FLG_AT, descriptor) >> 8) & 0xFF:
             block_max[i] = np.int64(1) << (2 * (bd >> 4) + 8)
@@ -267,18 +267,18 @@ def _frames_into(
             return i, used
         flg = np.int64(array[starts[i] + _FLG_AT])
         pos = starts[i] + _FRAME_HEADER + (LZ4_CONTENT_SIZE_LENGTH if flg & LZ4_FLG_CONTENT_SIZE else 0)
-        block_checksum = _CHECKSUM_BYTES if flg & LZ4_FLG_BLOCK_CHECKSUM else 0
+        block_checksum = LZ4_CHECKSUM_LENGTH if flg & LZ4_FLG_BLOCK_CHECKSUM else 0
         end = ends[i]
         written = used
         complete = False
-        while pos + _BLOCK_SIZE_BYTES <= end:
+        while pos + LZ4_BLOCK_SIZE_LENGTH <= end:
             size = u32_le(array, pos)
-            pos += _BLOCK_SIZE_BYTES
+            pos += LZ4_BLOCK_SIZE_LENGTH
             if size == 0:  # the end mark: a content checksum's 4 bytes are read, never checked
-                complete = not flg & LZ4_FLG_CONTENT_CHECKSUM or pos + _CHECKSUM_BYTES <= end
+                complete = not flg & LZ4_FLG_CONTENT_CHECKSUM or pos + LZ4_CHECKSUM_LENGTH <= end
                 break  # and what follows is never read
-            stored = size & _STORED
-            size &= _SIZE_MASK
+            stored = size & LZ4_BLOCK_STORED
+            size &= LZ4_BLOCK_SIZE_MASK
             if size > largest or pos + size + block_checksum > end or written + largest > capacity:
                 break
             if block_checksum and u32_le(array, pos + size) != xxh32_kernel(array, pos, size):
